@@ -1,0 +1,82 @@
+#pragma once
+// Enumerations carried by register fields, declared once with their names.
+//
+//   REGCMD_ENUM(alu_algo, (MAX, 0), (MIN, 1), (SUM, 2))
+//
+// declares `enum class alu_algo : std::uint32_t` and its name table, found by ADL through
+// `regcmd_enum_info(alu_algo{})`. Encoding checks a value against the table, decoding
+// prints its name; an undeclared value decodes as a plain number.
+
+#include <boost/preprocessor/seq/for_each.hpp>
+#include <boost/preprocessor/stringize.hpp>
+#include <boost/preprocessor/tuple/elem.hpp>
+#include <boost/preprocessor/variadic/to_seq.hpp>
+#include <concepts>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <type_traits>
+
+namespace regcmd {
+
+struct enumerator_info {
+  std::string_view name;
+  std::uint32_t value;
+};
+
+struct enum_info {
+  std::string_view name;
+  std::span<const enumerator_info> values;
+
+  constexpr const enumerator_info* find(std::uint32_t value) const {
+    for (const auto& v : values)
+      if (v.value == value) return &v;
+    return nullptr;
+  }
+  constexpr const enumerator_info* find(std::string_view name_) const {
+    for (const auto& v : values)
+      if (v.name == name_) return &v;
+    return nullptr;
+  }
+  constexpr std::uint32_t max_value() const {
+    std::uint32_t m = 0;
+    for (const auto& v : values) m = v.value > m ? v.value : m;
+    return m;
+  }
+};
+
+template <class E>
+concept declared_enum = std::is_enum_v<E> && requires(E e) {
+  { regcmd_enum_info(e) } -> std::same_as<const enum_info&>;
+};
+
+template <declared_enum E>
+constexpr const enum_info& info_of() {
+  return regcmd_enum_info(E{});
+}
+
+template <declared_enum E>
+constexpr bool is_declared(E e) {
+  return info_of<E>().find(static_cast<std::uint32_t>(e)) != nullptr;
+}
+
+template <declared_enum E>
+constexpr std::string_view name_of(E e) {
+  const enumerator_info* v = info_of<E>().find(static_cast<std::uint32_t>(e));
+  return v ? v->name : std::string_view{};
+}
+
+}  // namespace regcmd
+
+#define REGCMD_DETAIL_ENUMERATOR(r, data, e) BOOST_PP_TUPLE_ELEM(2, 0, e) = BOOST_PP_TUPLE_ELEM(2, 1, e),
+#define REGCMD_DETAIL_ENUMERATOR_INFO(r, data, e) \
+  ::regcmd::enumerator_info{BOOST_PP_STRINGIZE(BOOST_PP_TUPLE_ELEM(2, 0, e)), BOOST_PP_TUPLE_ELEM(2, 1, e)},
+
+#define REGCMD_ENUM(NAME, ...)                                                                     \
+  enum class NAME : std::uint32_t {                                                                \
+    BOOST_PP_SEQ_FOR_EACH(REGCMD_DETAIL_ENUMERATOR, ~, BOOST_PP_VARIADIC_TO_SEQ(__VA_ARGS__))      \
+  };                                                                                               \
+  inline constexpr ::regcmd::enumerator_info regcmd_enumerators_##NAME[] = {                       \
+      BOOST_PP_SEQ_FOR_EACH(REGCMD_DETAIL_ENUMERATOR_INFO, ~, BOOST_PP_VARIADIC_TO_SEQ(__VA_ARGS__))}; \
+  inline constexpr ::regcmd::enum_info regcmd_enum_table_##NAME{#NAME, regcmd_enumerators_##NAME}; \
+  constexpr const ::regcmd::enum_info& regcmd_enum_info(NAME) { return regcmd_enum_table_##NAME; }

@@ -1,0 +1,115 @@
+#pragma once
+// Rules, errors and results, shared by compile time and run time.
+//
+// A rule is a constexpr object with a stable id, a one-line message that names the fix and
+// the reference section it comes from. A check that fails yields an `error` pointing at its
+// rule plus what it was about (register, field, value). In a constant expression the same
+// failure stops compilation (`result::value()` calls a non-constexpr function); at run time
+// it is a value the caller inspects. Nothing here allocates.
+
+#include <cstdint>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+namespace regcmd {
+
+struct rule {
+  std::string_view id;
+  std::string_view message;
+  std::string_view reference;
+};
+
+struct error {
+  const rule* violated = nullptr;
+  std::string_view subject;  // register, program or input the error is about
+  std::string_view detail;   // field, or another name that locates it
+  std::uint64_t value = 0;
+  bool has_value = false;
+
+  constexpr std::string_view id() const { return violated ? violated->id : "unknown"; }
+  constexpr std::string_view message() const { return violated ? violated->message : ""; }
+  friend constexpr bool operator==(const error& a, const error& b) {
+    return a.violated == b.violated && a.subject == b.subject && a.detail == b.detail &&
+           a.value == b.value && a.has_value == b.has_value;
+  }
+};
+
+constexpr error make_error(const rule& r, std::string_view subject = {}, std::string_view detail = {}) {
+  return error{&r, subject, detail, 0, false};
+}
+
+constexpr error make_error(const rule& r, std::string_view subject, std::string_view detail,
+                           std::uint64_t value) {
+  return error{&r, subject, detail, value, true};
+}
+
+// Thrown only by result::value() used at run time on an error; never crosses a C boundary.
+class error_exception : public std::runtime_error {
+ public:
+  explicit error_exception(const error& e)
+      : std::runtime_error(std::string(e.id()) + ": " + std::string(e.message())), error_{e} {}
+  const error& get() const { return error_; }
+
+ private:
+  error error_;
+};
+
+namespace detail {
+// Deliberately not constexpr: reaching it in a constant expression is the compile error.
+// The name is the diagnostic; the failing call site is in the compiler's note above it.
+[[noreturn]] inline void regcmd_check_failed_see_the_error_value_of_this_result(const error& e) {
+#if defined(__cpp_exceptions)
+  throw error_exception(e);
+#else
+  (void)e;
+  std::abort();
+#endif
+}
+}  // namespace detail
+
+template <class T>
+class result {
+ public:
+  constexpr result(T value) : value_{std::move(value)}, ok_{true} {}
+  constexpr result(error e) : error_{e}, ok_{false} {}
+
+  constexpr bool ok() const { return ok_; }
+  constexpr explicit operator bool() const { return ok_; }
+
+  constexpr const T& value() const& {
+    if (!ok_) detail::regcmd_check_failed_see_the_error_value_of_this_result(error_);
+    return value_;
+  }
+  constexpr T& value() & {
+    if (!ok_) detail::regcmd_check_failed_see_the_error_value_of_this_result(error_);
+    return value_;
+  }
+  constexpr const error& err() const { return error_; }
+
+  friend constexpr bool operator==(const result& r, const T& v) { return r.ok_ && r.value_ == v; }
+
+ private:
+  T value_{};
+  error error_{};
+  bool ok_;
+};
+
+// Status of an operation that yields nothing but may fail.
+class status {
+ public:
+  constexpr status() = default;
+  constexpr status(error e) : error_{e}, ok_{false} {}
+  constexpr bool ok() const { return ok_; }
+  constexpr explicit operator bool() const { return ok_; }
+  constexpr const error& err() const { return error_; }
+
+ private:
+  error error_{};
+  bool ok_ = true;
+};
+
+}  // namespace regcmd

@@ -1,0 +1,109 @@
+#pragma once
+// Printing decoded entries and errors: the text line and JSON object of regcmd-dis.
+//
+//   text:  index block REGISTER value field=value ...
+//   json:  {"index":N,"block":"CNA","target":513,"offset":4160,"register":"CNA_CBUF_CON0",
+//           "value":177,"fields":{"DATA_BANK":1,...},"enums":{"IN_PRECISION":"fp16"}}
+//
+// Fields are printed in declaration order (lowest bit first): numbers in decimal, addresses
+// in hex, enums by name (an undeclared enum value prints as its number). Bits that no field
+// defines print as reserved=0x...; an entry the map does not know prints as
+// UNKNOWN_0x<offset> with its raw value.
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include <regcmd/core/error.hpp>
+#include <regcmd/decode/decode.hpp>
+
+namespace regcmd {
+
+inline std::string hex(std::uint64_t v, int digits) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%0*llx", digits, static_cast<unsigned long long>(v));
+  return buf;
+}
+
+inline std::string register_label(const decoded_entry& d) {
+  if (d.known()) return std::string(d.name);
+  return "UNKNOWN_" + hex(d.raw.offset(), 4);
+}
+
+inline std::string format_text(const decoded_entry& d, std::size_t index) {
+  std::string line = std::to_string(index) + ' ' + std::string(label_of_target(d.raw.target()).view()) +
+                     ' ' + register_label(d) + ' ' + hex(d.raw.value(), 8);
+  const bool special = d.kind == entry_kind::op_enable || d.kind == entry_kind::op_enable_preamble;
+  if (special && d.raw.offset() != (d.kind == entry_kind::op_enable ? op_enable_offset : 0))
+    line += " offset=" + hex(d.raw.offset(), 4);
+  for (const decoded_field& f : d.fields()) {
+    line += ' ';
+    line += f.info->name;
+    line += '=';
+    if (!f.enum_name.empty())
+      line += f.enum_name;
+    else if (f.info->shape.kind == field_kind::address)
+      line += hex(f.value, 8);
+    else
+      line += std::to_string(f.value);
+  }
+  if (d.reserved_bits != 0) line += " reserved=" + hex(d.reserved_bits, 8);
+  return line;
+}
+
+inline std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + '"';
+}
+
+inline std::string format_json(const decoded_entry& d, std::size_t index) {
+  std::string o = "{\"index\":" + std::to_string(index) +
+                  ",\"block\":" + json_string(label_of_target(d.raw.target()).view()) +
+                  ",\"target\":" + std::to_string(d.raw.target()) +
+                  ",\"offset\":" + std::to_string(d.raw.offset()) +
+                  ",\"register\":" + json_string(register_label(d)) +
+                  ",\"value\":" + std::to_string(d.raw.value()) + ",\"fields\":{";
+  std::string enums;
+  bool first = true;
+  // Appends only: g++ 12 -O2 misreports `"literal" + std::string` under -Wrestrict.
+  for (const decoded_field& f : d.fields()) {
+    if (!first) o += ',';
+    o += json_string(f.info->name);
+    o += ':';
+    o += std::to_string(f.value);
+    if (!f.enum_name.empty()) {
+      if (!enums.empty()) enums += ',';
+      enums += json_string(f.info->name);
+      enums += ':';
+      enums += json_string(f.enum_name);
+    }
+    first = false;
+  }
+  o += "},\"enums\":{" + enums + "}";
+  if (d.reserved_bits != 0) o += ",\"reserved\":" + std::to_string(d.reserved_bits);
+  return o + '}';
+}
+
+// "field-range: <message> (CNA_CBUF_CON0.DATA_BANK = 16) [fact sheet §4]"
+inline std::string to_string(const error& e) {
+  std::string s = std::string(e.id()) + ": " + std::string(e.message());
+  if (!e.subject.empty() || e.has_value) {
+    s += " (";
+    s += e.subject;
+    if (!e.detail.empty()) {
+      if (!e.subject.empty()) s += '.';
+      s += e.detail;
+    }
+    if (e.has_value) s += " = " + std::to_string(e.value);
+    s += ')';
+  }
+  if (e.violated && !e.violated->reference.empty()) s += " [" + std::string(e.violated->reference) + ']';
+  return s;
+}
+
+}  // namespace regcmd

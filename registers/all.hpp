@@ -1,0 +1,84 @@
+#pragma once
+// The set of every declared register, as one Boost.Hana tuple of types, and the plain
+// table derived from it that decoding and lookup by name use. The declaration rules that
+// span registers are checked here, once: no two registers share a (block, offset) or a
+// name. (Each register checks its own fields where it is declared.)
+
+#include <array>
+#include <boost/hana/concat.hpp>
+#include <boost/hana/size.hpp>
+#include <boost/hana/unpack.hpp>
+#include <cstddef>
+#include <span>
+
+#include <regcmd/core/layout.hpp>
+#include <regcmd/registers/cna.hpp>
+#include <regcmd/registers/core.hpp>
+#include <regcmd/registers/dpu.hpp>
+#include <regcmd/registers/dpu_rdma.hpp>
+#include <regcmd/registers/global.hpp>
+#include <regcmd/registers/pc.hpp>
+#include <regcmd/registers/ppu.hpp>
+#include <regcmd/registers/ppu_rdma.hpp>
+
+namespace regcmd {
+
+struct register_info {
+  std::string_view name;
+  block_id block;
+  std::uint16_t offset;
+  provenance origin;
+  std::span<const field_info> fields;
+  std::uint32_t defined_mask;  // bits some field defines; the rest is reserved
+
+  constexpr const field_info* field(std::string_view field_name) const {
+    for (const field_info& f : fields)
+      if (f.name == field_name) return &f;
+    return nullptr;
+  }
+};
+
+template <register_type R>
+constexpr register_info info_of_register() {
+  return register_info{R::name, R::block, R::offset, R::origin, fields_of<R>, defined_mask<R>()};
+}
+
+namespace reg {
+inline constexpr auto all_registers = boost::hana::concat(
+    boost::hana::concat(boost::hana::concat(pc_registers, cna_registers),
+                        boost::hana::concat(core_registers, dpu_registers)),
+    boost::hana::concat(boost::hana::concat(dpu_rdma_registers, ppu_registers),
+                        ppu_rdma_registers));
+}  // namespace reg
+
+inline constexpr auto register_table = boost::hana::unpack(reg::all_registers, [](auto... r) {
+  return std::array<register_info, sizeof...(r)>{
+      info_of_register<typename decltype(r)::type>()...};
+});
+
+// The GLOBAL op-enable mask is not addressable by a regcmd target; decoding uses its
+// layout for the value of the 0x0081 entry.
+inline constexpr std::span<const field_info> op_enable_fields = fields_of<reg::GLOBAL_OPERATION_ENABLE>;
+
+namespace detail {
+constexpr bool registers_have_unique_addresses() {
+  for (std::size_t i = 0; i < register_table.size(); ++i)
+    for (std::size_t j = i + 1; j < register_table.size(); ++j)
+      if (register_table[i].block == register_table[j].block &&
+          register_table[i].offset == register_table[j].offset)
+        return false;
+  return true;
+}
+constexpr bool registers_have_unique_names() {
+  for (std::size_t i = 0; i < register_table.size(); ++i)
+    for (std::size_t j = i + 1; j < register_table.size(); ++j)
+      if (register_table[i].name == register_table[j].name) return false;
+  return true;
+}
+}  // namespace detail
+
+static_assert(detail::registers_have_unique_addresses(),
+              "two registers are declared at the same block and offset");
+static_assert(detail::registers_have_unique_names(), "two registers are declared with the same name");
+
+}  // namespace regcmd

@@ -1,0 +1,142 @@
+// The register map as a whole: completeness against the fact sheet, round trips, lookup.
+#include <doctest/doctest.h>
+
+#include <boost/hana/for_each.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include <regcmd/decode/lookup.hpp>
+#include <regcmd/registers/all.hpp>
+
+using namespace regcmd;
+
+namespace {
+std::size_t count(block_id b, provenance origin) {
+  std::size_t n = 0;
+  for (const register_info& r : register_table) n += r.block == b && r.origin == origin;
+  return n;
+}
+}  // namespace
+
+TEST_CASE("every register of the fact sheet is declared, per block") {
+  // Rows of the fact sheet §4 tables ("Domain PC" ... "Domain PPU_RDMA"), counted by hand.
+  CHECK(count(block_id::pc, provenance::mainline) == 12);
+  CHECK(count(block_id::cna, provenance::mainline) == 52);
+  CHECK(count(block_id::core, provenance::mainline) == 8);
+  CHECK(count(block_id::dpu, provenance::mainline) == 52);
+  CHECK(count(block_id::dpu_rdma, provenance::mainline) == 20);
+  CHECK(count(block_id::ppu, provenance::mainline) == 20);
+  CHECK(count(block_id::ppu_rdma, provenance::mainline) == 10);
+  // Beyond mainline: the two offsets every matmul recipe writes as 0 (fact sheet §4).
+  CHECK(count(block_id::core, provenance::reference) == 1);
+  CHECK(count(block_id::dpu, provenance::reference) == 1);
+  CHECK(register_table.size() == 176);
+  CHECK(op_enable_fields.size() == 6);
+}
+
+TEST_CASE("spot checks of declarations against the fact sheet") {
+  const register_info* ew = find_register("DPU_EW_CFG");
+  REQUIRE(ew != nullptr);
+  CHECK(ew->offset == 0x4070);
+  CHECK(ew->block == block_id::dpu);
+  CHECK(ew->defined_mask == 0xf0ff'07e7);  // "Value mask" column
+  CHECK(ew->fields.size() == 16);
+  const field_info* algo = ew->field("EW_ALU_ALGO");
+  REQUIRE(algo != nullptr);
+  CHECK(algo->shape.msb == 19);
+  CHECK(algo->shape.lsb == 16);
+  CHECK(algo->shape.kind == field_kind::enumeration);
+
+  CHECK(find_register("CNA_CONV_CON1")->defined_mask == 0x6001'f3ff);
+  CHECK(find_register("DPU_RDMA_RDMA_FEATURE_MODE_CFG")->defined_mask == 0x0003'ffff);
+  CHECK(find_register("PPU_MISC_CTRL")->defined_mask == 0xffff'018f);
+  CHECK(find_register("PC_INTERRUPT_MASK")->defined_mask == 0x0000'3fff);
+  CHECK(find_register(block_id::cna, 0x1110)->name == "CNA_DCOMP_ADDR0");
+  CHECK(find_register(block_id::core, 0x3030)->origin == provenance::reference);
+  CHECK(find_register(block_id::cna, 0x1030 + 2) == nullptr);
+  CHECK(find_register("CNA_NOT_A_REGISTER") == nullptr);
+}
+
+TEST_CASE("address fields are exactly the registers that hold IOVAs") {
+  std::map<std::string, std::uint16_t> addresses;
+  for (const register_info& r : register_table)
+    for (const field_info& f : r.fields)
+      if (f.shape.kind == field_kind::address) addresses[std::string(r.name)] = r.offset;
+  const std::map<std::string, std::uint16_t> expected{
+      {"PC_BASE_ADDRESS", 0x0010},          {"PC_TASK_DMA_BASE_ADDR", 0x0034},
+      {"CNA_FEATURE_DATA_ADDR", 0x1070},    {"CNA_DCOMP_ADDR0", 0x1110},
+      {"DPU_DST_BASE_ADDR", 0x4020},        {"DPU_RDMA_RDMA_SRC_BASE_ADDR", 0x5018},
+      {"DPU_RDMA_RDMA_BS_BASE_ADDR", 0x5020}, {"DPU_RDMA_RDMA_BN_BASE_ADDR", 0x502c},
+      {"DPU_RDMA_RDMA_EW_BASE_ADDR", 0x5038}, {"PPU_DST_BASE_ADDR", 0x6070},
+      {"PPU_RDMA_RDMA_SRC_BASE_ADDR", 0x701c}};
+  CHECK(addresses == expected);
+}
+
+namespace {
+// A value for every field that uses its whole width: the top value (for an address, every
+// allowed bit set), or the largest declared enumerator.
+template <class F>
+F extreme_value() {
+  if constexpr (requires { typename F::enum_type; }) {
+    using E = typename F::enum_type;
+    return F(static_cast<E>(info_of<E>().max_value()));
+  } else {
+    return F(F::shape.max_value());
+  }
+}
+}  // namespace
+
+TEST_CASE("every declared register round-trips: encode then decode gives the same fields") {
+  std::size_t registers = 0;
+  boost::hana::for_each(reg::all_registers, [&](auto type) {
+    using R = typename decltype(type)::type;
+    CAPTURE(std::string(R::name));
+    // Each field alone at its extreme (so a field leaking into a neighbour shows), then all.
+    R all{};
+    boost::hana::for_each(R::fields(), [&](auto f) {
+      using F = typename decltype(f)::field_type;
+      R one{};
+      one.*decltype(f)::member = extreme_value<F>();
+      all.*decltype(f)::member = extreme_value<F>();
+      const result<entry> e = encode(one);
+      REQUIRE(e.ok());
+      CHECK(e.value().target() == static_cast<std::uint16_t>(R::block));
+      CHECK(e.value().offset() == R::offset);
+      CHECK((e.value().value() & ~F::shape.mask()) == 0);
+      CHECK(unpack<R>(e.value().value()) == one);
+    });
+    const result<entry> e = encode(all);
+    REQUIRE(e.ok());
+    CHECK((e.value().value() & ~defined_mask<R>()) == 0);
+    CHECK(unpack<R>(e.value().value()) == all);
+    ++registers;
+  });
+  CHECK(registers == register_table.size());
+}
+
+TEST_CASE("writing a register by name applies the same checks") {
+  const field_assignment bank[] = {{"DATA_BANK", 1}, {"WEIGHT_BANK", 11}};
+  CHECK(encode_by_name("CNA_CBUF_CON0", bank) == entry::from_bits(0x0201'0000'00b1'1040));
+
+  const field_assignment too_big[] = {{"DATA_BANK", 16}};
+  CHECK(encode_by_name("CNA_CBUF_CON0", too_big).err().id() == "field-range");
+
+  const field_assignment twice[] = {{"DATA_BANK", 1}, {"DATA_BANK", 2}};
+  const auto dup = encode_by_name("CNA_CBUF_CON0", twice);
+  CHECK(dup.err().id() == "duplicate-field");
+  CHECK(dup.err().detail == "DATA_BANK");
+
+  const field_assignment other[] = {{"IN_PRECISION", 2}};
+  CHECK(encode_by_name("CNA_CBUF_CON0", other).err().id() == "field-of-another-register");
+
+  const field_assignment nonsense[] = {{"NO_SUCH_FIELD", 0}};
+  CHECK(encode_by_name("CNA_CBUF_CON0", nonsense).err().id() == "unknown-field");
+  CHECK(encode_by_name("CNA_NOT_A_REGISTER", bank).err().id() == "unknown-register");
+
+  const field_assignment reserved_mode[] = {{"CONV_MODE", 1}};
+  CHECK(encode_by_name("CNA_CONV_CON1", reserved_mode).err().id() == "enum-value");
+  const field_assignment misaligned[] = {{"PC_SOURCE_ADDR", 0x1008}};
+  CHECK(encode_by_name("PC_BASE_ADDRESS", misaligned).err().id() == "address-alignment");
+}
