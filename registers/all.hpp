@@ -5,8 +5,9 @@
 // name. (Each register checks its own fields where it is declared.)
 
 #include <array>
-#include <boost/hana/concat.hpp>
+#include <boost/hana/for_each.hpp>
 #include <boost/hana/size.hpp>
+#include <boost/hana/tuple.hpp>
 #include <boost/hana/unpack.hpp>
 #include <cstddef>
 #include <span>
@@ -44,16 +45,37 @@ constexpr register_info info_of_register() {
 }
 
 namespace reg {
-inline constexpr auto all_registers = boost::hana::concat(
-    boost::hana::concat(boost::hana::concat(pc_registers, cna_registers),
-                        boost::hana::concat(core_registers, dpu_registers)),
-    boost::hana::concat(boost::hana::concat(dpu_rdma_registers, ppu_registers),
-                        ppu_rdma_registers));
+// One Hana tuple of register types per block (a single 176-type tuple costs far more to
+// compile than seven small ones).
+inline constexpr auto register_blocks =
+    boost::hana::make_tuple(pc_registers, cna_registers, core_registers, dpu_registers,
+                            dpu_rdma_registers, ppu_registers, ppu_rdma_registers);
+
+// Calls f(boost::hana::type_c<R>) for every declared register.
+template <class F>
+constexpr void for_each_register(F&& f) {
+  boost::hana::for_each(register_blocks, [&](auto block) { boost::hana::for_each(block, f); });
+}
 }  // namespace reg
 
-inline constexpr auto register_table = boost::hana::unpack(reg::all_registers, [](auto... r) {
-  return std::array<register_info, sizeof...(r)>{
-      info_of_register<typename decltype(r)::type>()...};
+namespace detail {
+template <class Block>
+constexpr auto block_table(Block block) {
+  return boost::hana::unpack(block, [](auto... r) {
+    return std::array<register_info, sizeof...(r)>{info_of_register<typename decltype(r)::type>()...};
+  });
+}
+}  // namespace detail
+
+inline constexpr auto register_table = boost::hana::unpack(reg::register_blocks, [](auto... block) {
+  constexpr std::size_t total = (decltype(boost::hana::size(block))::value + ...);
+  std::array<register_info, total> all{};
+  std::size_t next = 0;
+  auto append = [&](const auto& part) {
+    for (const register_info& r : part) all[next++] = r;
+  };
+  (append(detail::block_table(block)), ...);
+  return all;
 });
 
 // The GLOBAL op-enable mask is not addressable by a regcmd target; decoding uses its

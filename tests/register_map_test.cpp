@@ -90,7 +90,7 @@ F extreme_value() {
 
 TEST_CASE("every declared register round-trips: encode then decode gives the same fields") {
   std::size_t registers = 0;
-  boost::hana::for_each(reg::all_registers, [&](auto type) {
+  reg::for_each_register([&](auto type) {
     using R = typename decltype(type)::type;
     CAPTURE(std::string(R::name));
     // Each field alone at its extreme (so a field leaking into a neighbour shows), then all.

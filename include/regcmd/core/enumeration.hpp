@@ -7,15 +7,13 @@
 // `regcmd_enum_info(alu_algo{})`. Encoding checks a value against the table, decoding
 // prints its name; an undeclared value decodes as a plain number.
 
-#include <boost/preprocessor/seq/for_each.hpp>
-#include <boost/preprocessor/stringize.hpp>
-#include <boost/preprocessor/tuple/elem.hpp>
-#include <boost/preprocessor/variadic/to_seq.hpp>
 #include <concepts>
 #include <cstdint>
 #include <span>
 #include <string_view>
 #include <type_traits>
+
+#include <regcmd/core/preprocessor.hpp>
 
 namespace regcmd {
 
@@ -68,15 +66,13 @@ constexpr std::string_view name_of(E e) {
 
 }  // namespace regcmd
 
-#define REGCMD_DETAIL_ENUMERATOR(r, data, e) BOOST_PP_TUPLE_ELEM(2, 0, e) = BOOST_PP_TUPLE_ELEM(2, 1, e),
-#define REGCMD_DETAIL_ENUMERATOR_INFO(r, data, e) \
-  ::regcmd::enumerator_info{BOOST_PP_STRINGIZE(BOOST_PP_TUPLE_ELEM(2, 0, e)), BOOST_PP_TUPLE_ELEM(2, 1, e)},
+#define REGCMD_DETAIL_ENUMERATOR(data, e) REGCMD_PP_HEAD(e) = REGCMD_PP_TAIL(e),
+#define REGCMD_DETAIL_ENUMERATOR_INFO(data, e) \
+  ::regcmd::enumerator_info{REGCMD_PP_STRINGIZE(REGCMD_PP_HEAD(e)), REGCMD_PP_TAIL(e)},
 
-#define REGCMD_ENUM(NAME, ...)                                                                     \
-  enum class NAME : std::uint32_t {                                                                \
-    BOOST_PP_SEQ_FOR_EACH(REGCMD_DETAIL_ENUMERATOR, ~, BOOST_PP_VARIADIC_TO_SEQ(__VA_ARGS__))      \
-  };                                                                                               \
-  inline constexpr ::regcmd::enumerator_info regcmd_enumerators_##NAME[] = {                       \
-      BOOST_PP_SEQ_FOR_EACH(REGCMD_DETAIL_ENUMERATOR_INFO, ~, BOOST_PP_VARIADIC_TO_SEQ(__VA_ARGS__))}; \
+#define REGCMD_ENUM(NAME, ...)                                                                 \
+  enum class NAME : std::uint32_t { REGCMD_PP_FOR_EACH(REGCMD_DETAIL_ENUMERATOR, ~, __VA_ARGS__) }; \
+  inline constexpr ::regcmd::enumerator_info regcmd_enumerators_##NAME[] = {                   \
+      REGCMD_PP_FOR_EACH(REGCMD_DETAIL_ENUMERATOR_INFO, ~, __VA_ARGS__)};                      \
   inline constexpr ::regcmd::enum_info regcmd_enum_table_##NAME{#NAME, regcmd_enumerators_##NAME}; \
   constexpr const ::regcmd::enum_info& regcmd_enum_info(NAME) { return regcmd_enum_table_##NAME; }

@@ -20,14 +20,6 @@
 #include <boost/hana/for_each.hpp>
 #include <boost/hana/tuple.hpp>
 #include <boost/hana/unpack.hpp>
-#include <boost/preprocessor/punctuation/comma_if.hpp>
-#include <boost/preprocessor/seq/for_each.hpp>
-#include <boost/preprocessor/seq/for_each_i.hpp>
-#include <boost/preprocessor/stringize.hpp>
-#include <boost/preprocessor/tuple/elem.hpp>
-#include <boost/preprocessor/tuple/enum.hpp>
-#include <boost/preprocessor/tuple/pop_front.hpp>
-#include <boost/preprocessor/variadic/to_seq.hpp>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -35,6 +27,7 @@
 #include <regcmd/core/entry.hpp>
 #include <regcmd/core/error.hpp>
 #include <regcmd/core/field.hpp>
+#include <regcmd/core/preprocessor.hpp>
 
 #if defined(__clang__)
 // A register write naming a field twice must not compile; clang only warns by default.
@@ -59,11 +52,21 @@ struct field_ref<Member> {
   std::string_view name;
 };
 
+namespace detail {
+struct list_start {};
+// The field list of a layout; the declaration macro emits ", ref" per field after a start.
+template <class... Refs>
+constexpr auto field_list(list_start, Refs... refs) {
+  return boost::hana::make_tuple(refs...);
+}
+}  // namespace detail
+
 template <class L>
 concept register_layout = requires {
   typename L::regcmd_layout_tag;
   { L::name } -> std::convertible_to<std::string_view>;
   L::fields();
+  L::field_table;
 };
 
 template <class R>
@@ -74,10 +77,7 @@ concept register_type = register_layout<R> && requires {
 
 // The fields of a layout as plain data, for decoding and lookup by name.
 template <register_layout L>
-inline constexpr auto fields_of = boost::hana::unpack(L::fields(), [](auto... f) {
-  return std::array<field_info, sizeof...(f)>{
-      field_info{f.name, decltype(f)::field_type::shape}...};
-});
+inline constexpr std::span<const field_info> fields_of{L::field_table};
 
 // Bits of the register value that some field defines; the rest is reserved.
 template <register_layout L>
@@ -127,29 +127,30 @@ constexpr L unpack(std::uint32_t bits) {
 
 }  // namespace regcmd
 
-#define REGCMD_DETAIL_FIELD_NAME(field) BOOST_PP_TUPLE_ELEM(0, field)
-#define REGCMD_DETAIL_FIELD_TYPE(field) BOOST_PP_TUPLE_ENUM(BOOST_PP_TUPLE_POP_FRONT(field))
-#define REGCMD_DETAIL_MEMBER(r, data, field) \
-  REGCMD_DETAIL_FIELD_TYPE(field) REGCMD_DETAIL_FIELD_NAME(field){};
-#define REGCMD_DETAIL_FIELD_MASK(r, data, field) REGCMD_DETAIL_FIELD_TYPE(field)::shape.mask(),
-#define REGCMD_DETAIL_FIELD_REF(r, type, i, field)                           \
-  BOOST_PP_COMMA_IF(i)::regcmd::field_ref<&type::REGCMD_DETAIL_FIELD_NAME(field)> { \
-    BOOST_PP_STRINGIZE(REGCMD_DETAIL_FIELD_NAME(field))                      \
-  }
+#define REGCMD_DETAIL_MEMBER(data, field) REGCMD_PP_TAIL(field) REGCMD_PP_HEAD(field){};
+#define REGCMD_DETAIL_FIELD_MASK(data, field) REGCMD_PP_TAIL(field)::shape.mask(),
+#define REGCMD_DETAIL_FIELD_INFO(data, field) \
+  ::regcmd::field_info{REGCMD_PP_STRINGIZE(REGCMD_PP_HEAD(field)), REGCMD_PP_TAIL(field)::shape},
+#define REGCMD_DETAIL_FIELD_REF(type, field) \
+  , ::regcmd::field_ref<&type::REGCMD_PP_HEAD(field)>{REGCMD_PP_STRINGIZE(REGCMD_PP_HEAD(field))}
 
 // A register value layout without a block of its own (e.g. the GLOBAL op-enable mask that
 // travels as the value of the 0x0081 entry).
-#define REGCMD_LAYOUT_BODY(NAME, ...)                                                           \
-  using regcmd_layout_tag = void;                                                               \
-  static constexpr std::string_view name = #NAME;                                               \
-  BOOST_PP_SEQ_FOR_EACH(REGCMD_DETAIL_MEMBER, ~, BOOST_PP_VARIADIC_TO_SEQ(__VA_ARGS__))         \
-  static constexpr auto fields() {                                                              \
-    return ::boost::hana::make_tuple(                                                           \
-        BOOST_PP_SEQ_FOR_EACH_I(REGCMD_DETAIL_FIELD_REF, NAME, BOOST_PP_VARIADIC_TO_SEQ(__VA_ARGS__))); \
-  }                                                                                             \
-  friend constexpr bool operator==(const NAME&, const NAME&) = default;                          \
-  static_assert(::regcmd::detail::disjoint({BOOST_PP_SEQ_FOR_EACH(REGCMD_DETAIL_FIELD_MASK, ~,    \
-                                                                  BOOST_PP_VARIADIC_TO_SEQ(__VA_ARGS__))}), \
+// fields() is a template so that only the registers a translation unit uses pay for
+// their Hana tuple; field_table is the same list as plain data, for decoding.
+#define REGCMD_LAYOUT_BODY(NAME, ...)                                                      \
+  using regcmd_layout_tag = void;                                                          \
+  static constexpr std::string_view name = #NAME;                                          \
+  REGCMD_PP_FOR_EACH(REGCMD_DETAIL_MEMBER, ~, __VA_ARGS__)                                  \
+  template <class Self = NAME>                                                             \
+  static constexpr auto fields() {                                                         \
+    return ::regcmd::detail::field_list(                                                   \
+        ::regcmd::detail::list_start{} REGCMD_PP_FOR_EACH(REGCMD_DETAIL_FIELD_REF, Self, __VA_ARGS__)); \
+  }                                                                                        \
+  static constexpr ::regcmd::field_info field_table[] = {                                  \
+      REGCMD_PP_FOR_EACH(REGCMD_DETAIL_FIELD_INFO, ~, __VA_ARGS__)};                         \
+  friend constexpr bool operator==(const NAME&, const NAME&) = default;                     \
+  static_assert(::regcmd::detail::disjoint({REGCMD_PP_FOR_EACH(REGCMD_DETAIL_FIELD_MASK, ~, __VA_ARGS__)}), \
                 "two fields of this register overlap: check the msb:lsb of its declaration");
 
 #define REGCMD_LAYOUT(NAME, ...)            \
