@@ -23,6 +23,11 @@ struct rule {
   std::string_view reference;
 };
 
+// Defines `inline constexpr rule NAME{ID, MESSAGE, REFERENCE}` from an X-list entry; the
+// lists are macros so that rules/catalog.hpp can also turn each into a static_assert whose
+// text is the same message.
+#define REGCMD_DEFINE_RULE(NAME, ID, MESSAGE, REFERENCE) inline constexpr ::regcmd::rule NAME{ID, MESSAGE, REFERENCE};
+
 struct error {
   const rule* violated = nullptr;
   std::string_view subject;  // register, program or input the error is about

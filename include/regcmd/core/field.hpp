@@ -25,21 +25,22 @@ namespace regcmd {
 
 enum class field_kind : std::uint8_t { uint, boolean, enumeration, address };
 
+// The field-value rules, as an X-list so rules/catalog.hpp can report them by message.
+#define REGCMD_FIELD_RULES(X)                                                                      \
+  X(field_range, "field-range",                                                                   \
+    "the value does not fit the field's bit range: give a value below 2^width (it is never "     \
+    "truncated)",                                                                                 \
+    "fact sheet §4, register map")                                                                \
+  X(enum_value, "enum-value",                                                                     \
+    "the value is not a declared enumerator of the field's enum: use one of its named values",   \
+    "fact sheet §4.1; regcmd-isa-reference \"The precision enum\"")                               \
+  X(address_alignment, "address-alignment",                                                       \
+    "the address has bits set below the field's lowest bit: align it (e.g. 16 bytes for a 31:4 " \
+    "address field)",                                                                             \
+    "fact sheet §4 (fields starting at bit 4)")
+
 namespace rules {
-inline constexpr rule field_range{
-    "field-range",
-    "the value does not fit the field's bit range: give a value below 2^width (it is never "
-    "truncated)",
-    "fact sheet §4, register map"};
-inline constexpr rule enum_value{
-    "enum-value",
-    "the value is not a declared enumerator of the field's enum: use one of its named values",
-    "fact sheet §4.1; regcmd-isa-reference \"The precision enum\""};
-inline constexpr rule address_alignment{
-    "address-alignment",
-    "the address has bits set below the field's lowest bit: align it (e.g. 16 bytes for a "
-    "31:4 address field)",
-    "fact sheet §4 (fields starting at bit 4)"};
+REGCMD_FIELD_RULES(REGCMD_DEFINE_RULE)
 }  // namespace rules
 
 // Where a field sits and what kind of value it holds; names are added by the register.

@@ -18,6 +18,10 @@ struct rk3588 {
   static constexpr std::uint32_t max_k_slice = 2048;
   // Output width: N > 8192 is silently wrong (reference "Limits").
   static constexpr std::uint32_t max_n = 8192;
+  // Rows per internal M-tile R = elements / K: 32768 fp16 elements, 65536 int8 (int8 packs
+  // twice the rows; int4 reuses the int8 entry) (reference "The M-tiling scheduler").
+  static constexpr std::uint32_t tile_elements_fp16 = 32768;
+  static constexpr std::uint32_t tile_elements_int8 = 65536;
   static constexpr unsigned cores = 3;
   // Every address register and PC_BASE_ADDRESS are 32 bits wide (fact sheet §1.5).
   static constexpr std::uint64_t max_iova = 0xffff'ffffu;

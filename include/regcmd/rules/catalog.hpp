@@ -1,0 +1,176 @@
+#pragma once
+// Every hardware rule of the reference, with its id, the message that names the fix and the
+// section it comes from. One X-list entry per rule gives both forms of the rule:
+//   - `rules::NAME`, a constexpr `rule` that run-time checks return inside an `error`;
+//   - a static_assert in `report<&rules::NAME>()` whose text is the same message, so a
+//     compile-time violation reads exactly like the run-time error.
+// The predicates live next to what they check (programs/, rules/program_rules.hpp).
+
+#include <regcmd/core/error.hpp>
+#include <regcmd/core/field.hpp>
+#include <regcmd/core/program.hpp>
+
+// Rules on a matmul request (matmul_spec), checked before anything is emitted.
+#define REGCMD_MATMUL_RULES(X)                                                                       \
+  X(shape_nonzero, "shape-nonzero", "M, K and N must each be at least 1", "regcmd")                  \
+  X(precision_symmetric, "precision-symmetric",                                                      \
+    "RK3588 multiplies symmetric precisions only (fp16 x fp16, int8 x int8, int4 x int4): give "     \
+    "the weights the features' precision",                                                           \
+    "regcmd-isa-reference \"Platform support matrix (RK3588)\"")                                     \
+  X(int8_output_int32, "int8-output-int32",                                                          \
+    "an int8 matmul must write its int32 accumulator: a requantized int8/int16 output never "       \
+    "completes (ETIMEDOUT); write int32 and requantize on the host",                                 \
+    "regcmd-isa-reference \"int16/narrow-output MATMUL does NOT self-complete\"")                    \
+  X(precision_pair, "precision-pair",                                                                \
+    "unsupported precision pair: RK3588 matmul computes fp16 -> fp32, fp16 -> fp16, "               \
+    "int8 -> int32 and int4 -> int16",                                                               \
+    "regcmd-isa-reference \"Platform support matrix (RK3588)\"")                                     \
+  X(k_single_op_max, "k-single-op-max",                                                              \
+    "K exceeds 10752, the raw single-op contraction cap (K = 10784 wedges the submit): split K "    \
+    "with plan_matmul",                                                                              \
+    "regcmd-isa-reference \"Limits & tiling (RK3588)\"")                                             \
+  X(n_max, "n-max",                                                                                  \
+    "N exceeds 8192, the widest output one op writes correctly (wider is silently wrong): tile N "  \
+    "with plan_matmul",                                                                              \
+    "regcmd-isa-reference \"Limits & tiling (RK3588)\"")                                             \
+  X(k_alignment, "k-alignment",                                                                      \
+    "K is not a multiple of the weight tile's 32: use padding::zero (the default) so the packers "  \
+    "pad it",                                                                                        \
+    "regcmd-isa-reference \"Operand tile layouts\"")                                                 \
+  X(n_alignment, "n-alignment",                                                                      \
+    "N is not a multiple of the weight tile (16 for fp16, 32 for int8 and int4): use "              \
+    "padding::zero (the default) so the packers pad it",                                             \
+    "regcmd-isa-reference \"Operand tile layouts\"")                                                 \
+  X(small_k_bank_split, "small-k-bank-split",                                                        \
+    "the bank-split schedule (sched=1) makes the MAC array emit zeros or garbage below K = 96 "     \
+    "(fp16) / K = 256 (int8): use schedule::template_split (CBUF_CON0 = 0xb1)",                     \
+    "regcmd-isa-reference \"Small-K validity of the 0x1040 schedule\"")                              \
+  X(int4_bank_split, "int4-bank-split",                                                              \
+    "no bank split has been measured for int4: use schedule::template_split",                       \
+    "regcmd-isa-reference \"0x107c\" (int4 batch budget)")                                           \
+  X(fp16_k128_cap, "fp16-k128-cap",                                                                  \
+    "fp16 with K = 128 is correct only up to M = 256 (its split needs half-bank steps and the "     \
+    "envelope is not monotonic above): tile M with plan_matmul",                                     \
+    "regcmd-isa-reference \"The M-tiling scheduler\"")                                               \
+  X(m_ceiling_fp16, "m-ceiling-fp16",                                                                \
+    "M exceeds the fp16 CBUF ceiling, 16384/K rows with the template split (1 data bank) or "       \
+    "180224/K with the bank split (11 data banks): tile M with plan_matmul",                        \
+    "regcmd-isa-reference \"The M-tiling scheduler\"")                                               \
+  X(m_ceiling_int8, "m-ceiling-int8",                                                                \
+    "M exceeds the int8 ceiling, 64*floor(12/w - 1) rows with w = K/512 for the bank split (the "   \
+    "weight must stay CBUF-resident) or 32768/K with the template split: tile M with plan_matmul",  \
+    "regcmd-isa-reference \"The M-tiling scheduler\"")                                               \
+  X(m_ceiling_int4, "m-ceiling-int4",                                                                \
+    "M exceeds the int4 activation budget rows x K <= 16384: tile M with plan_matmul",              \
+    "regcmd-isa-reference \"0x107c\"")                                                               \
+  X(m_register_limit, "m-register-limit",                                                            \
+    "M does not fit CNA_DATA_SIZE0.DATAIN_HEIGHT (11 bits) or CNA_CONV_CON2.FEATURE_GRAINS (10 "     \
+    "bits): tile M with plan_matmul",                                                                \
+    "fact sheet §4 (CNA)")                                                                           \
+  X(surface_m, "surface-m",                                                                          \
+    "the surface layout takes M = 1 or a multiple of 4 (implementation A's surface stride): pad M " \
+    "or use layout::row_major",                                                                      \
+    "matmul-recipe §1.2")                                                                            \
+  X(int4_surface, "int4-surface",                                                                    \
+    "no source gives an int4 surface (NC1HWC2) layout: use layout::row_major for int4",             \
+    "matmul-recipe §1.3; regcmd-isa-reference \"0x107c\"")                                           \
+  X(surface_schedule, "surface-schedule",                                                            \
+    "the surface layout always uses implementation A's bank split (the banks the feature "          \
+    "occupies): leave sched automatic",                                                              \
+    "matmul-recipe §1.1 (#11 CNA_CBUF_CON0)")                                                        \
+  X(pitch_row_major, "pitch-row-major",                                                              \
+    "feature_pitch and output_pitch apply to layout::row_major only: leave them 0 for the surface " \
+    "layout",                                                                                        \
+    "regcmd-isa-reference \"0x107c CNA_DMA_CON1.LINE_STRIDE\"")                                      \
+  X(feature_pitch, "feature-pitch",                                                                  \
+    "the feature row pitch must be a multiple of 16 bytes and hold a whole row: LINE_STRIDE "       \
+    "counts 16-byte units",                                                                          \
+    "regcmd-isa-reference \"0x107c CNA_DMA_CON1.LINE_STRIDE\"")                                      \
+  X(output_pitch, "output-pitch",                                                                    \
+    "the output row pitch must be a multiple of 16 bytes and hold a whole row of N outputs",        \
+    "regcmd-isa-reference \"Key registers\" (0x4038 notch)")
+
+// Rules on plans (plan_matmul).
+#define REGCMD_PLAN_RULES(X)                                                                         \
+  X(k_slice_max, "k-slice-max",                                                                      \
+    "a K-split slice exceeds 2048: cross-submit accumulation is impossible, so slices are summed "  \
+    "on the host and each must be at most 2048",                                                     \
+    "regcmd-isa-reference \"Limits & tiling (RK3588)\", \"Ruled out\"")                              \
+  X(surface_m_tiling, "surface-m-tiling",                                                            \
+    "an M-tile of a surface (NC1HWC2) tensor is not contiguous: use layout::row_major to tile M",   \
+    "matmul-recipe §1.3")
+
+// Rules on host operands (programs/packing.hpp).
+#define REGCMD_PACKING_RULES(X)                                                                      \
+  X(buffer_size, "buffer-size",                                                                      \
+    "the buffer is smaller than the operand's layout needs: size it with the *_bytes() of the "     \
+    "geometry or plan",                                                                              \
+    "regcmd")                                                                                        \
+  X(host_size, "host-size", "the host array does not have M*K, K*N or M*N elements", "regcmd")      \
+  X(int4_range, "int4-range", "an int4 value lies outside [-8, 7]", "regcmd")
+
+// Rules on an assembled program, checked on its entries (rules/program_rules.hpp).
+#define REGCMD_PROGRAM_RULES(X)                                                                      \
+  X(bank_split, "bank-split",                                                                        \
+    "CNA_CBUF_CON0 must split the 12 CBUF banks: DATA_BANK + WEIGHT_BANK = 12 with DATA_BANK <= 11 " \
+    "and WEIGHT_BANK >= 1 (a split below 0x1b hangs the submit)",                                    \
+    "regcmd-isa-reference \"The M-tiling scheduler\"")                                               \
+  X(tail_complete, "tail-complete",                                                                  \
+    "every task must end with its tail: PC_BASE_ADDRESS, PC_REGISTER_AMOUNTS, the 0x0041 preamble " \
+    "and then the 0x0081 op-enable (TRM: 0x0041 must be set before op_en)",                          \
+    "fact sheet §2.3")                                                                               \
+  X(address_slots, "address-slots",                                                                  \
+    "address registers hold IOVAs patched at bind time and nothing else: every address register "   \
+    "must be an operand slot holding 0, and every slot an address register",                        \
+    "regcmd-isa-reference \"Addressing model (rocket_job.c)\"")                                      \
+  X(precision_consistent, "precision-consistent",                                                    \
+    "the precision fields of CNA_CONV_CON1, CORE_MISC_CFG and DPU_DATA_FORMAT disagree: RK3588 "    \
+    "multiplies symmetric precisions only",                                                          \
+    "regcmd-isa-reference \"The precision enum\"")                                                   \
+  X(fp16_output_stage, "fp16-output-stage",                                                          \
+    "a fp16-output matmul needs DPU_BS_CFG fully bypassed (0x53; the conv's 0x20150 hangs) and "    \
+    "DPU_OUT_CVT_SCALE.FP32TOFP16_EN (without it the output is all zeros)",                          \
+    "regcmd-isa-reference \"fp16 matmul -> fp16 output stage\"")                                     \
+  X(fp16_output_atom8, "fp16-output-atom8",                                                          \
+    "a fp16-output matmul must write with BS_OW_CFG SIZE_E = 1 (0x126): the atom-8 write-out "      \
+    "(BS_OW_CFG 0x2) hangs the CNA->DPU path",                                                       \
+    "regcmd-isa-reference \"fp16 matmul -> fp16 output stage\"")                                     \
+  X(task_interrupts, "task-interrupts",                                                              \
+    "a task's interrupt mask must be pair-complete (both bits of each pair, e.g. 0x300) or the "    \
+    "kernel never sees it complete",                                                                 \
+    "fact sheet §1.6")
+
+namespace regcmd::rules {
+REGCMD_MATMUL_RULES(REGCMD_DEFINE_RULE)
+REGCMD_PLAN_RULES(REGCMD_DEFINE_RULE)
+REGCMD_PACKING_RULES(REGCMD_DEFINE_RULE)
+REGCMD_PROGRAM_RULES(REGCMD_DEFINE_RULE)
+}  // namespace regcmd::rules
+
+namespace regcmd {
+
+#define REGCMD_DETAIL_REPORT_RULE(NAME, ID, MESSAGE, REFERENCE) \
+  static_assert(Violated != &rules::NAME, "regcmd rule " ID ": " MESSAGE " [" REFERENCE "]");
+
+// Compile-time face of the rules: instantiated with the rule a check returned (nullptr when
+// none), it fails with that rule's message.
+template <const rule* Violated>
+constexpr bool report() {
+  REGCMD_FIELD_RULES(REGCMD_DETAIL_REPORT_RULE)
+  REGCMD_WRITER_RULES(REGCMD_DETAIL_REPORT_RULE)
+  REGCMD_MATMUL_RULES(REGCMD_DETAIL_REPORT_RULE)
+  REGCMD_PLAN_RULES(REGCMD_DETAIL_REPORT_RULE)
+  REGCMD_PACKING_RULES(REGCMD_DETAIL_REPORT_RULE)
+  REGCMD_PROGRAM_RULES(REGCMD_DETAIL_REPORT_RULE)
+  static_assert(Violated == nullptr, "regcmd: a rule outside the catalog failed; see its error value");
+  return true;
+}
+
+// The rule a status or result failed with, or nullptr: usable as report<>'s argument.
+constexpr const rule* violated_rule(const status& s) { return s.ok() ? nullptr : s.err().violated; }
+template <class T>
+constexpr const rule* violated_rule(const result<T>& r) {
+  return r.ok() ? nullptr : r.err().violated;
+}
+
+}  // namespace regcmd

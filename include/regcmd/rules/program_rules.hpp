@@ -1,0 +1,214 @@
+#pragma once
+// The rules an assembled program must satisfy, whoever wrote it: checked on the entries,
+// so a hand-authored program gets the same protection as a generated one.
+//
+// Register state is tracked the way the NPU keeps it: a later copy of a register wins, and
+// it persists into later tasks (delta tasks rely on that); with ping-pong the two register
+// groups alternate task by task. The per-op rules are evaluated at each task's op-enable.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include <regcmd/core/precision.hpp>
+#include <regcmd/core/program.hpp>
+#include <regcmd/core/soc.hpp>
+#include <regcmd/decode/lookup.hpp>
+#include <regcmd/programs/schedule.hpp>
+#include <regcmd/registers/all.hpp>
+#include <regcmd/rules/catalog.hpp>
+
+namespace regcmd {
+
+namespace detail {
+
+// The registers the per-op rules read.
+struct op_state {
+  std::optional<std::uint32_t> cbuf_con0, conv_con1, data_size1, misc_cfg, core_out1, data_format, bs_cfg,
+      bs_ow_cfg, out_cvt_scale;
+
+  constexpr void write(entry e) {
+    using namespace reg;
+    auto is = [&](auto r) {
+      using R = decltype(r);
+      return e.target() == static_cast<std::uint16_t>(R::block) && e.offset() == R::offset;
+    };
+    if (is(CNA_CBUF_CON0{})) cbuf_con0 = e.value();
+    else if (is(CNA_CONV_CON1{})) conv_con1 = e.value();
+    else if (is(CNA_DATA_SIZE1{})) data_size1 = e.value();
+    else if (is(CORE_MISC_CFG{})) misc_cfg = e.value();
+    else if (is(CORE_DATAOUT_SIZE_1{})) core_out1 = e.value();
+    else if (is(DPU_DATA_FORMAT{})) data_format = e.value();
+    else if (is(DPU_BS_CFG{})) bs_cfg = e.value();
+    else if (is(DPU_BS_OW_CFG{})) bs_ow_cfg = e.value();
+    else if (is(DPU_OUT_CVT_SCALE{})) out_cvt_scale = e.value();
+  }
+};
+
+constexpr bool pair_complete(std::uint32_t mask) {
+  for (unsigned bit = 0; bit < 14; bit += 2)
+    if (((mask >> bit) & 1u) != ((mask >> (bit + 1)) & 1u)) return false;
+  return mask != 0;
+}
+
+constexpr bool is_register(entry e, block_id b, std::uint16_t offset) {
+  return e.target() == static_cast<std::uint16_t>(b) && e.offset() == offset;
+}
+
+// The registers with an address field, found once in the register table.
+struct address_register {
+  std::uint16_t target = 0;
+  std::uint16_t offset = 0;
+  std::string_view name;
+};
+inline constexpr auto address_registers = [] {
+  std::array<address_register, 16> out{};
+  std::size_t n = 0;
+  for (const register_info& r : register_table)
+    for (const field_info& f : r.fields)
+      if (f.shape.kind == field_kind::address) out[n++] = {static_cast<std::uint16_t>(r.block), r.offset, r.name};
+  return out;
+}();
+
+constexpr const address_register* address_register_of(entry e) {
+  for (const address_register& a : address_registers)
+    if (a.target == e.target() && a.offset == e.offset() && !a.name.empty()) return &a;
+  return nullptr;
+}
+
+template <class Soc>
+constexpr status check_op(const op_state& s, std::uint32_t enable_mask, std::string_view where) {
+  using namespace reg;
+  if ((enable_mask & 1u) == 0) return {};  // no CNA: not a matmul/conv op
+  if (s.cbuf_con0) {
+    const auto c = unpack<CNA_CBUF_CON0>(*s.cbuf_con0);
+    const std::uint64_t data = c.DATA_BANK.value(), weight = c.WEIGHT_BANK.value();
+    if (data + weight != Soc::cbuf_banks || data > Soc::cbuf_banks - 1 || weight < 1)
+      return make_error(rules::bank_split, where, "CNA_CBUF_CON0", *s.cbuf_con0);
+  }
+  if (!s.conv_con1) return {};
+  const auto con1 = unpack<CNA_CONV_CON1>(*s.conv_con1);
+  const precision in = con1.IN_PRECISION.value();
+  bool consistent = con1.PROC_PRECISION.value() == in;
+  if (s.misc_cfg) consistent = consistent && unpack<CORE_MISC_CFG>(*s.misc_cfg).PROC_PRECISION.value() == in;
+  std::optional<precision> out;
+  if (s.data_format) {
+    const auto f = unpack<DPU_DATA_FORMAT>(*s.data_format);
+    consistent = consistent && f.IN_PRECISION.value() == in && f.PROC_PRECISION.value() == in;
+    out = f.OUT_PRECISION.value();
+  }
+  if (!consistent) return make_error(rules::precision_consistent, where, "CNA_CONV_CON1", *s.conv_con1);
+  if (in == precision::int8 && out && *out != precision::int32)
+    return make_error(rules::int8_output_int32, where, "DPU_DATA_FORMAT", *s.data_format);
+  if (in == precision::fp16 && out == precision::fp16) {
+    const bool bypassed = s.bs_cfg && *s.bs_cfg == 0x53;
+    const bool to_fp16 = s.out_cvt_scale && unpack<DPU_OUT_CVT_SCALE>(*s.out_cvt_scale).FP32TOFP16_EN.value() == 1;
+    if (!bypassed || !to_fp16) return make_error(rules::fp16_output_stage, where, "DPU_BS_CFG", s.bs_cfg.value_or(0));
+    if (s.bs_ow_cfg) {
+      const auto ow = unpack<DPU_BS_OW_CFG>(*s.bs_ow_cfg);
+      if (ow.SIZE_E_0.value() != 1 || ow.SIZE_E_1.value() != 1 || ow.SIZE_E_2.value() != 1)
+        return make_error(rules::fp16_output_atom8, where, "DPU_BS_OW_CFG", *s.bs_ow_cfg);
+    }
+  }
+  if (s.data_size1) {
+    const std::uint64_t K = unpack<CNA_DATA_SIZE1>(*s.data_size1).DATAIN_CHANNEL.value();
+    if (K > Soc::max_k_single_op) return make_error(rules::k_single_op_max, where, "K", K);
+    if (s.cbuf_con0 && unpack<CNA_CBUF_CON0>(*s.cbuf_con0).DATA_BANK.value() > 1 && K < bank_split_min_k(in))
+      return make_error(rules::small_k_bank_split, where, "K", K);
+  }
+  if (s.core_out1) {
+    const std::uint64_t N = unpack<CORE_DATAOUT_SIZE_1>(*s.core_out1).DATAOUT_CHANNEL.value() + 1;
+    if (N > Soc::max_n) return make_error(rules::n_max, where, "N", N);
+  }
+  return {};
+}
+
+}  // namespace detail
+
+namespace detail {
+// Walks the slot table along ascending entry indices (slots are kept in entry order).
+class slot_cursor {
+ public:
+  constexpr explicit slot_cursor(std::span<const slot> slots) : slots_{slots} {}
+  constexpr bool is_slot(std::uint32_t entry_index) {
+    while (next_ < slots_.size() && slots_[next_].entry < entry_index) ++next_;
+    return next_ < slots_.size() && slots_[next_].entry == entry_index;
+  }
+
+ private:
+  std::span<const slot> slots_;
+  std::size_t next_ = 0;
+};
+
+// The tail of task t: PC_BASE_ADDRESS (a slot to the next task, or 0 ending the chain),
+// PC_REGISTER_AMOUNTS (the next task's fetch amount, or 0), the 0x0041 preamble, the
+// op-enable with the task's mask; and a pair-complete interrupt mask.
+constexpr status check_tail(const program_view& p, std::size_t t, slot_cursor& slots, std::string_view where) {
+  using namespace reg;
+  const task& k = p.tasks[t];
+  const std::uint32_t tail = k.first + k.count - 4;
+  const entry* tl = &p.entries[tail];
+  const bool chained = t + 1 < p.tasks.size();
+  if (!is_register(tl[0], block_id::pc, PC_BASE_ADDRESS::offset) || tl[0].value() != 0 ||
+      chained != slots.is_slot(tail) || !is_register(tl[1], block_id::pc, PC_REGISTER_AMOUNTS::offset) ||
+      tl[1].value() != (chained ? pc_fetch_amount(p.tasks[t + 1].count) : 0) || tl[2] != op_enable_preamble() ||
+      kind_of(tl[3]) != entry_kind::op_enable || tl[3].offset() != op_enable_offset || tl[3].value() != k.enable_mask)
+    return make_error(rules::tail_complete, where, "task", t);
+  if (!pair_complete(k.int_mask)) return make_error(rules::task_interrupts, where, "task", t);
+  return {};
+}
+
+constexpr status check_slots(const program_view& p, std::string_view where) {
+  for (std::size_t i = 0; i < p.slots.size(); ++i) {
+    const slot& s = p.slots[i];
+    if (s.entry >= p.entries.size() || !address_register_of(p.entries[s.entry]) || p.entries[s.entry].value() != 0 ||
+        (i > 0 && p.slots[i - 1].entry >= s.entry))
+      return make_error(rules::address_slots, where, name_of(s.role), s.entry);
+  }
+  return {};
+}
+
+constexpr bool task_in_bounds(const program_view& p, const task& k) {
+  return k.count >= 4 && k.first + k.count <= p.entries.size();
+}
+}  // namespace detail
+
+// The structure of a program: slot table, task bounds, tails and chain links. Enough for a
+// program assembled from tasks that were each validated in full (plans).
+constexpr status validate_structure(const program_view& p, std::string_view where = "program") {
+  if (status s = detail::check_slots(p, where); !s) return s;
+  detail::slot_cursor slots{p.slots};
+  for (std::size_t t = 0; t < p.tasks.size(); ++t) {
+    if (!detail::task_in_bounds(p, p.tasks[t])) return make_error(rules::tail_complete, where, "task", t);
+    if (status s = detail::check_tail(p, t, slots, where); !s) return s;
+  }
+  return {};
+}
+
+// Every rule on a program: its structure, every address register a slot, and the per-op
+// rules at each task's op-enable, with register state kept per ping-pong group.
+template <class Soc = soc::rk3588>
+constexpr status validate(const program_view& p, std::string_view where = "program") {
+  if (status s = detail::check_slots(p, where); !s) return s;
+  detail::slot_cursor slots{p.slots};
+  std::array<detail::op_state, 2> groups{};
+  for (std::size_t t = 0; t < p.tasks.size(); ++t) {
+    const task& k = p.tasks[t];
+    if (!detail::task_in_bounds(p, k)) return make_error(rules::tail_complete, where, "task", t);
+    detail::op_state& state = groups[p.pingpong ? t % 2 : 0];
+    for (std::uint32_t i = k.first; i < k.first + k.count - 4; ++i) {
+      const entry e = p.entries[i];
+      if (kind_of(e) == entry_kind::op_enable || kind_of(e) == entry_kind::op_enable_preamble)
+        return make_error(rules::tail_complete, where, "task", t);
+      if (const detail::address_register* a = detail::address_register_of(e); a && !slots.is_slot(i))
+        return make_error(rules::address_slots, where, a->name, i);
+      state.write(e);
+    }
+    if (status s = detail::check_tail(p, t, slots, where); !s) return s;
+    if (status s = detail::check_op<Soc>(state, k.enable_mask, where); !s) return s;
+  }
+  return {};
+}
+
+}  // namespace regcmd

@@ -1,0 +1,338 @@
+#pragma once
+// Plans: a matmul one op cannot do, as one multi-task program plus host steps.
+//
+//   K-split    K beyond one op (K > 10752, or an M that only fits with a smaller K): slices
+//              of at most 2048, each writing its own partial [M][N]; the host sums them.
+//              The reference rules out on-chip accumulation across submits ("Ruled out":
+//              the accumulator resets; the 0x2000 bit yields the last slice only).
+//   N-tiling   N > 8192: column tiles, each with its own weight block.
+//   M-tiling   M above the CBUF ceiling: row tiles ("software M-tile").
+//
+// Every tile is one task of the same program, chained through the PC tails, so a plan is
+// one submit (task_number = tasks). The slice count is chosen to minimise tasks; ties keep
+// fewer slices (less host work). With `delta_tasks`, tasks after the first two carry only
+// the entries that changed from the task that last used their ping-pong register group
+// (the vendor's multi-task pattern: "task[0,1] full, task[2+] lightweight").
+//
+// Operand buffers of a plan (row_major):
+//   feature  [M][K] at feature_pitch (K padded to 32): slices read it strided, as one op does
+//   weight   one packed block per (N tile, K slice), in that order (packing.hpp)
+//   output   [M][N] at output_pitch when there is one slice; otherwise the partials,
+//            [slice][M][N] in the accumulator precision (fp32 for fp16 inputs, int32 for
+//            int8, int16 for int4), summed (and converted) by finish_plan().
+// Surface plans lay out every buffer tile after tile in the surface layout; they split K
+// and N but not M (an M tile of an NC1HWC2 tensor is not contiguous).
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <utility>
+
+#include <regcmd/core/program.hpp>
+#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/matmul_spec.hpp>
+#include <regcmd/rules/catalog.hpp>
+#include <regcmd/rules/program_rules.hpp>
+
+namespace regcmd {
+
+struct plan_options {
+  std::uint32_t k_slice = 0;  // K-split slice (multiple of 32, at most 2048); 0 = choose
+  bool delta_tasks = false;   // later tasks carry only what changed
+  friend constexpr bool operator==(const plan_options&, const plan_options&) = default;
+};
+
+// The accumulator precision a K-split's partial outputs use.
+constexpr precision partial_precision(precision in) {
+  return in == precision::fp16 ? precision::fp32 : in == precision::int8 ? precision::int32 : precision::int16;
+}
+
+struct plan_shape {
+  matmul_geometry whole;          // the full operation (K, N padded), as one op would see it
+  std::uint32_t slices = 1, k_slice = 0;
+  std::uint32_t n_tiles = 1, n_tile = 0;
+  std::uint32_t m_tiles = 1, m_tile = 0;
+  precision partial{};            // output precision of every task
+  std::uint32_t feature_pitch = 0, output_pitch = 0;  // row_major pitches of the whole buffers
+
+  constexpr std::uint32_t tasks() const { return slices * n_tiles * m_tiles; }
+  constexpr bool host_accumulates() const { return slices > 1; }
+  constexpr std::uint32_t k0(std::uint32_t s) const { return s * k_slice; }
+  constexpr std::uint32_t depth(std::uint32_t s) const { return std::min(k_slice, whole.K - k0(s)); }
+  constexpr std::uint32_t n0(std::uint32_t j) const { return j * n_tile; }
+  constexpr std::uint32_t cols(std::uint32_t j) const { return std::min(n_tile, whole.N - n0(j)); }
+  constexpr std::uint32_t m0(std::uint32_t t) const { return t * m_tile; }
+  constexpr std::uint32_t rows(std::uint32_t t) const { return std::min(m_tile, whole.M - m0(t)); }
+
+  // Bytes of the weight block of (N tile j, slice s), and where it starts.
+  constexpr std::uint32_t weight_block_bytes(std::uint32_t j, std::uint32_t s) const {
+    return static_cast<std::uint32_t>(bytes_of(whole.in, std::uint64_t{cols(j)} * depth(s)));
+  }
+  constexpr std::uint32_t weight_block_offset(std::uint32_t j, std::uint32_t s) const {
+    std::uint32_t off = 0;
+    for (std::uint32_t jj = 0; jj < n_tiles; ++jj)
+      for (std::uint32_t ss = 0; ss < slices; ++ss) {
+        if (jj == j && ss == s) return off;
+        off += weight_block_bytes(jj, ss);
+      }
+    return off;
+  }
+  constexpr std::uint32_t weight_bytes() const { return weight_block_offset(n_tiles, 0); }
+};
+
+namespace detail {
+// The M ceiling every tile of a (k_slice, n_tile) grid meets: the smallest over the slice
+// and tile sizes that occur (the last slice and tile may be narrower, with another
+// schedule).
+template <class Soc>
+constexpr std::uint32_t grid_ceiling(const matmul_geometry& g, schedule requested, std::uint32_t k_slice,
+                                     std::uint32_t n_tile) {
+  std::uint32_t ceiling = 1022;  // FEATURE_GRAINS (10 bits) holds M + 1
+  const std::uint32_t depths[] = {k_slice, g.K % k_slice ? g.K % k_slice : k_slice};
+  const std::uint32_t widths[] = {n_tile, g.N % n_tile ? g.N % n_tile : n_tile};
+  for (std::uint32_t k : depths)
+    for (std::uint32_t n : widths) {
+      const schedule s = resolve_schedule(requested, g.in, k);
+      std::uint32_t c = m_ceiling<Soc>(g.in, k, n, s);
+      if (g.in == precision::fp16 && k == 128) c = std::min(c, 256u);
+      if (s == schedule::bank_split && k < bank_split_min_k(g.in)) c = std::min(c, m_ceiling<Soc>(g.in, k, n, schedule::template_split));
+      ceiling = std::min(ceiling, c);
+    }
+  return ceiling;
+}
+}  // namespace detail
+
+template <class Soc = soc::rk3588>
+constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& options = {}) {
+  if (status r = check_request(spec); !r) return r.err();
+  plan_shape p;
+  matmul_geometry& g = p.whole;
+  g.in = spec.in.features;
+  g.out = spec.out;
+  g.M = spec.M;
+  g.logical_K = spec.K;
+  g.logical_N = spec.N;
+  g.K = align_up(spec.K, 32);
+  g.N = align_up(spec.N, weight_tile_n(g.in));
+  g.layout = spec.layout;
+  g.sched = spec.sched;  // as requested; each tile resolves its own
+
+  p.n_tiles = ceil_div(g.N, Soc::max_n);
+  p.n_tile = align_up(ceil_div(g.N, p.n_tiles), weight_tile_n(g.in));
+  if (options.k_slice != 0) {
+    if (options.k_slice > Soc::max_k_slice) return make_error(rules::k_slice_max, "plan", "k_slice", options.k_slice);
+    if (options.k_slice % 32 != 0) return make_error(rules::k_alignment, "plan", "k_slice", options.k_slice);
+  }
+  // Candidate slice counts: all of K in one op (when K allows it), else slices of <= 2048.
+  std::uint32_t best_tasks = 0;
+  const std::uint32_t first = g.K <= Soc::max_k_single_op ? 1 : ceil_div(g.K, Soc::max_k_slice);
+  const std::uint32_t last = options.k_slice ? first : std::min(g.K / 32, first + 64);
+  for (std::uint32_t n = first; n <= last; ++n) {
+    const std::uint32_t k_slice = options.k_slice ? options.k_slice : align_up(ceil_div(g.K, n), 32);
+    const std::uint32_t slices = ceil_div(g.K, k_slice);
+    if (slices > 1 && k_slice > Soc::max_k_slice) continue;
+    if (slices == 1 && k_slice > Soc::max_k_single_op) continue;
+    const std::uint32_t ceiling = detail::grid_ceiling<Soc>(g, spec.sched, k_slice, p.n_tile);
+    if (ceiling == 0) continue;
+    const std::uint32_t m_tiles = ceil_div(g.M, ceiling);
+    std::uint32_t m_tile = ceil_div(g.M, m_tiles);
+    if (g.layout == operand_layout::surface && m_tiles > 1) continue;
+    const std::uint32_t tasks = slices * p.n_tiles * m_tiles;
+    if (best_tasks == 0 || tasks < best_tasks) {
+      best_tasks = tasks;
+      p.slices = slices;
+      p.k_slice = std::min(k_slice, g.K);
+      p.m_tiles = m_tiles;
+      p.m_tile = m_tile;
+    }
+  }
+  if (best_tasks == 0) {
+    if (spec.layout == operand_layout::surface) return make_error(rules::surface_m_tiling, "plan", "M", spec.M);
+    return make_error(rules::m_register_limit, "plan", "M", spec.M);
+  }
+  p.partial = p.slices > 1 ? partial_precision(g.in) : g.out;
+  if (g.layout == operand_layout::row_major) {
+    const std::uint32_t row = matmul_geometry::feature_row_bytes(g.in, g.K);
+    p.feature_pitch = spec.feature_pitch ? spec.feature_pitch : row;
+    if (p.feature_pitch % 16 != 0 || p.feature_pitch < row)
+      return make_error(rules::feature_pitch, "plan", "feature_pitch", p.feature_pitch);
+    const auto out_row = static_cast<std::uint32_t>(bytes_of(p.partial, g.N));
+    p.output_pitch = p.slices == 1 && spec.output_pitch ? spec.output_pitch : out_row;
+    if (p.output_pitch % 16 != 0 || p.output_pitch < out_row)
+      return make_error(rules::output_pitch, "plan", "output_pitch", p.output_pitch);
+    g.feature_pitch = p.feature_pitch;
+    g.output_pitch = p.output_pitch;
+  }
+  return p;
+}
+
+// The spec of one tile, and where its operands start.
+struct plan_tile {
+  matmul_spec spec;
+  matmul_offsets at;
+};
+
+constexpr plan_tile tile_of(const plan_shape& p, std::uint32_t m, std::uint32_t j, std::uint32_t s) {
+  const matmul_geometry& g = p.whole;
+  const bool row = g.layout == operand_layout::row_major;
+  plan_tile t;
+  t.spec = matmul_spec{.in = g.in,
+                       .out = p.partial,
+                       .M = p.rows(m),
+                       .K = p.depth(s),
+                       .N = p.cols(j),
+                       .layout = g.layout,
+                       .sched = g.sched,
+                       .pad = padding::none,
+                       .feature_pitch = row ? p.feature_pitch : 0,
+                       .output_pitch = row ? p.output_pitch : 0};
+  const std::uint32_t out_bytes = static_cast<std::uint32_t>(bytes_of(p.partial, 1));
+  const std::uint32_t slice_outputs = row ? g.M * p.output_pitch : static_cast<std::uint32_t>(bytes_of(p.partial, std::uint64_t{g.M} * g.N));
+  t.at.weight = p.weight_block_offset(j, s);
+  if (row) {
+    t.at.feature = p.m0(m) * p.feature_pitch + static_cast<std::uint32_t>(bytes_of(g.in, p.k0(s)));
+    t.at.output = s * slice_outputs + p.m0(m) * p.output_pitch + p.n0(j) * out_bytes;
+  } else {
+    // Surface: a K slice is a run of whole C2 surfaces of M rows; so is an N tile.
+    t.at.feature = static_cast<std::uint32_t>(bytes_of(g.in, std::uint64_t{p.k0(s)} * g.M));
+    t.at.output = s * slice_outputs + static_cast<std::uint32_t>(bytes_of(p.partial, std::uint64_t{p.n0(j)} * g.M));
+  }
+  return t;
+}
+
+// Bytes each buffer of the plan must hold.
+constexpr std::uint32_t plan_feature_bytes(const plan_shape& p) {
+  const matmul_geometry& g = p.whole;
+  if (g.layout == operand_layout::surface) return static_cast<std::uint32_t>(bytes_of(g.in, std::uint64_t{g.M} * g.K));
+  return (g.M - 1) * p.feature_pitch + matmul_geometry::feature_row_bytes(g.in, g.K);
+}
+constexpr std::uint32_t plan_output_bytes(const plan_shape& p) {
+  const matmul_geometry& g = p.whole;
+  const std::uint32_t per_slice = g.layout == operand_layout::surface
+                                      ? static_cast<std::uint32_t>(bytes_of(p.partial, std::uint64_t{g.M} * g.N))
+                                      : g.M * p.output_pitch;
+  return p.slices * per_slice;
+}
+
+namespace detail {
+// One tile task prepared once per distinct (rows, depth, cols) and validated on its own;
+// the plan's tasks are copies with their own operand offsets. This keeps a plan of
+// thousands of tasks cheap to build at compile time.
+struct tile_template {
+  std::uint32_t rows = 0, depth = 0, cols = 0;
+  program<matmul_task_entries, 1, 4> task;
+};
+
+// The last task image of one ping-pong register group, for delta tasks: tile tasks write
+// the same registers in the same order, so images compare entry by entry.
+struct task_image {
+  std::array<entry, matmul_task_entries> entries{};
+  std::array<slot, 3> slots{};
+  bool valid = false;
+};
+
+constexpr std::uint32_t offset_for(operand_role role, const matmul_offsets& at) {
+  return role == operand_role::feature ? at.feature : role == operand_role::weight ? at.weight : at.output;
+}
+
+// Emits a copy of `tile` at offsets `at`; with `image`, only what differs from it.
+constexpr void emit_tile(program_writer& w, const program<matmul_task_entries, 1, 4>& tile,
+                         const matmul_offsets& at, task_image* image) {
+  const std::uint32_t body = tile.tasks[0].count - 4;
+  std::array<slot, 3> slots{};
+  for (std::uint32_t s = 0; s < tile.slot_count && s < slots.size(); ++s) {
+    slots[s] = tile.slots[s];
+    slots[s].offset = offset_for(slots[s].role, at);
+  }
+  w.begin_task();
+  if (!image || !image->valid) {
+    w.put_body(std::span<const entry>(tile.entries.data(), body), std::span<const slot>(slots.data(), tile.slot_count));
+  } else {
+    const entry* now = tile.entries.data();
+    const entry* before = image->entries.data();
+    std::uint32_t s = 0;
+    for (std::uint32_t i = 0; i < body; ++i) {
+      const bool is_slot = s < tile.slot_count && slots[s].entry == i;
+      if (is_slot) {
+        if (!(slots[s] == image->slots[s]))
+          w.put_raw_slot(now[i], slots[s].role, slots[s].offset, slots[s].extent);
+        ++s;
+      } else if (now[i] != before[i]) {
+        w.put_raw(now[i]);
+      }
+    }
+  }
+  if (image) {
+    image->entries = tile.entries;
+    image->slots = slots;
+    image->valid = true;
+  }
+  w.end_task({.CNA_OP_EN = 1, .CORE_OP_EN = 1, .DPU_OP_EN = 1}, dpu_done_interrupts);
+}
+}  // namespace detail
+
+// Writes every task of the plan: M tile by M tile, then N tile, then K slice.
+template <class Soc = soc::rk3588>
+constexpr void emit_plan(program_writer& w, const plan_shape& p, const plan_options& options = {}) {
+  std::array<detail::tile_template, 8> templates{};  // at most 2 rows x 2 depths x 2 widths
+  std::uint32_t template_count = 0;
+  std::array<detail::task_image, 2> groups{};  // with ping-pong, tasks alternate groups
+  std::uint32_t index = 0;
+  for (std::uint32_t s = 0; s < p.slices && w.ok(); ++s)
+    for (std::uint32_t j = 0; j < p.n_tiles && w.ok(); ++j)
+      for (std::uint32_t m = 0; m < p.m_tiles && w.ok(); ++m, ++index) {
+        const plan_tile t = tile_of(p, m, j, s);
+        const detail::tile_template* tile = nullptr;
+        for (std::uint32_t i = 0; i < template_count; ++i)
+          if (templates[i].rows == t.spec.M && templates[i].depth == t.spec.K && templates[i].cols == t.spec.N)
+            tile = &templates[i];
+        if (!tile) {
+          if (template_count == templates.size()) return w.fail(make_error(rules::program_capacity, "plan templates"));
+          detail::tile_template& fresh = templates[template_count++];
+          fresh.rows = t.spec.M;
+          fresh.depth = t.spec.K;
+          fresh.cols = t.spec.N;
+          const result<matmul_geometry> g = resolve<Soc>(t.spec);
+          if (!g) return w.fail(g.err());
+          if (status st = fresh.task.fill([&](program_writer& tw) { emit_matmul_task<Soc>(tw, g.value()); }); !st)
+            return w.fail(st.err());
+          if (status st = validate<Soc>(fresh.task.view(), "plan tile"); !st) return w.fail(st.err());
+          tile = &fresh;
+        }
+        detail::emit_tile(w, tile->task, t.at, options.delta_tasks ? &groups[index % 2] : nullptr);
+      }
+}
+
+// Entries a plan needs at most (every task full, each aligned to 16 bytes).
+constexpr std::uint32_t plan_entries(const plan_shape& p) { return p.tasks() * matmul_task_entries; }
+
+template <std::size_t Entries, std::size_t Tasks>
+struct matmul_plan {
+  plan_shape shape;
+  program<Entries, Tasks> code;
+};
+
+namespace detail {
+template <plan_shape Shape, plan_options Options, class Soc>
+struct fixed_plan {
+  using type = matmul_plan<plan_entries(Shape), Shape.tasks()>;
+  static constexpr std::pair<type, status> build() {
+    type out{Shape, {}};
+    const status s = out.code.fill([](program_writer& w) { emit_plan<Soc>(w, Shape, Options); });
+    return {out, s ? validate_structure(out.code.view(), "plan") : s};
+  }
+  static constexpr std::pair<type, status> built = build();
+};
+}  // namespace detail
+
+// A plan known at compile time; a violated rule fails with its message.
+template <matmul_spec Spec, plan_options Options = plan_options{}, class Soc = soc::rk3588>
+constexpr auto plan_matmul() {
+  constexpr result<plan_shape> shape = plan<Soc>(Spec, Options);
+  static_assert(report<violated_rule(shape)>());
+  using fixed = detail::fixed_plan<shape.value(), Options, Soc>;
+  static_assert(report<violated_rule(fixed::built.second)>());
+  return fixed::built.first;
+}
+
+}  // namespace regcmd
