@@ -160,7 +160,7 @@ constexpr result<matmul_geometry> resolve(const matmul_spec& s) {
   if (g.sched == schedule::bank_split && g.data_banks > 1 && g.K < bank_split_min_k(in))
     return make_error(rules::small_k_bank_split, "matmul", "K", g.K);
   if (in == precision::fp16 && g.K == 128 && g.M > 256) return make_error(rules::fp16_k128_cap, "matmul", "M", g.M);
-  const std::uint32_t ceiling = m_ceiling<Soc>(in, g.K, g.N, g.sched);
+  const std::uint32_t ceiling = m_ceiling<Soc>(in, g.K, g.sched);
   if (g.M > ceiling || g.data_banks > Soc::cbuf_banks - 1) {
     const rule& r = in == precision::fp16   ? rules::m_ceiling_fp16
                     : in == precision::int8 ? rules::m_ceiling_int8

@@ -81,23 +81,23 @@ struct plan_shape {
 };
 
 namespace detail {
-// The M ceiling every tile of a (k_slice, n_tile) grid meets: the smallest over the slice
-// and tile sizes that occur (the last slice and tile may be narrower, with another
-// schedule).
+// The M ceiling every tile of a grid with K slices of `k_slice` meets: the smallest over
+// the slice sizes that occur (the last may be narrower, with another schedule). Row-major
+// tiles use the scheduler; surface tiles implementation A's split, which is the bank split
+// whenever K allows it.
 template <class Soc>
-constexpr std::uint32_t grid_ceiling(const matmul_geometry& g, schedule requested, std::uint32_t k_slice,
-                                     std::uint32_t n_tile) {
+constexpr std::uint32_t grid_ceiling(const matmul_geometry& g, schedule requested, std::uint32_t k_slice) {
   std::uint32_t ceiling = 1022;  // FEATURE_GRAINS (10 bits) holds M + 1
   const std::uint32_t depths[] = {k_slice, g.K % k_slice ? g.K % k_slice : k_slice};
-  const std::uint32_t widths[] = {n_tile, g.N % n_tile ? g.N % n_tile : n_tile};
-  for (std::uint32_t k : depths)
-    for (std::uint32_t n : widths) {
-      const schedule s = resolve_schedule(requested, g.in, k);
-      std::uint32_t c = m_ceiling<Soc>(g.in, k, n, s);
-      if (g.in == precision::fp16 && k == 128) c = std::min(c, 256u);
-      if (s == schedule::bank_split && k < bank_split_min_k(g.in)) c = std::min(c, m_ceiling<Soc>(g.in, k, n, schedule::template_split));
-      ceiling = std::min(ceiling, c);
-    }
+  for (std::uint32_t k : depths) {
+    schedule s = resolve_schedule(requested, g.in, k);
+    if (g.layout == operand_layout::surface)
+      s = k >= bank_split_min_k(g.in) ? schedule::bank_split : schedule::template_split;
+    if (s == schedule::bank_split && k < bank_split_min_k(g.in)) s = schedule::template_split;
+    std::uint32_t c = m_ceiling<Soc>(g.in, k, s);
+    if (g.in == precision::fp16 && k == 128) c = std::min(c, 256u);
+    ceiling = std::min(ceiling, c);
+  }
   return ceiling;
 }
 }  // namespace detail
@@ -132,7 +132,7 @@ constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& o
     const std::uint32_t slices = ceil_div(g.K, k_slice);
     if (slices > 1 && k_slice > Soc::max_k_slice) continue;
     if (slices == 1 && k_slice > Soc::max_k_single_op) continue;
-    const std::uint32_t ceiling = detail::grid_ceiling<Soc>(g, spec.sched, k_slice, p.n_tile);
+    const std::uint32_t ceiling = detail::grid_ceiling<Soc>(g, spec.sched, k_slice);
     if (ceiling == 0) continue;
     const std::uint32_t m_tiles = ceil_div(g.M, ceiling);
     std::uint32_t m_tile = ceil_div(g.M, m_tiles);
@@ -223,19 +223,20 @@ struct tile_template {
   program<matmul_task_entries, 1, 4> task;
 };
 
-// The last task image of one ping-pong register group, for delta tasks: tile tasks write
-// the same registers in the same order, so images compare entry by entry.
+// What one ping-pong register group last held, for delta tasks: which template (tile
+// tasks write the same registers in the same order, so templates compare entry by entry)
+// and the slots as patched.
 struct task_image {
-  std::array<entry, matmul_task_entries> entries{};
+  const program<matmul_task_entries, 1, 4>* tile = nullptr;
   std::array<slot, 3> slots{};
-  bool valid = false;
 };
 
 constexpr std::uint32_t offset_for(operand_role role, const matmul_offsets& at) {
   return role == operand_role::feature ? at.feature : role == operand_role::weight ? at.weight : at.output;
 }
 
-// Emits a copy of `tile` at offsets `at`; with `image`, only what differs from it.
+// Emits a copy of `tile` at offsets `at`; with `image`, only what differs from it: the
+// slots when the template is the same one, else the entries too.
 constexpr void emit_tile(program_writer& w, const program<matmul_task_entries, 1, 4>& tile,
                          const matmul_offsets& at, task_image* image) {
   const std::uint32_t body = tile.tasks[0].count - 4;
@@ -245,17 +246,19 @@ constexpr void emit_tile(program_writer& w, const program<matmul_task_entries, 1
     slots[s].offset = offset_for(slots[s].role, at);
   }
   w.begin_task();
-  if (!image || !image->valid) {
+  if (!image || !image->tile) {
     w.put_body(std::span<const entry>(tile.entries.data(), body), std::span<const slot>(slots.data(), tile.slot_count));
+  } else if (image->tile == &tile) {
+    for (std::uint32_t s = 0; s < tile.slot_count; ++s)
+      if (!(slots[s] == image->slots[s]))
+        w.put_raw_slot(tile.entries[slots[s].entry], slots[s].role, slots[s].offset, slots[s].extent);
   } else {
     const entry* now = tile.entries.data();
-    const entry* before = image->entries.data();
+    const entry* before = image->tile->entries.data();
     std::uint32_t s = 0;
     for (std::uint32_t i = 0; i < body; ++i) {
-      const bool is_slot = s < tile.slot_count && slots[s].entry == i;
-      if (is_slot) {
-        if (!(slots[s] == image->slots[s]))
-          w.put_raw_slot(now[i], slots[s].role, slots[s].offset, slots[s].extent);
+      if (s < tile.slot_count && slots[s].entry == i) {
+        if (!(slots[s] == image->slots[s])) w.put_raw_slot(now[i], slots[s].role, slots[s].offset, slots[s].extent);
         ++s;
       } else if (now[i] != before[i]) {
         w.put_raw(now[i]);
@@ -263,11 +266,10 @@ constexpr void emit_tile(program_writer& w, const program<matmul_task_entries, 1
     }
   }
   if (image) {
-    image->entries = tile.entries;
+    image->tile = &tile;
     image->slots = slots;
-    image->valid = true;
   }
-  w.end_task({.CNA_OP_EN = 1, .CORE_OP_EN = 1, .DPU_OP_EN = 1}, dpu_done_interrupts);
+  w.end_task(tile.entries[body + 3], tile.tasks[0].int_mask);
 }
 }  // namespace detail
 

@@ -55,12 +55,6 @@ constexpr std::uint32_t feature_grains(precision in, std::uint32_t M, std::uint3
   return std::min(M + 1, rows_per_tile<Soc>(in, K));
 }
 
-// Banks the weights need to stay CBUF-resident (int8 keeps them resident; fp16 streams).
-template <class Soc = soc::rk3588>
-constexpr std::uint32_t weight_banks_needed(precision in, std::uint32_t K, std::uint32_t N) {
-  return ceil_div(bytes_of(in, std::uint64_t{K} * N), Soc::cbuf_bank_bytes);
-}
-
 // DATA_BANK for a row-major matmul.
 //   template_split: 1 (0xb1).
 //   bank_split fp16: the banks M rows of K fp16 occupy, ceil(M*K*2 / 32 KiB). This is the
@@ -75,14 +69,15 @@ constexpr std::uint32_t data_banks(precision in, std::uint32_t M, std::uint32_t 
   return std::max(1u, ceil_div(bytes_of(in, std::uint64_t{M} * K), Soc::cbuf_bank_bytes));
 }
 
-// The largest M one op takes (0 when K is beyond what the schedule can hold at all).
+// The largest M one op takes (0 when nothing fits).
 //   fp16: 16384/K (template, one bank) or 180224/K (bank split, 11 banks of K*2-byte rows).
-//   int8: 32768/K (template, one bank) or, bank split, 64-row groups while the weights stay
-//     resident: 64 * max(1, floor((12 - wb) / w)), w = K/512, wb = weight banks; at N = 64
-//     (wb = w) this is the reference's 64*floor(12/w - 1): 704/320/128/64 at K=512..4096.
+//   int8: 32768/K (template, one bank) or, bank split, 64*floor(12/w - 1) with w = K/512
+//     and at least one 64-row group: 704/320/128/64 at K = 512/1024/2048/4096. The split
+//     walks data-ward as M grows and int8 keeps its weight CBUF-resident, so it stops
+//     earlier than fp16; the reference measured this at N = 64.
 //   int4: rows x K <= 16384 (reference "0x107c").
 template <class Soc = soc::rk3588>
-constexpr std::uint32_t m_ceiling(precision in, std::uint32_t K, std::uint32_t N, schedule s) {
+constexpr std::uint32_t m_ceiling(precision in, std::uint32_t K, schedule s) {
   const std::uint32_t banks = Soc::cbuf_banks;
   const std::uint32_t bank = Soc::cbuf_bank_bytes;
   switch (in) {
@@ -90,11 +85,8 @@ constexpr std::uint32_t m_ceiling(precision in, std::uint32_t K, std::uint32_t N
       return s == schedule::bank_split ? (banks - 1) * bank / (2 * K) : bank / (2 * K);
     case precision::int8: {
       if (s != schedule::bank_split) return bank / K;
-      const std::uint32_t wb = weight_banks_needed<Soc>(in, K, N);
-      if (wb >= banks) return 0;
-      // groups = floor((12 - wb) / (K/512)), in integers
-      const std::uint32_t groups = (banks - wb) * 512 / K;
-      return 64 * std::max(1u, groups);
+      const std::uint32_t w_units = banks * 512 / K;  // floor(12 / w)
+      return 64 * std::max(1u, w_units > 0 ? w_units - 1 : 0u);
     }
     case precision::int4: return 16384 / K;
     default: return 0;

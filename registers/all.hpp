@@ -4,6 +4,7 @@
 // span registers are checked here, once: no two registers share a (block, offset) or a
 // name. (Each register checks its own fields where it is declared.)
 
+#include <algorithm>
 #include <array>
 #include <boost/hana/for_each.hpp>
 #include <boost/hana/size.hpp>
@@ -83,19 +84,20 @@ inline constexpr auto register_table = boost::hana::unpack(reg::register_blocks,
 inline constexpr std::span<const field_info> op_enable_fields = fields_of<reg::GLOBAL_OPERATION_ENABLE>;
 
 namespace detail {
+// Sorted copies make both checks n log n: they run in every translation unit that
+// includes the map, and constant evaluation counts each comparison.
 constexpr bool registers_have_unique_addresses() {
-  for (std::size_t i = 0; i < register_table.size(); ++i)
-    for (std::size_t j = i + 1; j < register_table.size(); ++j)
-      if (register_table[i].block == register_table[j].block &&
-          register_table[i].offset == register_table[j].offset)
-        return false;
-  return true;
+  std::array<std::uint32_t, register_table.size()> keys{};
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    keys[i] = std::uint32_t{static_cast<std::uint16_t>(register_table[i].block)} << 16 | register_table[i].offset;
+  std::sort(keys.begin(), keys.end());
+  return std::adjacent_find(keys.begin(), keys.end()) == keys.end();
 }
 constexpr bool registers_have_unique_names() {
-  for (std::size_t i = 0; i < register_table.size(); ++i)
-    for (std::size_t j = i + 1; j < register_table.size(); ++j)
-      if (register_table[i].name == register_table[j].name) return false;
-  return true;
+  std::array<std::string_view, register_table.size()> names{};
+  for (std::size_t i = 0; i < names.size(); ++i) names[i] = register_table[i].name;
+  std::sort(names.begin(), names.end());
+  return std::adjacent_find(names.begin(), names.end()) == names.end();
 }
 }  // namespace detail
 

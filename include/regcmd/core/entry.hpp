@@ -76,9 +76,12 @@ inline constexpr std::uint16_t op_enable_preamble_target = 0x0041;
 inline constexpr std::uint16_t op_enable_target = 0x0081;
 inline constexpr std::uint16_t op_enable_offset = 0x0008;
 
+// `entry{}` is the zero qword. The default constructor is trivial on purpose: a program's
+// storage of thousands of entries then zero-initialises without a per-entry constructor
+// call, which constant evaluation would count step by step.
 class entry {
  public:
-  constexpr entry() = default;
+  entry() = default;
 
   static constexpr entry from_bits(std::uint64_t bits) { return entry{bits}; }
 
@@ -122,7 +125,7 @@ class entry {
 
  private:
   constexpr explicit entry(std::uint64_t bits) : bits_{bits} {}
-  std::uint64_t bits_ = 0;
+  std::uint64_t bits_;
 };
 
 // The word the TRM requires before the op-enable entry: 0x0041'0000'0000'0000.

@@ -40,7 +40,8 @@ namespace regcmd {
 // reference / the recipes where mainline is silent (each such declaration cites it).
 enum class provenance : std::uint8_t { mainline, reference };
 
-// One field of a register type R, by member pointer; `name` is the mainline field name.
+// One field of a register type R, by member pointer; `name` is the mainline field name
+// (a plain pointer: measuring it costs constant-evaluation steps, and only errors need it).
 template <auto Member>
 struct field_ref;
 
@@ -49,7 +50,7 @@ struct field_ref<Member> {
   using register_type = R;
   using field_type = F;
   static constexpr auto member = Member;
-  std::string_view name;
+  const char* name;
 };
 
 namespace detail {

@@ -173,40 +173,49 @@ class program_writer {
     if (entries_.size() - entry_count_ < body.size()) return fail(make_error(rules::program_capacity, "entries"));
     if (slots_.size() - slot_count_ < body_slots.size()) return fail(make_error(rules::program_capacity, "slots"));
     entry* out = entries_.data() + entry_count_;
-    for (const entry& e : body) *out++ = e;
-    for (slot s : body_slots) {
-      s.entry += entry_count_;
-      slots_[slot_count_++] = s;
+    const entry* in = body.data();
+    for (std::size_t i = 0, n = body.size(); i != n; ++i) out[i] = in[i];
+    slot* slots_out = slots_.data() + slot_count_;
+    for (std::size_t i = 0, n = body_slots.size(); i != n; ++i) {
+      slots_out[i] = body_slots.data()[i];
+      slots_out[i].entry += entry_count_;
     }
+    slot_count_ += static_cast<std::uint32_t>(body_slots.size());
     entry_count_ += static_cast<std::uint32_t>(body.size());
   }
 
   // Closes the task with its tail: PC_BASE_ADDRESS and PC_REGISTER_AMOUNTS (0 until a
   // following task links them), the 0x0041 preamble, then the op-enable entry.
   constexpr void end_task(const reg::GLOBAL_OPERATION_ENABLE& enable, std::uint32_t int_mask) {
-    if (!in_task_) return fail(make_error(rules::task_structure));
-    in_task_ = false;
-    put(reg::PC_BASE_ADDRESS{});
-    put(reg::PC_REGISTER_AMOUNTS{});
-    put_raw(op_enable_preamble());
     result<entry> op = op_enable(enable);
     if (!op) return fail(op.err());
-    put_raw(op.value());
+    end_task(op.value(), int_mask);
+  }
+
+  // The same with the op-enable entry already encoded (copies of a prepared task).
+  constexpr void end_task(entry op_enable_entry, std::uint32_t int_mask) {
+    if (!in_task_) return fail(make_error(rules::task_structure));
+    in_task_ = false;
+    put_raw(tail_base_);
+    put_raw(tail_amount_);
+    put_raw(op_enable_preamble());
+    put_raw(op_enable_entry);
     if (!ok()) return;
     if (task_count_ == tasks_.size()) return fail(make_error(rules::program_capacity, "tasks"));
-    const task t{task_first_, entry_count_ - task_first_, op.value().value(), int_mask};
-    if (task_count_ > 0) link(tasks_[task_count_ - 1], t);
-    tasks_[task_count_++] = t;
+    const task t{task_first_, entry_count_ - task_first_, op_enable_entry.value(), int_mask};
+    if (task_count_ > 0) link(tasks_.data()[task_count_ - 1], t);
+    tasks_.data()[task_count_++] = t;
   }
 
  private:
+  // Raw pointers, not span indexing: in constant evaluation every checked access is steps.
   constexpr void append(entry e) {
     if (entry_count_ == entries_.size()) return fail(make_error(rules::program_capacity, "entries"));
-    entries_[entry_count_++] = e;
+    entries_.data()[entry_count_++] = e;
   }
   constexpr void add_slot(const slot& s) {
     if (slot_count_ == slots_.size()) return fail(make_error(rules::program_capacity, "slots"));
-    slots_[slot_count_++] = s;
+    slots_.data()[slot_count_++] = s;
   }
   // The previous task's tail points the PC at `next` and says how much to fetch of it. Its
   // slot goes before the slots of `next`, keeping the table in entry order.
@@ -214,12 +223,18 @@ class program_writer {
     const std::uint32_t tail = previous.first + previous.count - 4;
     add_slot(slot{});
     if (!ok()) return;
-    for (std::uint32_t i = slot_count_ - 1; i > task_first_slot_; --i) slots_[i] = slots_[i - 1];
-    slots_[task_first_slot_] = slot{tail, operand_role::regcmd, next.first * 8, next.count * 8};
-    result<entry> amount = encode(reg::PC_REGISTER_AMOUNTS{.PC_DATA_AMOUNT = pc_fetch_amount(next.count)});
-    if (!amount) return fail(amount.err());
-    entries_[tail + 1] = amount.value();
+    slot* slots = slots_.data();
+    for (std::uint32_t i = slot_count_ - 1; i > task_first_slot_; --i) slots[i] = slots[i - 1];
+    slots[task_first_slot_] = slot{tail, operand_role::regcmd, next.first * 8, next.count * 8};
+    const std::uint32_t amount = pc_fetch_amount(next.count);
+    if (const rule* violated = check_field(decltype(reg::PC_REGISTER_AMOUNTS::PC_DATA_AMOUNT)::shape, amount))
+      return fail(make_error(*violated, reg::PC_REGISTER_AMOUNTS::name, "PC_DATA_AMOUNT", amount));
+    entries_.data()[tail + 1] = tail_amount_.with_value(amount);
   }
+
+  // The tail's first two entries before linking, encoded once.
+  static constexpr entry tail_base_ = encode(reg::PC_BASE_ADDRESS{}).value();
+  static constexpr entry tail_amount_ = encode(reg::PC_REGISTER_AMOUNTS{}).value();
 
   std::span<entry> entries_;
   std::span<slot> slots_;

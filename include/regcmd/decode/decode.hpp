@@ -28,7 +28,7 @@ struct decoded_field {
 };
 
 struct decoded_entry {
-  entry raw;
+  entry raw{};
   entry_kind kind = entry_kind::unknown_target;
   const register_info* reg = nullptr;  // set for a register of the map
   std::string_view name;               // register name or special-entry name; empty if unknown

@@ -6,6 +6,7 @@
 // it persists into later tasks (delta tasks rely on that); with ping-pong the two register
 // groups alternate task by task. The per-op rules are evaluated at each task's op-enable.
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -56,24 +57,41 @@ constexpr bool is_register(entry e, block_id b, std::uint16_t offset) {
   return e.target() == static_cast<std::uint16_t>(b) && e.offset() == offset;
 }
 
-// The registers with an address field, found once in the register table.
+// The registers with an address field, found once in the register table and sorted by
+// offset (offsets are unique across blocks: each block owns its own window).
 struct address_register {
   std::uint16_t target = 0;
   std::uint16_t offset = 0;
   std::string_view name;
 };
+inline constexpr std::size_t address_register_count = [] {
+  std::size_t n = 0;
+  for (const register_info& r : register_table)
+    for (const field_info& f : r.fields) n += f.shape.kind == field_kind::address;
+  return n;
+}();
 inline constexpr auto address_registers = [] {
-  std::array<address_register, 16> out{};
+  std::array<address_register, address_register_count> out{};
   std::size_t n = 0;
   for (const register_info& r : register_table)
     for (const field_info& f : r.fields)
       if (f.shape.kind == field_kind::address) out[n++] = {static_cast<std::uint16_t>(r.block), r.offset, r.name};
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.offset < b.offset; });
   return out;
 }();
 
+// Binary search: programs are validated entry by entry at compile time, where every
+// comparison is a counted step.
 constexpr const address_register* address_register_of(entry e) {
-  for (const address_register& a : address_registers)
-    if (a.target == e.target() && a.offset == e.offset() && !a.name.empty()) return &a;
+  const address_register* table = address_registers.data();
+  const std::uint16_t offset = e.offset();
+  std::size_t lo = 0, hi = address_registers.size();
+  while (lo < hi) {
+    const std::size_t mid = (lo + hi) / 2;
+    if (table[mid].offset < offset) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo < address_registers.size() && table[lo].offset == offset && table[lo].target == e.target()) return &table[lo];
   return nullptr;
 }
 
@@ -130,15 +148,15 @@ namespace detail {
 // Walks the slot table along ascending entry indices (slots are kept in entry order).
 class slot_cursor {
  public:
-  constexpr explicit slot_cursor(std::span<const slot> slots) : slots_{slots} {}
+  constexpr explicit slot_cursor(std::span<const slot> slots) : next_{slots.data()}, end_{slots.data() + slots.size()} {}
   constexpr bool is_slot(std::uint32_t entry_index) {
-    while (next_ < slots_.size() && slots_[next_].entry < entry_index) ++next_;
-    return next_ < slots_.size() && slots_[next_].entry == entry_index;
+    while (next_ != end_ && next_->entry < entry_index) ++next_;
+    return next_ != end_ && next_->entry == entry_index;
   }
 
  private:
-  std::span<const slot> slots_;
-  std::size_t next_ = 0;
+  const slot* next_;
+  const slot* end_;
 };
 
 // The tail of task t: PC_BASE_ADDRESS (a slot to the next task, or 0 ending the chain),
@@ -146,13 +164,13 @@ class slot_cursor {
 // op-enable with the task's mask; and a pair-complete interrupt mask.
 constexpr status check_tail(const program_view& p, std::size_t t, slot_cursor& slots, std::string_view where) {
   using namespace reg;
-  const task& k = p.tasks[t];
+  const task& k = p.tasks.data()[t];
   const std::uint32_t tail = k.first + k.count - 4;
-  const entry* tl = &p.entries[tail];
+  const entry* tl = p.entries.data() + tail;
   const bool chained = t + 1 < p.tasks.size();
   if (!is_register(tl[0], block_id::pc, PC_BASE_ADDRESS::offset) || tl[0].value() != 0 ||
       chained != slots.is_slot(tail) || !is_register(tl[1], block_id::pc, PC_REGISTER_AMOUNTS::offset) ||
-      tl[1].value() != (chained ? pc_fetch_amount(p.tasks[t + 1].count) : 0) || tl[2] != op_enable_preamble() ||
+      tl[1].value() != (chained ? pc_fetch_amount(p.tasks.data()[t + 1].count) : 0) || tl[2] != op_enable_preamble() ||
       kind_of(tl[3]) != entry_kind::op_enable || tl[3].offset() != op_enable_offset || tl[3].value() != k.enable_mask)
     return make_error(rules::tail_complete, where, "task", t);
   if (!pair_complete(k.int_mask)) return make_error(rules::task_interrupts, where, "task", t);
@@ -160,11 +178,13 @@ constexpr status check_tail(const program_view& p, std::size_t t, slot_cursor& s
 }
 
 constexpr status check_slots(const program_view& p, std::string_view where) {
-  for (std::size_t i = 0; i < p.slots.size(); ++i) {
-    const slot& s = p.slots[i];
-    if (s.entry >= p.entries.size() || !address_register_of(p.entries[s.entry]) || p.entries[s.entry].value() != 0 ||
-        (i > 0 && p.slots[i - 1].entry >= s.entry))
+  const entry* entries = p.entries.data();
+  const slot* previous = nullptr;
+  for (const slot& s : p.slots) {
+    if (s.entry >= p.entries.size() || !address_register_of(entries[s.entry]) || entries[s.entry].value() != 0 ||
+        (previous && previous->entry >= s.entry))
       return make_error(rules::address_slots, where, name_of(s.role), s.entry);
+    previous = &s;
   }
   return {};
 }
@@ -180,7 +200,7 @@ constexpr status validate_structure(const program_view& p, std::string_view wher
   if (status s = detail::check_slots(p, where); !s) return s;
   detail::slot_cursor slots{p.slots};
   for (std::size_t t = 0; t < p.tasks.size(); ++t) {
-    if (!detail::task_in_bounds(p, p.tasks[t])) return make_error(rules::tail_complete, where, "task", t);
+    if (!detail::task_in_bounds(p, p.tasks.data()[t])) return make_error(rules::tail_complete, where, "task", t);
     if (status s = detail::check_tail(p, t, slots, where); !s) return s;
   }
   return {};
@@ -207,6 +227,60 @@ constexpr status validate(const program_view& p, std::string_view where = "progr
     }
     if (status s = detail::check_tail(p, t, slots, where); !s) return s;
     if (status s = detail::check_op<Soc>(state, k.enable_mask, where); !s) return s;
+  }
+  return {};
+}
+
+}  // namespace regcmd
+
+namespace regcmd {
+
+// A hand-authored program, checked by every program rule at compile time:
+//
+//   constexpr auto p = checked_program<128, 1, [](program_writer& w) {
+//     w.begin_task();
+//     w.put(reg::CNA_CBUF_CON0{.DATA_BANK = 1, .WEIGHT_BANK = 11});
+//     ...
+//     w.end_task({.CNA_OP_EN = 1, .CORE_OP_EN = 1, .DPU_OP_EN = 1}, dpu_done_interrupts);
+//   }>();
+//
+// A violated rule fails with its message; run-time programs use validate() on their view.
+template <std::size_t Entries, std::size_t Tasks, auto Build, class Soc = soc::rk3588>
+constexpr program<Entries, Tasks> checked_program() {
+  struct built_program {
+    program<Entries, Tasks> code;
+    status outcome;
+  };
+  constexpr built_program built = [] {
+    built_program b{};
+    b.outcome = b.code.fill(Build);
+    if (b.outcome) b.outcome = validate<Soc>(b.code.view());
+    return b;
+  }();
+  static_assert(report<violated_rule(built.outcome)>());
+  return built.code;
+}
+
+}  // namespace regcmd
+
+namespace regcmd {
+
+// Operand base addresses, by role.
+using operand_addresses = std::array<std::uint64_t, operand_role_count>;
+
+// Writes IOVA + offset of every slot into `entries` (a copy of the program's entries),
+// with the address field's own checks (32 bits, alignment to its lowest bit).
+constexpr status patch_slots(std::span<entry> entries, std::span<const slot> slots, const operand_addresses& base) {
+  for (const slot& s : slots) {
+    const std::uint64_t address = base[static_cast<std::size_t>(s.role)] + s.offset;
+    const detail::address_register* reg = detail::address_register_of(entries[s.entry]);
+    if (reg == nullptr) return make_error(rules::address_slots, "bind", name_of(s.role), s.entry);
+    if (address > 0xffff'ffffu) return make_error(rules::iova_32bit, reg->name, name_of(s.role), address);
+    const register_info* info = find_register(*block_from_target(entries[s.entry].target()), entries[s.entry].offset());
+    for (const field_info& f : info->fields)
+      if (f.shape.kind == field_kind::address)
+        if (const rule* violated = check_field(f.shape, address)) return make_error(*violated, reg->name, f.name, address);
+    entries[s.entry] = entries[s.entry].with_value(static_cast<std::uint32_t>(address));
   }
   return {};
 }

@@ -1,0 +1,11 @@
+// LINE_STRIDE counts 16-byte units: a pitch of 100 bytes cannot be expressed.
+// EXPECT: regcmd rule feature-pitch:
+#include <regcmd/programs/matmul.hpp>
+
+using namespace regcmd;
+
+#ifdef REGCMD_COMPILE_FAIL
+inline constexpr auto program = matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64, .feature_pitch = 100}>();
+#else
+inline constexpr auto program = matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64, .feature_pitch = 256}>();
+#endif

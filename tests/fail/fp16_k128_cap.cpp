@@ -1,0 +1,11 @@
+// fp16 at K = 128 is correct only up to M = 256.
+// EXPECT: regcmd rule fp16-k128-cap:
+#include <regcmd/programs/matmul.hpp>
+
+using namespace regcmd;
+
+#ifdef REGCMD_COMPILE_FAIL
+inline constexpr auto program = matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 320, .K = 128, .N = 64}>();
+#else
+inline constexpr auto program = matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 256, .K = 128, .N = 64}>();
+#endif

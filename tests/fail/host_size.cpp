@@ -1,0 +1,25 @@
+// A packer refuses a host array of the wrong size.
+// EXPECT: regcmd rule host-size:
+#include <array>
+#include <cstdint>
+
+#include <regcmd/programs/packing.hpp>
+
+using namespace regcmd;
+
+#ifdef REGCMD_COMPILE_FAIL
+inline constexpr status packed = [] {
+  const auto g = resolve(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 16}).value();
+  std::array<float, 4 * 63> a{};
+  std::array<std::uint8_t, 512> out{};
+  return pack_features<float>(g, a, out);
+}();
+#else
+inline constexpr status packed = [] {
+  const auto g = resolve(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 16}).value();
+  std::array<float, 4 * 64> a{};
+  std::array<std::uint8_t, 512> out{};
+  return pack_features<float>(g, a, out);
+}();
+#endif
+static_assert(report<violated_rule(packed)>());

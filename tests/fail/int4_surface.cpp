@@ -1,0 +1,11 @@
+// No source gives an int4 surface layout.
+// EXPECT: regcmd rule int4-surface:
+#include <regcmd/programs/matmul.hpp>
+
+using namespace regcmd;
+
+#ifdef REGCMD_COMPILE_FAIL
+inline constexpr auto program = matmul<matmul_spec{.in = precision::int4, .out = precision::int16, .M = 4, .K = 64, .N = 64, .layout = operand_layout::surface}>();
+#else
+inline constexpr auto program = matmul<matmul_spec{.in = precision::int4, .out = precision::int16, .M = 4, .K = 64, .N = 64}>();
+#endif

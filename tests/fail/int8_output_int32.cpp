@@ -1,0 +1,11 @@
+// An int8 matmul writing a requantized int8 output never completes (ETIMEDOUT).
+// EXPECT: regcmd rule int8-output-int32:
+#include <regcmd/programs/matmul.hpp>
+
+using namespace regcmd;
+
+#ifdef REGCMD_COMPILE_FAIL
+inline constexpr auto program = matmul<matmul_spec{.in = precision::int8, .out = precision::int8, .M = 1, .K = 64, .N = 64}>();
+#else
+inline constexpr auto program = matmul<matmul_spec{.in = precision::int8, .out = precision::int32, .M = 1, .K = 64, .N = 64}>();
+#endif

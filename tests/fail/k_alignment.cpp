@@ -1,0 +1,11 @@
+// With padding::none, K must be a multiple of 32.
+// EXPECT: regcmd rule k-alignment:
+#include <regcmd/programs/matmul.hpp>
+
+using namespace regcmd;
+
+#ifdef REGCMD_COMPILE_FAIL
+inline constexpr auto program = matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 40, .N = 64, .pad = padding::none}>();
+#else
+inline constexpr auto program = matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 64, .N = 64, .pad = padding::none}>();
+#endif

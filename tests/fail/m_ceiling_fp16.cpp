@@ -1,0 +1,11 @@
+// fp16 K = 512 with the bank split holds 352 rows (11 banks).
+// EXPECT: regcmd rule m-ceiling-fp16:
+#include <regcmd/programs/matmul.hpp>
+
+using namespace regcmd;
+
+#ifdef REGCMD_COMPILE_FAIL
+inline constexpr auto program = matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 353, .K = 512, .N = 64}>();
+#else
+inline constexpr auto program = matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 352, .K = 512, .N = 64}>();
+#endif

@@ -1,0 +1,11 @@
+// int4 rows x K <= 16384: 32 rows at K = 512.
+// EXPECT: regcmd rule m-ceiling-int4:
+#include <regcmd/programs/matmul.hpp>
+
+using namespace regcmd;
+
+#ifdef REGCMD_COMPILE_FAIL
+inline constexpr auto program = matmul<matmul_spec{.in = precision::int4, .out = precision::int16, .M = 33, .K = 512, .N = 64}>();
+#else
+inline constexpr auto program = matmul<matmul_spec{.in = precision::int4, .out = precision::int16, .M = 32, .K = 512, .N = 64}>();
+#endif

@@ -1,0 +1,11 @@
+// int8 K = 1024 holds 320 rows: 64*floor(12/2 - 1).
+// EXPECT: regcmd rule m-ceiling-int8:
+#include <regcmd/programs/matmul.hpp>
+
+using namespace regcmd;
+
+#ifdef REGCMD_COMPILE_FAIL
+inline constexpr auto program = matmul<matmul_spec{.in = precision::int8, .out = precision::int32, .M = 321, .K = 1024, .N = 64}>();
+#else
+inline constexpr auto program = matmul<matmul_spec{.in = precision::int8, .out = precision::int32, .M = 320, .K = 1024, .N = 64}>();
+#endif

@@ -1,0 +1,11 @@
+// FEATURE_GRAINS = min(M + 1, R) must fit its 10 bits.
+// EXPECT: regcmd rule m-register-limit:
+#include <regcmd/programs/matmul.hpp>
+
+using namespace regcmd;
+
+#ifdef REGCMD_COMPILE_FAIL
+inline constexpr auto program = matmul<matmul_spec{.in = precision::int8, .out = precision::int32, .M = 1023, .K = 32, .N = 64}>();
+#else
+inline constexpr auto program = matmul<matmul_spec{.in = precision::int8, .out = precision::int32, .M = 1022, .K = 32, .N = 64}>();
+#endif

@@ -1,0 +1,11 @@
+// With padding::none, fp16 N must be a multiple of 16.
+// EXPECT: regcmd rule n-alignment:
+#include <regcmd/programs/matmul.hpp>
+
+using namespace regcmd;
+
+#ifdef REGCMD_COMPILE_FAIL
+inline constexpr auto program = matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 64, .N = 40, .pad = padding::none}>();
+#else
+inline constexpr auto program = matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 64, .N = 48, .pad = padding::none}>();
+#endif

@@ -1,0 +1,11 @@
+// N above 8192 is silently wrong.
+// EXPECT: regcmd rule n-max:
+#include <regcmd/programs/matmul.hpp>
+
+using namespace regcmd;
+
+#ifdef REGCMD_COMPILE_FAIL
+inline constexpr auto program = matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 64, .N = 8208}>();
+#else
+inline constexpr auto program = matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 64, .N = 8192}>();
+#endif

@@ -1,0 +1,11 @@
+// fp16 inputs cannot produce an int32 output.
+// EXPECT: regcmd rule precision-pair:
+#include <regcmd/programs/matmul.hpp>
+
+using namespace regcmd;
+
+#ifdef REGCMD_COMPILE_FAIL
+inline constexpr auto program = matmul<matmul_spec{.in = precision::fp16, .out = precision::int32, .M = 1, .K = 64, .N = 64}>();
+#else
+inline constexpr auto program = matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 64, .N = 64}>();
+#endif

@@ -1,0 +1,11 @@
+// A bank split below K = 96 (fp16) makes the MACs emit zeros.
+// EXPECT: regcmd rule small-k-bank-split:
+#include <regcmd/programs/matmul.hpp>
+
+using namespace regcmd;
+
+#ifdef REGCMD_COMPILE_FAIL
+inline constexpr auto program = matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 512, .K = 64, .N = 64, .sched = schedule::bank_split}>();
+#else
+inline constexpr auto program = matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 256, .K = 64, .N = 64, .sched = schedule::template_split}>();
+#endif

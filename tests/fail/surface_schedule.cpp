@@ -1,0 +1,11 @@
+// The surface layout always uses A's bank split.
+// EXPECT: regcmd rule surface-schedule:
+#include <regcmd/programs/matmul.hpp>
+
+using namespace regcmd;
+
+#ifdef REGCMD_COMPILE_FAIL
+inline constexpr auto program = matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64, .layout = operand_layout::surface, .sched = schedule::template_split}>();
+#else
+inline constexpr auto program = matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64, .layout = operand_layout::surface}>();
+#endif

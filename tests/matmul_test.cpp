@@ -1,0 +1,310 @@
+// Matmul programs against the register values of the recipes and the reference, typed by
+// hand from matmul-recipe §1.1 (implementation A), §2.2 (B) and the reference's tables.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include <regcmd/programs/matmul.hpp>
+
+using namespace regcmd;
+
+namespace {
+struct write {
+  std::uint16_t target, offset;
+  std::uint32_t value;
+};
+
+matmul_program built(const matmul_spec& s) {
+  const auto r = build_matmul(s);
+  REQUIRE_MESSAGE(r.ok(), r.err().id());
+  return r.value();
+}
+
+// The value written to (target, offset), which must be written exactly once.
+std::uint32_t value_at(const matmul_program& p, std::uint16_t target, std::uint16_t offset) {
+  std::uint32_t value = 0, seen = 0;
+  for (const entry& e : p.code.code())
+    if (e.target() == target && e.offset() == offset) {
+      value = e.value();
+      ++seen;
+    }
+  REQUIRE(seen == 1);
+  return value;
+}
+}  // namespace
+
+TEST_CASE("implementation A, fp16 x fp16 -> fp32, M=4 K=64 N=64: all 104 register writes") {
+  // matmul-recipe §1.1, evaluated for M=4, K=64, N=64 (addresses 0 until bind)
+  constexpr std::array<write, 104> a{{
+      {0x1001, 0x4004, 0xe},        {0x0201, 0x100c, 0x120},      {0x0201, 0x1010, 0x50},
+      {0x0201, 0x1014, 0x9},        {0x0201, 0x1020, 0x10004},    {0x0201, 0x1024, 0x3f0040},
+      {0x0201, 0x1028, 0x1},        {0x0201, 0x102c, 0x4},        {0x0201, 0x1030, 0x2000},
+      {0x0201, 0x1034, 0x80},       {0x0201, 0x1038, 0x1010040},  {0x0201, 0x1040, 0xb1},
+      {0x0201, 0x1044, 0x2},        {0x0201, 0x104c, 0xb},        {0x0201, 0x1050, 0x10000},
+      {0x0201, 0x1054, 0x10000},    {0x0201, 0x1058, 0x10000},    {0x0201, 0x105c, 0x10000},
+      {0x0201, 0x1060, 0},          {0x0201, 0x1064, 0},          {0x0201, 0x1068, 0},
+      {0x0201, 0x1070, 0},          {0x0201, 0x1074, 0},          {0x0201, 0x1078, 0xf000f},
+      {0x0201, 0x107c, 0x4},        {0x0201, 0x1080, 0x0},        {0x0201, 0x1084, 0x10004},
+      {0x0201, 0x1088, 0x40},       {0x0201, 0x1100, 0},          {0x0201, 0x1104, 0},
+      {0x0201, 0x1110, 0},          {0x0201, 0x1140, 0},          {0x0201, 0x1144, 0},
+      {0x0201, 0x1148, 0},          {0x0201, 0x114c, 0},          {0x0201, 0x1150, 0},
+      {0x0201, 0x1154, 0},          {0x0201, 0x1158, 0},          {0x0201, 0x115c, 0},
+      {0x0201, 0x1160, 0},          {0x0201, 0x1164, 0},          {0x0201, 0x1168, 0},
+      {0x0201, 0x116c, 0},          {0x0201, 0x1170, 0},          {0x0201, 0x1174, 0},
+      {0x0201, 0x1178, 0},          {0x0201, 0x117c, 0},          {0x0201, 0x1180, 0},
+      {0x0201, 0x1184, 0},          {0x0801, 0x3010, 0x201},      {0x0801, 0x3014, 0x30000},
+      {0x0801, 0x3018, 0x3f},       {0x0801, 0x301c, 0},          {0x0801, 0x3030, 0},
+      {0x1001, 0x400c, 0x1e4},      {0x1001, 0x4010, 0xa8000002}, {0x1001, 0x4014, 0},
+      {0x1001, 0x4020, 0},          {0x1001, 0x4024, 0x40},       {0x1001, 0x4030, 0},
+      {0x1001, 0x4034, 0x3},        {0x1001, 0x4038, 0},          {0x1001, 0x403c, 0x3f003f},
+      {0x1001, 0x4040, 0x53},       {0x1001, 0x4044, 0},          {0x1001, 0x4048, 0},
+      {0x1001, 0x404c, 0},          {0x1001, 0x4050, 0x36e},      {0x1001, 0x4054, 0},
+      {0x1001, 0x4058, 0x3f},       {0x1001, 0x405c, 0x30000},    {0x1001, 0x4060, 0x53},
+      {0x1001, 0x4064, 0},          {0x1001, 0x4068, 0},          {0x1001, 0x406c, 0},
+      {0x1001, 0x4070, 0x383},      {0x1001, 0x4074, 0},          {0x1001, 0x4078, 0x1},
+      {0x1001, 0x407c, 0},          {0x1001, 0x4080, 0},          {0x1001, 0x4084, 0x1},
+      {0x1001, 0x4088, 0},          {0x1001, 0x4090, 0},          {0x1001, 0x4094, 0},
+      {0x1001, 0x4098, 0},          {0x1001, 0x409c, 0},          {0x1001, 0x40a0, 0},
+      {0x1001, 0x40a4, 0},          {0x1001, 0x40a8, 0},          {0x1001, 0x40ac, 0},
+      {0x1001, 0x40c0, 0x100},      {0x1001, 0x40c4, 0},          {0x1001, 0x4100, 0},
+      {0x1001, 0x4104, 0},          {0x1001, 0x4108, 0},          {0x1001, 0x410c, 0},
+      {0x1001, 0x4110, 0},          {0x1001, 0x4114, 0},          {0x1001, 0x4118, 0},
+      {0x1001, 0x411c, 0},          {0x1001, 0x4120, 0},          {0x1001, 0x4124, 0},
+      {0x1001, 0x4128, 0},          {0x1001, 0x412c, 0},
+  }};
+  constexpr auto mm = matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64,
+                                         .layout = operand_layout::surface}>();
+  REQUIRE(mm.code.entry_count == 108);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CAPTURE(i);
+    CHECK(mm.code.entries[i].target() == a[i].target);
+    CHECK(mm.code.entries[i].offset() == a[i].offset);
+    CHECK(mm.code.entries[i].value() == a[i].value);
+  }
+  // A few whole words, as they sit in the regcmd buffer.
+  CHECK(mm.code.entries[0].bits() == 0x1001'0000'000e'4004);
+  CHECK(mm.code.entries[11].bits() == 0x0201'0000'00b1'1040);
+  CHECK(mm.code.entries[55].bits() == 0x1001'a800'0002'4010);
+  // The tail: PC_BASE_ADDRESS 0 and PC_REGISTER_AMOUNTS 0 (no next task), 0x0041, op-enable 0x0d.
+  CHECK(mm.code.entries[104].bits() == 0x0101'0000'0000'0010);
+  CHECK(mm.code.entries[105].bits() == 0x0101'0000'0000'0014);
+  CHECK(mm.code.entries[106].bits() == 0x0041'0000'0000'0000);
+  CHECK(mm.code.entries[107].bits() == 0x0081'0000'000d'0008);
+}
+
+TEST_CASE("the slot table names the three operand addresses, and the task what rknpu_task needs") {
+  constexpr auto mm = matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64,
+                                         .layout = operand_layout::surface}>();
+  // A patches the IOVAs at qword indices 21, 30 and 57 (matmul-recipe §0.4).
+  REQUIRE(mm.code.slot_count == 3);
+  CHECK(mm.code.slots[0] == slot{21, operand_role::feature, 0, 4 * 64 * 2});
+  CHECK(mm.code.slots[1] == slot{30, operand_role::weight, 0, 64 * 64 * 2});
+  CHECK(mm.code.slots[2] == slot{57, operand_role::output, 0, 4 * 64 * 4});
+  REQUIRE(mm.code.task_count == 1);
+  const task& t = mm.code.tasks[0];
+  CHECK(t.first == 0);
+  CHECK(t.count == 108);
+  CHECK(t.regcfg_amount() == 104);  // A: regcfg_amount = 112 - (4 + 4)
+  CHECK(t.enable_mask == 0xd);
+  CHECK(t.int_mask == 0x300);
+}
+
+TEST_CASE("implementation A, the other pairs and shapes") {
+  // fp16 -> fp16 differs only in #55, #67, #80 and #90 (M=4, K=64, N=64)
+  const auto h = built({.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 64,
+                        .layout = operand_layout::surface});
+  CHECK(value_at(h, 0x1001, 0x4010) == 0x48000002);
+  CHECK(value_at(h, 0x1001, 0x4050) == 0x126);
+  CHECK(value_at(h, 0x1001, 0x4084) == 0x10001);
+  CHECK(value_at(h, 0x1001, 0x40c0) == 0x80);
+
+  // fp16 (64, 512, 256)
+  const auto f = built({.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 512, .N = 256,
+                        .layout = operand_layout::surface});
+  CHECK(value_at(f, 0x0201, 0x1010) == 0x410);       // (M + 1) << 4
+  CHECK(value_at(f, 0x0201, 0x1024) == 0x01ff0200);  // (K - 1) << 16 | K
+  CHECK(value_at(f, 0x0201, 0x1030) == 262144);      // K * 2 * N
+  CHECK(value_at(f, 0x0201, 0x1034) == 1024);        // K * 2
+  CHECK(value_at(f, 0x0201, 0x1038) == 0x01010100);  // 1 << 24 | 1 << 16 | N
+  CHECK(value_at(f, 0x0201, 0x1040) == 0xa2);        // ceil(64 * 512 * 2 / 32768) = 2 data banks
+  CHECK(value_at(f, 0x0201, 0x1044) == 16);          // ceil(K / 32)
+  CHECK(value_at(f, 0x0201, 0x1080) == 60);          // 4 * (M / 4 - 1)
+  CHECK(value_at(f, 0x1001, 0x4024) == 0x400);       // M << 4
+  CHECK(value_at(f, 0x1001, 0x403c) == 0x00ff00ff);  // (N - 1) << 16 | (N - 1)
+  CHECK(value_at(f, 0x1001, 0x40c0) == 0x1000);      // (M * 4) << 4
+
+  // int8 (64, 512, 64)
+  const auto i = built({.in = precision::int8, .out = precision::int32, .M = 64, .K = 512, .N = 64,
+                        .layout = operand_layout::surface});
+  CHECK(value_at(i, 0x0201, 0x100c) == 0x0);
+  CHECK(value_at(i, 0x0201, 0x1030) == 32768);  // K * N
+  CHECK(value_at(i, 0x0201, 0x1034) == 512);    // K
+  CHECK(value_at(i, 0x0201, 0x1040) == 0xb1);   // ceil(64 * 512 / 32768) = 1
+  CHECK(value_at(i, 0x0201, 0x1044) == 8);      // ceil(K / 64)
+  CHECK(value_at(i, 0x0801, 0x3010) == 0x0);
+  CHECK(value_at(i, 0x1001, 0x4010) == 0x80000000);
+  CHECK(value_at(i, 0x1001, 0x4050) == 0x7fe);
+  CHECK(value_at(i, 0x1001, 0x4084) == 0x1);
+  CHECK(value_at(i, 0x1001, 0x40c0) == 0x2000);  // (M * 8) << 4
+
+  // M = 1: A's signed surface stride, -3 masked to 28 bits
+  const auto one = built({.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 4096, .N = 1024,
+                          .layout = operand_layout::surface});
+  CHECK(value_at(one, 0x0201, 0x1080) == 0x0fff'fffd);
+  CHECK(value_at(one, 0x0201, 0x1010) == 0x20);
+}
+
+TEST_CASE("row-major fp16 x fp16 -> fp32 (reference path, recipe B's geometry)") {
+  const auto r = built({.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 256, .N = 128});
+  CHECK(value_at(r, 0x0201, 0x100c) == 0x20000120);  // B: GROUP_LINE_OFF | fp16/fp16
+  CHECK(value_at(r, 0x0201, 0x1010) == 0x410);       // 16 * min(M + 1, 32768 / K)
+  CHECK(value_at(r, 0x0201, 0x1020) == 0x10040);     // 0x10000 | M
+  CHECK(value_at(r, 0x0201, 0x1024) == 0x00ff0100);  // (K - 1) << 16 | K
+  CHECK(value_at(r, 0x0201, 0x102c) == 64);          // M
+  CHECK(value_at(r, 0x0201, 0x1030) == 65536);       // K * N * 2
+  CHECK(value_at(r, 0x0201, 0x1034) == 512);         // K * 2
+  CHECK(value_at(r, 0x0201, 0x1038) == 0x01010080);  // 0x1010000 | N
+  CHECK(value_at(r, 0x0201, 0x1040) == 0xb1);
+  CHECK(value_at(r, 0x0201, 0x1044) == 8);    // K / 32
+  CHECK(value_at(r, 0x0201, 0x107c) == 32);   // K / 8: one row in 16-byte units
+  CHECK(value_at(r, 0x0201, 0x1080) == 0);    // B: "surf_stride = 0"
+  CHECK(value_at(r, 0x0201, 0x1084) == 0x10040);
+  CHECK(value_at(r, 0x0201, 0x1088) == 256);  // K
+  CHECK(value_at(r, 0x0801, 0x3010) == 0x201);
+  CHECK(value_at(r, 0x0801, 0x3014) == 0x3f0000);  // (M - 1) << 16
+  CHECK(value_at(r, 0x0801, 0x3018) == 127);       // N - 1
+  CHECK(value_at(r, 0x1001, 0x4024) == 0x10);      // B: 1 << 4
+  CHECK(value_at(r, 0x1001, 0x4034) == 63);        // M - 1
+  CHECK(value_at(r, 0x1001, 0x4038) == 0x001f001f);  // N/4 - 1 in both halves
+  CHECK(value_at(r, 0x1001, 0x403c) == 0x007f007f);
+  CHECK(value_at(r, 0x1001, 0x4050) == 0x36e);
+  CHECK(value_at(r, 0x1001, 0x4058) == 127);
+  CHECK(value_at(r, 0x1001, 0x405c) == 0x3f0000);  // (M - 1) << 16
+  CHECK(value_at(r, 0x1001, 0x4084) == 0x0);       // B: fp32 out 0
+  CHECK(value_at(r, 0x1001, 0x40c0) == 0x40);      // B: 0x40
+}
+
+TEST_CASE("row-major int8 -> int32, fp16 -> fp16 and int4 -> int16") {
+  const auto i = built({.in = precision::int8, .out = precision::int32, .M = 64, .K = 256, .N = 64});
+  CHECK(value_at(i, 0x0201, 0x100c) == 0x20000000);  // B and the vendor's int8 capture
+  CHECK(value_at(i, 0x0201, 0x1030) == 16384);       // K * N
+  CHECK(value_at(i, 0x0201, 0x1044) == 4);           // ceil(K / 64)
+  CHECK(value_at(i, 0x0201, 0x107c) == 16);          // K / 16
+  CHECK(value_at(i, 0x0801, 0x3010) == 0x1);         // B: QD_EN
+  CHECK(value_at(i, 0x1001, 0x4010) == 0x80000000);
+  CHECK(value_at(i, 0x1001, 0x4038) == 0x000f000f);
+  CHECK(value_at(i, 0x1001, 0x4050) == 0x7fc);  // the "int32 pair" (reference, B, ork)
+  CHECK(value_at(i, 0x1001, 0x4084) == 0x1);
+  CHECK(value_at(i, 0x1001, 0x40c0) == 0x80);
+
+  // reference "fp16 matmul -> fp16 output stage": BS 0x53, 0x40c0 = 0x20, 0x4084 = 0x10001
+  const auto h = built({.in = precision::fp16, .out = precision::fp16, .M = 16, .K = 512, .N = 512});
+  CHECK(value_at(h, 0x1001, 0x4010) == 0x48000002);
+  CHECK(value_at(h, 0x1001, 0x4040) == 0x53);
+  CHECK(value_at(h, 0x1001, 0x4050) == 0x126);
+  CHECK(value_at(h, 0x1001, 0x4084) == 0x00010001);
+  CHECK(value_at(h, 0x1001, 0x40c0) == 0x20);
+
+  // int4: the reference's capture values (0x100c int4/int4, 0x4010 0x38000006, 0x4050 0x7fe),
+  // 0x107c = K/16 like int8
+  const auto q = built({.in = precision::int4, .out = precision::int16, .M = 8, .K = 512, .N = 64});
+  CHECK((value_at(q, 0x0201, 0x100c) & 0x3ff) == 0x360);
+  CHECK(value_at(q, 0x1001, 0x4010) == 0x38000006);
+  CHECK(value_at(q, 0x1001, 0x4050) == 0x7fe);
+  CHECK(value_at(q, 0x0201, 0x107c) == 32);        // K / 16
+  CHECK(value_at(q, 0x0201, 0x1030) == 512 * 64 / 2);  // K * N / 2
+}
+
+TEST_CASE("strided features: LINE_STRIDE = pitch / 16") {
+  // reference "0x107c": a pitch of 2x/4x/8x the row reads the rows at that pitch
+  const auto s = built({.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 512, .N = 64,
+                        .feature_pitch = 4 * 1024});
+  CHECK(value_at(s, 0x0201, 0x107c) == 256);
+  CHECK(s.code.slots[0].extent == 63 * 4096 + 1024);
+}
+
+TEST_CASE("ragged K and N are padded to the weight tile") {
+  const auto p = built({.in = precision::fp16, .out = precision::fp32, .M = 3, .K = 100, .N = 40});
+  CHECK(p.geometry.K == 128);
+  CHECK(p.geometry.N == 48);
+  CHECK(value_at(p, 0x0201, 0x1024) == 0x007f0080);
+  CHECK(value_at(p, 0x0801, 0x3018) == 47);
+}
+
+TEST_CASE("every precision pair builds over a grid of shapes in both layouts") {
+  struct pair {
+    precision in, out;
+  };
+  const pair pairs[] = {{precision::fp16, precision::fp32}, {precision::fp16, precision::fp16},
+                        {precision::int8, precision::int32}, {precision::int4, precision::int16}};
+  const std::uint32_t Ms[] = {1, 4, 8, 16}, Ks[] = {32, 64, 256, 512, 1024}, Ns[] = {32, 64, 256, 1024};
+  std::size_t programs = 0;
+  for (const pair& p : pairs)
+    for (operand_layout layout : {operand_layout::row_major, operand_layout::surface})
+      for (std::uint32_t M : Ms)
+        for (std::uint32_t K : Ks)
+          for (std::uint32_t N : Ns) {
+            if (p.in == precision::int4 && layout == operand_layout::surface) continue;  // no source
+            const matmul_spec s{.in = p.in, .out = p.out, .M = M, .K = K, .N = N, .layout = layout};
+            const auto r = build_matmul(s);
+            if (!r) {
+              // the only refusals in this grid: int4's rows x K budget
+              CHECK(r.err().id() == "m-ceiling-int4");
+              continue;
+            }
+            CHECK(r.value().code.entry_count == matmul_task_entries);
+            CHECK(validate(r.value().code.view()).ok());
+            ++programs;
+          }
+  CHECK(programs > 500);
+}
+
+TEST_CASE("every request rule refuses its shape at run time with its id") {
+  using P = precision;
+  struct row {
+    matmul_spec spec;
+    std::string_view rule;
+  };
+  const row rows[] = {
+      {{.in = P::fp16, .out = P::fp32, .M = 0, .K = 64, .N = 64}, "shape-nonzero"},
+      {{.in = {P::fp16, P::int8}, .out = P::fp32, .M = 1, .K = 64, .N = 64}, "precision-symmetric"},
+      {{.in = {P::int8, P::int4}, .out = P::int32, .M = 1, .K = 64, .N = 64}, "precision-symmetric"},
+      {{.in = P::int8, .out = P::int8, .M = 1, .K = 64, .N = 64}, "int8-output-int32"},
+      {{.in = P::int8, .out = P::int16, .M = 1, .K = 64, .N = 64}, "int8-output-int32"},
+      {{.in = P::fp16, .out = P::int32, .M = 1, .K = 64, .N = 64}, "precision-pair"},
+      {{.in = P::bf16, .out = P::fp32, .M = 1, .K = 64, .N = 64}, "precision-pair"},
+      {{.in = P::fp16, .out = P::fp32, .M = 1, .K = 10784, .N = 64}, "k-single-op-max"},
+      {{.in = P::fp16, .out = P::fp32, .M = 1, .K = 64, .N = 8208}, "n-max"},
+      {{.in = P::fp16, .out = P::fp32, .M = 1, .K = 40, .N = 64, .pad = padding::none}, "k-alignment"},
+      {{.in = P::fp16, .out = P::fp32, .M = 1, .K = 64, .N = 40, .pad = padding::none}, "n-alignment"},
+      {{.in = P::int8, .out = P::int32, .M = 1, .K = 64, .N = 48, .pad = padding::none}, "n-alignment"},
+      {{.in = P::fp16, .out = P::fp32, .M = 512, .K = 64, .N = 64, .sched = schedule::bank_split}, "small-k-bank-split"},
+      {{.in = P::int8, .out = P::int32, .M = 512, .K = 128, .N = 64, .sched = schedule::bank_split}, "small-k-bank-split"},
+      {{.in = P::int4, .out = P::int16, .M = 1, .K = 64, .N = 64, .sched = schedule::bank_split}, "int4-bank-split"},
+      {{.in = P::fp16, .out = P::fp32, .M = 320, .K = 128, .N = 64}, "fp16-k128-cap"},
+      {{.in = P::fp16, .out = P::fp32, .M = 353, .K = 512, .N = 64}, "m-ceiling-fp16"},
+      {{.in = P::int8, .out = P::int32, .M = 321, .K = 1024, .N = 64}, "m-ceiling-int8"},
+      {{.in = P::int4, .out = P::int16, .M = 33, .K = 512, .N = 64}, "m-ceiling-int4"},
+      {{.in = P::int8, .out = P::int32, .M = 1023, .K = 32, .N = 64}, "m-register-limit"},
+      {{.in = P::fp16, .out = P::fp32, .M = 6, .K = 64, .N = 64, .layout = operand_layout::surface}, "surface-m"},
+      {{.in = P::int4, .out = P::int16, .M = 4, .K = 64, .N = 64, .layout = operand_layout::surface}, "int4-surface"},
+      {{.in = P::fp16, .out = P::fp32, .M = 4, .K = 64, .N = 64, .layout = operand_layout::surface,
+        .sched = schedule::template_split},
+       "surface-schedule"},
+      {{.in = P::fp16, .out = P::fp32, .M = 4, .K = 64, .N = 64, .layout = operand_layout::surface,
+        .feature_pitch = 256},
+       "pitch-row-major"},
+      {{.in = P::fp16, .out = P::fp32, .M = 4, .K = 64, .N = 64, .feature_pitch = 100}, "feature-pitch"},
+      {{.in = P::fp16, .out = P::fp32, .M = 4, .K = 64, .N = 64, .feature_pitch = 64}, "feature-pitch"},
+      {{.in = P::fp16, .out = P::fp32, .M = 4, .K = 64, .N = 64, .output_pitch = 100}, "output-pitch"},
+  };
+  for (const row& r : rows) {
+    CAPTURE(r.rule);
+    const auto built = build_matmul(r.spec);
+    REQUIRE_FALSE(built.ok());
+    CHECK(built.err().id() == r.rule);
+    CHECK_FALSE(built.err().message().empty());
+  }
+}

@@ -1,0 +1,132 @@
+// Plans: K-split, N-tiling, M-tiling and chained tasks in one program.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+
+#include <regcmd/decode/decode.hpp>
+#include <regcmd/programs/plan.hpp>
+
+using namespace regcmd;
+
+TEST_CASE("a decode shape is one submit: M=1, K=4096, N=11008 tiles N into two tasks") {
+  constexpr auto p = plan_matmul<matmul_spec{.in = precision::fp16, .out = precision::fp16, .M = 1, .K = 4096, .N = 11008}>();
+  CHECK(p.shape.slices == 1);
+  CHECK(p.shape.n_tiles == 2);
+  CHECK(p.shape.n_tile == 5504);
+  CHECK(p.shape.m_tiles == 1);
+  CHECK(p.code.task_count == 2);
+  CHECK_FALSE(p.shape.host_accumulates());
+}
+
+TEST_CASE("tasks are chained through their PC tails") {
+  constexpr auto p = plan_matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 512, .N = 16384}>();
+  REQUIRE(p.code.task_count == 2);
+  const task& first = p.code.tasks[0];
+  const task& second = p.code.tasks[1];
+  CHECK(second.first == 108);
+  const entry base = p.code.entries[first.first + first.count - 4];
+  const entry amount = p.code.entries[first.first + first.count - 3];
+  CHECK(base.bits() == 0x0101'0000'0000'0010);  // PC_BASE_ADDRESS: a slot, 0 until bind
+  // PC_REGISTER_AMOUNTS = words to fetch - 1 = 108/2 - 1 = 53 (fact sheet §2.3)
+  CHECK(amount.bits() == 0x0101'0000'0035'0014);
+  bool linked = false;
+  for (const slot& s : p.code.view().slots)
+    if (s.entry == first.first + first.count - 4) {
+      CHECK(s.role == operand_role::regcmd);
+      CHECK(s.offset == 108 * 8);
+      linked = true;
+    }
+  CHECK(linked);
+  // the last task ends the chain
+  CHECK(p.code.entries[second.first + second.count - 4].value() == 0);
+  CHECK(p.code.entries[second.first + second.count - 3].value() == 0);
+}
+
+TEST_CASE("PC_REGISTER_AMOUNTS matches the kernels' formula") {
+  // vendor: (regcfg_amount + 4 + 1) / 2 - 1; rocket: (regcmd_count + 1) / 2 - 1 (fact sheet §2.3)
+  CHECK(pc_fetch_amount(108) == 53);
+  CHECK(pc_fetch_amount(49) == 24);  // recipe B: 45 + 4 entries -> 0x18
+  CHECK(pc_fetch_amount(130) == 64);
+  CHECK(pc_fetch_amount(17) == 8);
+}
+
+TEST_CASE("K beyond one op is split into slices of at most 2048, summed on the host") {
+  constexpr auto p = plan_matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 16384, .N = 256}>();
+  CHECK(p.shape.slices > 1);
+  CHECK(p.shape.k_slice <= 2048);
+  CHECK(p.shape.slices * p.shape.k_slice >= 16384);
+  CHECK(p.shape.partial == precision::fp32);
+  CHECK(p.shape.host_accumulates());
+  // each slice writes its own partial [M][N]: output offsets step by M * N * 4
+  const auto slice1 = tile_of(p.shape, 0, 0, 1);
+  CHECK(slice1.at.output == 64 * 256 * 4);
+  // and reads its K columns of the same rows: a strided view of the feature rows
+  CHECK(slice1.at.feature == p.shape.k_slice * 2);
+  CHECK(slice1.spec.feature_pitch == 16384 * 2);
+}
+
+TEST_CASE("the slice count minimises tasks") {
+  // M=512, K=4096: slices of 2048 hold 8 rows (64 tasks each); of 1024, 176 rows (3 tiles)
+  const auto p = plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 512, .K = 4096, .N = 256});
+  REQUIRE(p.ok());
+  CHECK(p.value().k_slice == 1024);
+  CHECK(p.value().slices == 4);
+  CHECK(p.value().m_tiles == 3);
+  CHECK(p.value().tasks() == 12);
+}
+
+TEST_CASE("an explicit slice is honoured, and refused above 2048") {
+  const auto ok = plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 8192, .N = 64},
+                       plan_options{.k_slice = 2048});
+  REQUIRE(ok.ok());
+  CHECK(ok.value().slices == 4);
+  const auto bad = plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 8192, .N = 64},
+                        plan_options{.k_slice = 4096});
+  CHECK(bad.err().id() == "k-slice-max");
+}
+
+TEST_CASE("M above the ceiling is tiled; the surface layout refuses M tiles") {
+  const auto rows = plan(matmul_spec{.in = precision::int8, .out = precision::int32, .M = 2000, .K = 512, .N = 256});
+  REQUIRE(rows.ok());
+  CHECK(rows.value().m_tiles == 3);   // 704 rows per op at K = 512
+  CHECK(rows.value().m_tile == 667);
+  // FEATURE_GRAINS = M + 1 must fit 10 bits in A's layout; no K-split helps
+  const auto surf = plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1100, .K = 64, .N = 64,
+                                     .layout = operand_layout::surface});
+  CHECK(surf.err().id() == "surface-m-tiling");
+  // a K-split is the way out where one exists
+  const auto split = plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 256, .K = 2048, .N = 64,
+                                      .layout = operand_layout::surface});
+  REQUIRE(split.ok());
+  CHECK(split.value().m_tiles == 1);
+  CHECK(split.value().slices == 3);  // slices of 704: 180224 / 704 = 256 rows
+}
+
+TEST_CASE("delta tasks carry only the entries that change") {
+  constexpr auto p = plan_matmul<matmul_spec{.in = precision::int8, .out = precision::int32, .M = 2100, .K = 512, .N = 256},
+                                 plan_options{.delta_tasks = true}>();
+  REQUIRE(p.code.task_count == 3);
+  // the first two tasks fill both ping-pong register groups
+  CHECK(p.code.tasks[0].count == 108);
+  CHECK(p.code.tasks[1].count == 108);
+  // later tasks: the feature and output addresses, then the tail
+  CHECK(p.code.tasks[2].count == 6);
+  const task& t = p.code.tasks[2];
+  CHECK(p.code.entries[t.first].offset() == 0x1070);
+  CHECK(p.code.entries[t.first + 1].offset() == 0x4020);
+  CHECK(validate_structure(p.code.view()).ok());
+}
+
+TEST_CASE("a chain of 1000 tasks builds at compile time") {
+  constexpr auto p = plan_matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 8000, .K = 2048, .N = 64},
+                                 plan_options{.k_slice = 2048, .delta_tasks = true}>();
+  CHECK(p.code.task_count == 1000);
+  CHECK(p.code.tasks[999].count == 6);
+}
+
+TEST_CASE("plans refuse what no plan can do") {
+  CHECK(plan(matmul_spec{.in = precision::int8, .out = precision::int8, .M = 1, .K = 64, .N = 64}).err().id() ==
+        "int8-output-int32");
+  CHECK(plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 0, .K = 64, .N = 64}).err().id() ==
+        "shape-nonzero");
+}

@@ -1,0 +1,160 @@
+// The rules on assembled programs, on hand-written programs: each one broken once.
+#include <doctest/doctest.h>
+
+#include <string_view>
+
+#include <regcmd/programs/matmul.hpp>
+#include <regcmd/rules/program_rules.hpp>
+
+using namespace regcmd;
+using namespace regcmd::reg;
+
+namespace {
+constexpr GLOBAL_OPERATION_ENABLE matmul_blocks{.CNA_OP_EN = 1, .CORE_OP_EN = 1, .DPU_OP_EN = 1};
+
+// A run-time program built by `body`, then validated.
+template <class Body>
+status check(Body&& body) {
+  program<64, 2> p;
+  const status s = p.fill([&](program_writer& w) { body(w); });
+  if (!s) return s;
+  return validate(p.view());
+}
+
+std::string_view id(const status& s) { return s.ok() ? "ok" : s.err().id(); }
+}  // namespace
+
+TEST_CASE("a minimal valid program") {
+  CHECK(id(check([](program_writer& w) {
+          w.begin_task();
+          w.put(CNA_CBUF_CON0{.DATA_BANK = 1, .WEIGHT_BANK = 11});
+          w.put_slot<CNA_FEATURE_DATA_ADDR>(operand_role::feature, 0, 64);
+          w.end_task(matmul_blocks, dpu_done_interrupts);
+        })) == "ok");
+}
+
+TEST_CASE("bank-split") {
+  CHECK(id(check([](program_writer& w) {
+          w.begin_task();
+          w.put(CNA_CBUF_CON0{.DATA_BANK = 2, .WEIGHT_BANK = 11});
+          w.end_task(matmul_blocks, dpu_done_interrupts);
+        })) == "bank-split");
+  // 0x0c, below the 0x1b floor: DATA_BANK 12 leaves no weight bank
+  CHECK(id(check([](program_writer& w) {
+          w.begin_task();
+          w.put(CNA_CBUF_CON0{.DATA_BANK = 12, .WEIGHT_BANK = 0});
+          w.end_task(matmul_blocks, dpu_done_interrupts);
+        })) == "bank-split");
+  // a later copy wins: the NPU uses the last write of a register
+  CHECK(id(check([](program_writer& w) {
+          w.begin_task();
+          w.put(CNA_CBUF_CON0{.DATA_BANK = 1, .WEIGHT_BANK = 11});
+          w.put(CNA_CBUF_CON0{.DATA_BANK = 3, .WEIGHT_BANK = 10});
+          w.end_task(matmul_blocks, dpu_done_interrupts);
+        })) == "bank-split");
+}
+
+TEST_CASE("tail-complete: no preamble or op-enable inside a task body") {
+  CHECK(id(check([](program_writer& w) {
+          w.begin_task();
+          w.put_raw(op_enable_preamble());
+          w.end_task(matmul_blocks, dpu_done_interrupts);
+        })) == "tail-complete");
+}
+
+TEST_CASE("address-slots: an address register is never a literal") {
+  CHECK(id(check([](program_writer& w) {
+          w.begin_task();
+          w.put(CNA_FEATURE_DATA_ADDR{.FEATURE_BASE_ADDR = 0x1000'0000});
+          w.end_task(matmul_blocks, dpu_done_interrupts);
+        })) == "address-slots");
+  CHECK(id(check([](program_writer& w) {
+          w.begin_task();
+          w.put(DPU_DST_BASE_ADDR{});  // 0, but not a slot: bind would never patch it
+          w.end_task(matmul_blocks, dpu_done_interrupts);
+        })) == "address-slots");
+}
+
+TEST_CASE("precision-consistent, int8-output-int32, fp16-output-stage, fp16-output-atom8") {
+  CHECK(id(check([](program_writer& w) {
+          w.begin_task();
+          w.put(CNA_CONV_CON1{.IN_PRECISION = precision::fp16, .PROC_PRECISION = precision::fp16});
+          w.put(DPU_DATA_FORMAT{.PROC_PRECISION = precision::int8, .IN_PRECISION = precision::int8});
+          w.end_task(matmul_blocks, dpu_done_interrupts);
+        })) == "precision-consistent");
+  CHECK(id(check([](program_writer& w) {
+          w.begin_task();
+          w.put(CNA_CONV_CON1{.IN_PRECISION = precision::int8, .PROC_PRECISION = precision::int8});
+          w.put(DPU_DATA_FORMAT{.OUT_PRECISION = precision::int16});
+          w.end_task(matmul_blocks, dpu_done_interrupts);
+        })) == "int8-output-int32");
+  auto fp16_out = [](bool bypass, bool to_fp16, std::uint32_t size_e) {
+    return [=](program_writer& w) {
+      w.begin_task();
+      w.put(CNA_CONV_CON1{.IN_PRECISION = precision::fp16, .PROC_PRECISION = precision::fp16});
+      w.put(DPU_DATA_FORMAT{.PROC_PRECISION = precision::fp16, .IN_PRECISION = precision::fp16,
+                            .OUT_PRECISION = precision::fp16});
+      w.put(DPU_BS_CFG{.BS_BYPASS = bypass, .BS_ALU_BYPASS = 1, .BS_MUL_BYPASS = 1, .BS_RELU_BYPASS = 1});
+      w.put(DPU_BS_OW_CFG{.OD_BYPASS = 1, .SIZE_E_0 = size_e, .SIZE_E_1 = size_e, .SIZE_E_2 = size_e});
+      w.put(DPU_OUT_CVT_SCALE{.OUT_CVT_SCALE = 1, .FP32TOFP16_EN = to_fp16});
+      w.end_task(matmul_blocks, dpu_done_interrupts);
+    };
+  };
+  CHECK(id(check(fp16_out(true, true, 1))) == "ok");
+  CHECK(id(check(fp16_out(false, true, 1))) == "fp16-output-stage");
+  CHECK(id(check(fp16_out(true, false, 1))) == "fp16-output-stage");
+  CHECK(id(check(fp16_out(true, true, 0))) == "fp16-output-atom8");
+}
+
+TEST_CASE("small-k-bank-split, k-single-op-max and n-max on the registers") {
+  auto op = [](std::uint32_t K, std::uint32_t data_banks, std::uint32_t N) {
+    return [=](program_writer& w) {
+      w.begin_task();
+      w.put(CNA_CONV_CON1{.IN_PRECISION = precision::fp16, .PROC_PRECISION = precision::fp16});
+      w.put(CNA_DATA_SIZE1{.DATAIN_CHANNEL = K, .DATAIN_CHANNEL_REAL = K - 1});
+      w.put(CNA_CBUF_CON0{.DATA_BANK = data_banks, .WEIGHT_BANK = 12 - data_banks});
+      w.put(CORE_DATAOUT_SIZE_1{.DATAOUT_CHANNEL = N - 1});
+      w.end_task(matmul_blocks, dpu_done_interrupts);
+    };
+  };
+  CHECK(id(check(op(64, 1, 64))) == "ok");
+  CHECK(id(check(op(64, 2, 64))) == "small-k-bank-split");
+  CHECK(id(check(op(10784, 1, 64))) == "k-single-op-max");
+  CHECK(id(check(op(512, 1, 8208))) == "n-max");
+}
+
+TEST_CASE("task-interrupts: the mask must be pair-complete") {
+  CHECK(id(check([](program_writer& w) {
+          w.begin_task();
+          w.end_task(matmul_blocks, 0x100);
+        })) == "task-interrupts");
+}
+
+TEST_CASE("writer rules: capacity and task structure") {
+  program<4, 1> small;
+  const status full = small.fill([](program_writer& w) {
+    w.begin_task();
+    w.put(CNA_CBUF_CON0{.DATA_BANK = 1, .WEIGHT_BANK = 11});
+    w.end_task(matmul_blocks, dpu_done_interrupts);
+  });
+  CHECK(id(full) == "program-capacity");
+  program<16, 1> p;
+  CHECK(id(p.fill([](program_writer& w) { w.end_task(matmul_blocks, dpu_done_interrupts); })) == "task-structure");
+  CHECK(id(p.fill([](program_writer& w) { w.begin_task(); })) == "task-structure");
+}
+
+TEST_CASE("patch_slots writes IOVA + offset and refuses addresses past 32 bits") {
+  auto mm = build_matmul(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64}).value();
+  std::array<entry, 108> copy{};
+  for (std::size_t i = 0; i < 108; ++i) copy[i] = mm.code.entries[i];
+  operand_addresses base{};
+  base[static_cast<std::size_t>(operand_role::feature)] = 0x1000'0000;
+  base[static_cast<std::size_t>(operand_role::weight)] = 0x2000'0000;
+  base[static_cast<std::size_t>(operand_role::output)] = 0x3000'0000;
+  REQUIRE(patch_slots(copy, mm.code.view().slots, base).ok());
+  CHECK(copy[21].bits() == 0x0201'1000'0000'1070);
+  CHECK(copy[30].bits() == 0x0201'2000'0000'1110);
+  CHECK(copy[57].bits() == 0x1001'3000'0000'4020);
+  base[static_cast<std::size_t>(operand_role::output)] = 0x1'0000'0000;
+  CHECK(id(patch_slots(copy, mm.code.view().slots, base)) == "iova-32bit");
+}
