@@ -1,7 +1,8 @@
 # Runs a command-line tool and checks its exit status, and optionally that its standard
 # output equals a file and that its standard error matches a regex.
 #   cmake "-DCOMMAND=<tool|arg|...>" -DEXPECT_EXIT=<n> [-DEXPECT_STDOUT=<file>]
-#         [-DEXPECT_STDERR=<regex>] [-DSTDIN=<file>] -P check_tool_output.cmake
+#         [-DEXPECT_STDOUT_REGEX=<regex>] [-DEXPECT_STDERR=<regex>] [-DSTDIN=<file>]
+#         -P check_tool_output.cmake
 string(REPLACE "|" ";" COMMAND "${COMMAND}")
 set(input_args)
 if(DEFINED STDIN)
@@ -18,6 +19,9 @@ if(DEFINED EXPECT_STDOUT)
     file(WRITE "${name}.actual" "${out}")
     message(FATAL_ERROR "'${COMMAND}' printed something else than ${EXPECT_STDOUT} (see ${name}.actual in the build folder):\n${out}")
   endif()
+endif()
+if(DEFINED EXPECT_STDOUT_REGEX AND NOT out MATCHES "${EXPECT_STDOUT_REGEX}")
+  message(FATAL_ERROR "'${COMMAND}' stdout does not match '${EXPECT_STDOUT_REGEX}':\n${out}")
 endif()
 if(DEFINED EXPECT_STDERR AND NOT err MATCHES "${EXPECT_STDERR}")
   message(FATAL_ERROR "'${COMMAND}' stderr does not match '${EXPECT_STDERR}':\n${err}")

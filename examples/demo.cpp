@@ -1,28 +1,36 @@
-// The main job, for now: a task tail and a few typed register writes built at compile
-// time, printed decoded.
+// The main job: build a matmul program at compile time, bind example addresses, print it
+// decoded, and show how a plan splits a shape one op cannot take.
 #include <array>
 #include <cstdio>
 
 #include <regcmd/decode/format.hpp>
-#include <regcmd/registers/all.hpp>
+#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/plan.hpp>
+#include <regcmd/rules/program_rules.hpp>
 
 using namespace regcmd;
-using namespace regcmd::reg;
 
-constexpr std::array program{
-    encode(CNA_CONV_CON1{.IN_PRECISION = precision::fp16, .PROC_PRECISION = precision::fp16}).value(),
-    encode(CNA_CBUF_CON0{.DATA_BANK = 1, .WEIGHT_BANK = 11}).value(),
-    encode(DPU_DATA_FORMAT{.PROC_PRECISION = precision::fp16, .IN_PRECISION = precision::fp16,
-                           .OUT_PRECISION = precision::fp32})
-        .value(),
-    encode(PC_BASE_ADDRESS{}).value(),
-    encode(PC_REGISTER_AMOUNTS{}).value(),
-    op_enable_preamble(),
-    op_enable({.CNA_OP_EN = 1, .CORE_OP_EN = 1, .DPU_OP_EN = 1}).value(),
-};
+// One line, checked at compile time: a shape that breaks a rule would not compile.
+constexpr auto mm = matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 512, .N = 256}>();
+
+// A prefill shape beyond one op (K > 10752): a K-split plan, one chained program.
+constexpr auto prefill = plan_matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 128, .K = 16384, .N = 4096}>();
 
 int main() {
-  for (std::size_t i = 0; i < program.size(); ++i)
-    std::printf("%016llx  %s\n", static_cast<unsigned long long>(program[i].bits()),
-                format_text(decode(program[i]), i).c_str());
+  std::array<entry, matmul_task_entries> code = mm.code.entries;
+  operand_addresses base{};
+  base[static_cast<std::size_t>(operand_role::feature)] = 0x1000'0000;
+  base[static_cast<std::size_t>(operand_role::weight)] = 0x2000'0000;
+  base[static_cast<std::size_t>(operand_role::output)] = 0x3000'0000;
+  if (status s = patch_slots(code, mm.code.view().slots, base); !s) {
+    std::fprintf(stderr, "demo: %s\n", to_string(s.err()).c_str());
+    return 1;
+  }
+  std::printf("fp16 x fp16 -> fp32 matmul, M=64 K=512 N=256, row-major: %u entries, 1 task\n", mm.code.entry_count);
+  for (std::size_t i = 0; i < mm.code.entry_count; ++i)
+    std::printf("%016llx  %s\n", static_cast<unsigned long long>(code[i].bits()), format_text(decode(code[i]), i).c_str());
+  const plan_shape& p = prefill.shape;
+  std::printf("\nM=128 K=16384 N=4096 as a plan: %u K slices of %u, %u N tiles, %u M tiles = %u tasks in one "
+              "program (%u entries); partials summed on the host\n",
+              p.slices, p.k_slice, p.n_tiles, p.m_tiles, p.tasks(), prefill.code.entry_count);
 }

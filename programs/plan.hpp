@@ -332,9 +332,13 @@ template <matmul_spec Spec, plan_options Options = plan_options{}, class Soc = s
 constexpr auto plan_matmul() {
   constexpr result<plan_shape> shape = plan<Soc>(Spec, Options);
   static_assert(report<violated_rule(shape)>());
-  using fixed = detail::fixed_plan<shape.value(), Options, Soc>;
-  static_assert(report<violated_rule(fixed::built.second)>());
-  return fixed::built.first;
+  if constexpr (shape.ok()) {
+    using fixed = detail::fixed_plan<shape.value(), Options, Soc>;
+    static_assert(report<violated_rule(fixed::built.second)>());
+    return fixed::built.first;
+  } else {
+    return matmul_plan<1, 1>{};  // not reached: the report above failed
+  }
 }
 
 }  // namespace regcmd
