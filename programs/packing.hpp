@@ -187,6 +187,70 @@ constexpr status pack_weights(const plan_shape& p, std::span<const T> b, std::sp
   return {};
 }
 
+namespace detail {
+// The host value of stored element bits (int4: a sign-extended nibble).
+template <class T>
+constexpr T decode_element(precision p, std::uint32_t bits) {
+  if (p == precision::fp16) {
+    if constexpr (std::is_same_v<T, std::uint16_t>) return static_cast<T>(bits);
+    else return static_cast<T>(half_to_float(static_cast<std::uint16_t>(bits)));
+  }
+  if (p == precision::int4) return static_cast<T>(static_cast<std::int8_t>(static_cast<std::uint8_t>(bits << 4)) >> 4);
+  return static_cast<T>(static_cast<std::int8_t>(static_cast<std::uint8_t>(bits)));
+}
+
+constexpr std::uint32_t get_element(std::span<const std::uint8_t> in, precision p, std::size_t index) {
+  if (p == precision::int4) return (in[index / 2] >> (index % 2 ? 4 : 0)) & 0xfu;
+  return static_cast<std::uint32_t>(load_le(in, index * bytes_of(p, 1), static_cast<unsigned>(bytes_of(p, 1))));
+}
+}  // namespace detail
+
+// The feature buffer of geometry g back into A[M][K] (logical; padding dropped).
+template <class T>
+constexpr status unpack_features(const matmul_geometry& g, std::span<const std::uint8_t> in, std::span<T> a) {
+  if (a.size() != std::size_t{g.M} * g.logical_K) return make_error(rules::host_size, "features");
+  if (in.size() < g.feature_bytes()) return make_error(rules::buffer_size, "features", "", in.size());
+  for (std::uint32_t m = 0; m < g.M; ++m)
+    for (std::uint32_t k = 0; k < g.logical_K; ++k) {
+      const std::uint32_t bits =
+          g.in == precision::int4
+              ? (in[std::size_t{m} * g.feature_pitch + k / 2] >> (k % 2 ? 4 : 0)) & 0xfu
+              : static_cast<std::uint32_t>(detail::load_le(in, detail::feature_offset(g, m, k), static_cast<unsigned>(bytes_of(g.in, 1))));
+      a[std::size_t{m} * g.logical_K + k] = detail::decode_element<T>(g.in, bits);
+    }
+  return {};
+}
+
+// The weight buffer of geometry g back into B[K][N] (logical; padding dropped).
+template <class T>
+constexpr status unpack_weights(const matmul_geometry& g, std::span<const std::uint8_t> in, std::span<T> b) {
+  if (b.size() != std::size_t{g.logical_K} * g.logical_N) return make_error(rules::host_size, "weights");
+  if (in.size() < g.weight_bytes()) return make_error(rules::buffer_size, "weights", "", in.size());
+  for (std::uint32_t k = 0; k < g.logical_K; ++k)
+    for (std::uint32_t n = 0; n < g.logical_N; ++n)
+      b[std::size_t{k} * g.logical_N + n] =
+          detail::decode_element<T>(g.in, detail::get_element(in, g.in, detail::weight_index(g.in, g.K, n, k)));
+  return {};
+}
+
+// C[M][N] (logical) into the output layout of geometry g: what the NPU writes.
+template <class T>
+constexpr status pack_output(const matmul_geometry& g, std::span<const T> c, std::span<std::uint8_t> out) {
+  if (c.size() != std::size_t{g.M} * g.logical_N) return make_error(rules::host_size, "output");
+  if (out.size() < g.output_bytes()) return make_error(rules::buffer_size, "output", "", out.size());
+  const auto bytes = static_cast<unsigned>(bytes_of(g.out, 1));
+  for (std::uint32_t m = 0; m < g.M; ++m)
+    for (std::uint32_t n = 0; n < g.logical_N; ++n) {
+      const T v = c[std::size_t{m} * g.logical_N + n];
+      std::uint64_t bits = 0;
+      if (g.out == precision::fp32) bits = std::bit_cast<std::uint32_t>(static_cast<float>(v));
+      else if (g.out == precision::fp16) bits = float_to_half(static_cast<float>(v));
+      else bits = static_cast<std::uint64_t>(static_cast<std::int64_t>(v));
+      detail::store_le(out, detail::output_offset(g.layout, g.out, g.M, g.output_pitch, m, n), bits, bytes);
+    }
+  return {};
+}
+
 // The output buffer of one op into C[M][N] (logical; padding stripped).
 template <class T>
 constexpr status unpack_output(const matmul_geometry& g, std::span<const std::uint8_t> in, std::span<T> c) {
