@@ -320,6 +320,7 @@ struct fixed_plan {
   using type = matmul_plan<plan_entries(Shape), Shape.tasks()>;
   static constexpr std::pair<type, status> build() {
     type out{Shape, {}};
+    out.code.delta_tasks = Options.delta_tasks;
     const status s = out.code.fill([](program_writer& w) { emit_plan<Soc>(w, Shape, Options); });
     return {out, s ? validate_structure(out.code.view(), "plan") : s};
   }

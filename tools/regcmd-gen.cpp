@@ -189,7 +189,8 @@ int main(int argc, char** argv) {
     p.entries.resize(w.entry_count());
     p.slots.resize(w.slot_count());
     p.tasks.resize(w.task_count());
-    if (status s = validate_structure({p.entries, p.slots, p.tasks, true}, "plan"); !s) return fail_rule(s.err());
+    if (status s = validate_structure({p.entries, p.slots, p.tasks, true, options.delta_tasks}, "plan"); !s)
+      return fail_rule(s.err());
   } else {
     const result<matmul_program> mm = build_matmul(spec);
     if (!mm) return fail_rule(mm.err());

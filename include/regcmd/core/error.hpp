@@ -7,6 +7,7 @@
 // failure stops compilation (`result::value()` calls a non-constexpr function); at run time
 // it is a value the caller inspects. Nothing here allocates.
 
+#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <stdexcept>
@@ -34,12 +35,26 @@ struct error {
   std::string_view detail;   // field, or another name that locates it
   std::uint64_t value = 0;
   bool has_value = false;
+  int os_errno = 0;                 // set by the runtime when a system call failed
+  std::array<char, 96> note_text{};  // run-time context (a path, a driver name), copied in
+  std::uint8_t note_size = 0;
 
   constexpr std::string_view id() const { return violated ? violated->id : "unknown"; }
   constexpr std::string_view message() const { return violated ? violated->message : ""; }
+  constexpr std::string_view note() const { return {note_text.data(), note_size}; }
+  // Copies (at most 96 bytes of) run-time context into the error.
+  constexpr error& with_note(std::string_view text) {
+    note_size = static_cast<std::uint8_t>(text.size() < note_text.size() ? text.size() : note_text.size());
+    for (std::size_t i = 0; i < note_size; ++i) note_text[i] = text[i];
+    return *this;
+  }
+  constexpr error& with_errno(int e) {
+    os_errno = e;
+    return *this;
+  }
   friend constexpr bool operator==(const error& a, const error& b) {
     return a.violated == b.violated && a.subject == b.subject && a.detail == b.detail &&
-           a.value == b.value && a.has_value == b.has_value;
+           a.value == b.value && a.has_value == b.has_value && a.os_errno == b.os_errno && a.note() == b.note();
   }
 };
 
@@ -92,6 +107,10 @@ class result {
   constexpr T& value() & {
     if (!ok_) detail::regcmd_check_failed_see_the_error_value_of_this_result(error_);
     return value_;
+  }
+  constexpr T&& value() && {
+    if (!ok_) detail::regcmd_check_failed_see_the_error_value_of_this_result(error_);
+    return std::move(value_);
   }
   constexpr const error& err() const { return error_; }
 

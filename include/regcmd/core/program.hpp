@@ -83,6 +83,7 @@ struct program_view {
   std::span<const slot> slots;
   std::span<const task> tasks;
   bool pingpong = true;  // submitted with RKNPU_JOB_PINGPONG (two register groups alternate)
+  bool delta_tasks = false;  // some task relies on registers an earlier task wrote
 
   constexpr std::size_t size_bytes() const { return entries.size() * 8; }
 };
@@ -257,10 +258,11 @@ struct program {
   std::uint32_t slot_count = 0;
   std::uint32_t task_count = 0;
   bool pingpong = true;
+  bool delta_tasks = false;
 
   constexpr program_view view() const {
     return {std::span<const entry>(entries.data(), entry_count), std::span<const slot>(slots.data(), slot_count),
-            std::span<const task>(tasks.data(), task_count), pingpong};
+            std::span<const task>(tasks.data(), task_count), pingpong, delta_tasks};
   }
   constexpr std::span<const entry> code() const { return {entries.data(), entry_count}; }
 

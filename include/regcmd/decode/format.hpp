@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -103,6 +104,17 @@ inline std::string to_string(const error& e) {
     s += ')';
   }
   if (e.violated && !e.violated->reference.empty()) s += " [" + std::string(e.violated->reference) + ']';
+  if (!e.note().empty()) {
+    s += ": ";
+    s += e.note();
+  }
+  if (e.os_errno != 0) {
+    s += " (errno ";
+    s += std::to_string(e.os_errno);
+    s += ": ";
+    s += std::strerror(e.os_errno);
+    s += ')';
+  }
   return s;
 }
 

@@ -1,0 +1,111 @@
+#pragma once
+// A functional model of the RK3588 NPU: it executes regcmd programs on the host.
+//
+// The PC fetches each task from a simulated 32-bit IOVA space, register writes land in one
+// of two ping-pong register groups, and each op-enable runs what the registers configure,
+// reading and writing operands in the layouts of programs/packing.hpp. Where the hardware
+// would not compute — the reference's hangs, wedges, timeouts, zero outputs, silently wrong
+// results and wild DMA — the model reports that fault instead, and the stopping ones leave
+// it wedged until reset(), as the board is.
+//
+// It also plays the board's state quirks (both on by default, as a board has them):
+//   cold-start stale read: the first op writing a freshly allocated buffer leaves it stale
+//   int8 entry wedge: the first int8 op after other work wedges unless a reset came first
+// (regcmd-isa-reference "State gotchas").
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace regcmd::model {
+
+// The simulated IOVA space: buffers registered by whoever owns the memory.
+class iova_space {
+ public:
+  struct region {
+    std::uint64_t iova = 0;
+    std::span<std::uint8_t> bytes;
+    bool warm = false;     // written by an NPU job since it was allocated
+    bool touched = false;  // written by the job running now
+  };
+
+  void add(std::uint64_t iova, std::span<std::uint8_t> bytes);
+  void remove(std::uint64_t iova);
+  void mark_warm(std::uint64_t iova);
+  // The region holding [iova, iova + size), or nullptr if no single region does.
+  region* find(std::uint64_t iova, std::uint64_t size);
+  const std::vector<region>& regions() const { return regions_; }
+
+ private:
+  std::vector<region> regions_;
+};
+
+enum class fault_kind {
+  hang,          // the submit never completes (AXI / datapath hang); needs a reset
+  wedge,         // the job never completes (K beyond the cap, int8 entry); needs a reset
+  timeout,       // the op never raises its interrupt (narrow int8 output); needs a reset
+  wild_access,   // a DMA outside every buffer: the hardware hangs; needs a reset
+  zeros,         // the op completes and writes zeros
+  wrong_result,  // the op completes and writes wrong numbers
+  stale_output,  // cold start: the first write to a fresh buffer did not land
+  unmodelled,    // register values the model has no semantics for; nothing written
+};
+
+const char* name_of(fault_kind k);
+
+// Faults after which the job does not complete and the NPU stays wedged until a reset.
+constexpr bool stops(fault_kind k) {
+  return k == fault_kind::hang || k == fault_kind::wedge || k == fault_kind::timeout || k == fault_kind::wild_access;
+}
+
+struct fault {
+  fault_kind kind;
+  std::uint32_t task;
+  std::string what;
+};
+
+struct run_result {
+  std::uint32_t tasks_completed = 0;
+  std::vector<fault> faults;
+  bool completed() const;  // no stopping fault
+};
+
+struct quirks {
+  bool cold_start_stale = true;
+  bool int8_entry_wedge = true;
+};
+
+class npu {
+ public:
+  // Runs `task_number` tasks from `regcmd_iova`, the first fetching `amount` + 1 128-bit
+  // words (what PC_REGISTER_AMOUNTS holds), the next ones as their predecessor's tail says.
+  run_result run(iova_space& memory, std::uint64_t regcmd_iova, std::uint32_t amount, std::uint32_t task_number,
+                 bool pingpong);
+  // RKNPU_ACT_RESET: clears a wedge and primes int8 mode.
+  void reset();
+  // A job that timed out for a reason outside the program (fault injection): wedged
+  // until reset, as after any timeout.
+  void wedge() { wedged_ = true; }
+  bool wedged() const { return wedged_; }
+
+  quirks behaviour;
+  unsigned threads = 0;  // 0: one per hardware thread
+  // Test aid: the next op flips the lowest bit of its first output byte, so tools that
+  // check results can be shown to catch a wrong one.
+  bool corrupt_next_output = false;
+
+ private:
+  struct registers {
+    std::vector<std::uint32_t> values = std::vector<std::uint32_t>(0x8000 / 4, 0);
+    std::uint32_t get(std::uint16_t offset) const { return values[offset / 4]; }
+  };
+  void run_op(iova_space& memory, const registers& r, std::uint32_t enable_mask, std::uint32_t task, run_result& out);
+
+  registers groups_[2];
+  bool wedged_ = false;
+  bool int8_primed_ = false;
+  int last_precision_ = -1;
+};
+
+}  // namespace regcmd::model

@@ -1,0 +1,306 @@
+// The functional model: programs computed on the host, and the faults it reports instead
+// of computing where the reference says the hardware does not.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string_view>
+#include <vector>
+
+#include <regcmd/model/npu.hpp>
+#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/packing.hpp>
+#include <regcmd/programs/plan.hpp>
+#include <regcmd/rules/program_rules.hpp>
+
+using namespace regcmd;
+using model::fault_kind;
+
+namespace {
+
+// A small board: a regcmd buffer and the three operand buffers in one IOVA space.
+struct bench {
+  std::vector<std::uint8_t> regcmd, feature, weight, output;
+  model::iova_space memory;
+  model::npu npu;
+  operand_addresses base{};
+
+  bench(std::size_t code_bytes, std::size_t f, std::size_t w, std::size_t o)
+      : regcmd(code_bytes + 64), feature(f), weight(w), output(o, 0xee) {
+    memory.add(0x1000'0000, regcmd);
+    memory.add(0x2000'0000, feature);
+    memory.add(0x3000'0000, weight);
+    memory.add(0x4000'0000, output);
+    base[static_cast<std::size_t>(operand_role::regcmd)] = 0x1000'0000;
+    base[static_cast<std::size_t>(operand_role::feature)] = 0x2000'0000;
+    base[static_cast<std::size_t>(operand_role::weight)] = 0x3000'0000;
+    base[static_cast<std::size_t>(operand_role::output)] = 0x4000'0000;
+    npu.behaviour = {false, false};  // the quirks have their own test
+    npu.threads = 2;
+  }
+
+  // Patches and places the program, then runs all its tasks as the kernel would kick them.
+  model::run_result run(std::vector<entry> code, std::span<const slot> slots, std::span<const task> tasks) {
+    REQUIRE(patch_slots(code, slots, base).ok());
+    for (std::size_t i = 0; i < code.size(); ++i) {
+      const auto b = code[i].to_bytes();
+      std::copy(b.begin(), b.end(), regcmd.begin() + static_cast<std::ptrdiff_t>(i * 8));
+    }
+    const std::uint32_t amount = pc_fetch_amount(tasks[0].count);
+    return npu.run(memory, 0x1000'0000 + tasks[0].first * 8, amount, static_cast<std::uint32_t>(tasks.size()), true);
+  }
+  model::run_result run(const program_view& p) {
+    return run(std::vector<entry>(p.entries.begin(), p.entries.end()), p.slots, p.tasks);
+  }
+};
+
+bool has(const model::run_result& r, fault_kind k) {
+  for (const auto& f : r.faults)
+    if (f.kind == k) return true;
+  return false;
+}
+
+// Random operands for geometry g packed into the bench; returns the host reference C.
+std::vector<double> fill(bench& b, const matmul_geometry& g, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  const std::uint32_t M = g.M, K = g.logical_K, N = g.logical_N;
+  std::vector<double> ref(std::size_t{M} * N, 0.0);
+  if (g.in == precision::fp16) {
+    std::uniform_real_distribution<float> d(-1, 1);
+    std::vector<float> a(std::size_t{M} * K), w(std::size_t{K} * N);
+    for (float& v : a) v = half_to_float(float_to_half(d(rng)));
+    for (float& v : w) v = half_to_float(float_to_half(d(rng)));
+    REQUIRE(pack_features<float>(g, a, b.feature).ok());
+    REQUIRE(pack_weights<float>(g, w, b.weight).ok());
+    for (std::uint32_t m = 0; m < M; ++m)
+      for (std::uint32_t k = 0; k < K; ++k)
+        for (std::uint32_t n = 0; n < N; ++n) ref[m * N + n] += double(a[m * K + k]) * w[k * N + n];
+  } else {
+    std::uniform_int_distribution<int> d(g.in == precision::int4 ? -8 : -128, g.in == precision::int4 ? 7 : 127);
+    std::vector<std::int8_t> a(std::size_t{M} * K), w(std::size_t{K} * N);
+    for (auto& v : a) v = static_cast<std::int8_t>(d(rng));
+    for (auto& v : w) v = static_cast<std::int8_t>(d(rng));
+    REQUIRE(pack_features<std::int8_t>(g, a, b.feature).ok());
+    REQUIRE(pack_weights<std::int8_t>(g, w, b.weight).ok());
+    for (std::uint32_t m = 0; m < M; ++m)
+      for (std::uint32_t k = 0; k < K; ++k)
+        for (std::uint32_t n = 0; n < N; ++n) ref[m * N + n] += double(a[m * K + k]) * w[k * N + n];
+    if (g.out == precision::int16)
+      for (double& v : ref) v = std::clamp(v, -32768.0, 32767.0);
+  }
+  return ref;
+}
+
+double max_error(const bench& b, const matmul_geometry& g, const std::vector<double>& ref) {
+  std::vector<double> c(ref.size());
+  if (g.out == precision::fp32 || g.out == precision::fp16) {
+    std::vector<float> cf(ref.size());
+    REQUIRE(unpack_output<float>(g, b.output, cf).ok());
+    std::copy(cf.begin(), cf.end(), c.begin());
+  } else {
+    std::vector<std::int32_t> ci(ref.size());
+    REQUIRE(unpack_output<std::int32_t>(g, b.output, ci).ok());
+    std::copy(ci.begin(), ci.end(), c.begin());
+  }
+  double e = 0;
+  for (std::size_t i = 0; i < c.size(); ++i) e = std::max(e, std::abs(c[i] - ref[i]));
+  return e;
+}
+
+matmul_program build(const matmul_spec& s) {
+  const auto r = build_matmul(s);
+  REQUIRE_MESSAGE(r.ok(), r.err().id());
+  return r.value();
+}
+
+}  // namespace
+
+TEST_CASE("every precision pair computes what a host matmul computes, both layouts") {
+  struct pair {
+    precision in, out;
+    double tolerance;
+  };
+  for (pair p : {pair{precision::fp16, precision::fp32, 1e-4}, pair{precision::fp16, precision::fp16, 2e-2},
+                 pair{precision::int8, precision::int32, 0}, pair{precision::int4, precision::int16, 0}})
+    for (operand_layout layout : {operand_layout::row_major, operand_layout::surface})
+      for (std::uint32_t M : {1u, 4u, 16u}) {
+        if (p.in == precision::int4 && layout == operand_layout::surface) continue;
+        CAPTURE(static_cast<int>(p.in));
+        CAPTURE(static_cast<int>(layout));
+        CAPTURE(M);
+        const auto mm = build({.in = p.in, .out = p.out, .M = M, .K = 96, .N = 40, .layout = layout});
+        const matmul_geometry& g = mm.geometry;
+        bench b(mm.code.entry_count * 8, g.feature_bytes(), g.weight_bytes(), g.output_bytes());
+        const auto ref = fill(b, g, M);
+        const auto r = b.run(mm.code.view());
+        CHECK(r.completed());
+        CHECK(r.faults.empty());
+        CHECK(max_error(b, g, ref) <= p.tolerance);
+      }
+}
+
+TEST_CASE("a chained plan runs task after task through the PC tails") {
+  // K = 4096 in two slices of 2048, whose ceiling (16384/K) splits M = 12 into two tiles
+  const auto p = plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 12, .K = 4096, .N = 64},
+                      plan_options{.k_slice = 2048});
+  REQUIRE(p.ok());
+  const plan_shape& s = p.value();
+  REQUIRE(s.tasks() == 4);
+  program<4 * matmul_task_entries, 4> code;
+  REQUIRE(code.fill([&](program_writer& w) { emit_plan(w, s, {.k_slice = 2048}); }).ok());
+  bench b(code.entry_count * 8, plan_feature_bytes(s), s.weight_bytes(), plan_output_bytes(s));
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> a(12 * 4096), w(4096 * 64);
+  for (float& v : a) v = half_to_float(float_to_half(d(rng)));
+  for (float& v : w) v = half_to_float(float_to_half(d(rng)));
+  REQUIRE(pack_features<float>(s.whole, a, b.feature).ok());
+  REQUIRE(pack_weights<float>(s, w, b.weight).ok());
+  const auto r = b.run(code.view());
+  CHECK(r.completed());
+  CHECK(r.tasks_completed == s.tasks());
+  std::vector<float> c(12 * 64);
+  REQUIRE(finish_plan<float>(s, b.output, c).ok());
+  double e = 0;
+  for (std::uint32_t m = 0; m < 12; ++m)
+    for (std::uint32_t n = 0; n < 64; ++n) {
+      double ref = 0;
+      for (std::uint32_t k = 0; k < 4096; ++k) ref += double(a[m * 4096 + k]) * w[k * 64 + n];
+      e = std::max(e, std::abs(ref - c[m * 64 + n]));
+    }
+  CHECK(e < 1e-3);
+}
+
+namespace {
+// The program of `s` with one register's value replaced: a way to break one rule.
+struct broken {
+  matmul_program mm;
+  std::vector<entry> code;
+  broken(const matmul_spec& s, std::uint16_t offset, std::uint32_t value) : mm{build(s)} {
+    code.assign(mm.code.view().entries.begin(), mm.code.view().entries.end());
+    bool found = false;
+    for (entry& e : code)
+      if (e.offset() == offset && kind_of(e) == entry_kind::register_write) {
+        e = e.with_value(value);
+        found = true;
+      }
+    REQUIRE(found);
+  }
+  model::run_result run_on(bench& b) { return b.run(code, mm.code.view().slots, mm.code.view().tasks); }
+};
+constexpr matmul_spec fp16_op{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 512, .N = 64};
+}  // namespace
+
+TEST_CASE("faults: a bank split that hangs, the raw K cap, narrow int8 output, small-K zeros") {
+  {
+    broken p(fp16_op, 0x1040, 0x2b);  // DATA_BANK 11 + WEIGHT_BANK 2 = 13
+    bench b(1024, 8192, 65536, 4096);
+    const auto r = p.run_on(b);
+    CHECK(has(r, fault_kind::hang));
+    CHECK_FALSE(r.completed());
+    CHECK(b.npu.wedged());
+    CHECK(has(b.run(p.mm.code.view()), fault_kind::hang));  // still wedged
+    b.npu.reset();
+    CHECK(b.run(p.mm.code.view()).completed());
+  }
+  {
+    // the reference's sched=1 below K = 96: zeros
+    broken p({.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64}, 0x1040, 0xa2);
+    bench b(1024, 4096, 8192, 4096);
+    const auto r = p.run_on(b);
+    CHECK(r.completed());
+    CHECK(has(r, fault_kind::zeros));
+    CHECK(b.output[0] == 0);
+  }
+  {
+    const auto mm = build({.in = precision::int8, .out = precision::int32, .M = 4, .K = 64, .N = 64});
+    std::vector<entry> code(mm.code.view().entries.begin(), mm.code.view().entries.end());
+    for (entry& e : code)
+      if (e.offset() == 0x4010) e = e.with_value(0x0);  // int8 -> int8
+    bench b(1024, 4096, 8192, 4096);
+    CHECK(has(b.run(code, mm.code.view().slots, mm.code.view().tasks), fault_kind::timeout));
+  }
+  {
+    broken p({.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 10752, .N = 64}, 0x1024, (10783u << 16) | 10784);
+    bench b(1024, 32768, 2 * 10784 * 64, 4096);
+    CHECK(has(p.run_on(b), fault_kind::wedge));
+  }
+}
+
+TEST_CASE("faults: N beyond 8192, a wild write, the fp16 output stage") {
+  {
+    broken p(fp16_op, 0x1038, 0x01010000 | 9000);
+    bench b(1024, 8192, 65536, 4096);
+    CHECK(has(p.run_on(b), fault_kind::wrong_result));
+  }
+  {
+    const auto mm = build(fp16_op);
+    bench b(1024, mm.geometry.feature_bytes(), mm.geometry.weight_bytes(), mm.geometry.output_bytes());
+    b.base[static_cast<std::size_t>(operand_role::output)] = 0x5000'0000;  // no buffer there
+    const auto r = b.run(mm.code.view());
+    CHECK(has(r, fault_kind::wild_access));
+    CHECK_FALSE(r.completed());
+  }
+  {
+    const auto mm = build({.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 512, .N = 64});
+    std::vector<entry> no_cvt(mm.code.view().entries.begin(), mm.code.view().entries.end());
+    std::vector<entry> bs_on = no_cvt, atom8 = no_cvt;
+    for (entry& e : no_cvt)
+      if (e.offset() == 0x4084) e = e.with_value(0x1);
+    for (entry& e : bs_on)
+      if (e.offset() == 0x4040) e = e.with_value(0x20150);
+    for (entry& e : atom8)
+      if (e.offset() == 0x4050) e = e.with_value(0x2);
+    bench b(1024, 8192, 65536, 4096);
+    CHECK(has(b.run(no_cvt, mm.code.view().slots, mm.code.view().tasks), fault_kind::zeros));
+    CHECK(has(b.run(bs_on, mm.code.view().slots, mm.code.view().tasks), fault_kind::hang));
+    b.npu.reset();
+    CHECK(has(b.run(atom8, mm.code.view().slots, mm.code.view().tasks), fault_kind::hang));
+  }
+}
+
+TEST_CASE("faults: rows beyond the data banks, a DPU_SURFACE_ADD that points the DPU astray") {
+  {
+    broken p({.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 512, .N = 64}, 0x1040, 0xb1);  // 1 bank, 2 needed
+    bench b(1024, 65536, 65536, 16384);
+    CHECK(has(p.run_on(b), fault_kind::wrong_result));
+  }
+  {
+    broken p(fp16_op, 0x40c0, 0x3000'0000);  // an address where a surface count belongs
+    bench b(1024, 8192, 65536, 4096);
+    CHECK(has(p.run_on(b), fault_kind::hang));
+  }
+}
+
+TEST_CASE("the board's quirks: cold-start stale output, the int8 entry wedge") {
+  const auto mm = build({.in = precision::int8, .out = precision::int32, .M = 4, .K = 64, .N = 64});
+  bench b(1024, mm.geometry.feature_bytes(), mm.geometry.weight_bytes(), mm.geometry.output_bytes());
+  b.npu.behaviour = {true, true};
+  const auto ref = fill(b, mm.geometry, 9);
+  // entering int8 without a reset wedges the first job
+  CHECK(has(b.run(mm.code.view()), fault_kind::wedge));
+  b.npu.reset();
+  // after the reset it completes, but the fresh output buffer is stale the first time
+  const auto first = b.run(mm.code.view());
+  CHECK(first.completed());
+  CHECK(has(first, fault_kind::stale_output));
+  CHECK(max_error(b, mm.geometry, ref) > 0);
+  const auto second = b.run(mm.code.view());
+  CHECK(second.faults.empty());
+  CHECK(max_error(b, mm.geometry, ref) == 0);
+}
+
+TEST_CASE("a chain that ends before task_number, and a fetch outside every buffer") {
+  const auto mm = build(fp16_op);
+  bench b(1024, mm.geometry.feature_bytes(), mm.geometry.weight_bytes(), mm.geometry.output_bytes());
+  std::vector<entry> code(mm.code.view().entries.begin(), mm.code.view().entries.end());
+  REQUIRE(patch_slots(code, mm.code.view().slots, b.base).ok());
+  for (std::size_t i = 0; i < code.size(); ++i) {
+    const auto bytes = code[i].to_bytes();
+    std::copy(bytes.begin(), bytes.end(), b.regcmd.begin() + static_cast<std::ptrdiff_t>(i * 8));
+  }
+  CHECK(has(b.npu.run(b.memory, 0x1000'0000, 53, 2, true), fault_kind::hang));
+  b.npu.reset();
+  CHECK(has(b.npu.run(b.memory, 0x7000'0000, 53, 1, true), fault_kind::wild_access));
+}
