@@ -3,6 +3,6 @@
 # (warnings are errors in both).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tools/setup.sh clang
+bash tools/setup.sh pkg-config clang
 cmake --workflow --preset gcc
 cmake --workflow --preset clang
