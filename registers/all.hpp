@@ -83,6 +83,44 @@ inline constexpr auto register_table = boost::hana::unpack(reg::register_blocks,
 // layout for the value of the 0x0081 entry.
 inline constexpr std::span<const field_info> op_enable_fields = fields_of<reg::GLOBAL_OPERATION_ENABLE>;
 
+// The registers with an address field, found once in the register table and sorted by
+// offset (offsets are unique across blocks: each block owns its own window).
+struct address_register {
+  std::uint16_t target = 0;
+  std::uint16_t offset = 0;
+  std::string_view name;
+};
+inline constexpr std::size_t address_register_count = [] {
+  std::size_t n = 0;
+  for (const register_info& r : register_table)
+    for (const field_info& f : r.fields) n += f.shape.kind == field_kind::address;
+  return n;
+}();
+inline constexpr auto address_registers = [] {
+  std::array<address_register, address_register_count> out{};
+  std::size_t n = 0;
+  for (const register_info& r : register_table)
+    for (const field_info& f : r.fields)
+      if (f.shape.kind == field_kind::address) out[n++] = {static_cast<std::uint16_t>(r.block), r.offset, r.name};
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.offset < b.offset; });
+  return out;
+}();
+
+// Binary search: programs are validated entry by entry at compile time, where every
+// comparison is a counted step.
+constexpr const address_register* address_register_of(entry e) {
+  const address_register* table = address_registers.data();
+  const std::uint16_t offset = e.offset();
+  std::size_t lo = 0, hi = address_registers.size();
+  while (lo < hi) {
+    const std::size_t mid = (lo + hi) / 2;
+    if (table[mid].offset < offset) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo < address_registers.size() && table[lo].offset == offset && table[lo].target == e.target()) return &table[lo];
+  return nullptr;
+}
+
 namespace detail {
 // Sorted copies make both checks n log n: they run in every translation unit that
 // includes the map, and constant evaluation counts each comparison.

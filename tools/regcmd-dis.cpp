@@ -5,9 +5,6 @@
 // Exit status: 0 decoded, 1 unreadable or malformed dump, 2 bad usage.
 
 #include <cstdio>
-#include <fstream>
-#include <iostream>
-#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,24 +18,6 @@ constexpr const char* usage =
     "usage: regcmd-dis [--json] [--binary | --text] FILE\n"
     "Decode a regcmd dump (raw little-endian u64 entries, or text with one hex entry per\n"
     "line, '#' comments). FILE '-' reads standard input.\n";
-
-bool read_all(const std::string& path, std::vector<std::uint8_t>& out, std::string& error) {
-  if (path == "-") {
-    out.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-    return true;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = "cannot open '" + path + "'";
-    return false;
-  }
-  out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (in.bad()) {
-    error = "cannot read '" + path + "'";
-    return false;
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -57,15 +36,9 @@ int main(int argc, char** argv) {
   }
   if (path.empty()) { std::fputs(usage, stderr); return 2; }
 
-  std::vector<std::uint8_t> bytes;
-  std::string error;
-  if (!read_all(path, bytes, error)) {
-    std::fprintf(stderr, "regcmd-dis: %s\n", error.c_str());
-    return 1;
-  }
-  const regcmd::dump d = regcmd::parse_dump(bytes, format);
+  const regcmd::dump d = regcmd::read_dump(path, format);
   if (!d.ok()) {
-    std::fprintf(stderr, "regcmd-dis: %s: %s\n", path.c_str(), d.error.c_str());
+    std::fprintf(stderr, "regcmd-dis: %s\n", d.error.c_str());
     return 1;
   }
   std::string out;

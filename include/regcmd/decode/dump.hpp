@@ -10,6 +10,9 @@
 // Any input yields entries or a message saying what is wrong and where; nothing else.
 
 #include <cctype>
+#include <fstream>
+#include <iostream>
+#include <iterator>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -92,6 +95,22 @@ inline dump parse_dump(std::span<const std::uint8_t> bytes, dump_format format =
   if (format == dump_format::detect) format = looks_like_text(bytes) ? dump_format::text : dump_format::binary;
   if (format == dump_format::binary) return parse_binary_dump(bytes);
   return parse_text_dump(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+}
+
+// Reads a dump from a file, or standard input for "-".
+inline dump read_dump(const std::string& path, dump_format format = dump_format::detect) {
+  std::vector<std::uint8_t> bytes;
+  if (path == "-") {
+    bytes.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  } else {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return {{}, "cannot open '" + path + "'"};
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (in.bad()) return {{}, "cannot read '" + path + "'"};
+  }
+  dump d = parse_dump(bytes, format);
+  if (!d.ok()) d.error = path + ": " + d.error;
+  return d;
 }
 
 }  // namespace regcmd

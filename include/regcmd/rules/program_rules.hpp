@@ -57,44 +57,6 @@ constexpr bool is_register(entry e, block_id b, std::uint16_t offset) {
   return e.target() == static_cast<std::uint16_t>(b) && e.offset() == offset;
 }
 
-// The registers with an address field, found once in the register table and sorted by
-// offset (offsets are unique across blocks: each block owns its own window).
-struct address_register {
-  std::uint16_t target = 0;
-  std::uint16_t offset = 0;
-  std::string_view name;
-};
-inline constexpr std::size_t address_register_count = [] {
-  std::size_t n = 0;
-  for (const register_info& r : register_table)
-    for (const field_info& f : r.fields) n += f.shape.kind == field_kind::address;
-  return n;
-}();
-inline constexpr auto address_registers = [] {
-  std::array<address_register, address_register_count> out{};
-  std::size_t n = 0;
-  for (const register_info& r : register_table)
-    for (const field_info& f : r.fields)
-      if (f.shape.kind == field_kind::address) out[n++] = {static_cast<std::uint16_t>(r.block), r.offset, r.name};
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.offset < b.offset; });
-  return out;
-}();
-
-// Binary search: programs are validated entry by entry at compile time, where every
-// comparison is a counted step.
-constexpr const address_register* address_register_of(entry e) {
-  const address_register* table = address_registers.data();
-  const std::uint16_t offset = e.offset();
-  std::size_t lo = 0, hi = address_registers.size();
-  while (lo < hi) {
-    const std::size_t mid = (lo + hi) / 2;
-    if (table[mid].offset < offset) lo = mid + 1;
-    else hi = mid;
-  }
-  if (lo < address_registers.size() && table[lo].offset == offset && table[lo].target == e.target()) return &table[lo];
-  return nullptr;
-}
-
 template <class Soc>
 constexpr status check_op(const op_state& s, std::uint32_t enable_mask, std::string_view where) {
   using namespace reg;
@@ -221,7 +183,7 @@ constexpr status validate(const program_view& p, std::string_view where = "progr
       const entry e = p.entries[i];
       if (kind_of(e) == entry_kind::op_enable || kind_of(e) == entry_kind::op_enable_preamble)
         return make_error(rules::tail_complete, where, "task", t);
-      if (const detail::address_register* a = detail::address_register_of(e); a && !slots.is_slot(i))
+      if (const address_register* a = address_register_of(e); a && !slots.is_slot(i))
         return make_error(rules::address_slots, where, a->name, i);
       state.write(e);
     }
@@ -273,7 +235,7 @@ using operand_addresses = std::array<std::uint64_t, operand_role_count>;
 constexpr status patch_slots(std::span<entry> entries, std::span<const slot> slots, const operand_addresses& base) {
   for (const slot& s : slots) {
     const std::uint64_t address = base[static_cast<std::size_t>(s.role)] + s.offset;
-    const detail::address_register* reg = detail::address_register_of(entries[s.entry]);
+    const address_register* reg = address_register_of(entries[s.entry]);
     if (reg == nullptr) return make_error(rules::address_slots, "bind", name_of(s.role), s.entry);
     if (address > 0xffff'ffffu) return make_error(rules::iova_32bit, reg->name, name_of(s.role), address);
     const register_info* info = find_register(*block_from_target(entries[s.entry].target()), entries[s.entry].offset());

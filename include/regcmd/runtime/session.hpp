@@ -91,6 +91,7 @@ class prepared_program {
   std::size_t task_count() const { return tasks_.size(); }
   bool int8() const { return int8_; }
   std::span<const slot> slots() const { return slots_; }
+  std::uint64_t regcmd_iova() const { return regcmd_.iova(); }
 
  private:
   friend class session;
