@@ -139,6 +139,7 @@ constexpr void emit_matmul_task(program_writer& w, const matmul_geometry& g, con
   w.put(DPU_DATA_CUBE_HEIGHT{.HEIGHT = M - 1});
   // Row-major notch: the row in 4-channel units, N/4 - 1 (reference "Key registers", B, the
   // vendor capture); the second half the output pitch in the same units (ork's stride).
+  static_assert(decltype(DPU_DATA_CUBE_NOTCH_ADDR::NOTCH_ADDR_1)::shape.max_value() == max_output_pitch_outputs / 4 - 1);
   const std::uint32_t out_elems_per_row = row ? g.output_pitch / static_cast<std::uint32_t>(bytes_of(g.out, 1)) : 0;
   w.put(DPU_DATA_CUBE_NOTCH_ADDR{.NOTCH_ADDR_0 = row ? N / 4 - 1 : 0u, .NOTCH_ADDR_1 = row ? out_elems_per_row / 4 - 1 : 0u});
   w.put(DPU_DATA_CUBE_CHANNEL{.CHANNEL = N - 1, .ORIG_CHANNEL = N - 1});

@@ -100,6 +100,32 @@ constexpr bool supported_pair(precision in, precision out) {
          (in == precision::int4 && out == precision::int16);
 }
 
+// The largest operand a program can address: every address register is 32 bits
+// (fact sheet §1.5).
+inline constexpr std::uint64_t max_operand_bytes = 0xffff'ffffu;
+
+// The widest output row pitch in outputs: NOTCH_ADDR_1 holds it in 4-output units minus
+// one, in 13 bits (reference "Key registers", 0x4038 notch; matmul.hpp checks the width).
+inline constexpr std::uint32_t max_output_pitch_outputs = 4u << 13;
+
+// The row-major pitches of a request: the ones asked for, or packed rows.
+struct row_pitches {
+  std::uint32_t feature = 0;
+  std::uint32_t output = 0;
+};
+constexpr result<row_pitches> resolve_pitches(precision in, precision out, std::uint32_t K, std::uint32_t N,
+                                              std::uint32_t feature_pitch, std::uint32_t output_pitch,
+                                              const char* where) {
+  const std::uint32_t row = matmul_geometry::feature_row_bytes(in, K);
+  row_pitches p{feature_pitch ? feature_pitch : row, 0};
+  if (p.feature % 16 != 0 || p.feature < row) return make_error(rules::feature_pitch, where, "feature_pitch", p.feature);
+  const auto out_row = static_cast<std::uint32_t>(bytes_of(out, N));
+  p.output = output_pitch ? output_pitch : out_row;
+  if (p.output % 16 != 0 || p.output < out_row || p.output / bytes_of(out, 1) > max_output_pitch_outputs)
+    return make_error(rules::output_pitch, where, "output_pitch", p.output);
+  return p;
+}
+
 // The rules of a request that do not depend on its size: precisions, layout options,
 // alignment. Plans check these for the whole operation, then size each tile.
 constexpr status check_request(const matmul_spec& s) {
@@ -146,14 +172,10 @@ constexpr result<matmul_geometry> resolve(const matmul_spec& s) {
                                          Soc::cbuf_bank_bytes));
     g.sched = g.data_banks > 1 ? schedule::bank_split : schedule::template_split;
   } else {
-    const std::uint32_t row = matmul_geometry::feature_row_bytes(in, g.K);
-    g.feature_pitch = s.feature_pitch ? s.feature_pitch : row;
-    if (g.feature_pitch % 16 != 0 || g.feature_pitch < row)
-      return make_error(rules::feature_pitch, "matmul", "feature_pitch", g.feature_pitch);
-    const auto out_row = static_cast<std::uint32_t>(bytes_of(s.out, g.N));
-    g.output_pitch = s.output_pitch ? s.output_pitch : out_row;
-    if (g.output_pitch % 16 != 0 || g.output_pitch < out_row)
-      return make_error(rules::output_pitch, "matmul", "output_pitch", g.output_pitch);
+    const result<row_pitches> pitches = resolve_pitches(in, s.out, g.K, g.N, s.feature_pitch, s.output_pitch, "matmul");
+    if (!pitches) return pitches.err();
+    g.feature_pitch = pitches.value().feature;
+    g.output_pitch = pitches.value().output;
     g.data_banks = data_banks<Soc>(in, g.M, g.K, g.sched);
   }
 
@@ -170,6 +192,8 @@ constexpr result<matmul_geometry> resolve(const matmul_spec& s) {
   // DATAIN_HEIGHT is 11 bits; FEATURE_GRAINS (min(M + 1, R), or M + 1 for A) is 10 bits.
   const std::uint32_t grains = s.layout == operand_layout::surface ? g.M + 1 : feature_grains<Soc>(in, g.M, g.K);
   if (g.M > 2047 || grains > 1023) return make_error(rules::m_register_limit, "matmul", "M", g.M);
+  if (std::uint64_t{g.M - 1} * g.feature_pitch + matmul_geometry::feature_row_bytes(in, g.K) > max_operand_bytes)
+    return make_error(rules::operand_size, "matmul", "feature_pitch", g.feature_pitch);
   return g;
 }
 

@@ -27,6 +27,7 @@
 #include <array>
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include <regcmd/core/program.hpp>
 #include <regcmd/programs/matmul.hpp>
@@ -81,6 +82,13 @@ struct plan_shape {
 };
 
 namespace detail {
+// The schedule a tile of depth k asks for: the requested one, except that a bank split is
+// not asked for below its valid K (reference "Small-K validity of the 0x1040 schedule"):
+// a narrow last K slice takes the template split instead.
+constexpr schedule tile_schedule(schedule requested, precision in, std::uint32_t k) {
+  return requested == schedule::bank_split && k < bank_split_min_k(in) ? schedule::template_split : requested;
+}
+
 // The M ceiling every tile of a grid with K slices of `k_slice` meets: the smallest over
 // the slice sizes that occur (the last may be narrower, with another schedule). Row-major
 // tiles use the scheduler; surface tiles implementation A's split, which is the bank split
@@ -90,11 +98,13 @@ constexpr std::uint32_t grid_ceiling(const matmul_geometry& g, schedule requeste
   std::uint32_t ceiling = 1022;  // FEATURE_GRAINS (10 bits) holds M + 1
   const std::uint32_t depths[] = {k_slice, g.K % k_slice ? g.K % k_slice : k_slice};
   for (std::uint32_t k : depths) {
-    schedule s = resolve_schedule(requested, g.in, k);
+    schedule s = resolve_schedule(tile_schedule(requested, g.in, k), g.in, k);
     if (g.layout == operand_layout::surface)
       s = k >= bank_split_min_k(g.in) ? schedule::bank_split : schedule::template_split;
-    if (s == schedule::bank_split && k < bank_split_min_k(g.in)) s = schedule::template_split;
     std::uint32_t c = m_ceiling<Soc>(g.in, k, s);
+    // Implementation A's split counts the banks the whole feature occupies (resolve).
+    if (g.layout == operand_layout::surface && s == schedule::bank_split)
+      c = std::min(c, static_cast<std::uint32_t>((Soc::cbuf_banks - 1) * Soc::cbuf_bank_bytes / bytes_of(g.in, k)));
     if (g.in == precision::fp16 && k == 128) c = std::min(c, 256u);
     ceiling = std::min(ceiling, c);
   }
@@ -124,7 +134,7 @@ constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& o
     if (options.k_slice % 32 != 0) return make_error(rules::k_alignment, "plan", "k_slice", options.k_slice);
   }
   // Candidate slice counts: all of K in one op (when K allows it), else slices of <= 2048.
-  std::uint32_t best_tasks = 0;
+  std::uint64_t best_tasks = 0;  // 64-bit: an oversized request is rejected below, not wrapped
   const std::uint32_t first = g.K <= Soc::max_k_single_op ? 1 : ceil_div(g.K, Soc::max_k_slice);
   const std::uint32_t last = options.k_slice ? first : std::min(g.K / 32, first + 64);
   for (std::uint32_t n = first; n <= last; ++n) {
@@ -137,7 +147,7 @@ constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& o
     const std::uint32_t m_tiles = ceil_div(g.M, ceiling);
     std::uint32_t m_tile = ceil_div(g.M, m_tiles);
     if (g.layout == operand_layout::surface && m_tiles > 1) continue;
-    const std::uint32_t tasks = slices * p.n_tiles * m_tiles;
+    const std::uint64_t tasks = std::uint64_t{slices} * p.n_tiles * m_tiles;
     if (best_tasks == 0 || tasks < best_tasks) {
       best_tasks = tasks;
       p.slices = slices;
@@ -152,17 +162,24 @@ constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& o
   }
   p.partial = p.slices > 1 ? partial_precision(g.in) : g.out;
   if (g.layout == operand_layout::row_major) {
-    const std::uint32_t row = matmul_geometry::feature_row_bytes(g.in, g.K);
-    p.feature_pitch = spec.feature_pitch ? spec.feature_pitch : row;
-    if (p.feature_pitch % 16 != 0 || p.feature_pitch < row)
-      return make_error(rules::feature_pitch, "plan", "feature_pitch", p.feature_pitch);
-    const auto out_row = static_cast<std::uint32_t>(bytes_of(p.partial, g.N));
-    p.output_pitch = p.slices == 1 && spec.output_pitch ? spec.output_pitch : out_row;
-    if (p.output_pitch % 16 != 0 || p.output_pitch < out_row)
-      return make_error(rules::output_pitch, "plan", "output_pitch", p.output_pitch);
-    g.feature_pitch = p.feature_pitch;
-    g.output_pitch = p.output_pitch;
+    // K-split partials are packed rows: their pitch is the partial row, not the output's.
+    const result<row_pitches> pitches = resolve_pitches(g.in, p.partial, g.K, g.N, spec.feature_pitch,
+                                                        p.slices == 1 ? spec.output_pitch : 0, "plan");
+    if (!pitches) return pitches.err();
+    p.feature_pitch = g.feature_pitch = pitches.value().feature;
+    p.output_pitch = g.output_pitch = pitches.value().output;
   }
+  // Every buffer must lie within the 32-bit address space.
+  const std::uint64_t feature_extent = g.layout == operand_layout::surface
+      ? bytes_of(g.in, std::uint64_t{g.M} * g.K)
+      : std::uint64_t{g.M - 1} * p.feature_pitch + matmul_geometry::feature_row_bytes(g.in, g.K);
+  const std::uint64_t output_extent = p.slices * (g.layout == operand_layout::surface
+      ? bytes_of(p.partial, std::uint64_t{g.M} * g.N)
+      : std::uint64_t{g.M} * p.output_pitch);
+  if (feature_extent > max_operand_bytes) return make_error(rules::operand_size, "plan", "features", feature_extent);
+  if (bytes_of(g.in, std::uint64_t{g.K} * g.N) > max_operand_bytes)
+    return make_error(rules::operand_size, "plan", "weights", bytes_of(g.in, std::uint64_t{g.K} * g.N));
+  if (output_extent > max_operand_bytes) return make_error(rules::operand_size, "plan", "output", output_extent);
   return p;
 }
 
@@ -182,7 +199,7 @@ constexpr plan_tile tile_of(const plan_shape& p, std::uint32_t m, std::uint32_t 
                        .K = p.depth(s),
                        .N = p.cols(j),
                        .layout = g.layout,
-                       .sched = g.sched,
+                       .sched = detail::tile_schedule(g.sched, g.in, p.depth(s)),
                        .pad = padding::none,
                        .feature_pitch = row ? p.feature_pitch : 0,
                        .output_pitch = row ? p.output_pitch : 0};
@@ -305,8 +322,36 @@ constexpr void emit_plan(program_writer& w, const plan_shape& p, const plan_opti
       }
 }
 
-// Entries a plan needs at most (every task full, each aligned to 16 bytes).
+// Storage a plan needs at most: every task full (108 entries keep each 16-byte aligned),
+// with slots for its three operands and the next task's program address.
 constexpr std::uint32_t plan_entries(const plan_shape& p) { return p.tasks() * matmul_task_entries; }
+constexpr std::uint32_t plan_slots(const plan_shape& p) { return p.tasks() * 4; }
+
+// A plan whose shape is known only at run time, in heap storage.
+struct plan_program {
+  plan_shape shape;
+  bool delta_tasks = false;
+  std::vector<entry> entries;
+  std::vector<slot> slots;
+  std::vector<task> tasks;
+  program_view view() const { return {entries, slots, tasks, true, delta_tasks}; }
+};
+
+template <class Soc = soc::rk3588>
+result<plan_program> build_plan(const matmul_spec& spec, const plan_options& options = {}) {
+  const result<plan_shape> shape = plan<Soc>(spec, options);
+  if (!shape) return shape.err();
+  plan_program p{shape.value(), options.delta_tasks, std::vector<entry>(plan_entries(shape.value())),
+                 std::vector<slot>(plan_slots(shape.value())), std::vector<task>(shape.value().tasks())};
+  program_writer w{p.entries, p.slots, p.tasks};
+  emit_plan<Soc>(w, p.shape, options);
+  if (status s = w.outcome(); !s) return s.err();
+  p.entries.resize(w.entry_count());
+  p.slots.resize(w.slot_count());
+  p.tasks.resize(w.task_count());
+  if (status s = validate_structure(p.view(), "plan"); !s) return s.err();
+  return p;
+}
 
 template <std::size_t Entries, std::size_t Tasks>
 struct matmul_plan {

@@ -71,10 +71,11 @@ constexpr std::uint32_t data_banks(precision in, std::uint32_t M, std::uint32_t 
 
 // The largest M one op takes (0 when nothing fits).
 //   fp16: 16384/K (template, one bank) or 180224/K (bank split, 11 banks of K*2-byte rows).
-//   int8: 32768/K (template, one bank) or, bank split, 64*floor(12/w - 1) with w = K/512
-//     and at least one 64-row group: 704/320/128/64 at K = 512/1024/2048/4096. The split
-//     walks data-ward as M grows and int8 keeps its weight CBUF-resident, so it stops
-//     earlier than fp16; the reference measured this at N = 64.
+//   int8: 32768/K (template, one bank) or, bank split, 64-row groups of w = K/512 banks
+//     within the 11 data banks, 64*floor(11/w): 704/320/128/64 at K = 512/1024/2048/4096,
+//     the reference's measured 64*floor(12/w - 1) (at N = 64), and none above K = 5632.
+//     The split walks data-ward as M grows and int8 keeps its weight CBUF-resident, so it
+//     stops earlier than fp16.
 //   int4: rows x K <= 16384 (reference "0x107c").
 template <class Soc = soc::rk3588>
 constexpr std::uint32_t m_ceiling(precision in, std::uint32_t K, schedule s) {
@@ -85,8 +86,7 @@ constexpr std::uint32_t m_ceiling(precision in, std::uint32_t K, schedule s) {
       return s == schedule::bank_split ? (banks - 1) * bank / (2 * K) : bank / (2 * K);
     case precision::int8: {
       if (s != schedule::bank_split) return bank / K;
-      const std::uint32_t w_units = banks * 512 / K;  // floor(12 / w)
-      return 64 * std::max(1u, w_units > 0 ? w_units - 1 : 0u);
+      return 64 * ((banks - 1) * 512 / K);  // the same bound as data_banks <= 11
     }
     case precision::int4: return 16384 / K;
     default: return 0;

@@ -33,10 +33,15 @@ struct register_info {
   std::span<const field_info> fields;
   std::uint32_t defined_mask;  // bits some field defines; the rest is reserved
 
+  // fields.size() when absent (an index: see register_index in decode/lookup.hpp).
+  constexpr std::size_t field_index(std::string_view field_name) const {
+    std::size_t i = 0;
+    while (i < fields.size() && fields[i].name != field_name) ++i;
+    return i;
+  }
   constexpr const field_info* field(std::string_view field_name) const {
-    for (const field_info& f : fields)
-      if (f.name == field_name) return &f;
-    return nullptr;
+    const std::size_t i = field_index(field_name);
+    return i < fields.size() ? &fields[i] : nullptr;
   }
 };
 
@@ -107,8 +112,10 @@ inline constexpr auto address_registers = [] {
 }();
 
 // Binary search: programs are validated entry by entry at compile time, where every
-// comparison is a counted step.
-constexpr const address_register* address_register_of(entry e) {
+// comparison is a counted step. Returns address_registers.size() for other registers.
+// (An index, not a pointer: GCC's -fsanitize=null does not let a pointer into an array be
+// compared with nullptr in a constant expression, and users build with sanitizers.)
+constexpr std::size_t address_register_index(entry e) {
   const address_register* table = address_registers.data();
   const std::uint16_t offset = e.offset();
   std::size_t lo = 0, hi = address_registers.size();
@@ -117,8 +124,15 @@ constexpr const address_register* address_register_of(entry e) {
     if (table[mid].offset < offset) lo = mid + 1;
     else hi = mid;
   }
-  if (lo < address_registers.size() && table[lo].offset == offset && table[lo].target == e.target()) return &table[lo];
-  return nullptr;
+  if (lo < address_registers.size() && table[lo].offset == offset && table[lo].target == e.target()) return lo;
+  return address_registers.size();
+}
+constexpr bool is_address_register(entry e) { return address_register_index(e) < address_registers.size(); }
+
+// The address register an entry writes, or nullptr (for run-time callers).
+inline const address_register* address_register_of(entry e) {
+  const std::size_t i = address_register_index(e);
+  return i < address_registers.size() ? &address_registers[i] : nullptr;
 }
 
 namespace detail {

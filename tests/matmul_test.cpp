@@ -299,6 +299,8 @@ TEST_CASE("every request rule refuses its shape at run time with its id") {
       {{.in = P::fp16, .out = P::fp32, .M = 4, .K = 64, .N = 64, .feature_pitch = 100}, "feature-pitch"},
       {{.in = P::fp16, .out = P::fp32, .M = 4, .K = 64, .N = 64, .feature_pitch = 64}, "feature-pitch"},
       {{.in = P::fp16, .out = P::fp32, .M = 4, .K = 64, .N = 64, .output_pitch = 100}, "output-pitch"},
+      {{.in = P::fp16, .out = P::fp32, .M = 4, .K = 64, .N = 64, .output_pitch = 32768 * 4 + 16}, "output-pitch"},
+      {{.in = P::fp16, .out = P::fp32, .M = 4, .K = 64, .N = 64, .feature_pitch = 0x6000'0000}, "operand-size"},
   };
   for (const row& r : rows) {
     CAPTURE(r.rule);

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include <regcmd/decode/decode.hpp>
+#include <regcmd/decode/format.hpp>
 #include <regcmd/programs/plan.hpp>
 
 using namespace regcmd;
@@ -100,6 +101,42 @@ TEST_CASE("M above the ceiling is tiled; the surface layout refuses M tiles") {
   REQUIRE(split.ok());
   CHECK(split.value().m_tiles == 1);
   CHECK(split.value().slices == 3);  // slices of 704: 180224 / 704 = 256 rows
+  // int8 surface: A's split needs ceil(64 * 9024 / 32 KiB) = 18 banks for K in one op, so
+  // the plan slices K (found by fuzz_matmul: the plan used to pick a K no tile could take)
+  const auto wide = plan(matmul_spec{.in = precision::int8, .out = precision::int32, .M = 64, .K = 9023, .N = 16128,
+                                     .layout = operand_layout::surface});
+  REQUIRE(wide.ok());
+  CHECK(wide.value().slices > 1);
+  CHECK(wide.value().m_tiles == 1);
+}
+
+// Every plan that resolves must emit: each tile it chooses passes resolve and validate.
+TEST_CASE("every plan that resolves emits, over precisions, layouts, schedules and shapes") {
+  struct pair_of {
+    precision in, out;
+  };
+  const pair_of pairs[] = {{precision::fp16, precision::fp32}, {precision::fp16, precision::fp16},
+                           {precision::int8, precision::int32}, {precision::int4, precision::int16}};
+  std::uint32_t planned = 0;
+  for (const pair_of pr : pairs)
+    for (const operand_layout layout : {operand_layout::row_major, operand_layout::surface})
+      for (const schedule sched : {schedule::automatic, schedule::template_split, schedule::bank_split})
+        for (const std::uint32_t M : {1u, 4u, 64u, 300u, 1024u, 2500u})
+          for (std::uint32_t K = 32; K <= 16384; K = K * 3 / 2 + 32) {
+            const matmul_spec spec{.in = pr.in, .out = pr.out, .M = M, .K = K, .N = 9000, .layout = layout, .sched = sched};
+            const auto p = plan(spec);
+            if (!p.ok()) continue;
+            ++planned;
+            CAPTURE(M);
+            CAPTURE(K);
+            CAPTURE(static_cast<int>(pr.in));
+            CAPTURE(static_cast<int>(layout));
+            CAPTURE(static_cast<int>(sched));
+            const auto built = build_plan(spec);
+            REQUIRE_MESSAGE(built.ok(), (built.ok() ? "" : to_string(built.err())));
+            CHECK(validate(built.value().view()).ok());
+          }
+  CHECK(planned > 400);
 }
 
 TEST_CASE("delta tasks carry only the entries that change") {
@@ -129,4 +166,30 @@ TEST_CASE("plans refuse what no plan can do") {
         "int8-output-int32");
   CHECK(plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 0, .K = 64, .N = 64}).err().id() ==
         "shape-nonzero");
+  // 100000 x 16384 fp32 outputs are 6.5 GB: no 32-bit address reaches the end.
+  const auto huge = plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 100000, .K = 64, .N = 16384});
+  REQUIRE_FALSE(huge.ok());
+  CHECK(huge.err().id() == "operand-size");
+  CHECK(huge.err().subject == "plan");
+  CHECK(huge.err().value == 100000ull * 16384 * 4);
+  // A feature view strided past 4 GiB, and weights of 4 GiB.
+  CHECK(plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64,
+                         .feature_pitch = 0x6000'0000}).err().id() == "operand-size");
+  CHECK(plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 65536, .N = 32768}).err().id() ==
+        "operand-size");
+  // Just inside: 3 rows at 1 GiB pitch plus one row.
+  CHECK(plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64,
+                         .feature_pitch = 0x4000'0000}).ok());
+}
+
+TEST_CASE("the output pitch is bounded by the notch register, in one op and in a plan") {
+  // NOTCH_ADDR_1 holds pitch/4 - 1 outputs in 13 bits: 32768 fp32 outputs is the widest.
+  const matmul_spec widest{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64,
+                           .output_pitch = 32768 * 4};
+  CHECK(plan(widest).ok());
+  CHECK(build_matmul(widest).ok());
+  matmul_spec wider = widest;
+  wider.output_pitch += 16;
+  CHECK(plan(wider).err().id() == "output-pitch");
+  CHECK(build_matmul(wider).err().id() == "output-pitch");
 }

@@ -92,11 +92,14 @@ TEST_CASE("M ceilings") {
   CHECK(m_ceiling(precision::fp16, 1024, schedule::bank_split) == 176);
   CHECK(m_ceiling(precision::fp16, 2048, schedule::template_split) == 8);
   CHECK(m_ceiling(precision::fp16, 4096, schedule::template_split) == 4);
-  // int8 at N = 64: 64*floor(12/w - 1), w = K/512, at least one group: 704/320/128/64
+  // int8 at N = 64, measured: 704/320/128/64
   CHECK(m_ceiling(precision::int8, 512, schedule::bank_split) == 704);
   CHECK(m_ceiling(precision::int8, 1024, schedule::bank_split) == 320);
   CHECK(m_ceiling(precision::int8, 2048, schedule::bank_split) == 128);
   CHECK(m_ceiling(precision::int8, 4096, schedule::bank_split) == 64);
+  // beyond the measured K: 11 data banks hold no 64-row group of K = 6144 (w = 12)
+  CHECK(m_ceiling(precision::int8, 5632, schedule::bank_split) == 64);
+  CHECK(m_ceiling(precision::int8, 6144, schedule::bank_split) == 0);
   // int4: rows x K <= 16384
   CHECK(m_ceiling(precision::int4, 512, schedule::template_split) == 32);
   CHECK(m_ceiling(precision::int4, 2048, schedule::template_split) == 8);
@@ -120,6 +123,7 @@ TEST_CASE("the ceilings are where building starts to fail") {
   CHECK(build(precision::int8, 128, 2048, schedule::bank_split).ok());
   CHECK(build(precision::int8, 129, 2048, schedule::bank_split).err().id() == "m-ceiling-int8");
   CHECK(build(precision::int8, 64, 4096, schedule::bank_split).ok());
+  CHECK(build(precision::int8, 1, 6144, schedule::bank_split).err().id() == "m-ceiling-int8");
   CHECK(build(precision::int4, 32, 512).ok());
   CHECK(build(precision::int4, 33, 512).err().id() == "m-ceiling-int4");
 }

@@ -23,8 +23,13 @@ constexpr const char* usage =
     "  --json         print the comparison as JSON\n"
     "Exit status: 0 equal, 1 different, 2 bad input.\n";
 
-int bad(const std::string& message) {
+// A usage mistake prints the usage too; a bad dump only says what is wrong with it.
+int bad_usage(const std::string& message) {
   std::fprintf(stderr, "regcmd-diff: %s\n%s", message.c_str(), usage);
+  return 2;
+}
+int bad_input(const std::string& message) {
+  std::fprintf(stderr, "regcmd-diff: %s\n", message.c_str());
   return 2;
 }
 
@@ -47,18 +52,18 @@ int main(int argc, char** argv) {
     else if (a == "--binary") format = regcmd::dump_format::binary;
     else if (a == "--text") format = regcmd::dump_format::text;
     else if (a == "--ignore") {
-      if (i + 1 >= argc) return bad("--ignore needs a register name");
+      if (i + 1 >= argc) return bad_usage("--ignore needs a register name");
       const regcmd::register_info* r = regcmd::find_register(argv[++i]);
-      if (!r) return bad(std::string("unknown register '") + argv[i] + "'");
+      if (!r) return bad_usage(std::string("unknown register '") + argv[i] + "'");
       options.ignored.insert({static_cast<std::uint16_t>(r->block), r->offset});
     } else if ((a == "-" || !a.starts_with("-")) && given < 2) paths[given++] = a;
-    else return bad("unexpected argument '" + std::string(a) + "'");
+    else return bad_usage("unexpected argument '" + std::string(a) + "'");
   }
-  if (given != 2) return bad("two dumps are needed");
+  if (given != 2) return bad_usage("two dumps are needed");
   const regcmd::dump a = regcmd::read_dump(paths[0], format);
-  if (!a.ok()) return bad(a.error);
+  if (!a.ok()) return bad_input(a.error);
   const regcmd::dump b = regcmd::read_dump(paths[1], format);
-  if (!b.ok()) return bad(b.error);
+  if (!b.ok()) return bad_input(b.error);
   const regcmd::dump_diff d = regcmd::diff_dumps(a.entries, b.entries, options);
   const std::string out = json ? regcmd::format_diff_json(d) : regcmd::format_diff_text(d);
   std::fwrite(out.data(), 1, out.size(), stdout);

@@ -86,12 +86,6 @@ int fail_rule(const regcmd::error& e) {
   return 2;
 }
 
-struct built_program {
-  std::vector<regcmd::entry> entries;
-  std::vector<regcmd::slot> slots;
-  std::vector<regcmd::task> tasks;
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -176,21 +170,11 @@ int main(int argc, char** argv) {
   if (!have_m || !have_k || !have_n) return fail_usage("matmul needs -M, -K and -N");
   if (weight) spec.in = input_precisions{spec.in.features, *weight};
 
-  built_program p;
+  plan_program p;  // one op is stored the same way
   if (planned) {
-    const result<plan_shape> shape = plan(spec, options);
-    if (!shape) return fail_rule(shape.err());
-    p.entries.resize(plan_entries(shape.value()) + shape.value().tasks());
-    p.slots.resize(8 * std::size_t{shape.value().tasks()});
-    p.tasks.resize(shape.value().tasks());
-    program_writer w{p.entries, p.slots, p.tasks};
-    emit_plan(w, shape.value(), options);
-    if (status s = w.outcome(); !s) return fail_rule(s.err());
-    p.entries.resize(w.entry_count());
-    p.slots.resize(w.slot_count());
-    p.tasks.resize(w.task_count());
-    if (status s = validate_structure({p.entries, p.slots, p.tasks, true, options.delta_tasks}, "plan"); !s)
-      return fail_rule(s.err());
+    result<plan_program> built = build_plan(spec, options);
+    if (!built) return fail_rule(built.err());
+    p = std::move(built).value();
   } else {
     const result<matmul_program> mm = build_matmul(spec);
     if (!mm) return fail_rule(mm.err());

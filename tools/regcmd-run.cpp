@@ -112,17 +112,11 @@ int main(int argc, char** argv) {
   }
 
   // The program.
-  const result<plan_shape> planned = plan(spec, options);
-  if (!planned) return fail(to_string(planned.err()));
-  const plan_shape& shape = planned.value();
+  const result<plan_program> built = build_plan(spec, options);
+  if (!built) return fail(to_string(built.err()));
+  const plan_shape& shape = built.value().shape;
   const matmul_geometry& g = shape.whole;
-  std::vector<entry> entries(plan_entries(shape) + shape.tasks());
-  std::vector<slot> slots(8 * std::size_t{shape.tasks()});
-  std::vector<task> tasks(shape.tasks());
-  program_writer writer{entries, slots, tasks};
-  emit_plan(writer, shape, options);
-  if (status s = writer.outcome(); !s) return fail(to_string(s.err()));
-  const program_view program{writer.entries(), writer.slots(), writer.tasks(), true, options.delta_tasks};
+  const program_view program = built.value().view();
 
   // The device and the operands.
   auto dev = runtime::device::open(device_path);

@@ -55,7 +55,12 @@ struct capture_state {
   std::map<std::uint32_t, tracked_buffer> buffers;
   unsigned submits = 0;
   std::string dir;
-  capture_state() {
+  bool configured = false;
+  // Reads the environment when a DRM node is first opened, not at construction: a
+  // sanitizer runtime calls open/close/mmap before the C library has set it up.
+  void configure() {
+    if (configured) return;
+    configured = true;
     const char* d = std::getenv("REGCMD_CAPTURE_DIR");
     if (d && *d) {
       dir = d;
@@ -75,6 +80,7 @@ void track(int fd, const char* path) {
   if (fd < 0 || !is_drm_node(path)) return;
   capture_state& s = state();
   std::lock_guard g(s.lock);
+  s.configure();
   s.fds.insert(fd);
 }
 

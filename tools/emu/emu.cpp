@@ -71,14 +71,21 @@ struct device_state {
   std::set<int> fds;
   std::map<std::uint32_t, emu_buffer> buffers;
   std::uint32_t next_handle = 1;
-  std::uint64_t next_iova = std::strtoull(env("REGCMD_EMU_IOVA_BASE", "0x10000000").c_str(), nullptr, 0);
+  std::uint64_t next_iova = 0;
   regcmd::model::iova_space memory;
   std::array<regcmd::model::npu, 3> cores;
   std::set<std::uint64_t> timeout_at, corrupt_at;
   regcmd_emu_stats stats{};
-  bool log = env("REGCMD_EMU_LOG", "0") == "1";
+  bool log = false;
+  bool configured = false;
 
-  device_state() {
+  // Reads the environment when the node is first opened, not at construction: a sanitizer
+  // runtime calls open/close/ioctl before the C library has set up the environment.
+  void configure() {
+    if (configured) return;
+    configured = true;
+    next_iova = std::strtoull(env("REGCMD_EMU_IOVA_BASE", "0x10000000").c_str(), nullptr, 0);
+    log = env("REGCMD_EMU_LOG", "0") == "1";
     const bool quirks = env("REGCMD_EMU_QUIRKS", "all") != "none";
     for (auto& c : cores) c.behaviour = {quirks, quirks};
     std::string faults = env("REGCMD_EMU_FAULTS", "");
@@ -306,6 +313,7 @@ int open_device(const char* path, int flags) {
   if (fd >= 0) {
     device_state& s = state();
     std::lock_guard g(s.lock);
+    s.configure();
     s.fds.insert(fd);
   }
   return fd;

@@ -26,15 +26,24 @@ struct enum_info {
   std::string_view name;
   std::span<const enumerator_info> values;
 
-  constexpr const enumerator_info* find(std::uint32_t value) const {
-    for (const auto& v : values)
-      if (v.value == value) return &v;
-    return nullptr;
-  }
+  // By name, for parsers (nullptr when absent).
   constexpr const enumerator_info* find(std::string_view name_) const {
     for (const auto& v : values)
       if (v.name == name_) return &v;
     return nullptr;
+  }
+  // By value, without pointers: GCC cannot compare a pointer into a table with nullptr in
+  // a constant expression under -fsanitize=undefined, and programs must build with it.
+  constexpr bool contains(std::uint32_t value) const {
+    for (const auto& v : values)
+      if (v.value == value) return true;
+    return false;
+  }
+  // The enumerator's name, empty when the value is not declared.
+  constexpr std::string_view name_of(std::uint32_t value) const {
+    for (const auto& v : values)
+      if (v.value == value) return v.name;
+    return {};
   }
   constexpr std::uint32_t max_value() const {
     std::uint32_t m = 0;
@@ -55,13 +64,12 @@ constexpr const enum_info& info_of() {
 
 template <declared_enum E>
 constexpr bool is_declared(E e) {
-  return info_of<E>().find(static_cast<std::uint32_t>(e)) != nullptr;
+  return info_of<E>().contains(static_cast<std::uint32_t>(e));
 }
 
 template <declared_enum E>
 constexpr std::string_view name_of(E e) {
-  const enumerator_info* v = info_of<E>().find(static_cast<std::uint32_t>(e));
-  return v ? v->name : std::string_view{};
+  return info_of<E>().name_of(static_cast<std::uint32_t>(e));
 }
 
 }  // namespace regcmd

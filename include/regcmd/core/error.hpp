@@ -18,10 +18,14 @@
 
 namespace regcmd {
 
+// Rules compare by id, never by address: GCC does not fold a comparison of two globals'
+// addresses in a constant expression under -fsanitize=undefined (its nonnull-attribute
+// checks) or -fno-delete-null-pointer-checks, and programs must build with both.
 struct rule {
   std::string_view id;
   std::string_view message;
   std::string_view reference;
+  friend constexpr bool operator==(const rule& a, const rule& b) { return a.id == b.id; }
 };
 
 // Defines `inline constexpr rule NAME{ID, MESSAGE, REFERENCE}` from an X-list entry; the
@@ -29,8 +33,11 @@ struct rule {
 // text is the same message.
 #define REGCMD_DEFINE_RULE(NAME, ID, MESSAGE, REFERENCE) inline constexpr ::regcmd::rule NAME{ID, MESSAGE, REFERENCE};
 
+// What checks return when every rule holds (an object, for the same reason).
+inline constexpr rule no_violation{"none", "no rule is violated", "regcmd"};
+
 struct error {
-  const rule* violated = nullptr;
+  const rule* violated = &no_violation;
   std::string_view subject;  // register, program or input the error is about
   std::string_view detail;   // field, or another name that locates it
   std::uint64_t value = 0;
@@ -39,8 +46,8 @@ struct error {
   std::array<char, 96> note_text{};  // run-time context (a path, a driver name), copied in
   std::uint8_t note_size = 0;
 
-  constexpr std::string_view id() const { return violated ? violated->id : "unknown"; }
-  constexpr std::string_view message() const { return violated ? violated->message : ""; }
+  constexpr std::string_view id() const { return violated->id; }
+  constexpr std::string_view message() const { return violated->message; }
   constexpr std::string_view note() const { return {note_text.data(), note_size}; }
   // Copies (at most 96 bytes of) run-time context into the error.
   constexpr error& with_note(std::string_view text) {
@@ -53,7 +60,7 @@ struct error {
     return *this;
   }
   friend constexpr bool operator==(const error& a, const error& b) {
-    return a.violated == b.violated && a.subject == b.subject && a.detail == b.detail &&
+    return *a.violated == *b.violated && a.subject == b.subject && a.detail == b.detail &&
            a.value == b.value && a.has_value == b.has_value && a.os_errno == b.os_errno && a.note() == b.note();
   }
 };

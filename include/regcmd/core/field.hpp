@@ -69,14 +69,14 @@ struct field_shape {
   }
 };
 
-// The one check every field value passes, typed or by name: nullptr when it fits.
+// The one check every field value passes, typed or by name: &no_violation when it fits.
 constexpr const rule* check_field(const field_shape& s, std::uint64_t value) {
   if (value > s.max_value()) return &rules::field_range;
   if (s.kind == field_kind::address && (value & ((std::uint64_t{1} << s.lsb) - 1)) != 0)
     return &rules::address_alignment;
-  if (s.kind == field_kind::enumeration && s.enumeration->find(static_cast<std::uint32_t>(value)) == nullptr)
+  if (s.kind == field_kind::enumeration && !s.enumeration->contains(static_cast<std::uint32_t>(value)))
     return &rules::enum_value;
-  return nullptr;
+  return &no_violation;
 }
 
 struct field_info {
@@ -92,10 +92,10 @@ inline void regcmd_field_value_is_not_a_declared_enumerator() {}
 inline void regcmd_field_address_is_not_aligned_to_its_lowest_bit() {}
 
 constexpr void reject_at_compile_time(const rule* violated) {
-  if (!std::is_constant_evaluated() || violated == nullptr) return;
-  if (violated == &rules::field_range) regcmd_field_value_does_not_fit_its_bit_range();
-  if (violated == &rules::enum_value) regcmd_field_value_is_not_a_declared_enumerator();
-  if (violated == &rules::address_alignment) regcmd_field_address_is_not_aligned_to_its_lowest_bit();
+  if (!std::is_constant_evaluated() || *violated == no_violation) return;
+  if (*violated == rules::field_range) regcmd_field_value_does_not_fit_its_bit_range();
+  if (*violated == rules::enum_value) regcmd_field_value_is_not_a_declared_enumerator();
+  if (*violated == rules::address_alignment) regcmd_field_address_is_not_aligned_to_its_lowest_bit();
 }
 
 template <std::integral T>
@@ -159,7 +159,7 @@ struct enum_field {
   static_assert(Msb < 32, "a field must lie inside the 32-bit register value");
   static_assert(info_of<E>().max_value() <= (std::uint64_t{1} << (Msb - Lsb + 1)) - 1,
                 "an enumerator of this enum does not fit the field it is declared for");
-  static_assert(info_of<E>().find(0) != nullptr,
+  static_assert(info_of<E>().contains(0),
                 "an enum field's type must declare the value 0, which an unset field encodes");
   static constexpr field_shape shape{Msb, Lsb, field_kind::enumeration, &info_of<E>()};
   using enum_type = E;

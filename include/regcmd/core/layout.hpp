@@ -92,19 +92,19 @@ constexpr std::uint32_t defined_mask() {
 template <register_layout L>
 constexpr result<std::uint32_t> pack(const L& value) {
   std::uint32_t bits = 0;
-  const rule* violated = nullptr;
+  const rule* violated = &no_violation;
   error failure{};
   boost::hana::for_each(L::fields(), [&](auto f) {
     using F = typename decltype(f)::field_type;
-    if (violated) return;
+    if (*violated != no_violation) return;
     const std::uint64_t raw = (value.*decltype(f)::member).raw_value();
     violated = check_field(F::shape, raw);
-    if (violated)
+    if (*violated != no_violation)
       failure = make_error(*violated, L::name, f.name, raw);
     else
       bits |= F::shape.place(raw);
   });
-  if (violated) return failure;
+  if (*violated != no_violation) return failure;
   return bits;
 }
 

@@ -228,7 +228,8 @@ class program_writer {
     for (std::uint32_t i = slot_count_ - 1; i > task_first_slot_; --i) slots[i] = slots[i - 1];
     slots[task_first_slot_] = slot{tail, operand_role::regcmd, next.first * 8, next.count * 8};
     const std::uint32_t amount = pc_fetch_amount(next.count);
-    if (const rule* violated = check_field(decltype(reg::PC_REGISTER_AMOUNTS::PC_DATA_AMOUNT)::shape, amount))
+    if (const rule* violated = check_field(decltype(reg::PC_REGISTER_AMOUNTS::PC_DATA_AMOUNT)::shape, amount);
+        *violated != no_violation)
       return fail(make_error(*violated, reg::PC_REGISTER_AMOUNTS::name, "PC_DATA_AMOUNT", amount));
     entries_.data()[tail + 1] = tail_amount_.with_value(amount);
   }

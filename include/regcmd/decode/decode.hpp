@@ -74,8 +74,7 @@ constexpr void decode_fields(decoded_entry& d, std::span<const field_info> field
     out.info = &f;
     out.value = f.shape.extract(value);
     if (f.shape.kind == field_kind::enumeration)
-      if (const enumerator_info* e = f.shape.enumeration->find(static_cast<std::uint32_t>(out.value)))
-        out.enum_name = e->name;
+      out.enum_name = f.shape.enumeration->name_of(static_cast<std::uint32_t>(out.value));
     defined |= f.shape.mask();
   }
   d.reserved_bits = value & ~defined;
@@ -94,8 +93,8 @@ constexpr decoded_entry decode(entry e) {
       detail::decode_fields(d, op_enable_fields, e.value());
       break;
     case entry_kind::register_write:
-      d.reg = find_register(*block_from_target(e.target()), e.offset());
-      if (d.reg) {
+      if (const std::size_t i = register_index(*block_from_target(e.target()), e.offset()); i < register_table.size()) {
+        d.reg = &register_table[i];
         d.name = d.reg->name;
         detail::decode_fields(d, d.reg->fields, e.value());
       }

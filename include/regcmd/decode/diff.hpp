@@ -111,7 +111,8 @@ inline std::string key_label(const register_key& k) {
 
 inline std::string field_text(const field_info& f, std::uint64_t v) {
   if (f.shape.kind == field_kind::enumeration)
-    if (const enumerator_info* e = f.shape.enumeration->find(static_cast<std::uint32_t>(v))) return std::string(e->name);
+    if (const std::string_view name = f.shape.enumeration->name_of(static_cast<std::uint32_t>(v)); !name.empty())
+      return std::string(name);
   if (f.shape.kind == field_kind::address) return hex(v, 8);
   return std::to_string(v);
 }

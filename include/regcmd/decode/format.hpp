@@ -103,7 +103,7 @@ inline std::string to_string(const error& e) {
     if (e.has_value) s += " = " + std::to_string(e.value);
     s += ')';
   }
-  if (e.violated && !e.violated->reference.empty()) s += " [" + std::string(e.violated->reference) + ']';
+  if (!e.violated->reference.empty()) s += " [" + std::string(e.violated->reference) + ']';
   if (!e.note().empty()) {
     s += ": ";
     s += e.note();

@@ -29,16 +29,27 @@ inline constexpr rule duplicate_field{
     "entry writes the whole register, values are never OR-ed)", "DESIGN: whole-register writes"};
 }  // namespace rules
 
-constexpr const register_info* find_register(block_id block, std::uint16_t offset) {
-  for (const register_info& r : register_table)
-    if (r.block == block && r.offset == offset) return &r;
-  return nullptr;
+// Lookups by index (register_table.size() when absent) for constant evaluation, where GCC
+// cannot compare a pointer into a table with nullptr under -fsanitize=undefined; and by
+// pointer (nullptr when absent) for everyone else.
+constexpr std::size_t register_index(block_id block, std::uint16_t offset) {
+  std::size_t i = 0;
+  while (i < register_table.size() && !(register_table[i].block == block && register_table[i].offset == offset)) ++i;
+  return i;
+}
+constexpr std::size_t register_index(std::string_view name) {
+  std::size_t i = 0;
+  while (i < register_table.size() && register_table[i].name != name) ++i;
+  return i;
 }
 
+constexpr const register_info* find_register(block_id block, std::uint16_t offset) {
+  const std::size_t i = register_index(block, offset);
+  return i < register_table.size() ? &register_table[i] : nullptr;
+}
 constexpr const register_info* find_register(std::string_view name) {
-  for (const register_info& r : register_table)
-    if (r.name == name) return &r;
-  return nullptr;
+  const std::size_t i = register_index(name);
+  return i < register_table.size() ? &register_table[i] : nullptr;
 }
 
 struct field_assignment {
@@ -48,21 +59,23 @@ struct field_assignment {
 
 constexpr result<entry> encode_by_name(std::string_view register_name,
                                        std::span<const field_assignment> values) {
-  const register_info* reg = find_register(register_name);
-  if (reg == nullptr) return make_error(rules::unknown_register, register_name);
+  const std::size_t index = register_index(register_name);
+  if (index == register_table.size()) return make_error(rules::unknown_register, register_name);
+  const register_info* reg = &register_table[index];
   std::uint32_t bits = 0;
   for (std::size_t i = 0; i < values.size(); ++i) {
     const field_assignment& a = values[i];
-    const field_info* f = reg->field(a.field);
-    if (f == nullptr) {
+    const std::size_t field = reg->field_index(a.field);
+    if (field == reg->fields.size()) {
       for (const register_info& other : register_table)
-        if (other.field(a.field) != nullptr)
+        if (other.field_index(a.field) < other.fields.size())
           return make_error(rules::field_of_another_register, reg->name, a.field);
       return make_error(rules::unknown_field, reg->name, a.field);
     }
+    const field_info* f = &reg->fields[field];
     for (std::size_t j = 0; j < i; ++j)
       if (values[j].field == a.field) return make_error(rules::duplicate_field, reg->name, a.field);
-    if (const rule* violated = check_field(f->shape, a.value))
+    if (const rule* violated = check_field(f->shape, a.value); *violated != no_violation)
       return make_error(*violated, reg->name, a.field, a.value);
     bits |= f->shape.place(a.value);
   }

@@ -87,8 +87,13 @@
     "counts 16-byte units",                                                                          \
     "regcmd-isa-reference \"0x107c CNA_DMA_CON1.LINE_STRIDE\"")                                      \
   X(output_pitch, "output-pitch",                                                                    \
-    "the output row pitch must be a multiple of 16 bytes and hold a whole row of N outputs",        \
-    "regcmd-isa-reference \"Key registers\" (0x4038 notch)")
+    "the output row pitch must be a multiple of 16 bytes, hold a whole row of N outputs and span "  \
+    "at most 32768 outputs (NOTCH_ADDR_1 counts 4-output units in 13 bits)",                        \
+    "regcmd-isa-reference \"Key registers\" (0x4038 notch)")                                       \
+  X(operand_size, "operand-size",                                                                    \
+    "an operand buffer of this shape spans 4 GiB or more, beyond the NPU's 32-bit address "         \
+    "registers: split the operation into several programs",                                         \
+    "fact sheet §1.5")
 
 // Rules on plans (plan_matmul).
 #define REGCMD_PLAN_RULES(X)                                                                         \
@@ -158,8 +163,8 @@ REGCMD_PROGRAM_RULES(REGCMD_DEFINE_RULE)
 namespace regcmd {
 
 #define REGCMD_DETAIL_REPORT_RULE(NAME, ID, MESSAGE, REFERENCE) \
-  static_assert(Violated != &rules::NAME, "regcmd rule " ID ": " MESSAGE " [" REFERENCE "]");
-#define REGCMD_DETAIL_IS_RULE(NAME, ID, MESSAGE, REFERENCE) || r == &rules::NAME
+  static_assert(*Violated != rules::NAME, "regcmd rule " ID ": " MESSAGE " [" REFERENCE "]");
+#define REGCMD_DETAIL_IS_RULE(NAME, ID, MESSAGE, REFERENCE) || r == rules::NAME
 
 #define REGCMD_ALL_RULES(X) \
   REGCMD_FIELD_RULES(X)     \
@@ -170,23 +175,36 @@ namespace regcmd {
   REGCMD_BIND_RULES(X)      \
   REGCMD_PROGRAM_RULES(X)
 
-constexpr bool in_catalog(const rule* r) { return false REGCMD_ALL_RULES(REGCMD_DETAIL_IS_RULE); }
+constexpr bool in_catalog(const rule& r) { return false REGCMD_ALL_RULES(REGCMD_DETAIL_IS_RULE); }
 
-// Compile-time face of the rules: instantiated with the rule a check returned (nullptr when
-// none), it fails with that rule's message.
+namespace detail {
+#define REGCMD_DETAIL_RULE_ID(NAME, ID, MESSAGE, REFERENCE) , std::string_view{ID}
+constexpr bool rule_ids_unique() {
+  const std::string_view ids[] = {no_violation.id REGCMD_ALL_RULES(REGCMD_DETAIL_RULE_ID)};
+  for (std::size_t i = 0; i < std::size(ids); ++i)
+    for (std::size_t j = i + 1; j < std::size(ids); ++j)
+      if (ids[i] == ids[j]) return false;
+  return true;
+}
+#undef REGCMD_DETAIL_RULE_ID
+}  // namespace detail
+static_assert(detail::rule_ids_unique(), "two rules share an id, and rules compare by id");
+
+// Compile-time face of the rules: instantiated with the rule a check returned
+// (&no_violation when none), it fails with that rule's message.
 template <const rule* Violated>
 constexpr bool report() {
   REGCMD_ALL_RULES(REGCMD_DETAIL_REPORT_RULE)
-  static_assert(Violated == nullptr || in_catalog(Violated),
+  static_assert(*Violated == no_violation || in_catalog(*Violated),
                 "regcmd: a rule outside the catalog failed; see its error value");
   return true;
 }
 
-// The rule a status or result failed with, or nullptr: usable as report<>'s argument.
-constexpr const rule* violated_rule(const status& s) { return s.ok() ? nullptr : s.err().violated; }
+// The rule a status or result failed with, or &no_violation: usable as report<>'s argument.
+constexpr const rule* violated_rule(const status& s) { return s.ok() ? &no_violation : s.err().violated; }
 template <class T>
 constexpr const rule* violated_rule(const result<T>& r) {
-  return r.ok() ? nullptr : r.err().violated;
+  return r.ok() ? &no_violation : r.err().violated;
 }
 
 }  // namespace regcmd

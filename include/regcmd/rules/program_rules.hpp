@@ -141,12 +141,12 @@ constexpr status check_tail(const program_view& p, std::size_t t, slot_cursor& s
 
 constexpr status check_slots(const program_view& p, std::string_view where) {
   const entry* entries = p.entries.data();
-  const slot* previous = nullptr;
+  std::uint64_t next_free = 0;  // slots are kept in entry order, one per entry
   for (const slot& s : p.slots) {
-    if (s.entry >= p.entries.size() || !address_register_of(entries[s.entry]) || entries[s.entry].value() != 0 ||
-        (previous && previous->entry >= s.entry))
+    if (s.entry >= p.entries.size() || !is_address_register(entries[s.entry]) || entries[s.entry].value() != 0 ||
+        s.entry < next_free)
       return make_error(rules::address_slots, where, name_of(s.role), s.entry);
-    previous = &s;
+    next_free = std::uint64_t{s.entry} + 1;
   }
   return {};
 }
@@ -183,8 +183,8 @@ constexpr status validate(const program_view& p, std::string_view where = "progr
       const entry e = p.entries[i];
       if (kind_of(e) == entry_kind::op_enable || kind_of(e) == entry_kind::op_enable_preamble)
         return make_error(rules::tail_complete, where, "task", t);
-      if (const address_register* a = address_register_of(e); a && !slots.is_slot(i))
-        return make_error(rules::address_slots, where, a->name, i);
+      if (const std::size_t a = address_register_index(e); a < address_registers.size() && !slots.is_slot(i))
+        return make_error(rules::address_slots, where, address_registers[a].name, i);
       state.write(e);
     }
     if (status s = detail::check_tail(p, t, slots, where); !s) return s;
@@ -235,13 +235,15 @@ using operand_addresses = std::array<std::uint64_t, operand_role_count>;
 constexpr status patch_slots(std::span<entry> entries, std::span<const slot> slots, const operand_addresses& base) {
   for (const slot& s : slots) {
     const std::uint64_t address = base[static_cast<std::size_t>(s.role)] + s.offset;
-    const address_register* reg = address_register_of(entries[s.entry]);
-    if (reg == nullptr) return make_error(rules::address_slots, "bind", name_of(s.role), s.entry);
+    const std::size_t index = s.entry < entries.size() ? address_register_index(entries[s.entry]) : address_registers.size();
+    if (index == address_registers.size()) return make_error(rules::address_slots, "bind", name_of(s.role), s.entry);
+    const address_register* reg = &address_registers[index];
     if (address > 0xffff'ffffu) return make_error(rules::iova_32bit, reg->name, name_of(s.role), address);
     const register_info* info = find_register(*block_from_target(entries[s.entry].target()), entries[s.entry].offset());
     for (const field_info& f : info->fields)
       if (f.shape.kind == field_kind::address)
-        if (const rule* violated = check_field(f.shape, address)) return make_error(*violated, reg->name, f.name, address);
+        if (const rule* violated = check_field(f.shape, address); *violated != no_violation)
+          return make_error(*violated, reg->name, f.name, address);
     entries[s.entry] = entries[s.entry].with_value(static_cast<std::uint32_t>(address));
   }
   return {};
