@@ -353,16 +353,16 @@ result<plan_program> build_plan(const matmul_spec& spec, const plan_options& opt
   return p;
 }
 
-template <std::size_t Entries, std::size_t Tasks>
+template <std::size_t Entries, std::size_t Tasks, std::size_t Slots>
 struct matmul_plan {
   plan_shape shape;
-  program<Entries, Tasks> code;
+  program<Entries, Tasks, Slots> code;
 };
 
 namespace detail {
 template <plan_shape Shape, plan_options Options, class Soc>
 struct fixed_plan {
-  using type = matmul_plan<plan_entries(Shape), Shape.tasks()>;
+  using type = matmul_plan<plan_entries(Shape), Shape.tasks(), plan_slots(Shape)>;
   static constexpr std::pair<type, status> build() {
     type out{Shape, {}};
     out.code.delta_tasks = Options.delta_tasks;
@@ -383,7 +383,7 @@ constexpr auto plan_matmul() {
     static_assert(report<violated_rule(fixed::built.second)>());
     return fixed::built.first;
   } else {
-    return matmul_plan<1, 1>{};  // not reached: the report above failed
+    return matmul_plan<1, 1, 1>{};  // not reached: the report above failed
   }
 }
 

@@ -94,6 +94,11 @@ struct address_register {
   std::uint16_t target = 0;
   std::uint16_t offset = 0;
   std::string_view name;
+  std::string_view field;  // the address field
+  std::uint8_t lsb = 0;    // its lowest bit: the address must be aligned to 2^lsb
+  // Every address field runs up to bit 31 (checked below), so a 32-bit address aligned to
+  // 2^lsb always fits it: binding checks just those two.
+  constexpr std::uint32_t alignment_mask() const { return (1u << lsb) - 1u; }
 };
 inline constexpr std::size_t address_register_count = [] {
   std::size_t n = 0;
@@ -106,10 +111,18 @@ inline constexpr auto address_registers = [] {
   std::size_t n = 0;
   for (const register_info& r : register_table)
     for (const field_info& f : r.fields)
-      if (f.shape.kind == field_kind::address) out[n++] = {static_cast<std::uint16_t>(r.block), r.offset, r.name};
+      if (f.shape.kind == field_kind::address)
+        out[n++] = {static_cast<std::uint16_t>(r.block), r.offset, r.name, f.name, f.shape.lsb};
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.offset < b.offset; });
   return out;
 }();
+
+static_assert([] {
+  for (const register_info& r : register_table)
+    for (const field_info& f : r.fields)
+      if (f.shape.kind == field_kind::address && f.shape.msb != 31) return false;
+  return true;
+}(), "an address field must end at bit 31: binding checks only 32 bits and alignment");
 
 // Binary search: programs are validated entry by entry at compile time, where every
 // comparison is a counted step. Returns address_registers.size() for other registers.

@@ -159,6 +159,11 @@ TEST_CASE("a chain of 1000 tasks builds at compile time") {
                                  plan_options{.k_slice = 2048, .delta_tasks = true}>();
   CHECK(p.code.task_count == 1000);
   CHECK(p.code.tasks[999].count == 6);
+  // and with every task written in full, within the compilers' default constexpr budgets
+  constexpr auto full = plan_matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 8000, .K = 2048, .N = 64},
+                                    plan_options{.k_slice = 2048}>();
+  CHECK(full.code.task_count == 1000);
+  CHECK(full.code.entry_count == 1000 * matmul_task_entries);
 }
 
 TEST_CASE("plans refuse what no plan can do") {

@@ -192,6 +192,63 @@ TEST_CASE("refusals: nothing reaches the device") {
   CHECK(stats().submits == submits);
 }
 
+TEST_CASE("bind writes what patch_slots writes, and rebinding rewrites only the addresses") {
+  const device d = open_device();
+  session npu{d};
+  // three chained tasks: feature, weight, output and next-task slots
+  const auto built = build_plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 24, .K = 2048, .N = 64},
+                                {.k_slice = 2048});
+  REQUIRE(built.ok());
+  REQUIRE(built.value().tasks.size() == 3);
+  const plan_shape& shape = built.value().shape;
+  const buffer a = make(d, plan_feature_bytes(shape)), b = make(d, shape.weight_bytes());
+  const buffer c1 = make(d, plan_output_bytes(shape)), c2 = make(d, plan_output_bytes(shape));
+  auto p = npu.prepare(built.value().view());
+  REQUIRE(p.ok());
+  auto expected = [&](const buffer& c) {
+    std::vector<entry> code = built.value().entries;
+    operand_addresses base{};
+    base[static_cast<std::size_t>(operand_role::feature)] = a.iova();
+    base[static_cast<std::size_t>(operand_role::weight)] = b.iova();
+    base[static_cast<std::size_t>(operand_role::output)] = c.iova();
+    base[static_cast<std::size_t>(operand_role::regcmd)] = p.value().regcmd_iova();
+    REQUIRE(patch_slots(code, built.value().slots, base).ok());
+    std::vector<std::uint8_t> bytes;
+    for (const entry& e : code)
+      for (std::uint8_t byte : e.to_bytes()) bytes.push_back(byte);
+    return bytes;
+  };
+  auto placed = [&] {
+    const auto bytes = p.value().regcmd_bytes();
+    return std::vector<std::uint8_t>(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(built.value().entries.size() * 8));
+  };
+  REQUIRE(npu.bind(p.value(), {.feature = &a, .weight = &b, .output = &c1}).ok());
+  CHECK(placed() == expected(c1));
+  REQUIRE(npu.bind(p.value(), {.feature = &a, .weight = &b, .output = &c2}).ok());
+  CHECK(placed() == expected(c2));
+  CHECK(placed() != expected(c1));
+}
+
+TEST_CASE("a bind that fails leaves the program unbound") {
+  const device d = open_device();
+  session npu{d};
+  // PPU_DST_BASE_ADDR holds bits 31:4: an output offset of 8 cannot be encoded
+  program<16, 1> odd;
+  REQUIRE(odd.fill([](program_writer& w) {
+               w.begin_task();
+               w.put_slot<reg::PPU_DST_BASE_ADDR>(operand_role::output, 8, 64);
+               w.end_task({.CNA_OP_EN = 1, .CORE_OP_EN = 1, .DPU_OP_EN = 1}, dpu_done_interrupts);
+             }).ok());
+  auto p = npu.prepare(odd.view());
+  REQUIRE_MESSAGE(p.ok(), to_string(p.err()));
+  const buffer c = make(d, 4096);
+  const auto bound = npu.bind(p.value(), {.output = &c});
+  REQUIRE_FALSE(bound.ok());
+  CHECK(bound.err().id() == "address-alignment");
+  CHECK(bound.err().subject == "PPU_DST_BASE_ADDR");
+  CHECK(npu.run(p.value()).err().id() == "operand-missing");
+}
+
 TEST_CASE("int8 entry issues exactly one reset; leaving and re-entering int8 resets again") {
   const device d = open_device();
   session npu{d};

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -127,6 +128,8 @@ class entry {
   constexpr explicit entry(std::uint64_t bits) : bits_{bits} {}
   std::uint64_t bits_;
 };
+static_assert(std::is_trivially_copyable_v<entry> && sizeof(entry) == 8,
+              "programs copy entries as bytes (program_writer::put_body, the regcmd buffer)");
 
 // The word the TRM requires before the op-enable entry: 0x0041'0000'0000'0000.
 constexpr entry op_enable_preamble() { return entry::make(op_enable_preamble_target, 0, 0); }

@@ -17,9 +17,7 @@
 // below), and a value that does not fit is rejected by the field's own check.
 
 #include <array>
-#include <boost/hana/for_each.hpp>
 #include <boost/hana/tuple.hpp>
-#include <boost/hana/unpack.hpp>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -62,11 +60,13 @@ constexpr auto field_list(list_start, Refs... refs) {
 }
 }  // namespace detail
 
+// Only REGCMD_LAYOUT_BODY defines the tag, and it defines fields() with it. The concept
+// does not name fields(): deducing its return type would build the Hana field list of
+// every register a table mentions, which doubled the cost of including the map.
 template <class L>
 concept register_layout = requires {
   typename L::regcmd_layout_tag;
   { L::name } -> std::convertible_to<std::string_view>;
-  L::fields();
   L::field_table;
 };
 
@@ -88,23 +88,19 @@ constexpr std::uint32_t defined_mask() {
   return m;
 }
 
-// Check every field and pack them into the 32-bit register value.
+// Check every field and pack them into the 32-bit register value. A plain loop over the
+// field table and the values the layout lists in the same order: encoding a register
+// instantiates nothing per field, which keeps a 104-register program cheap to compile.
 template <register_layout L>
 constexpr result<std::uint32_t> pack(const L& value) {
+  const auto raw = value.raw_values();
   std::uint32_t bits = 0;
-  const rule* violated = &no_violation;
-  error failure{};
-  boost::hana::for_each(L::fields(), [&](auto f) {
-    using F = typename decltype(f)::field_type;
-    if (*violated != no_violation) return;
-    const std::uint64_t raw = (value.*decltype(f)::member).raw_value();
-    violated = check_field(F::shape, raw);
-    if (*violated != no_violation)
-      failure = make_error(*violated, L::name, f.name, raw);
-    else
-      bits |= F::shape.place(raw);
-  });
-  if (*violated != no_violation) return failure;
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    const field_info& f = L::field_table[i];
+    if (const rule* violated = check_field(f.shape, raw[i]); *violated != no_violation)
+      return make_error(*violated, L::name, f.name, raw[i]);
+    bits |= f.shape.place(raw[i]);
+  }
   return bits;
 }
 
@@ -118,12 +114,7 @@ constexpr result<entry> encode(const R& value) {
 // Read every field of a register value back into its type (reserved bits are dropped).
 template <register_layout L>
 constexpr L unpack(std::uint32_t bits) {
-  L out{};
-  boost::hana::for_each(L::fields(), [&](auto f) {
-    using F = typename decltype(f)::field_type;
-    out.*decltype(f)::member = F::from_register(bits);
-  });
-  return out;
+  return L::from_bits(bits);
 }
 
 }  // namespace regcmd
@@ -132,13 +123,17 @@ constexpr L unpack(std::uint32_t bits) {
 #define REGCMD_DETAIL_FIELD_MASK(data, field) REGCMD_PP_TAIL(field)::shape.mask(),
 #define REGCMD_DETAIL_FIELD_INFO(data, field) \
   ::regcmd::field_info{REGCMD_PP_STRINGIZE(REGCMD_PP_HEAD(field)), REGCMD_PP_TAIL(field)::shape},
+#define REGCMD_DETAIL_RAW_VALUE(data, field) REGCMD_PP_HEAD(field).raw_value(),
+#define REGCMD_DETAIL_FROM_BITS(out, field) \
+  out.REGCMD_PP_HEAD(field) = REGCMD_PP_TAIL(field)::from_register(bits);
 #define REGCMD_DETAIL_FIELD_REF(type, field) \
   , ::regcmd::field_ref<&type::REGCMD_PP_HEAD(field)>{REGCMD_PP_STRINGIZE(REGCMD_PP_HEAD(field))}
 
 // A register value layout without a block of its own (e.g. the GLOBAL op-enable mask that
 // travels as the value of the 0x0081 entry).
 // fields() is a template so that only the registers a translation unit uses pay for
-// their Hana tuple; field_table is the same list as plain data, for decoding.
+// their Hana tuple; field_table is the same list as plain data, for decoding, and
+// raw_values() / from_bits() the members in that order, for encoding and decoding.
 #define REGCMD_LAYOUT_BODY(NAME, ...)                                                      \
   using regcmd_layout_tag = void;                                                          \
   static constexpr std::string_view name = #NAME;                                          \
@@ -150,6 +145,14 @@ constexpr L unpack(std::uint32_t bits) {
   }                                                                                        \
   static constexpr ::regcmd::field_info field_table[] = {                                  \
       REGCMD_PP_FOR_EACH(REGCMD_DETAIL_FIELD_INFO, ~, __VA_ARGS__)};                         \
+  constexpr std::array<std::uint64_t, std::size(field_table)> raw_values() const {         \
+    return {REGCMD_PP_FOR_EACH(REGCMD_DETAIL_RAW_VALUE, ~, __VA_ARGS__)};                    \
+  }                                                                                        \
+  static constexpr NAME from_bits(std::uint32_t bits) {                                    \
+    NAME out{};                                                                            \
+    REGCMD_PP_FOR_EACH(REGCMD_DETAIL_FROM_BITS, out, __VA_ARGS__)                           \
+    return out;                                                                            \
+  }                                                                                        \
   friend constexpr bool operator==(const NAME&, const NAME&) = default;                     \
   static_assert(::regcmd::detail::disjoint({REGCMD_PP_FOR_EACH(REGCMD_DETAIL_FIELD_MASK, ~, __VA_ARGS__)}), \
                 "two fields of this register overlap: check the msb:lsb of its declaration");

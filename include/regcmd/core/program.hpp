@@ -167,15 +167,13 @@ class program_writer {
   }
 
   // Copies a prepared task body and its slots (slot entries relative to the body's start).
-  // One capacity check and a plain loop: constant evaluation counts every operation, and
+  // One capacity check and one block copy: constant evaluation counts every operation, and
   // plans copy thousands of bodies.
   constexpr void put_body(std::span<const entry> body, std::span<const slot> body_slots) {
     if (!ok()) return;
     if (entries_.size() - entry_count_ < body.size()) return fail(make_error(rules::program_capacity, "entries"));
     if (slots_.size() - slot_count_ < body_slots.size()) return fail(make_error(rules::program_capacity, "slots"));
-    entry* out = entries_.data() + entry_count_;
-    const entry* in = body.data();
-    for (std::size_t i = 0, n = body.size(); i != n; ++i) out[i] = in[i];
+    copy_entries(entries_.data() + entry_count_, body.data(), body.size());
     slot* slots_out = slots_.data() + slot_count_;
     for (std::size_t i = 0, n = body_slots.size(); i != n; ++i) {
       slots_out[i] = body_slots.data()[i];
@@ -209,6 +207,17 @@ class program_writer {
   }
 
  private:
+  // clang evaluates __builtin_memcpy of trivially copyable values as one step of its
+  // 1M-step constexpr budget, where a loop costs several per entry: a plan of 1000 full
+  // tasks fits only so. g++ neither evaluates it nor needs it (its budget is 33M).
+  static constexpr void copy_entries(entry* out, const entry* in, std::size_t n) {
+#if defined(__clang__)
+    __builtin_memcpy(out, in, n * sizeof(entry));
+#else
+    for (std::size_t i = 0; i != n; ++i) out[i] = in[i];
+#endif
+  }
+
   // Raw pointers, not span indexing: in constant evaluation every checked access is steps.
   constexpr void append(entry e) {
     if (entry_count_ == entries_.size()) return fail(make_error(rules::program_capacity, "entries"));

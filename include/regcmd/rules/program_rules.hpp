@@ -15,7 +15,6 @@
 #include <regcmd/core/precision.hpp>
 #include <regcmd/core/program.hpp>
 #include <regcmd/core/soc.hpp>
-#include <regcmd/decode/lookup.hpp>
 #include <regcmd/programs/schedule.hpp>
 #include <regcmd/registers/all.hpp>
 #include <regcmd/rules/catalog.hpp>
@@ -230,20 +229,20 @@ namespace regcmd {
 // Operand base addresses, by role.
 using operand_addresses = std::array<std::uint64_t, operand_role_count>;
 
-// Writes IOVA + offset of every slot into `entries` (a copy of the program's entries),
-// with the address field's own checks (32 bits, alignment to its lowest bit).
+// The checks of one bound address: 32 bits, and aligned to its field's lowest bit.
+constexpr status check_address(const address_register& reg, operand_role role, std::uint64_t address) {
+  if (address > 0xffff'ffffu) return make_error(rules::iova_32bit, reg.name, name_of(role), address);
+  if ((address & reg.alignment_mask()) != 0) return make_error(rules::address_alignment, reg.name, reg.field, address);
+  return {};
+}
+
+// Writes IOVA + offset of every slot into `entries` (a copy of the program's entries).
 constexpr status patch_slots(std::span<entry> entries, std::span<const slot> slots, const operand_addresses& base) {
   for (const slot& s : slots) {
     const std::uint64_t address = base[static_cast<std::size_t>(s.role)] + s.offset;
     const std::size_t index = s.entry < entries.size() ? address_register_index(entries[s.entry]) : address_registers.size();
     if (index == address_registers.size()) return make_error(rules::address_slots, "bind", name_of(s.role), s.entry);
-    const address_register* reg = &address_registers[index];
-    if (address > 0xffff'ffffu) return make_error(rules::iova_32bit, reg->name, name_of(s.role), address);
-    const register_info* info = find_register(*block_from_target(entries[s.entry].target()), entries[s.entry].offset());
-    for (const field_info& f : info->fields)
-      if (f.shape.kind == field_kind::address)
-        if (const rule* violated = check_field(f.shape, address); *violated != no_violation)
-          return make_error(*violated, reg->name, f.name, address);
+    if (status st = check_address(address_registers[index], s.role, address); !st) return st;
     entries[s.entry] = entries[s.entry].with_value(static_cast<std::uint32_t>(address));
   }
   return {};

@@ -92,16 +92,37 @@ class prepared_program {
   bool int8() const { return int8_; }
   std::span<const slot> slots() const { return slots_; }
   std::uint64_t regcmd_iova() const { return regcmd_.iova(); }
+  // The program as the NPU will fetch it (little-endian entries), e.g. to dump it.
+  std::span<const std::uint8_t> regcmd_bytes() const { return regcmd_.bytes(); }
 
  private:
   friend class session;
+  // Where bind writes an address: the entry as prepared (value 0), in slot order.
+  struct site {
+    std::uint64_t unbound_bits;
+    std::uint32_t entry;
+    std::uint32_t offset;
+    std::uint32_t alignment_mask;
+    operand_role role;
+    std::uint8_t address_register;  // index into address_registers, for errors
+  };
+  // Per operand role: whether a slot uses it, the furthest byte a DMA reaches and the
+  // largest offset (so bind checks each buffer once, not each slot).
+  struct role_use {
+    bool used = false;
+    std::uint64_t end = 0;
+    std::uint32_t max_offset = 0;
+  };
   std::vector<entry> entries_;
   std::vector<slot> slots_;
+  std::vector<site> sites_;
+  std::array<role_use, operand_role_count> uses_{};
   std::vector<task> tasks_;
   std::vector<std::array<std::uint32_t, 2>> chains_;  // [first task, task count] per core chain
   bool pingpong_ = true;
   bool int8_ = false;
   bool bound_ = false;
+  bool regcmd_written_ = false;
   buffer regcmd_;
   buffer descriptors_;
   std::optional<std::uint64_t> feature_id_;
@@ -137,9 +158,20 @@ class session {
     } else {
       p.chains_.push_back({0, n});
     }
+    for (const slot& s : p.slots_) {
+      const auto reg = static_cast<std::uint8_t>(address_register_index(p.entries_[s.entry]));
+      p.sites_.push_back({p.entries_[s.entry].bits(), s.entry, s.offset, address_registers[reg].alignment_mask(), s.role, reg});
+      prepared_program::role_use& use = p.uses_[static_cast<std::size_t>(s.role)];
+      use.used = true;
+      use.end = std::max(use.end, std::uint64_t{s.offset} + s.extent);
+      use.max_offset = std::max(use.max_offset, s.offset);
+    }
     auto regcmd = buffer::create(device_, p.entries_.size() * 8, buffer_use::regcmd);
     if (!regcmd) return regcmd.err();
     p.regcmd_ = std::move(regcmd.value());
+    // The program is placed once; bind writes only its address entries.
+    std::uint8_t* out = p.regcmd_.bytes().data();
+    for (std::size_t i = 0; i < p.entries_.size(); ++i) store(out, i, p.entries_[i].bits());
     auto descriptors = buffer::create(device_, std::max<std::size_t>(1, n) * sizeof(rknpu::task), buffer_use::tasks);
     if (!descriptors) return descriptors.err();
     p.descriptors_ = std::move(descriptors.value());
@@ -152,30 +184,39 @@ class session {
     return p;
   }
 
-  // Patches every slot with its operand's IOVA (+ offset) after checking the operand is
-  // there and its DMA extent fits, then copies the program into its regcmd buffer.
+  // Writes every slot's address (its operand's IOVA + offset) into the placed program,
+  // after checking each operand once: given, large enough for every DMA into it, and
+  // within 32 bits. The checks are those of patch_slots, with the lookups done by prepare.
   status bind(prepared_program& p, const operands& ops) {
     operand_addresses base{};
-    for (const slot& s : p.slots_) {
-      const buffer* b = s.role == operand_role::regcmd ? &p.regcmd_ : ops.of(s.role);
-      if (b == nullptr) return make_error(rules::operand_missing, "bind", name_of(s.role));
-      if (std::uint64_t{s.offset} + s.extent > b->size())
-        return make_error(rules::operand_extent, "bind", name_of(s.role), std::uint64_t{s.offset} + s.extent);
-      base[static_cast<std::size_t>(s.role)] = b->iova();
+    std::array<const buffer*, operand_role_count> given{};
+    for (std::size_t r = 0; r < operand_role_count; ++r) {
+      const auto role = static_cast<operand_role>(r);
+      given[r] = ops.of(role);
+      const prepared_program::role_use& use = p.uses_[r];
+      if (!use.used) continue;
+      const buffer* b = role == operand_role::regcmd ? &p.regcmd_ : given[r];
+      if (b == nullptr) return make_error(rules::operand_missing, "bind", name_of(role));
+      if (use.end > b->size()) return make_error(rules::operand_extent, "bind", name_of(role), use.end);
+      if (b->iova() + use.max_offset > 0xffff'ffffu)
+        return make_error(rules::iova_32bit, "bind", name_of(role), b->iova() + use.max_offset);
+      base[r] = b->iova();
     }
     if (ops.feature && p.feature_id_ && *p.feature_id_ != ops.feature->id())
       return make_error(rules::feature_rotation, "bind");
-    if (status s = patch_slots(p.entries_, p.slots_, base); !s) return s;
-    if (ops.feature) p.feature_id_ = ops.feature->id();
-    for (std::size_t r = 0; r < operand_role_count; ++r) p.bound_to_[r] = ops.of(static_cast<operand_role>(r));
+    p.bound_ = false;  // until every address is written
     std::uint8_t* out = p.regcmd_.bytes().data();
-    if constexpr (std::endian::native == std::endian::little) {
-      std::memcpy(out, p.entries_.data(), p.entries_.size() * 8);
-    } else {
-      for (std::size_t i = 0; i < p.entries_.size(); ++i) std::memcpy(out + i * 8, p.entries_[i].to_bytes().data(), 8);
+    for (const prepared_program::site& s : p.sites_) {
+      const std::uint64_t address = base[static_cast<std::size_t>(s.role)] + s.offset;
+      if ((address & s.alignment_mask) != 0)
+        return check_address(address_registers[s.address_register], s.role, address).err();
+      store(out, s.entry, s.unbound_bits | address << 16);
     }
+    if (ops.feature) p.feature_id_ = ops.feature->id();
+    p.bound_to_ = given;
     p.bound_ = true;
-    return p.regcmd_.sync_to_device();
+    p.regcmd_written_ = true;  // run makes it visible to the device
+    return {};
   }
 
   // Submits a bound program, applying the stateful rules first.
@@ -189,9 +230,15 @@ class session {
       report.reset = true;
     }
     in_int8_ = p.int8_;
+    // What the CPU wrote becomes visible to the device: the operands on every run, the
+    // program after a bind.
     for (const buffer* b : p.bound_to_)
       if (b)
         if (status s = b->sync_to_device(); !s) return s.err();
+    if (p.regcmd_written_) {
+      if (status s = p.regcmd_.sync_to_device(); !s) return s.err();
+      p.regcmd_written_ = false;
+    }
     const buffer* output = p.bound_to_[static_cast<std::size_t>(operand_role::output)];
     const bool fresh = output && !warm_.count(output->id());
     for (int pass = fresh ? 2 : 1; pass > 0; --pass) {
@@ -207,6 +254,15 @@ class session {
   }
 
  private:
+  // Entry i of a regcmd buffer, little-endian whatever the host.
+  static void store(std::uint8_t* regcmd, std::size_t i, std::uint64_t bits) {
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(regcmd + i * 8, &bits, 8);
+    } else {
+      for (std::size_t b = 0; b < 8; ++b) regcmd[i * 8 + b] = static_cast<std::uint8_t>(bits >> (8 * b));
+    }
+  }
+
   // Ends the chain after task `last`: its tail no longer points at the next task.
   static void unlink_after(prepared_program& p, std::uint32_t last) {
     const task& t = p.tasks_[last];

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Compile time and peak compiler memory of translation units that use regcmd, with each
+# compiler given (default: g++ clang++), at -O2 and the compilers' default constexpr
+# limits. Each figure is the median of 3 compilations. Prints the figures and ROW lines
+# for bench/run.sh's table.
+#   (a) the headers only          (b) one matmul program
+#   (c) the matmul family (4 precision pairs) over a 10-shape grid: 40 programs
+#   (d) chained plans of 10, 100 and 1000 tasks
+# Usage: bench/compile_time.sh [COMPILER...]; REGCMD_INCLUDE_DIRS overrides where the
+# headers are found (default: include/ and the release build's include/).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+include_dirs=${REGCMD_INCLUDE_DIRS:-"$root/include $root/build/release/include"}
+compilers=("$@")
+[ ${#compilers[@]} -gt 0 ] || compilers=(g++ clang++)
+[ -x /usr/bin/time ] || { echo "compile_time.sh: needs /usr/bin/time (Debian package 'time')" >&2; exit 1; }
+[ -d "$root/build/release/include/regcmd/programs" ] || [ -n "${REGCMD_INCLUDE_DIRS:-}" ] ||
+  { echo "compile_time.sh: configure the release preset first (cmake --preset release)" >&2; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+head='#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/plan.hpp>
+using namespace regcmd;'
+
+printf '%s\nint main() { return 0; }\n' "$head" >"$work/a_headers.cpp"
+
+printf '%s\nconstexpr auto p = matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 512, .N = 256}>();
+int main() { return static_cast<int>(p.code.entry_count & 1); }\n' "$head" >"$work/b_one.cpp"
+
+{
+  printf '%s\ntemplate <matmul_spec S> constexpr auto op = matmul<S>();\nint main() {\n  unsigned n = 0;\n' "$head"
+  for pair in "fp16 fp32" "fp16 fp16" "int8 int32" "int4 int16"; do
+    set -- $pair
+    for shape in "1 64 64" "4 128 64" "8 256 128" "16 512 256" "32 256 512" "1 1024 1024" "4 1024 2048" \
+                 "8 2048 64" "2 4096 512" "1 8192 8192"; do
+      set -- $pair $shape
+      printf '  n += op<matmul_spec{.in = precision::%s, .out = precision::%s, .M = %s, .K = %s, .N = %s}>.code.entry_count;\n' "$@"
+    done
+  done
+  printf '  return static_cast<int>(n & 1);\n}\n'
+} >"$work/c_family.cpp"
+
+for tasks in 10 100 1000; do
+  printf '%s
+constexpr auto p = plan_matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 8 * %s, .K = 2048, .N = 64},
+                               plan_options{.k_slice = 2048}>();
+static_assert(p.code.task_count == %s);
+int main() { return static_cast<int>(p.code.entry_count & 1); }\n' "$head" "$tasks" "$tasks" >"$work/d_plan$tasks.cpp"
+done
+
+flags=(-std=c++20 -O2)
+for d in $include_dirs; do flags+=("-I$d"); done
+
+# Median seconds and median peak RSS (MB) of 3 compilations: "seconds megabytes".
+measure() {
+  local cxx=$1 tu=$2 runs=()
+  for _ in 1 2 3; do
+    if ! /usr/bin/time -f '%e %M' -o "$work/time" "$cxx" "${flags[@]}" -c "$tu" -o "$work/out.o" 2>"$work/err"; then
+      cat "$work/err" >&2
+      echo "compile_time.sh: $cxx failed on $(basename "$tu")" >&2
+      exit 1
+    fi
+    runs+=("$(tail -1 "$work/time")")
+  done
+  printf '%s\n' "${runs[@]}" | sort -n | sed -n 2p | awk '{printf "%.2f %.0f\n", $1, $2 / 1024}'
+}
+
+for cxx in "${compilers[@]}"; do
+  command -v "$cxx" >/dev/null || { echo "compile_time.sh: no $cxx here, skipped" >&2; continue; }
+  name="$cxx $("$cxx" -dumpversion)"
+  group="compile, $name"
+  declare -A s=() mb=()
+  for tu in a_headers b_one c_family d_plan10 d_plan100 d_plan1000; do
+    read -r s[$tu] mb[$tu] < <(measure "$cxx" "$work/$tu.cpp")
+    printf '%-22s %-12s %6s s %6s MB\n' "$name" "$tu" "${s[$tu]}" "${mb[$tu]}"
+  done
+  awk -v g="$group" -v a="${s[a_headers]}" -v b="${s[b_one]}" -v c="${s[c_family]}" \
+      -v d10="${s[d_plan10]}" -v d100="${s[d_plan100]}" -v d1000="${s[d_plan1000]}" \
+      -v ma="${mb[a_headers]}" -v mb_="${mb[b_one]}" -v mc="${mb[c_family]}" -v md="${mb[d_plan1000]}" 'BEGIN {
+    t = "\t"
+    print "ROW" t g t "(a) headers only" t a " s, " ma " MB" t t
+    print "ROW" t g t "(b) one matmul program" t b " s, " mb_ " MB" t t
+    printf "ROW%s%s%s(b) - (a)%s%.2f s%s<= 0.3 s%s%s\n", t, g, t, t, b - a, t, t, (b - a <= 0.3 ? "hit" : "MISSED")
+    print "ROW" t g t "(c) 4 pairs x 10 shapes, 40 programs" t c " s, " mc " MB" t t
+    print "ROW" t g t "(d) plans of 10 / 100 / 1000 tasks" t d10 " / " d100 " / " d1000 " s, " md " MB at 1000" t t
+    # Linear: the cost of a task from 100 to 1000 tasks within 1.5x of its cost from 10 to 100.
+    early = (d100 - d10) / 90; late = (d1000 - d100) / 900
+    ratio = early > 0 ? late / early : 1
+    printf "ROW%s%s%s(d) ms per task, 10->100 / 100->1000%s%.2f / %.2f%slinear (<= 1.5x)%s%s\n", t, g, t, t, early * 1000, late * 1000, t, t, (ratio <= 1.5 ? "hit" : "MISSED")
+    printf "ROW%s%s%s(d) 1000 tasks%s%.2f s%s<= 10 s%s%s\n", t, g, t, t, d1000, t, t, (d1000 <= 10 ? "hit" : "MISSED")
+    print "ROW" t g t "raised -fconstexpr-ops-limit / -fconstexpr-steps" t "none" t "none" t "hit"
+  }'
+done

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# All the benchmarks, then one summary table (markdown, as in bench/README.md):
+#   program size, bind / submit preparation, the functional model's speed, compile time.
+# The bind bench runs on the NPU where the rknpu node is there, else on the emulated
+# device. Not part of the test suite: nothing here fails on a missed target.
+# Usage: bench/run.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/setup.sh pkg-config clang time
+cmake --workflow --preset release >/dev/null
+bin=build/release/bench
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+rows="$work/rows"
+touch "$rows"
+
+# Runs a bench, shows its own lines, keeps its table rows; returns its exit status.
+run() {
+  local status=0
+  "$@" >"$work/out" 2>"$work/err" || status=$?
+  grep -v '^ROW' "$work/out" || true
+  grep '^ROW' "$work/out" >>"$rows" || true
+  [ "$status" -eq 0 ] || [ "$status" -eq 3 ] || cat "$work/err" >&2
+  return "$status"
+}
+
+echo "== program size"
+run "$bin/bench_size"
+echo "== bind and submit preparation"
+status=0
+run "$bin/bench_bind" || status=$?
+if [ "$status" -eq 3 ]; then
+  echo "(no rknpu device node here: on the emulated device)"
+  LD_PRELOAD="$PWD/build/release/tools/libregcmd-emu.so" run "$bin/bench_bind"
+elif [ "$status" -ne 0 ]; then
+  exit "$status"
+fi
+echo "== the functional model"
+run "$bin/bench_model"
+echo "== compile time"
+run bash bench/compile_time.sh g++ clang++
+
+echo
+echo "Summary ($(uname -m), $(nproc) cores, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1))"
+awk -F'\t' '$1 == "ROW" {
+  if ($2 != group) { printf "| **%s** | | | |\n", $2; group = $2 }
+  printf "| %s | %s | %s | %s |\n", $3, $4, $5, $6
+}
+BEGIN { print "| measure | value | target | |"; print "|---|---|---|---|" }' "$rows"
