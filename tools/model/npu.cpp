@@ -62,14 +62,16 @@ bool run_result::completed() const {
 namespace {
 
 // C[M][N] += A[M][K] . B[K][N], row-major, accumulating each element in k order. Tiles of
-// C stay in cache while B streams once per row block; tiles are shared out over threads.
+// C stay in cache while B streams once per row block. Each thread takes a contiguous run
+// of tiles (row block by row block): threads interleaving neighbouring tiles wrote the
+// same cache lines of C at every k, and two threads ran at 0.65x the speed of one.
 template <class In, class Acc>
 void gemm(const In* a, const In* b, Acc* c, std::uint32_t M, std::uint32_t K, std::uint32_t N, unsigned threads) {
   constexpr std::uint32_t rows = 32, cols = 512;
   const std::uint32_t row_blocks = (M + rows - 1) / rows, col_blocks = (N + cols - 1) / cols;
   const std::uint32_t tiles = row_blocks * col_blocks;
-  auto work = [&](std::uint32_t first, std::uint32_t step) {
-    for (std::uint32_t t = first; t < tiles; t += step) {
+  auto work = [=](std::uint32_t first, std::uint32_t last) {
+    for (std::uint32_t t = first; t < last; ++t) {
       const std::uint32_t m0 = (t / col_blocks) * rows, n0 = (t % col_blocks) * cols;
       const std::uint32_t m1 = std::min(M, m0 + rows), n1 = std::min(N, n0 + cols);
       for (std::uint32_t k = 0; k < K; ++k) {
@@ -83,10 +85,11 @@ void gemm(const In* a, const In* b, Acc* c, std::uint32_t M, std::uint32_t K, st
     }
   };
   const unsigned n = std::max(1u, std::min<unsigned>(threads, tiles));
-  if (n == 1) return work(0, 1);
+  if (n == 1) return work(0, tiles);
+  auto share = [&](unsigned i) { return static_cast<std::uint32_t>(std::uint64_t{tiles} * i / n); };
   std::vector<std::thread> pool;
-  for (unsigned i = 1; i < n; ++i) pool.emplace_back(work, i, n);
-  work(0, n);
+  for (unsigned i = 1; i < n; ++i) pool.emplace_back(work, share(i), share(i + 1));
+  work(0, share(1));
   for (std::thread& t : pool) t.join();
 }
 
