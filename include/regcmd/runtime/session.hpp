@@ -1,6 +1,6 @@
 #pragma once
-// Running programs: prepare (validate, allocate), bind (copy + patch the slots), run
-// (submit with the reference's stateful rules applied).
+// Running programs: prepare (validate, allocate, place the program), bind (write the
+// slots' addresses), run (submit with the reference's stateful rules applied).
 //
 //   auto dev = runtime::device::open().value();
 //   runtime::session npu{dev};
