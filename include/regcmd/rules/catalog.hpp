@@ -105,6 +105,40 @@
     "an M-tile of a surface (NC1HWC2) tensor is not contiguous: use layout::row_major to tile M",   \
     "matmul-recipe §1.3")
 
+// Rules on element-wise (SDP) requests (programs/elementwise.hpp) and fused chains.
+#define REGCMD_EW_RULES(X)                                                                           \
+  X(ew_precision, "ew-precision",                                                                    \
+    "the SDP computes fp16, int8 and int16: its main read DMA does not take int32 features (it "     \
+    "fetches half the bytes and stalls, errno 110); requantize an int32 result on the host",         \
+    "regcmd-isa-reference \"Shape-INVARIANT ... the SDP loopback mirror\"")                          \
+  X(ew_line_stride, "ew-line-stride",                                                                \
+    "the DPU_RDMA has no source line stride: an SDP reads packed tensors only; read a strided "      \
+    "view with a matmul's feature_pitch (CNA LINE_STRIDE) or pack it first",                         \
+    "regcmd-isa-reference \"0x107c CNA_DMA_CON1.LINE_STRIDE\"")                                      \
+  X(ew_n_alignment, "ew-n-alignment",                                                                \
+    "with padding::none the SDP's channels must fill whole 16-byte atoms: N a multiple of 8 (fp16, " \
+    "int16) or 16 (int8), or, in the flat layout, M*N one of those",                                 \
+    "regcmd-isa-reference \"SDP element-wise\" (NC1HWC2, C2 = 16 bytes)")                            \
+  X(ew_width, "ew-width",                                                                            \
+    "an SDP task takes at most 8192 rows (DATA_CUBE_WIDTH) and 8192 channels (DATA_CUBE_CHANNEL, "   \
+    "13 bits each): split the rows, or use the flat layout for a per-element op",                    \
+    "fact sheet §4 (DPU_RDMA_RDMA_DATA_CUBE_WIDTH / CHANNEL)")                                       \
+  X(ew_per_channel_layout, "ew-per-channel-layout",                                                  \
+    "a per-channel vector is broadcast along the rows of NC1HWC2 surfaces: it needs "                \
+    "ew_layout::surface (the flat layout sees 8 or 16 channels, not N)",                             \
+    "regcmd-isa-reference \"0x5034 DPU_RDMA_RDMA_ERDMA_CFG\"")                                       \
+  X(ew_immediate, "ew-immediate",                                                                    \
+    "a register-immediate second operand is known for the fp16 ALU ops (add, max, min) only: "       \
+    "give mul, or an integer op, its operand in memory",                                             \
+    "regcmd-isa-reference \"0x4070 DPU_EW_CFG\" (EW_OP_SRC)")                                        \
+  X(ew_vector_size, "ew-vector-size",                                                                \
+    "the per-channel operand must have exactly N values (one per output channel)", "regcmd")        \
+  X(fused_precision_path, "fused-precision-path",                                                    \
+    "a 2-input SDP chained after a matmul must read the matmul's output precision, and the SDP "     \
+    "computes fp16: write the matmul out as fp16 (a mismatched path stalls the chained DMA, errno "  \
+    "110)",                                                                                          \
+    "regcmd-isa-reference \"Chained 2-input SDP\"")
+
 // Rules on host operands (programs/packing.hpp).
 #define REGCMD_PACKING_RULES(X)                                                                      \
   X(buffer_size, "buffer-size",                                                                      \
@@ -150,11 +184,24 @@
   X(task_interrupts, "task-interrupts",                                                              \
     "a task's interrupt mask must be pair-complete (both bits of each pair, e.g. 0x300) or the "    \
     "kernel never sees it complete",                                                                 \
-    "fact sheet §1.6")
+    "fact sheet §1.6")                                                                               \
+  X(sdp_pingpong, "sdp-pingpong",                                                                    \
+    "a program with an SDP task (DPU_RDMA enabled) runs with ping-pong off: give its view "          \
+    "pingpong = false",                                                                              \
+    "regcmd-isa-reference \"Chained 2-input SDP\"")                                                  \
+  X(sdp_feature_precision, "sdp-feature-precision",                                                  \
+    "DPU_RDMA_RDMA_FEATURE_MODE_CFG names a feature precision the SDP cannot read: int32 (and "      \
+    "fp32) features stall the main read DMA (errno 110)",                                            \
+    "regcmd-isa-reference \"Shape-INVARIANT ... the SDP loopback mirror\"")                          \
+  X(sdp_precision_path, "sdp-precision-path",                                                        \
+    "a chained 2-input SDP reads a precision other than the previous matmul's output: the chained "  \
+    "DMA stalls (errno 110); make the matmul write the SDP's precision",                             \
+    "regcmd-isa-reference \"Chained 2-input SDP\"")
 
 namespace regcmd::rules {
 REGCMD_MATMUL_RULES(REGCMD_DEFINE_RULE)
 REGCMD_PLAN_RULES(REGCMD_DEFINE_RULE)
+REGCMD_EW_RULES(REGCMD_DEFINE_RULE)
 REGCMD_PACKING_RULES(REGCMD_DEFINE_RULE)
 REGCMD_BIND_RULES(REGCMD_DEFINE_RULE)
 REGCMD_PROGRAM_RULES(REGCMD_DEFINE_RULE)
@@ -171,6 +218,7 @@ namespace regcmd {
   REGCMD_WRITER_RULES(X)    \
   REGCMD_MATMUL_RULES(X)    \
   REGCMD_PLAN_RULES(X)      \
+  REGCMD_EW_RULES(X)        \
   REGCMD_PACKING_RULES(X)   \
   REGCMD_BIND_RULES(X)      \
   REGCMD_PROGRAM_RULES(X)

@@ -26,7 +26,7 @@ namespace detail {
 // The registers the per-op rules read.
 struct op_state {
   std::optional<std::uint32_t> cbuf_con0, conv_con1, data_size1, misc_cfg, core_out1, data_format, bs_cfg,
-      bs_ow_cfg, out_cvt_scale;
+      bs_ow_cfg, out_cvt_scale, rdma_feature_mode, erdma_cfg;
 
   constexpr void write(entry e) {
     using namespace reg;
@@ -43,6 +43,8 @@ struct op_state {
     else if (is(DPU_BS_CFG{})) bs_cfg = e.value();
     else if (is(DPU_BS_OW_CFG{})) bs_ow_cfg = e.value();
     else if (is(DPU_OUT_CVT_SCALE{})) out_cvt_scale = e.value();
+    else if (is(DPU_RDMA_RDMA_FEATURE_MODE_CFG{})) rdma_feature_mode = e.value();
+    else if (is(DPU_RDMA_RDMA_ERDMA_CFG{})) erdma_cfg = e.value();
   }
 };
 
@@ -54,6 +56,22 @@ constexpr bool pair_complete(std::uint32_t mask) {
 
 constexpr bool is_register(entry e, block_id b, std::uint16_t offset) {
   return e.target() == static_cast<std::uint16_t>(b) && e.offset() == offset;
+}
+
+// What an SDP task (DPU_RDMA enabled, no CNA) reads, against the reference's stalls.
+// `after_matmul`: the task before it was a matmul writing `matmul_out`.
+constexpr status check_sdp(const op_state& s, bool pingpong, bool after_matmul, precision matmul_out,
+                           std::string_view where) {
+  using namespace reg;
+  if (pingpong) return make_error(rules::sdp_pingpong, where);
+  if (!s.rdma_feature_mode) return {};
+  const precision in = unpack<DPU_RDMA_RDMA_FEATURE_MODE_CFG>(*s.rdma_feature_mode).IN_PRECISION.value();
+  if (in != precision::fp16 && in != precision::int8 && in != precision::int16)
+    return make_error(rules::sdp_feature_precision, where, "DPU_RDMA_RDMA_FEATURE_MODE_CFG", *s.rdma_feature_mode);
+  const bool two_inputs = s.erdma_cfg && unpack<DPU_RDMA_RDMA_ERDMA_CFG>(*s.erdma_cfg).ERDMA_DISABLE.value() == 0;
+  if (two_inputs && after_matmul && matmul_out != in)
+    return make_error(rules::sdp_precision_path, where, "DPU_RDMA_RDMA_FEATURE_MODE_CFG", *s.rdma_feature_mode);
+  return {};
 }
 
 template <class Soc>
@@ -174,6 +192,8 @@ constexpr status validate(const program_view& p, std::string_view where = "progr
   if (status s = detail::check_slots(p, where); !s) return s;
   detail::slot_cursor slots{p.slots};
   std::array<detail::op_state, 2> groups{};
+  bool after_matmul = false;  // the task before was a matmul writing matmul_out
+  precision matmul_out{};
   for (std::size_t t = 0; t < p.tasks.size(); ++t) {
     const task& k = p.tasks[t];
     if (!detail::task_in_bounds(p, k)) return make_error(rules::tail_complete, where, "task", t);
@@ -188,6 +208,11 @@ constexpr status validate(const program_view& p, std::string_view where = "progr
     }
     if (status s = detail::check_tail(p, t, slots, where); !s) return s;
     if (status s = detail::check_op<Soc>(state, k.enable_mask, where); !s) return s;
+    const auto blocks = unpack<reg::GLOBAL_OPERATION_ENABLE>(k.enable_mask);
+    if (blocks.DPU_RDMA_OP_EN.value() && !blocks.CNA_OP_EN.value())
+      if (status s = detail::check_sdp(state, p.pingpong, after_matmul, matmul_out, where); !s) return s;
+    after_matmul = blocks.CNA_OP_EN.value() && state.data_format;
+    if (after_matmul) matmul_out = unpack<reg::DPU_DATA_FORMAT>(*state.data_format).OUT_PRECISION.value();
   }
   return {};
 }

@@ -1,0 +1,354 @@
+#pragma once
+// SDP element-wise programs: out = a (op) b on the DPU, fed by the DPU_RDMA (enable mask
+// 0x18: DPU + DPU_RDMA, no CNA).
+//
+//   a, out   [M][N] tensors; b per element ([M][N]), per channel ([N], broadcast along the
+//            rows) or one register immediate (fp16 ALU ops).
+//
+// Layouts (reference "SDP element-wise + DPU output-stage registers"; the vendor's
+// standalone add/mul captures and B's element-wise programs):
+//   surface  NC1HWC2 with H = 1, W = M pixels, C = N channels and C2 = 16 bytes of
+//            channels: [ceil(N / C2)][M][C2]. The vendor's layout; per channel needs it.
+//   flat     the tensor as a vector of M*N elements in one surface of C2 channels (B's
+//            layout): plain row-major [M][N] in memory, for per-element ops and the
+//            immediate, e.g. on a matmul's row-major output. Long vectors take several
+//            chained tasks of at most 8000 pixels (B's tiling).
+//
+// Register values come from hardware-run sources, named at each write below and in
+// docs/sdp-values.md.
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include <regcmd/core/error.hpp>
+#include <regcmd/core/program.hpp>
+#include <regcmd/core/precision.hpp>
+#include <regcmd/programs/matmul_spec.hpp>
+#include <regcmd/programs/schedule.hpp>
+#include <regcmd/registers/dpu.hpp>
+#include <regcmd/registers/dpu_rdma.hpp>
+#include <regcmd/registers/global.hpp>
+#include <regcmd/rules/catalog.hpp>
+#include <regcmd/rules/program_rules.hpp>
+
+namespace regcmd {
+
+enum class ew_op : std::uint8_t { add, mul, max, min };
+enum class ew_operand : std::uint8_t { per_element, per_channel, immediate };
+enum class ew_layout : std::uint8_t { surface, flat };
+
+struct ew_spec {
+  ew_op op = ew_op::add;
+  precision dtype = precision::fp16;  // of a, b and out: fp16, int8 or int16
+  std::uint32_t M = 0;
+  std::uint32_t N = 0;
+  ew_operand operand = ew_operand::per_element;
+  ew_layout layout = ew_layout::surface;
+  padding pad = padding::zero;
+  float immediate = 0.0f;          // ew_operand::immediate
+  std::uint32_t input_pitch = 0;   // a strided view of a: refused (the DPU_RDMA has no line stride)
+  friend constexpr bool operator==(const ew_spec&, const ew_spec&) = default;
+};
+
+// What one SDP task computes: W pixels of C channels (C padded to whole 16-byte atoms).
+struct ew_task_shape {
+  std::uint32_t pixels = 0;
+  std::uint32_t channels = 0;
+  friend constexpr bool operator==(const ew_task_shape&, const ew_task_shape&) = default;
+};
+
+// Pixels per task in the flat layout: B's tiling, 64-byte aligned tile addresses.
+inline constexpr std::uint32_t ew_flat_task_pixels = 8000;
+// DATA_CUBE_WIDTH / CHANNEL hold value - 1 in 13 bits.
+inline constexpr std::uint32_t ew_max_pixels = 8192, ew_max_channels = 8192;
+
+struct ew_geometry {
+  ew_op op{};
+  precision dtype{};
+  ew_operand operand{};
+  ew_layout layout{};
+  std::uint32_t M = 0, N = 0;      // the logical tensor
+  std::uint32_t atom = 0;          // C2: channels per 16-byte atom (8, or 16 for int8)
+  std::uint32_t padded_N = 0;      // surface: N rounded up to whole atoms
+  std::uint32_t elements = 0;      // flat: M*N rounded up to whole atoms
+  std::uint32_t immediate_bits = 0;
+
+  constexpr std::uint32_t element_bytes() const { return static_cast<std::uint32_t>(bytes_of(dtype, 1)); }
+  constexpr std::uint32_t surfaces() const { return padded_N / atom; }
+  // Bytes of a, of out, and of b (per element: as a; per channel: padded_N values).
+  constexpr std::uint32_t tensor_bytes() const {
+    return layout == ew_layout::flat ? elements * element_bytes() : surfaces() * M * 16;
+  }
+  constexpr std::uint32_t operand_bytes() const {
+    return operand == ew_operand::per_element ? tensor_bytes()
+           : operand == ew_operand::per_channel ? padded_N * element_bytes()
+                                                : 0;
+  }
+  constexpr std::uint32_t tasks() const {
+    return layout == ew_layout::flat ? ceil_div(elements / atom, ew_flat_task_pixels) : 1;
+  }
+  // Task t: its shape and the byte offset of its slice of a, b and out.
+  constexpr ew_task_shape task_shape(std::uint32_t t) const {
+    if (layout == ew_layout::surface) return {M, padded_N};
+    const std::uint32_t pixels = elements / atom;
+    return {std::min(ew_flat_task_pixels, pixels - t * ew_flat_task_pixels), atom};
+  }
+  constexpr std::uint32_t task_offset(std::uint32_t t) const { return t * ew_flat_task_pixels * 16; }
+  friend constexpr bool operator==(const ew_geometry&, const ew_geometry&) = default;
+};
+
+constexpr std::uint32_t ew_atom(precision p) { return 16 / static_cast<std::uint32_t>(bytes_of(p, 1)); }
+
+// The fp32 bits of an immediate (B: fp16 processing reads its register operand as fp32).
+constexpr std::uint32_t fp32_bits(float v) { return std::bit_cast<std::uint32_t>(v); }
+
+// Every rule of an element-wise request, in the order a user would fix them.
+constexpr result<ew_geometry> resolve_ew(const ew_spec& s) {
+  if (s.M == 0 || s.N == 0) return make_error(rules::shape_nonzero, "ew");
+  if (s.dtype != precision::fp16 && s.dtype != precision::int8 && s.dtype != precision::int16)
+    return make_error(rules::ew_precision, "ew", "dtype", static_cast<std::uint32_t>(s.dtype));
+  if (s.input_pitch != 0) return make_error(rules::ew_line_stride, "ew", "input_pitch", s.input_pitch);
+  if (s.operand == ew_operand::immediate && (s.dtype != precision::fp16 || s.op == ew_op::mul))
+    return make_error(rules::ew_immediate, "ew");
+  if (s.operand == ew_operand::per_channel && s.layout == ew_layout::flat)
+    return make_error(rules::ew_per_channel_layout, "ew");
+  ew_geometry g;
+  g.op = s.op;
+  g.dtype = s.dtype;
+  g.operand = s.operand;
+  g.layout = s.layout;
+  g.M = s.M;
+  g.N = s.N;
+  g.atom = ew_atom(s.dtype);
+  g.immediate_bits = s.operand == ew_operand::immediate ? fp32_bits(s.immediate) : 0;
+  if (s.layout == ew_layout::surface) {
+    if (s.pad == padding::none && s.N % g.atom != 0) return make_error(rules::ew_n_alignment, "ew", "N", s.N);
+    if (s.M > ew_max_pixels) return make_error(rules::ew_width, "ew", "M", s.M);
+    g.padded_N = align_up(s.N, g.atom);
+    if (g.padded_N > ew_max_channels) return make_error(rules::ew_width, "ew", "N", s.N);
+  } else {
+    const std::uint64_t count = std::uint64_t{s.M} * s.N;
+    if (s.pad == padding::none && count % g.atom != 0) return make_error(rules::ew_n_alignment, "ew", "M*N", count);
+    const std::uint64_t padded = (count + g.atom - 1) / g.atom * g.atom;
+    if (padded * g.element_bytes() > max_operand_bytes) return make_error(rules::operand_size, "ew", "M*N", count);
+    g.elements = static_cast<std::uint32_t>(padded);
+    g.padded_N = g.atom;
+  }
+  return g;
+}
+
+namespace detail {
+// EW_CFG and ERDMA_CFG of an op, from the hardware-run programs:
+//   fp16 add/max/min per element  0x108202C0 / 0x40000008 (vendor add capture; B; the max/min
+//                                 algo per the reference: "EW-max/min = ADD-routing + ALGO")
+//   fp16 mul per element          0x20800384 / 0x8000000A (the reference's vendor mul capture)
+//   per channel                   the same with both DATA_MODE fields 0 (reference; B)
+//   immediate                     0x10820280 / 0x40000009: EW_OP_SRC register, ERDMA off (B)
+//   int8/int16                    B's integer programs: EW_EQUAL_EN with max/min, ERDMA size
+struct ew_stage {
+  reg::DPU_EW_CFG ew;
+  reg::DPU_RDMA_RDMA_ERDMA_CFG erdma;
+};
+
+constexpr reg::alu_algo algo_of(ew_op op) {
+  return op == ew_op::max ? reg::alu_algo::MAX : op == ew_op::min ? reg::alu_algo::MIN : reg::alu_algo::SUM;
+}
+
+constexpr ew_stage ew_stage_of(const ew_geometry& g) {
+  using namespace reg;
+  const data_size size = g.dtype == precision::int8 ? data_size::one_byte : data_size::two_byte;
+  const bool channel = g.operand == ew_operand::per_channel, immediate = g.operand == ew_operand::immediate;
+  ew_stage s{};
+  if (g.dtype == precision::fp16 && g.op == ew_op::mul) {
+    s.ew = {.EW_OP_TYPE = ew_op_type::mul, .EW_LUT_BYPASS = 1, .EW_OP_CVT_BYPASS = 1, .EW_RELU_BYPASS = 1,
+            .EDATA_SIZE = size, .EW_DATA_MODE = channel ? ew_data_mode::per_channel : ew_data_mode::per_channel_by_pixel};
+    s.erdma = {.OV4K_BYPASS = 1, .ERDMA_DATA_SIZE = size,
+               .ERDMA_DATA_MODE = channel ? ew_data_mode::per_channel : ew_data_mode::per_channel_by_pixel};
+    return s;
+  }
+  const bool mul = g.op == ew_op::mul;
+  s.ew = {.EW_OP_TYPE = mul ? ew_op_type::mul : ew_op_type::alu,
+          .EW_OP_SRC = immediate ? operand_source::immediate : operand_source::memory,
+          .EW_LUT_BYPASS = 1,
+          .EW_RELU_BYPASS = 1,
+          .EW_ALU_ALGO = mul ? alu_algo::MAX : algo_of(g.op),
+          .EW_EQUAL_EN = g.dtype != precision::fp16 && (g.op == ew_op::max || g.op == ew_op::min),
+          .EDATA_SIZE = size,
+          .EW_DATA_MODE = channel ? ew_data_mode::per_channel : ew_data_mode::per_pixel};
+  s.erdma = {.ERDMA_DISABLE = immediate, .ERDMA_DATA_SIZE = size,
+             .ERDMA_DATA_MODE = channel ? ew_data_mode::per_channel : ew_data_mode::per_pixel};
+  return s;
+}
+}  // namespace detail
+
+// Byte offsets of a task's a, b and out inside their buffers.
+struct ew_offsets {
+  std::uint32_t input = 0;
+  std::uint32_t operand = 0;
+  std::uint32_t output = 0;
+};
+
+// Entries of one SDP task: 53 register writes, the 4-entry tail and the padding that
+// starts the next task on 16 bytes.
+inline constexpr std::uint32_t ew_task_entries = 58;
+
+// One SDP task over `shape`. `input_role` names the buffer a is read from: the feature
+// buffer of a standalone op, or a chained matmul's output.
+template <class Soc = soc::rk3588>
+constexpr void emit_ew_task(program_writer& w, const ew_geometry& g, const ew_task_shape& shape,
+                            const ew_offsets& at = {}, operand_role input_role = operand_role::feature,
+                            operand_role output_role = operand_role::output) {
+  using namespace reg;
+  const precision p = g.dtype;
+  const std::uint32_t W = shape.pixels, C = shape.channels;
+  const std::uint32_t tensor_bytes = C / g.atom * W * 16;
+  const bool fp16 = p == precision::fp16;
+  const detail::ew_stage stage = detail::ew_stage_of(g);
+
+  w.begin_task();
+  // DPU (the vendor's standalone add/mul captures): flying mode, output to memory.
+  w.put(DPU_S_POINTER{.POINTER_PP_EN = 1, .EXECUTER_PP_EN = 1, .POINTER_PP_MODE = 1});
+  w.put(DPU_FEATURE_MODE_CFG{.FLYING_MODE = 1, .OUTPUT_MODE = 2, .BURST_LEN = 15});
+  w.put(DPU_DATA_FORMAT{.PROC_PRECISION = p, .IN_PRECISION = p, .OUT_PRECISION = p});
+  w.put_slot<DPU_DST_BASE_ADDR>(output_role, at.output, tensor_bytes);
+  // Surfaces of W pixels x 16 bytes: DST_SURF_STRIDE and SURFACE_ADD count 16-byte units.
+  w.put(DPU_DST_SURF_STRIDE{.DST_SURF_STRIDE = W});
+  w.put(DPU_DATA_CUBE_WIDTH{.WIDTH = W - 1});
+  w.put(DPU_DATA_CUBE_HEIGHT{});
+  w.put(DPU_DATA_CUBE_NOTCH_ADDR{});
+  w.put(DPU_DATA_CUBE_CHANNEL{.CHANNEL = C - 1, .ORIG_CHANNEL = C - 1});
+  w.put(DPU_BS_CFG{.BS_BYPASS = 1, .BS_ALU_BYPASS = 1, .BS_MUL_BYPASS = 1, .BS_RELU_BYPASS = 1});
+  w.put(DPU_BS_ALU_CFG{});
+  w.put(DPU_BS_MUL_CFG{});
+  w.put(DPU_BS_RELUX_CMP_VALUE{});
+  w.put(DPU_BS_OW_CFG{.OD_BYPASS = 1});
+  w.put(DPU_BS_OW_OP{});
+  w.put(DPU_WDMA_SIZE_0{.CHANNEL_WDMA = C - 1});
+  w.put(DPU_WDMA_SIZE_1{.WIDTH_WDMA = W - 1});
+  w.put(DPU_BN_CFG{.BN_BYPASS = 1, .BN_ALU_BYPASS = 1, .BN_MUL_BYPASS = 1, .BN_RELU_BYPASS = 1});
+  w.put(DPU_BN_ALU_CFG{});
+  w.put(DPU_BN_MUL_CFG{});
+  w.put(DPU_BN_RELUX_CMP_VALUE{});
+  w.put(stage.ew);
+  w.put(DPU_EW_CVT_OFFSET_VALUE{});
+  w.put(DPU_EW_CVT_SCALE_VALUE{.EW_OP_CVT_SCALE = 1});  // "integer EW conversion needs a scale of 1" (B)
+  w.put(DPU_EW_RELUX_CMP_VALUE{});
+  w.put(DPU_OUT_CVT_OFFSET{});
+  w.put(DPU_OUT_CVT_SCALE{.OUT_CVT_SCALE = 1, .FP32TOFP16_EN = fp16});
+  w.put(DPU_OUT_CVT_SHIFT{});
+  // The immediate in every operand group (B: which group a surface uses is not established).
+  const std::uint32_t v = g.immediate_bits;
+  w.put(DPU_EW_OP_VALUE_0{.EW_OPERAND_0 = v});
+  w.put(DPU_EW_OP_VALUE_1{.EW_OPERAND_1 = v});
+  w.put(DPU_EW_OP_VALUE_2{.EW_OPERAND_2 = v});
+  w.put(DPU_EW_OP_VALUE_3{.EW_OPERAND_3 = v});
+  w.put(DPU_EW_OP_VALUE_4{.EW_OPERAND_4 = v});
+  w.put(DPU_EW_OP_VALUE_5{.EW_OPERAND_5 = v});
+  w.put(DPU_EW_OP_VALUE_6{.EW_OPERAND_6 = v});
+  w.put(DPU_EW_OP_VALUE_7{.EW_OPERAND_7 = v});
+  w.put(DPU_SURFACE_ADD{.SURF_ADD = W});
+
+  // DPU_RDMA: the main read (MRDMA, flying) and the second operand (ERDMA).
+  w.put(DPU_RDMA_RDMA_S_POINTER{.POINTER_PP_EN = 1, .EXECUTER_PP_EN = 1, .POINTER_PP_MODE = 1});
+  w.put(DPU_RDMA_RDMA_DATA_CUBE_WIDTH{.WIDTH = W - 1});
+  w.put(DPU_RDMA_RDMA_DATA_CUBE_HEIGHT{});
+  w.put(DPU_RDMA_RDMA_DATA_CUBE_CHANNEL{.CHANNEL = C - 1});
+  w.put_slot<DPU_RDMA_RDMA_SRC_BASE_ADDR>(input_role, at.input, tensor_bytes);
+  w.put(DPU_RDMA_RDMA_BRDMA_CFG{});
+  w.put(DPU_RDMA_RDMA_NRDMA_CFG{});
+  w.put(stage.erdma);
+  if (g.operand != ew_operand::immediate) {
+    const bool channel = g.operand == ew_operand::per_channel;
+    w.put_slot<DPU_RDMA_RDMA_EW_BASE_ADDR>(operand_role::ew_operand, at.operand,
+                                           channel ? C * g.element_bytes() : tensor_bytes);
+    // A per-channel vector is contiguous: one 16-byte atom per surface (B).
+    w.put(DPU_RDMA_RDMA_EW_SURF_STRIDE{.EW_SURF_STRIDE = channel ? 1u : W});
+  }
+  w.put(DPU_RDMA_RDMA_FEATURE_MODE_CFG{.FLYING_MODE = 1, .MRDMA_FP16TOFP32_EN = fp16, .PROC_PRECISION = p,
+                                       .BURST_LEN = 15, .IN_PRECISION = p});
+  w.put(DPU_RDMA_RDMA_SRC_DMA_CFG{});
+  w.put(DPU_RDMA_RDMA_SURF_NOTCH{});
+  w.put(DPU_RDMA_RDMA_PAD_CFG{});
+  w.put(DPU_RDMA_RDMA_WEIGHT{.M_WEIGHT = 1, .B_WEIGHT = 1, .N_WEIGHT = 1, .E_WEIGHT = 1});
+  w.put(DPU_RDMA_RDMA_EW_SURF_NOTCH{});
+  w.end_task({.DPU_OP_EN = 1, .DPU_RDMA_OP_EN = 1}, dpu_done_interrupts);
+}
+
+// Every task of an element-wise op: one in the surface layout, one per 8000 pixels flat.
+template <class Soc = soc::rk3588>
+constexpr void emit_ew(program_writer& w, const ew_geometry& g, operand_role input_role = operand_role::feature,
+                       std::uint32_t input_offset = 0) {
+  for (std::uint32_t t = 0; t < g.tasks() && w.ok(); ++t) {
+    const std::uint32_t at = g.task_offset(t);
+    emit_ew_task<Soc>(w, g, g.task_shape(t), {input_offset + at, g.operand == ew_operand::per_element ? at : 0, at},
+                      input_role);
+  }
+}
+
+constexpr std::uint32_t ew_entries(const ew_geometry& g) { return g.tasks() * ew_task_entries; }
+
+template <std::size_t Entries, std::size_t Tasks>
+struct ew_program {
+  ew_geometry geometry;
+  program<Entries, Tasks> code;
+};
+
+// A run-time element-wise op, in heap storage.
+struct ew_runtime_program {
+  ew_geometry geometry;
+  std::vector<entry> entries;
+  std::vector<slot> slots;
+  std::vector<task> tasks;
+  program_view view() const { return {entries, slots, tasks, false, false}; }
+};
+
+template <class Soc = soc::rk3588>
+result<ew_runtime_program> build_ew(const ew_spec& spec) {
+  const result<ew_geometry> g = resolve_ew(spec);
+  if (!g) return g.err();
+  ew_runtime_program p{g.value(), std::vector<entry>(ew_entries(g.value())),
+                       std::vector<slot>(std::size_t{g.value().tasks()} * 4), std::vector<task>(g.value().tasks())};
+  program_writer w{p.entries, p.slots, p.tasks};
+  emit_ew<Soc>(w, p.geometry);
+  if (status s = w.outcome(); !s) return s.err();
+  p.entries.resize(w.entry_count());
+  p.slots.resize(w.slot_count());
+  p.tasks.resize(w.task_count());
+  if (status s = validate<Soc>(p.view(), "ew"); !s) return s.err();
+  return p;
+}
+
+namespace detail {
+template <ew_spec Spec, class Soc>
+struct fixed_ew {
+  static constexpr ew_geometry geometry = resolve_ew(Spec).value();
+  using type = ew_program<ew_entries(geometry), geometry.tasks()>;
+  static constexpr std::pair<type, status> build() {
+    type out{geometry, {}};
+    out.code.pingpong = false;
+    status s = out.code.fill([](program_writer& w) { emit_ew<Soc>(w, geometry); });
+    if (s) s = validate<Soc>(out.code.view(), "ew");
+    return {out, s};
+  }
+  static constexpr std::pair<type, status> built = build();
+};
+}  // namespace detail
+
+// The compile-time front door: a violated rule fails here with the rule's message.
+template <ew_spec Spec, class Soc = soc::rk3588>
+constexpr auto ew() {
+  constexpr result<ew_geometry> g = resolve_ew(Spec);
+  static_assert(report<violated_rule(g)>());
+  if constexpr (g.ok()) {
+    using fixed = detail::fixed_ew<Spec, Soc>;
+    static_assert(report<violated_rule(fixed::built.second)>());
+    return fixed::built.first;
+  } else {
+    return ew_program<1, 1>{};  // not reached: the report above failed
+  }
+}
+
+}  // namespace regcmd

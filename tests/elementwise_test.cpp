@@ -1,0 +1,173 @@
+// SDP element-wise programs against the register values of hardware-run programs, typed
+// by hand: the reference's vendor fp16 mul capture ("0x4070 DPU_EW_CFG + 0x5034 ERDMA_CFG
+// data-mode fields"), the vendor's standalone int8 add (captured, 64 channels x 8 pixels)
+// and B's element-wise programs (docs/sdp-values.md lists each source).
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <span>
+
+#include <regcmd/programs/elementwise.hpp>
+
+using namespace regcmd;
+
+namespace {
+constexpr std::uint16_t dpu = 0x1001, rdma = 0x2001;
+
+// The value written to (target, offset) by task `t`, which must write it exactly once.
+std::uint32_t value_at(const program_view& p, std::uint16_t target, std::uint16_t offset, std::size_t t = 0) {
+  std::uint32_t value = 0, seen = 0;
+  const task& k = p.tasks[t];
+  for (std::uint32_t i = k.first; i < k.first + k.count; ++i)
+    if (p.entries[i].target() == target && p.entries[i].offset() == offset) {
+      value = p.entries[i].value();
+      ++seen;
+    }
+  REQUIRE(seen == 1);
+  return value;
+}
+
+bool writes(const program_view& p, std::uint16_t target, std::uint16_t offset) {
+  for (const entry& e : p.entries)
+    if (e.target() == target && e.offset() == offset) return true;
+  return false;
+}
+
+ew_runtime_program built(const ew_spec& s) {
+  auto r = build_ew(s);
+  REQUIRE_MESSAGE(r.ok(), r.err().id());
+  return std::move(r).value();
+}
+}  // namespace
+
+TEST_CASE("fp16 mul: the vendor capture's EW_CFG / ERDMA_CFG, per element and per channel") {
+  const auto element = built({.op = ew_op::mul, .M = 16, .N = 64});
+  CHECK(value_at(element.view(), dpu, 0x4070) == 0x20800384);
+  CHECK(value_at(element.view(), rdma, 0x5034) == 0x8000000a);
+  CHECK(value_at(element.view(), rdma, 0x5044) == 0x00017849);
+  const auto channel = built({.op = ew_op::mul, .M = 16, .N = 64, .operand = ew_operand::per_channel});
+  CHECK(value_at(channel.view(), dpu, 0x4070) == 0x00800384);
+  CHECK(value_at(channel.view(), rdma, 0x5034) == 0x0000000a);
+  // the vector is contiguous: one 16-byte atom per surface (B)
+  CHECK(value_at(channel.view(), rdma, 0x5040) == 0x10);
+}
+
+TEST_CASE("fp16 add, max, min per element (vendor add capture, B), EW_ALU_ALGO SUM = 2") {
+  const auto add = built({.op = ew_op::add, .M = 8, .N = 64});
+  const std::uint32_t cfg = value_at(add.view(), dpu, 0x4070);
+  CHECK(cfg == 0x108202c0);
+  CHECK(((cfg >> 16) & 0xf) == 2);  // SUM
+  CHECK(value_at(add.view(), rdma, 0x5034) == 0x40000008);
+  CHECK(value_at(add.view(), dpu, 0x4010) == 0x48000002);
+  CHECK(value_at(add.view(), dpu, 0x400c) == 0x1e5);
+  CHECK(value_at(add.view(), dpu, 0x4078) == 1);
+  CHECK(value_at(add.view(), dpu, 0x4084) == 0x00010001);
+  CHECK(value_at(built({.op = ew_op::max, .M = 8, .N = 64}).view(), dpu, 0x4070) == 0x108002c0);
+  CHECK(value_at(built({.op = ew_op::min, .M = 8, .N = 64}).view(), dpu, 0x4070) == 0x108102c0);
+  // per channel: both DATA_MODE fields cleared (B's broadcast program: 0x008202C0 / 0x8)
+  const auto channel = built({.op = ew_op::add, .M = 2, .N = 16, .operand = ew_operand::per_channel});
+  CHECK(value_at(channel.view(), dpu, 0x4070) == 0x008202c0);
+  CHECK(value_at(channel.view(), rdma, 0x5034) == 0x00000008);
+}
+
+TEST_CASE("a register immediate: EW_OP_SRC register, ERDMA disabled, the value as fp32 bits (B)") {
+  const auto imm = built({.op = ew_op::add, .M = 1, .N = 8, .operand = ew_operand::immediate, .immediate = 2.0f});
+  CHECK(value_at(imm.view(), dpu, 0x4070) == 0x10820280);
+  CHECK(value_at(imm.view(), rdma, 0x5034) == 0x40000009);
+  for (std::uint16_t off = 0x4090; off <= 0x40ac; off += 4) CHECK(value_at(imm.view(), dpu, off) == 0x40000000);
+  CHECK_FALSE(writes(imm.view(), rdma, 0x5038));  // no operand address
+  CHECK(imm.slots.size() == 2);
+}
+
+TEST_CASE("integer dtypes: B's integer programs") {
+  const auto i8 = built({.op = ew_op::add, .dtype = precision::int8, .M = 8, .N = 64});
+  CHECK(value_at(i8.view(), dpu, 0x4070) == 0x104202c0);
+  CHECK(value_at(i8.view(), rdma, 0x5034) == 0x40000004);
+  CHECK(value_at(i8.view(), rdma, 0x5044) == 0x7801);
+  CHECK(value_at(i8.view(), dpu, 0x4010) == 0);
+  CHECK(value_at(i8.view(), dpu, 0x4084) == 1);
+  const auto i16max = built({.op = ew_op::max, .dtype = precision::int16, .M = 8, .N = 64});
+  CHECK(value_at(i16max.view(), dpu, 0x4070) == 0x10a002c0);
+  CHECK(value_at(i16max.view(), dpu, 0x4010) == 0x24000001);
+  CHECK(value_at(i16max.view(), rdma, 0x5044) == 0xf821);
+  CHECK(value_at(built({.op = ew_op::min, .dtype = precision::int8, .M = 8, .N = 64}).view(), dpu, 0x4070) == 0x106102c0);
+  CHECK(value_at(built({.op = ew_op::mul, .dtype = precision::int16, .M = 8, .N = 64}).view(), dpu, 0x4070) == 0x108002c4);
+}
+
+TEST_CASE("surface geometry: the vendor's int8 add of 64 channels x 8 pixels") {
+  const auto p = built({.op = ew_op::add, .dtype = precision::int8, .M = 8, .N = 64});
+  const auto v = p.view();
+  CHECK(value_at(v, dpu, 0x4024) == 0x80);  // DST_SURF_STRIDE = M * 16
+  CHECK(value_at(v, dpu, 0x4030) == 7);
+  CHECK(value_at(v, dpu, 0x4034) == 0);
+  CHECK(value_at(v, dpu, 0x4038) == 0);
+  CHECK(value_at(v, dpu, 0x403c) == 0x003f003f);
+  CHECK(value_at(v, dpu, 0x4050) == 0x2);
+  CHECK(value_at(v, dpu, 0x4058) == 0x3f);
+  CHECK(value_at(v, dpu, 0x405c) == 7);
+  CHECK(value_at(v, dpu, 0x4060) == 0x53);
+  CHECK(value_at(v, dpu, 0x40c0) == 0x80);
+  CHECK(value_at(v, rdma, 0x5004) == 0xe);
+  CHECK(value_at(v, dpu, 0x4004) == 0xe);
+  CHECK(value_at(v, rdma, 0x500c) == 7);
+  CHECK(value_at(v, rdma, 0x5010) == 0);
+  CHECK(value_at(v, rdma, 0x5014) == 0x3f);
+  CHECK(value_at(v, rdma, 0x5040) == 0x80);
+  CHECK(value_at(v, rdma, 0x5068) == 0x01010101);
+  CHECK(v.tasks.size() == 1);
+  CHECK(v.tasks[0].enable_mask == 0x18);
+  CHECK(v.tasks[0].int_mask == 0x300);
+  CHECK_FALSE(v.pingpong);
+  CHECK(p.geometry.tensor_bytes() == 8 * 64);
+}
+
+TEST_CASE("the flat layout: B's vector tiles of 8000 pixels, chained") {
+  // 131072 fp16 elements: B's largest test, three tasks (8000, 8000, 384 pixels)
+  const auto p = built({.op = ew_op::add, .M = 512, .N = 256, .layout = ew_layout::flat});
+  const auto v = p.view();
+  REQUIRE(v.tasks.size() == 3);
+  CHECK(value_at(v, dpu, 0x4030, 0) == 7999);
+  CHECK(value_at(v, dpu, 0x4030, 2) == 383);
+  CHECK(value_at(v, dpu, 0x403c, 0) == 0x00070007);  // one surface of 8 channels
+  CHECK(value_at(v, rdma, 0x5014, 1) == 7);
+  // each task reads and writes its own 128000-byte slice
+  for (const slot& s : v.slots)
+    if (s.role == operand_role::output) CHECK(s.offset % 128000 == 0);
+  CHECK(p.geometry.tensor_bytes() == 131072 * 2);
+  CHECK(p.geometry.tasks() == 3);
+}
+
+TEST_CASE("element-wise rules at run time") {
+  struct row {
+    ew_spec spec;
+    std::string_view rule;
+  };
+  const row rows[] = {
+      {{.dtype = precision::int32, .M = 4, .N = 8}, "ew-precision"},
+      {{.M = 4, .N = 8, .input_pitch = 64}, "ew-line-stride"},
+      {{.M = 4, .N = 12, .pad = padding::none}, "ew-n-alignment"},
+      {{.dtype = precision::int8, .M = 4, .N = 8, .pad = padding::none}, "ew-n-alignment"},
+      {{.M = 8193, .N = 8}, "ew-width"},
+      {{.M = 4, .N = 8200}, "ew-width"},
+      {{.M = 4, .N = 8, .operand = ew_operand::per_channel, .layout = ew_layout::flat}, "ew-per-channel-layout"},
+      {{.op = ew_op::mul, .M = 4, .N = 8, .operand = ew_operand::immediate}, "ew-immediate"},
+      {{.dtype = precision::int8, .M = 4, .N = 16, .operand = ew_operand::immediate}, "ew-immediate"},
+      {{.M = 0, .N = 8}, "shape-nonzero"},
+  };
+  for (const row& r : rows) {
+    CAPTURE(r.rule);
+    const auto b = build_ew(r.spec);
+    REQUIRE_FALSE(b.ok());
+    CHECK(b.err().id() == r.rule);
+  }
+  // the flat layout takes any number of rows
+  CHECK(build_ew({.M = 100000, .N = 8, .layout = ew_layout::flat}).ok());
+}
+
+TEST_CASE("an element-wise op at compile time") {
+  constexpr auto p = ew<ew_spec{.op = ew_op::mul, .M = 16, .N = 64}>();
+  static_assert(p.code.task_count == 1);
+  static_assert(!p.code.pingpong);
+  CHECK(p.code.entry_count == 57);
+  CHECK(value_at(p.code.view(), dpu, 0x4070) == 0x20800384);
+}
