@@ -16,6 +16,8 @@
 #include <regcmd/programs/schedule.hpp>
 #include <regcmd/registers/all.hpp>
 
+#include "op_support.hpp"
+
 namespace regcmd::model {
 
 void iova_space::add(std::uint64_t iova, std::span<std::uint8_t> bytes) {
@@ -32,6 +34,7 @@ void iova_space::mark_warm(std::uint64_t iova) {
     if (r.iova == iova) {
       r.warm = true;
       r.touched = false;
+      r.touched_as = -1;
     }
 }
 
@@ -95,16 +98,6 @@ void gemm(const In* a, const In* b, Acc* c, std::uint32_t M, std::uint32_t K, st
 
 using namespace regcmd::reg;
 
-template <class R>
-R read(const auto& r) {
-  return unpack<R>(r.get(R::offset));
-}
-
-struct op_report {
-  run_result& out;
-  std::uint32_t task;
-  void operator()(fault_kind k, std::string what) const { out.faults.push_back({k, task, std::move(what)}); }
-};
 
 }  // namespace
 
@@ -162,7 +155,7 @@ run_result npu::run(iova_space& memory, std::uint64_t regcmd_iova, std::uint32_t
           break;
         }
         case entry_kind::op_enable:
-          run_op(memory, r, e.value(), t, out);
+          run_op(memory, r, e.value(), t, pingpong, out);
           ran = true;
           break;
         default: break;  // the 0x0041 preamble, zero padding, unknown targets
@@ -187,12 +180,19 @@ run_result npu::run(iova_space& memory, std::uint64_t regcmd_iova, std::uint32_t
   return out;
 }
 
-void npu::run_op(iova_space& memory, const registers& r, std::uint32_t enable_mask, std::uint32_t task,
+void npu::run_op(iova_space& memory, const registers& r, std::uint32_t enable_mask, std::uint32_t task, bool pingpong,
                  run_result& out) {
-  const op_report report{out, task};
   const auto blocks = unpack<GLOBAL_OPERATION_ENABLE>(enable_mask);
-  if (!(blocks.CNA_OP_EN.value() && blocks.CORE_OP_EN.value() && blocks.DPU_OP_EN.value()))
-    return report(fault_kind::unmodelled, "only CNA + CORE + DPU (matmul) ops are modelled");
+  const bool cna = blocks.CNA_OP_EN.value(), core = blocks.CORE_OP_EN.value(), dpu = blocks.DPU_OP_EN.value();
+  const bool rdma = blocks.DPU_RDMA_OP_EN.value(), ppu = blocks.PPU_OP_EN.value() || blocks.PPU_RDMA_OP_EN.value();
+  if (cna && core && dpu && !rdma && !ppu) return run_matmul(memory, r, task, out);
+  if (!cna && !core && dpu && rdma && !ppu) return run_sdp(memory, r, task, pingpong, out);
+  out.faults.push_back({fault_kind::unmodelled, task,
+                        "only matmul (CNA + CORE + DPU) and SDP (DPU + DPU_RDMA) ops are modelled"});
+}
+
+void npu::run_matmul(iova_space& memory, const registers& r, std::uint32_t task, run_result& out) {
+  const op_report report{out, task};
 
   const auto con1 = read<CNA_CONV_CON1>(r);
   const auto format = read<DPU_DATA_FORMAT>(r);
@@ -309,6 +309,7 @@ void npu::run_op(iova_space& memory, const registers& r, std::uint32_t enable_ma
 
   // Cold start: the first job writing a freshly allocated buffer leaves it stale.
   output->touched = true;
+  output->touched_as = static_cast<int>(out_precision);
   if (behaviour.cold_start_stale && !output->warm)
     return report(fault_kind::stale_output, "first job writing a freshly allocated output buffer");
 

@@ -28,6 +28,7 @@ class iova_space {
     std::span<std::uint8_t> bytes;
     bool warm = false;     // written by an NPU job since it was allocated
     bool touched = false;  // written by the job running now
+    int touched_as = -1;   // the precision (enum value) it was written in, when touched
   };
 
   void add(std::uint64_t iova, std::span<std::uint8_t> bytes);
@@ -100,7 +101,10 @@ class npu {
     std::vector<std::uint32_t> values = std::vector<std::uint32_t>(0x8000 / 4, 0);
     std::uint32_t get(std::uint16_t offset) const { return values[offset / 4]; }
   };
-  void run_op(iova_space& memory, const registers& r, std::uint32_t enable_mask, std::uint32_t task, run_result& out);
+  void run_op(iova_space& memory, const registers& r, std::uint32_t enable_mask, std::uint32_t task, bool pingpong,
+              run_result& out);
+  void run_matmul(iova_space& memory, const registers& r, std::uint32_t task, run_result& out);
+  void run_sdp(iova_space& memory, const registers& r, std::uint32_t task, bool pingpong, run_result& out);
 
   registers groups_[2];
   bool wedged_ = false;

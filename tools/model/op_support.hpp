@@ -1,0 +1,25 @@
+#pragma once
+// What the model's op implementations share (tools/model/*.cpp).
+
+#include <string>
+#include <utility>
+
+#include <regcmd/core/layout.hpp>
+#include <regcmd/model/npu.hpp>
+
+namespace regcmd::model {
+
+// A register of the group an op runs with, as its type.
+template <class R, class Group>
+R read(const Group& r) {
+  return unpack<R>(r.get(R::offset));
+}
+
+// Adds a fault of the running task to the result.
+struct op_report {
+  run_result& out;
+  std::uint32_t task;
+  void operator()(fault_kind k, std::string what) const { out.faults.push_back({k, task, std::move(what)}); }
+};
+
+}  // namespace regcmd::model
