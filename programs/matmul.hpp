@@ -58,7 +58,8 @@ constexpr output_stage output_stage_of(precision out, operand_layout layout) {
 }
 
 template <class Soc = soc::rk3588>
-constexpr void emit_matmul_task(program_writer& w, const matmul_geometry& g, const matmul_offsets& at = {}) {
+constexpr void emit_matmul_task(program_writer& w, const matmul_geometry& g, const matmul_offsets& at = {},
+                                operand_role output_role = operand_role::output) {
   using namespace reg;
   const bool row = g.layout == operand_layout::row_major;
   const precision in = g.in;
@@ -133,7 +134,7 @@ constexpr void emit_matmul_task(program_writer& w, const matmul_geometry& g, con
   w.put(DPU_FEATURE_MODE_CFG{.OUTPUT_MODE = 2, .BURST_LEN = 15});
   w.put(DPU_DATA_FORMAT{.PROC_PRECISION = in, .IN_PRECISION = in, .OUT_PRECISION = g.out});
   w.put(DPU_OFFSET_PEND{});
-  w.put_slot<DPU_DST_BASE_ADDR>(operand_role::output, at.output, g.output_bytes());
+  w.put_slot<DPU_DST_BASE_ADDR>(output_role, at.output, g.output_bytes());
   w.put(DPU_DST_SURF_STRIDE{.DST_SURF_STRIDE = row ? 1u : M});
   w.put(DPU_DATA_CUBE_WIDTH{});
   w.put(DPU_DATA_CUBE_HEIGHT{.HEIGHT = M - 1});

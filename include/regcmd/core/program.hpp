@@ -35,8 +35,9 @@ enum class operand_role : std::uint8_t {
   ew_operand,    // second element-wise operand (DPU_RDMA_RDMA_EW_BASE_ADDR)
   regcmd,        // this program's own regcmd buffer: a task tail's next-task address
   next_program,  // the regcmd buffer of a program chained after this one
+  intermediate,  // written by one task and read by a later one (a fused chain's matmul result)
 };
-inline constexpr std::size_t operand_role_count = 6;
+inline constexpr std::size_t operand_role_count = 7;
 
 constexpr std::string_view name_of(operand_role r) {
   switch (r) {
@@ -46,6 +47,7 @@ constexpr std::string_view name_of(operand_role r) {
     case operand_role::ew_operand: return "ew_operand";
     case operand_role::regcmd: return "regcmd";
     case operand_role::next_program: return "next_program";
+    case operand_role::intermediate: return "intermediate";
   }
   return "?";
 }

@@ -137,7 +137,11 @@
     "a 2-input SDP chained after a matmul must read the matmul's output precision, and the SDP "     \
     "computes fp16: write the matmul out as fp16 (a mismatched path stalls the chained DMA, errno "  \
     "110)",                                                                                          \
-    "regcmd-isa-reference \"Chained 2-input SDP\"")
+    "regcmd-isa-reference \"Chained 2-input SDP\"")                                                  \
+  X(fused_layout, "fused-layout",                                                                    \
+    "a fused chain's matmul writes its fp16 result row-major (a fp16 matmul cannot write surfaces: " \
+    "the atom-8 write-out hangs): use layout::row_major",                                            \
+    "regcmd-isa-reference \"fp16 matmul -> fp16 output stage\"")
 
 // Rules on host operands (programs/packing.hpp).
 #define REGCMD_PACKING_RULES(X)                                                                      \

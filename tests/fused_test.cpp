@@ -1,0 +1,225 @@
+// Fused matmul -> SDP chains and the per-channel scaled matmul: encoding, rules, and end to
+// end on the functional model against a host computation.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include <regcmd/model/npu.hpp>
+#include <regcmd/programs/fused.hpp>
+#include <regcmd/programs/packing.hpp>
+#include <regcmd/rules/program_rules.hpp>
+
+using namespace regcmd;
+using model::fault_kind;
+
+namespace {
+constexpr std::uint16_t dpu = 0x1001, rdma = 0x2001;
+
+std::uint32_t value_at(const program_view& p, std::size_t t, std::uint16_t target, std::uint16_t offset) {
+  const task& k = p.tasks[t];
+  for (std::uint32_t i = k.first; i < k.first + k.count; ++i)
+    if (p.entries[i].target() == target && p.entries[i].offset() == offset) return p.entries[i].value();
+  FAIL("register not written");
+  return 0;
+}
+
+operand_role role_at(const program_view& p, std::uint16_t target, std::uint16_t offset) {
+  for (const slot& s : p.slots)
+    if (p.entries[s.entry].target() == target && p.entries[s.entry].offset() == offset) return s.role;
+  FAIL("no slot");
+  return {};
+}
+
+struct chain_bench {
+  std::vector<std::uint8_t> regcmd, a, w, c, b, out;
+  model::iova_space memory;
+  model::npu npu;
+  operand_addresses base{};
+
+  explicit chain_bench(const fused_runtime_program& p)
+      : regcmd(p.entries.size() * 8 + 64),
+        a(p.geometry.mm.feature_bytes()),
+        w(p.geometry.mm.weight_bytes()),
+        c(fused_intermediate_bytes(p.geometry)),
+        b(std::max<std::uint32_t>(16, fused_operand_bytes(p.geometry))),
+        out(fused_output_bytes(p.geometry), 0xee) {
+    const std::pair<operand_role, std::vector<std::uint8_t>*> buffers[] = {
+        {operand_role::regcmd, &regcmd}, {operand_role::feature, &a},      {operand_role::weight, &w},
+        {operand_role::intermediate, &c}, {operand_role::ew_operand, &b}, {operand_role::output, &out}};
+    std::uint64_t iova = 0x1000'0000;
+    for (const auto& [role, bytes] : buffers) {
+      memory.add(iova, *bytes);
+      base[static_cast<std::size_t>(role)] = iova;
+      iova += 0x1000'0000;
+    }
+    npu.behaviour = {false, false};
+  }
+
+  model::run_result run(const program_view& p) {
+    std::vector<entry> code(p.entries.begin(), p.entries.end());
+    REQUIRE(patch_slots(code, p.slots, base).ok());
+    for (std::size_t i = 0; i < code.size(); ++i) {
+      const auto bytes = code[i].to_bytes();
+      std::copy(bytes.begin(), bytes.end(), regcmd.begin() + static_cast<std::ptrdiff_t>(i * 8));
+    }
+    return npu.run(memory, base[static_cast<std::size_t>(operand_role::regcmd)], pc_fetch_amount(p.tasks[0].count),
+                   static_cast<std::uint32_t>(p.tasks.size()), p.pingpong);
+  }
+};
+
+// Runs a chain on random data; the largest difference from the host result: the matmul in
+// double rounded to fp16 (as the DPU writes it), then the op in fp32, rounded to fp16.
+double run_chain(const fused_spec& spec, std::uint32_t seed) {
+  auto built = build_fused(spec);
+  REQUIRE_MESSAGE(built.ok(), built.err().id());
+  const fused_runtime_program& p = built.value();
+  const fused_geometry& g = p.geometry;
+  const std::uint32_t M = spec.matmul.M, K = spec.matmul.K, N = spec.matmul.N;
+  chain_bench bench(p);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1, 1);
+  auto half = [](float v) { return half_to_float(float_to_half(v)); };
+  std::vector<float> a(std::size_t{M} * K), w(std::size_t{K} * N);
+  std::vector<float> b(spec.operand == ew_operand::per_channel ? N : std::size_t{M} * N);
+  for (float& v : a) v = half(d(rng));
+  for (float& v : w) v = half(d(rng));
+  for (float& v : b) v = half(d(rng) * 2);
+  REQUIRE(pack_features<float>(g.mm, a, bench.a).ok());
+  REQUIRE(pack_weights<float>(g.mm, w, bench.w).ok());
+  if (spec.operand != ew_operand::immediate) REQUIRE(pack_fused_operand<float>(g, b, bench.b).ok());
+  const auto r = bench.run(p.view());
+  REQUIRE_MESSAGE(r.faults.empty(), r.faults.front().what);
+  REQUIRE(r.tasks_completed == p.tasks.size());
+  std::vector<float> out(std::size_t{M} * N);
+  REQUIRE(unpack_fused_output<float>(g, bench.out, out).ok());
+  double worst = 0;
+  for (std::uint32_t m = 0; m < M; ++m)
+    for (std::uint32_t n = 0; n < N; ++n) {
+      double acc = 0;
+      for (std::uint32_t k = 0; k < K; ++k) acc += double(a[m * K + k]) * w[k * N + n];
+      const float cm = half(static_cast<float>(acc));
+      const float y = spec.operand == ew_operand::per_channel ? b[n]
+                      : spec.operand == ew_operand::immediate ? spec.immediate
+                                                              : b[std::size_t{m} * N + n];
+      float want = spec.op == ew_op::mul ? cm * y : spec.op == ew_op::add ? cm + y
+                   : spec.op == ew_op::max ? std::max(cm, y) : std::min(cm, y);
+      want = half(want);
+      // the model accumulates in fp32: allow the difference of one fp16 rounding of C
+      worst = std::max(worst, std::abs(double(want) - out[std::size_t{m} * N + n]) / (1 + std::abs(want)));
+    }
+  return worst;
+}
+}  // namespace
+
+TEST_CASE("a fused chain: the matmul writes the intermediate, the SDP reads it flat") {
+  const auto p = build_fused(per_channel_scaled_matmul(16, 64, 64)).value();
+  const auto v = p.view();
+  REQUIRE(v.tasks.size() == 2);
+  CHECK(v.tasks[0].enable_mask == 0xd);
+  CHECK(v.tasks[1].enable_mask == 0x18);
+  CHECK_FALSE(v.pingpong);
+  CHECK(role_at(v, dpu, 0x4020) == operand_role::intermediate);  // the matmul's DST_BASE_ADDR first
+  CHECK(value_at(v, 0, dpu, 0x4010) == 0x48000002);              // fp16 -> fp16 (reference)
+  CHECK(value_at(v, 0, dpu, 0x4084) == 0x00010001);              // FP32TOFP16_EN
+  // the vendor's per-channel mul: per element with a broadcast operand
+  CHECK(value_at(v, 1, dpu, 0x4070) == 0x20800384);
+  CHECK(value_at(v, 1, rdma, 0x5034) == 0x8000000a);
+  CHECK(value_at(v, 1, rdma, 0x5044) == 0x00017849);
+  CHECK(value_at(v, 1, dpu, 0x4030) == 16 * 64 / 8 - 1);  // 128 pixels of 8 fp16
+  CHECK(role_at(v, rdma, 0x5018) == operand_role::intermediate);
+  CHECK(role_at(v, rdma, 0x5038) == operand_role::ew_operand);
+  CHECK(p.geometry.ew.N == 64);
+  CHECK(validate(v).ok());
+}
+
+TEST_CASE("fused chains on the model against the host") {
+  // the per-channel scaled matmul at any N (the reference's decode N = 1, 3, 17, 33)
+  for (const std::uint32_t N : {1u, 3u, 17u, 33u, 64u}) {
+    CAPTURE(N);
+    CHECK(run_chain(per_channel_scaled_matmul(8, 128, N), N) < 2e-3);
+  }
+  CHECK(run_chain({.matmul = {.in = precision::fp16, .out = precision::fp16, .M = 32, .K = 256, .N = 48},
+                   .op = ew_op::add, .operand = ew_operand::per_element}, 11) < 2e-3);
+  CHECK(run_chain({.matmul = {.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 32},
+                   .op = ew_op::max, .operand = ew_operand::immediate, .immediate = 0.0f}, 12) < 2e-3);
+  // a C of 700 x 128 fp16 takes two SDP tasks after the matmul
+  const auto big = build_fused({.matmul = {.in = precision::fp16, .out = precision::fp16, .M = 700, .K = 256, .N = 128},
+                                .op = ew_op::add, .operand = ew_operand::per_channel});
+  REQUIRE(big.ok());
+  CHECK(big.value().tasks.size() == 3);
+  CHECK(run_chain({.matmul = {.in = precision::fp16, .out = precision::fp16, .M = 700, .K = 256, .N = 128},
+                   .op = ew_op::add, .operand = ew_operand::per_channel}, 13) < 2e-3);
+}
+
+TEST_CASE("fused-chain rules at run time") {
+  auto id = [](const fused_spec& s) { return build_fused(s).err().id(); };
+  CHECK(id({.matmul = {.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 32}}) == "fused-precision-path");
+  CHECK(id({.matmul = {.in = precision::int8, .out = precision::int32, .M = 4, .K = 64, .N = 32}}) == "fused-precision-path");
+  CHECK(id({.matmul = {.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 32,
+                       .layout = operand_layout::surface}}) == "fused-layout");
+  CHECK(id({.matmul = {.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 32, .output_pitch = 128}}) ==
+        "ew-line-stride");
+  CHECK(id({.matmul = {.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 32},
+            .op = ew_op::mul, .operand = ew_operand::immediate}) == "ew-immediate");
+  // the matmul's own rules still apply
+  CHECK(id(per_channel_scaled_matmul(4, 20000, 32)) == "k-single-op-max");
+}
+
+TEST_CASE("program rules on hand-made chains: the precision path, ping-pong, the SDP's feature precision") {
+  const auto fp32_matmul = build_matmul({.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 32}).value();
+  const auto sdp = resolve_ew({.op = ew_op::add, .M = 16, .N = 8, .layout = ew_layout::flat}).value();
+  program<256, 2> chain;
+  chain.pingpong = false;
+  REQUIRE(chain.fill([&](program_writer& w) {
+    emit_matmul_task(w, fp32_matmul.geometry, {}, operand_role::intermediate);
+    emit_ew(w, sdp, operand_role::intermediate);
+  }).ok());
+  CHECK(validate(chain.view()).err().id() == "sdp-precision-path");
+
+  program<64, 1> lone;
+  REQUIRE(lone.fill([&](program_writer& w) { emit_ew(w, sdp); }).ok());
+  lone.pingpong = true;
+  CHECK(validate(lone.view()).err().id() == "sdp-pingpong");
+  lone.pingpong = false;
+  CHECK(validate(lone.view()).ok());
+  for (std::uint32_t i = 0; i < lone.entry_count; ++i)
+    if (lone.entries[i].target() == rdma && lone.entries[i].offset() == 0x5044)
+      lone.entries[i] = lone.entries[i].with_value(
+          encode(reg::DPU_RDMA_RDMA_FEATURE_MODE_CFG{.FLYING_MODE = 1, .PROC_PRECISION = precision::int32,
+                                                      .BURST_LEN = 15, .IN_PRECISION = precision::int32})
+              .value()
+              .value());
+  CHECK(validate(lone.view()).err().id() == "sdp-feature-precision");
+}
+
+TEST_CASE("the model stalls a chained SDP fed bytes of another precision") {
+  // buffers sized by a valid chain of the same shape; the intermediate large enough for fp32
+  const auto valid = build_fused(per_channel_scaled_matmul(4, 64, 32)).value();
+  chain_bench bench(valid);
+  bench.c.resize(4 * 32 * 4);
+  bench.memory.add(bench.base[static_cast<std::size_t>(operand_role::intermediate)], bench.c);
+  // an unchecked chain: a fp32-output matmul, then a fp16 SDP on its result
+  const auto fp32_matmul = build_matmul({.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 32}).value();
+  const auto sdp = resolve_ew({.op = ew_op::add, .M = 16, .N = 8, .layout = ew_layout::flat}).value();
+  program<256, 2> chain;
+  chain.pingpong = false;
+  REQUIRE(chain.fill([&](program_writer& w) {
+    emit_matmul_task(w, fp32_matmul.geometry, {}, operand_role::intermediate);
+    emit_ew(w, sdp, operand_role::intermediate);
+  }).ok());
+  const auto r = bench.run(chain.view());
+  REQUIRE(r.faults.size() == 1);
+  CHECK(r.faults[0].kind == fault_kind::timeout);
+  CHECK(r.faults[0].task == 1);
+  CHECK(r.tasks_completed == 1);
+}
+
+TEST_CASE("a fused chain at compile time") {
+  constexpr auto p = fused<per_channel_scaled_matmul(4, 64, 17)>();
+  static_assert(p.code.task_count == 2);
+  static_assert(p.geometry.mm.N == 32);
+  CHECK(p.code.tasks[1].enable_mask == 0x18);
+}
