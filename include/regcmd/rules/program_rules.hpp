@@ -231,7 +231,8 @@ namespace regcmd {
 //   }>();
 //
 // A violated rule fails with its message; run-time programs use validate() on their view.
-template <std::size_t Entries, std::size_t Tasks, auto Build, class Soc = soc::rk3588>
+// Programs with an SDP task run with ping-pong off: checked_program<E, T, build, false>.
+template <std::size_t Entries, std::size_t Tasks, auto Build, bool Pingpong = true, class Soc = soc::rk3588>
 constexpr program<Entries, Tasks> checked_program() {
   struct built_program {
     program<Entries, Tasks> code;
@@ -239,6 +240,7 @@ constexpr program<Entries, Tasks> checked_program() {
   };
   constexpr built_program built = [] {
     built_program b{};
+    b.code.pingpong = Pingpong;
     b.outcome = b.code.fill(Build);
     if (b.outcome) b.outcome = validate<Soc>(b.code.view());
     return b;

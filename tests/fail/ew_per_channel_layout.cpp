@@ -1,0 +1,13 @@
+// A per-channel vector needs the surface layout.
+// EXPECT: regcmd rule ew-per-channel-layout:
+#include <regcmd/programs/elementwise.hpp>
+
+using namespace regcmd;
+
+#ifdef REGCMD_COMPILE_FAIL
+inline constexpr auto program =
+    ew<ew_spec{.op = ew_op::mul, .M = 8, .N = 16, .operand = ew_operand::per_channel, .layout = ew_layout::flat}>();
+#else
+inline constexpr auto program =
+    ew<ew_spec{.op = ew_op::mul, .M = 8, .N = 16, .operand = ew_operand::per_channel, .layout = ew_layout::surface}>();
+#endif
