@@ -304,3 +304,42 @@ TEST_CASE("a chain that ends before task_number, and a fetch outside every buffe
   b.npu.reset();
   CHECK(has(b.npu.run(b.memory, 0x7000'0000, 53, 1, true), fault_kind::wild_access));
 }
+
+TEST_CASE("a strided feature view (KV-cache rows at a pitch > K) equals the matmul of the gathered rows") {
+  // Rows of 256 fp16 in memory, the matmul reading the first K = 64 of each: CNA_DMA_CON1
+  // LINE_STRIDE = pitch / 16 bytes (reference "0x107c ... strided activations").
+  constexpr std::uint32_t M = 8, K = 64, N = 32, row = 256;
+  const auto strided = build({.in = precision::fp16, .out = precision::fp32, .M = M, .K = K, .N = N, .feature_pitch = row * 2});
+  const auto dense = build({.in = precision::fp16, .out = precision::fp32, .M = M, .K = K, .N = N});
+  for (const entry& e : strided.code.code())
+    if (e.target() == 0x0201 && e.offset() == 0x107c) CHECK(e.value() == row * 2 / 16);
+
+  std::mt19937 rng(21);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> cache(std::size_t{M} * row), gathered(std::size_t{M} * K), w(std::size_t{K} * N);
+  for (float& v : cache) v = half_to_float(float_to_half(d(rng)));
+  for (float& v : w) v = half_to_float(float_to_half(d(rng)));
+  for (std::uint32_t m = 0; m < M; ++m)
+    for (std::uint32_t k = 0; k < K; ++k) gathered[m * K + k] = cache[m * row + k];
+
+  bench s(strided.code.entry_count * 8, strided.geometry.feature_bytes(), strided.geometry.weight_bytes(),
+          strided.geometry.output_bytes());
+  for (std::size_t i = 0; i < cache.size() && i * 2 + 1 < s.feature.size(); ++i) {
+    const std::uint16_t h = float_to_half(cache[i]);
+    s.feature[i * 2] = static_cast<std::uint8_t>(h);
+    s.feature[i * 2 + 1] = static_cast<std::uint8_t>(h >> 8);
+  }
+  REQUIRE(pack_weights<float>(strided.geometry, w, s.weight).ok());
+  bench g(dense.code.entry_count * 8, dense.geometry.feature_bytes(), dense.geometry.weight_bytes(),
+          dense.geometry.output_bytes());
+  REQUIRE(pack_features<float>(dense.geometry, gathered, g.feature).ok());
+  REQUIRE(pack_weights<float>(dense.geometry, w, g.weight).ok());
+  REQUIRE(s.run(strided.code.view()).faults.empty());
+  REQUIRE(g.run(dense.code.view()).faults.empty());
+  CHECK(s.output == g.output);
+  std::vector<double> ref(std::size_t{M} * N, 0.0);
+  for (std::uint32_t m = 0; m < M; ++m)
+    for (std::uint32_t k = 0; k < K; ++k)
+      for (std::uint32_t n = 0; n < N; ++n) ref[m * N + n] += double(gathered[m * K + k]) * w[k * N + n];
+  CHECK(max_error(s, strided.geometry, ref) < 1e-4);
+}

@@ -1,11 +1,14 @@
 // regcmd-gen: write a regcmd program from the program library.
 //
 //   regcmd-gen matmul --in fp16 --out fp32 -M 64 -K 512 -N 256 [options]
+//   regcmd-gen ew --op add --dtype fp16 -M 64 -N 256 --operand per-channel
+//   regcmd-gen matmul --in fp16 --out fp16 -M 8 -K 128 -N 17 --then ew --op mul --operand per-channel
 //
 // Exit status: 0 written, 2 bad usage or a shape that breaks a rule (its message on stderr).
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -15,6 +18,8 @@
 #include <vector>
 
 #include <regcmd/decode/format.hpp>
+#include <regcmd/programs/elementwise.hpp>
+#include <regcmd/programs/fused.hpp>
 #include <regcmd/programs/matmul.hpp>
 #include <regcmd/programs/plan.hpp>
 #include <regcmd/rules/program_rules.hpp>
@@ -25,7 +30,9 @@ constexpr const char* usage = R"(usage: regcmd-gen PROGRAM [options]
 
 Programs:
   matmul    C[M][N] = A[M][K] . B[K][N] as one task (one op), or with --plan as many tasks
-            as the shape needs (K-split, N-tiling, M-tiling) in one chained program
+            as the shape needs (K-split, N-tiling, M-tiling) in one chained program; with
+            --then ew, a fused chain: the matmul, then an SDP op on its fp16 result
+  ew        out[M][N] = a (op) b on the SDP (DPU + DPU_RDMA)
 
 matmul options:
   --in P              input precision: fp16 | int8 | int4              (default fp16)
@@ -40,10 +47,21 @@ matmul options:
   --plan              plan the operation (K-split, N/M tiling) instead of one op
   --k-slice N         with --plan: K-split slice (multiple of 32, <= 2048; default: chosen)
   --delta             with --plan: tasks after the first two carry only what changed
+  --then ew           fuse an SDP op after the matmul (with --op, --operand, --value)
+
+ew options (and, after --then ew, of the fused op):
+  --op O              add | mul | max | min                             (default add)
+  --dtype P           fp16 | int8 | int16                               (default fp16)
+  -M N, -N N          the shape (required)
+  --operand K         per-element | per-channel | immediate             (default per-element)
+  --value X           the immediate operand (a number)
+  --layout L          surface | flat                                    (default surface)
+  --no-pad            refuse an N that does not fill whole 16-byte atoms
 
 Addresses (patched into the program's slots; default 0):
-  --feature ADDR, --weight ADDR, --output ADDR, and --regcmd ADDR (the program's own
-  buffer, which chained tasks' next-task addresses point into)
+  --feature ADDR, --weight ADDR, --output ADDR, --ew-operand ADDR, --intermediate ADDR
+  (a fused chain's matmul result), and --regcmd ADDR (the program's own buffer, which
+  chained tasks' next-task addresses point into)
 
 Output:
   --format F          hex (one 0x%016x entry per line) | bin (little-endian u64) |
@@ -96,12 +114,14 @@ int main(int argc, char** argv) {
     std::fputs(usage, stdout);
     return 0;
   }
-  if (program_name != "matmul") return fail_usage("unknown program '" + std::string(program_name) + "'");
+  const bool elementwise = program_name == "ew";
+  if (program_name != "matmul" && !elementwise) return fail_usage("unknown program '" + std::string(program_name) + "'");
 
   matmul_spec spec{};
+  ew_spec ew{};
   std::optional<precision> weight;
   plan_options options{};
-  bool planned = false;
+  bool planned = false, fused_ew = false;
   operand_addresses addresses{};
   std::string format = "hex", out_path;
   bool have_m = false, have_k = false, have_n = false;
@@ -112,9 +132,12 @@ int main(int argc, char** argv) {
       std::fputs(usage, stdout);
       return 0;
     }
-    if (a == "--no-pad") { spec.pad = padding::none; continue; }
-    if (a == "--plan") { planned = true; continue; }
-    if (a == "--delta") { options.delta_tasks = true; continue; }
+    if (a == "--no-pad") {
+      spec.pad = ew.pad = padding::none;
+      continue;
+    }
+    if (a == "--plan" && !elementwise) { planned = true; continue; }
+    if (a == "--delta" && !elementwise) { options.delta_tasks = true; continue; }
     if (i + 1 >= argc) return fail_usage("option '" + std::string(a) + "' needs a value");
     const std::string_view v = argv[++i];
     auto number = [&](std::uint64_t max) -> std::optional<std::uint32_t> {
@@ -132,56 +155,97 @@ int main(int argc, char** argv) {
       if (n) addresses[static_cast<std::size_t>(role)] = *n;
       return n.has_value();
     };
+    const bool ew_options = elementwise || fused_ew;
     bool ok = true;
-    if (a == "--in") {
+    if (a == "--then" && !elementwise) {
+      ok = v == "ew";
+      fused_ew = true;
+    } else if (a == "--op" && ew_options) {
+      ok = v == "add" || v == "mul" || v == "max" || v == "min";
+      ew.op = v == "mul" ? ew_op::mul : v == "max" ? ew_op::max : v == "min" ? ew_op::min : ew_op::add;
+    } else if (a == "--operand" && ew_options) {
+      ok = v == "per-element" || v == "per-channel" || v == "immediate";
+      ew.operand = v == "per-channel" ? ew_operand::per_channel
+                   : v == "immediate" ? ew_operand::immediate
+                                      : ew_operand::per_element;
+    } else if (a == "--value" && ew_options) {
+      char* end = nullptr;
+      const std::string text(v);
+      ew.immediate = std::strtof(text.c_str(), &end);
+      ok = !text.empty() && end && *end == '\0';
+    } else if (a == "--dtype" && elementwise) {
+      const auto p = parse_precision(v);
+      ok = p.has_value();
+      if (ok) ew.dtype = *p;
+    } else if (a == "--in" && !elementwise) {
       const auto p = parse_precision(v);
       ok = p.has_value();
       if (ok) spec.in = *p;
-    } else if (a == "--weight-precision") {
+    } else if (a == "--weight-precision" && !elementwise) {
       weight = parse_precision(v);
       ok = weight.has_value();
-    } else if (a == "--out") {
+    } else if (a == "--out" && !elementwise) {
       const auto p = parse_precision(v);
       ok = p.has_value();
       if (ok) spec.out = *p;
-    } else if (a == "-M") ok = have_m = set_number(spec.M);
-    else if (a == "-K") ok = have_k = set_number(spec.K);
-    else if (a == "-N") ok = have_n = set_number(spec.N);
-    else if (a == "--layout") {
+    } else if (a == "-M") ok = have_m = set_number(elementwise ? ew.M : spec.M);
+    else if (a == "-K" && !elementwise) ok = have_k = set_number(spec.K);
+    else if (a == "-N") ok = have_n = set_number(elementwise ? ew.N : spec.N);
+    else if (a == "--layout" && elementwise) {
+      ok = v == "surface" || v == "flat";
+      ew.layout = v == "flat" ? ew_layout::flat : ew_layout::surface;
+    } else if (a == "--layout") {
       ok = v == "row_major" || v == "surface";
       spec.layout = v == "surface" ? operand_layout::surface : operand_layout::row_major;
-    } else if (a == "--schedule") {
+    } else if (a == "--schedule" && !elementwise) {
       ok = v == "auto" || v == "template" || v == "bank";
       spec.sched = v == "template" ? schedule::template_split : v == "bank" ? schedule::bank_split : schedule::automatic;
-    } else if (a == "--feature-pitch") ok = set_number(spec.feature_pitch);
-    else if (a == "--output-pitch") ok = set_number(spec.output_pitch);
-    else if (a == "--k-slice") ok = set_number(options.k_slice);
+    } else if (a == "--feature-pitch" && !elementwise) ok = set_number(spec.feature_pitch);
+    else if (a == "--output-pitch" && !elementwise) ok = set_number(spec.output_pitch);
+    else if (a == "--k-slice" && !elementwise) ok = set_number(options.k_slice);
     else if (a == "--feature") ok = set_address(operand_role::feature);
     else if (a == "--weight") ok = set_address(operand_role::weight);
     else if (a == "--output") ok = set_address(operand_role::output);
+    else if (a == "--ew-operand") ok = set_address(operand_role::ew_operand);
+    else if (a == "--intermediate") ok = set_address(operand_role::intermediate);
     else if (a == "--regcmd") ok = set_address(operand_role::regcmd);
     else if (a == "--format") {
       ok = v == "hex" || v == "bin" || v == "json";
       format = v;
     } else if (a == "-o") out_path = v;
-    else return fail_usage("unknown option '" + std::string(a) + "'");
+    else return fail_usage("unknown option '" + std::string(a) + "' for " + std::string(program_name));
     if (!ok) return fail_usage("bad value '" + std::string(v) + "' for " + std::string(a));
   }
-  if (!have_m || !have_k || !have_n) return fail_usage("matmul needs -M, -K and -N");
+  if (elementwise ? !have_m || !have_n : !have_m || !have_k || !have_n)
+    return fail_usage(elementwise ? "ew needs -M and -N" : "matmul needs -M, -K and -N");
   if (weight) spec.in = input_precisions{spec.in.features, *weight};
+  if (fused_ew && planned) return fail_usage("--then ew fuses one matmul task: drop --plan");
 
-  plan_program p;  // one op is stored the same way
-  if (planned) {
-    result<plan_program> built = build_plan(spec, options);
+  struct {
+    std::vector<entry> entries;
+    std::vector<slot> slots;
+  } p;
+  auto keep = [&](const program_view& v) {
+    p.entries.assign(v.entries.begin(), v.entries.end());
+    p.slots.assign(v.slots.begin(), v.slots.end());
+  };
+  if (elementwise) {
+    const result<ew_runtime_program> built = build_ew(ew);
     if (!built) return fail_rule(built.err());
-    p = std::move(built).value();
+    keep(built.value().view());
+  } else if (fused_ew) {
+    const result<fused_runtime_program> built =
+        build_fused({.matmul = spec, .op = ew.op, .operand = ew.operand, .immediate = ew.immediate});
+    if (!built) return fail_rule(built.err());
+    keep(built.value().view());
+  } else if (planned) {
+    const result<plan_program> built = build_plan(spec, options);
+    if (!built) return fail_rule(built.err());
+    keep(built.value().view());
   } else {
     const result<matmul_program> mm = build_matmul(spec);
     if (!mm) return fail_rule(mm.err());
-    const program_view v = mm.value().code.view();
-    p.entries.assign(v.entries.begin(), v.entries.end());
-    p.slots.assign(v.slots.begin(), v.slots.end());
-    p.tasks.assign(v.tasks.begin(), v.tasks.end());
+    keep(mm.value().code.view());
   }
   if (status s = patch_slots(p.entries, p.slots, addresses); !s) return fail_rule(s.err());
 
