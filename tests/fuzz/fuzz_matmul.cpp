@@ -1,8 +1,11 @@
-// libFuzzer target: the run-time program builder with random requests. Every input gets a
-// program or a rule error, and every program it gets passes every program rule.
+// libFuzzer target: the run-time program builders with random requests (a matmul, a plan,
+// an SDP element-wise op, a fused chain). Every input gets a program or a rule error, and
+// every program it gets passes every program rule.
 #include <cstddef>
 #include <cstdint>
 
+#include <regcmd/programs/elementwise.hpp>
+#include <regcmd/programs/fused.hpp>
 #include <regcmd/programs/matmul.hpp>
 #include <regcmd/programs/plan.hpp>
 #include <regcmd/rules/program_rules.hpp>
@@ -46,6 +49,29 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!validate(mm.value().code.view()).ok()) __builtin_trap();
   } else if (*mm.err().violated == no_violation || mm.err().message().empty()) {
     __builtin_trap();
+  }
+  // an SDP op and a fused chain from the same request
+  const std::uint32_t ew_flags = in.take(1);
+  ew_spec e{.op = static_cast<ew_op>(ew_flags & 3),
+            .dtype = static_cast<precision>((ew_flags >> 2) & 7),
+            .M = spec.M,
+            .N = spec.N % 9000,
+            .operand = static_cast<ew_operand>((ew_flags >> 5) % 3),
+            .layout = ew_flags & 0x80 ? ew_layout::flat : ew_layout::surface,
+            .pad = spec.pad,
+            .immediate = static_cast<float>(spec.K) / 7.0f};
+  if (std::uint64_t{e.M} * e.N <= 2'000'000) {
+    if (const auto built = build_ew(e); built.ok()) {
+      if (!validate(built.value().view()).ok()) __builtin_trap();
+    } else if (*built.err().violated == no_violation) {
+      __builtin_trap();
+    }
+    if (const auto chain = build_fused({.matmul = spec, .op = e.op, .operand = e.operand, .immediate = e.immediate});
+        chain.ok()) {
+      if (!validate(chain.value().view()).ok()) __builtin_trap();
+    } else if (*chain.err().violated == no_violation) {
+      __builtin_trap();
+    }
   }
   // a plan, bounded so one input stays fast
   const auto p = plan(spec, options);
