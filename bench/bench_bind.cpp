@@ -138,9 +138,9 @@ int main() {
   for (const auto& [name, spec] : {std::pair{"decode 1x4096x11008", decode}, std::pair{"prefill 128x16384x2048", prefill}}) {
     const result<plan_program> p = build_plan(spec);
     if (!p) return fail(to_string(p.err()));
-    auto feature = rt::buffer::create(dev.value(), plan_feature_bytes(p.value().shape));
-    auto weight = rt::buffer::create(dev.value(), p.value().shape.weight_bytes());
-    auto output = rt::buffer::create(dev.value(), plan_output_bytes(p.value().shape));
+    auto feature = rt::buffer::create(dev.value(), plan_feature_bytes(p.value().geometry));
+    auto weight = rt::buffer::create(dev.value(), p.value().geometry.weight_bytes());
+    auto output = rt::buffer::create(dev.value(), plan_output_bytes(p.value().geometry));
     for (const auto* b : {&feature, &weight, &output})
       if (!*b) return fail(to_string(b->err()));
     auto prepared = npu.prepare(p.value().view());

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include <regcmd/core/error.hpp>
+#include <regcmd/core/heap_program.hpp>
 #include <regcmd/core/program.hpp>
 #include <regcmd/core/precision.hpp>
 #include <regcmd/programs/matmul_spec.hpp>
@@ -296,29 +297,17 @@ struct ew_program {
   program<Entries, Tasks> code;
 };
 
-// A run-time element-wise op, in heap storage.
-struct ew_runtime_program {
-  ew_geometry geometry;
-  std::vector<entry> entries;
-  std::vector<slot> slots;
-  std::vector<task> tasks;
-  program_view view() const { return {entries, slots, tasks, false, false}; }
-};
+// A run-time element-wise op (ping-pong off: it has SDP tasks).
+using ew_runtime_program = heap_program<ew_geometry>;
 
 template <class Soc = soc::rk3588>
 result<ew_runtime_program> build_ew(const ew_spec& spec) {
   const result<ew_geometry> g = resolve_ew(spec);
   if (!g) return g.err();
-  ew_runtime_program p{g.value(), std::vector<entry>(ew_entries(g.value())),
-                       std::vector<slot>(std::size_t{g.value().tasks()} * 4), std::vector<task>(g.value().tasks())};
-  program_writer w{p.entries, p.slots, p.tasks};
-  emit_ew<Soc>(w, p.geometry);
-  if (status s = w.outcome(); !s) return s.err();
-  p.entries.resize(w.entry_count());
-  p.slots.resize(w.slot_count());
-  p.tasks.resize(w.task_count());
-  if (status s = validate<Soc>(p.view(), "ew"); !s) return s.err();
-  return p;
+  return build_on_heap(
+      g.value(), {ew_entries(g.value()), std::size_t{g.value().tasks()} * 4, g.value().tasks()}, false, false,
+      [&](program_writer& w) { emit_ew<Soc>(w, g.value()); },
+      [](const program_view& v) { return validate<Soc>(v, "ew"); });
 }
 
 namespace detail {

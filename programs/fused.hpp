@@ -89,29 +89,17 @@ struct fused_program {
   program<Entries, Tasks> code;
 };
 
-struct fused_runtime_program {
-  fused_geometry geometry;
-  std::vector<entry> entries;
-  std::vector<slot> slots;
-  std::vector<task> tasks;
-  program_view view() const { return {entries, slots, tasks, false, false}; }
-};
+// A run-time fused chain (ping-pong off: it has SDP tasks).
+using fused_runtime_program = heap_program<fused_geometry>;
 
 template <class Soc = soc::rk3588>
 result<fused_runtime_program> build_fused(const fused_spec& spec) {
   const result<fused_geometry> g = resolve_fused(spec);
   if (!g) return g.err();
-  fused_runtime_program p{g.value(), std::vector<entry>(fused_entries(g.value())),
-                          std::vector<slot>(std::size_t{fused_tasks(g.value())} * 4),
-                          std::vector<task>(fused_tasks(g.value()))};
-  program_writer w{p.entries, p.slots, p.tasks};
-  emit_fused<Soc>(w, p.geometry);
-  if (status s = w.outcome(); !s) return s.err();
-  p.entries.resize(w.entry_count());
-  p.slots.resize(w.slot_count());
-  p.tasks.resize(w.task_count());
-  if (status s = validate<Soc>(p.view(), "fused"); !s) return s.err();
-  return p;
+  return build_on_heap(
+      g.value(), {fused_entries(g.value()), std::size_t{fused_tasks(g.value())} * 4, fused_tasks(g.value())}, false,
+      false, [&](program_writer& w) { emit_fused<Soc>(w, g.value()); },
+      [](const program_view& v) { return validate<Soc>(v, "fused"); });
 }
 
 namespace detail {

@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include <regcmd/core/heap_program.hpp>
 #include <regcmd/core/program.hpp>
 #include <regcmd/programs/matmul.hpp>
 #include <regcmd/programs/matmul_spec.hpp>
@@ -327,30 +328,19 @@ constexpr void emit_plan(program_writer& w, const plan_shape& p, const plan_opti
 constexpr std::uint32_t plan_entries(const plan_shape& p) { return p.tasks() * matmul_task_entries; }
 constexpr std::uint32_t plan_slots(const plan_shape& p) { return p.tasks() * 4; }
 
-// A plan whose shape is known only at run time, in heap storage.
-struct plan_program {
-  plan_shape shape;
-  bool delta_tasks = false;
-  std::vector<entry> entries;
-  std::vector<slot> slots;
-  std::vector<task> tasks;
-  program_view view() const { return {entries, slots, tasks, true, delta_tasks}; }
-};
+// A plan whose shape is known only at run time. Its tiles were each validated in full, so
+// the whole program needs only its structure checked.
+using plan_program = heap_program<plan_shape>;
 
 template <class Soc = soc::rk3588>
 result<plan_program> build_plan(const matmul_spec& spec, const plan_options& options = {}) {
   const result<plan_shape> shape = plan<Soc>(spec, options);
   if (!shape) return shape.err();
-  plan_program p{shape.value(), options.delta_tasks, std::vector<entry>(plan_entries(shape.value())),
-                 std::vector<slot>(plan_slots(shape.value())), std::vector<task>(shape.value().tasks())};
-  program_writer w{p.entries, p.slots, p.tasks};
-  emit_plan<Soc>(w, p.shape, options);
-  if (status s = w.outcome(); !s) return s.err();
-  p.entries.resize(w.entry_count());
-  p.slots.resize(w.slot_count());
-  p.tasks.resize(w.task_count());
-  if (status s = validate_structure(p.view(), "plan"); !s) return s.err();
-  return p;
+  const plan_shape& p = shape.value();
+  return build_on_heap(
+      p, {plan_entries(p), plan_slots(p), p.tasks()}, true, options.delta_tasks,
+      [&](program_writer& w) { emit_plan<Soc>(w, p, options); },
+      [](const program_view& v) { return validate_structure(v, "plan"); });
 }
 
 template <std::size_t Entries, std::size_t Tasks, std::size_t Slots>

@@ -200,7 +200,7 @@ TEST_CASE("bind writes what patch_slots writes, and rebinding rewrites only the 
                                 {.k_slice = 2048});
   REQUIRE(built.ok());
   REQUIRE(built.value().tasks.size() == 3);
-  const plan_shape& shape = built.value().shape;
+  const plan_shape& shape = built.value().geometry;
   const buffer a = make(d, plan_feature_bytes(shape)), b = make(d, shape.weight_bytes());
   const buffer c1 = make(d, plan_output_bytes(shape)), c2 = make(d, plan_output_bytes(shape));
   auto p = npu.prepare(built.value().view());

@@ -161,7 +161,7 @@ int run_matmul(const regcmd::runtime::device& dev, const regcmd::matmul_spec& sp
   using namespace regcmd;
   const result<plan_program> built = build_plan(spec, options);
   if (!built) return fail(to_string(built.err()));
-  const plan_shape& shape = built.value().shape;
+  const plan_shape& shape = built.value().geometry;
   const matmul_geometry& g = shape.whole;
   auto bufs = buffers(dev, {plan_feature_bytes(shape), shape.weight_bytes(), plan_output_bytes(shape)});
   if (!bufs) return fail(to_string(bufs.err()));
