@@ -8,7 +8,6 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -23,6 +22,8 @@
 #include <regcmd/programs/matmul.hpp>
 #include <regcmd/programs/plan.hpp>
 #include <regcmd/rules/program_rules.hpp>
+
+#include "cli.hpp"
 
 namespace {
 
@@ -70,30 +71,6 @@ Output:
   -h, --help          this text
 )";
 
-std::optional<regcmd::precision> parse_precision(std::string_view s) {
-  if (const regcmd::enumerator_info* e = regcmd::info_of<regcmd::precision>().find(s))
-    return static_cast<regcmd::precision>(e->value);
-  return std::nullopt;
-}
-
-std::optional<std::uint64_t> parse_number(std::string_view s) {
-  if (s.empty()) return std::nullopt;
-  std::uint64_t v = 0;
-  int base = 10;
-  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-    base = 16;
-    s.remove_prefix(2);
-  }
-  for (char c : s) {
-    int d = c >= '0' && c <= '9' ? c - '0' : base == 16 && c >= 'a' && c <= 'f' ? c - 'a' + 10
-            : base == 16 && c >= 'A' && c <= 'F'                                  ? c - 'A' + 10
-                                                                                  : -1;
-    if (d < 0 || v > (UINT64_MAX - static_cast<unsigned>(d)) / static_cast<unsigned>(base)) return std::nullopt;
-    v = v * static_cast<unsigned>(base) + static_cast<unsigned>(d);
-  }
-  return v;
-}
-
 int fail_usage(const std::string& message) {
   std::fprintf(stderr, "regcmd-gen: %s\n(regcmd-gen --help lists the programs and options)\n", message.c_str());
   return 2;
@@ -140,69 +117,29 @@ int main(int argc, char** argv) {
     if (a == "--delta" && !elementwise) { options.delta_tasks = true; continue; }
     if (i + 1 >= argc) return fail_usage("option '" + std::string(a) + "' needs a value");
     const std::string_view v = argv[++i];
-    auto number = [&](std::uint64_t max) -> std::optional<std::uint32_t> {
-      const auto n = parse_number(v);
-      if (!n || *n > max) return std::nullopt;
-      return static_cast<std::uint32_t>(*n);
-    };
-    auto set_number = [&](std::uint32_t& field) {
-      const auto n = number(0xffff'ffffu);
-      if (n) field = *n;
-      return n.has_value();
-    };
-    auto set_address = [&](operand_role role) {
-      const auto n = parse_number(v);
-      if (n) addresses[static_cast<std::size_t>(role)] = *n;
-      return n.has_value();
-    };
+    using namespace cli;
+    auto set_address = [&](operand_role role) { return assign(addresses[static_cast<std::size_t>(role)], parse_number(v)); };
     const bool ew_options = elementwise || fused_ew;
     bool ok = true;
-    if (a == "--then" && !elementwise) {
-      ok = v == "ew";
-      fused_ew = true;
-    } else if (a == "--op" && ew_options) {
-      ok = v == "add" || v == "mul" || v == "max" || v == "min";
-      ew.op = v == "mul" ? ew_op::mul : v == "max" ? ew_op::max : v == "min" ? ew_op::min : ew_op::add;
-    } else if (a == "--operand" && ew_options) {
-      ok = v == "per-element" || v == "per-channel" || v == "immediate";
-      ew.operand = v == "per-channel" ? ew_operand::per_channel
-                   : v == "immediate" ? ew_operand::immediate
-                                      : ew_operand::per_element;
-    } else if (a == "--value" && ew_options) {
-      char* end = nullptr;
-      const std::string text(v);
-      ew.immediate = std::strtof(text.c_str(), &end);
-      ok = !text.empty() && end && *end == '\0';
-    } else if (a == "--dtype" && elementwise) {
-      const auto p = parse_precision(v);
-      ok = p.has_value();
-      if (ok) ew.dtype = *p;
-    } else if (a == "--in" && !elementwise) {
-      const auto p = parse_precision(v);
-      ok = p.has_value();
-      if (ok) spec.in = *p;
-    } else if (a == "--weight-precision" && !elementwise) {
-      weight = parse_precision(v);
-      ok = weight.has_value();
-    } else if (a == "--out" && !elementwise) {
-      const auto p = parse_precision(v);
-      ok = p.has_value();
-      if (ok) spec.out = *p;
-    } else if (a == "-M") ok = have_m = set_number(elementwise ? ew.M : spec.M);
-    else if (a == "-K" && !elementwise) ok = have_k = set_number(spec.K);
-    else if (a == "-N") ok = have_n = set_number(elementwise ? ew.N : spec.N);
-    else if (a == "--layout" && elementwise) {
-      ok = v == "surface" || v == "flat";
-      ew.layout = v == "flat" ? ew_layout::flat : ew_layout::surface;
-    } else if (a == "--layout") {
-      ok = v == "row_major" || v == "surface";
-      spec.layout = v == "surface" ? operand_layout::surface : operand_layout::row_major;
-    } else if (a == "--schedule" && !elementwise) {
+    if (a == "--then" && !elementwise) ok = fused_ew = v == "ew";
+    else if (a == "--op" && ew_options) ok = assign(ew.op, parse_ew_op(v));
+    else if (a == "--operand" && ew_options) ok = assign(ew.operand, parse_ew_operand(v));
+    else if (a == "--value" && ew_options) ok = assign(ew.immediate, parse_float(v));
+    else if (a == "--dtype" && elementwise) ok = assign(ew.dtype, parse_precision(v));
+    else if (a == "--in" && !elementwise) ok = assign(spec.in, parse_precision(v));
+    else if (a == "--weight-precision" && !elementwise) ok = (weight = parse_precision(v)).has_value();
+    else if (a == "--out" && !elementwise) ok = assign(spec.out, parse_precision(v));
+    else if (a == "-M") ok = have_m = assign(elementwise ? ew.M : spec.M, parse_u32(v));
+    else if (a == "-K" && !elementwise) ok = have_k = assign(spec.K, parse_u32(v));
+    else if (a == "-N") ok = have_n = assign(elementwise ? ew.N : spec.N, parse_u32(v));
+    else if (a == "--layout" && elementwise) ok = assign(ew.layout, parse_ew_layout(v));
+    else if (a == "--layout") ok = assign(spec.layout, parse_matmul_layout(v));
+    else if (a == "--schedule" && !elementwise) {
       ok = v == "auto" || v == "template" || v == "bank";
       spec.sched = v == "template" ? schedule::template_split : v == "bank" ? schedule::bank_split : schedule::automatic;
-    } else if (a == "--feature-pitch" && !elementwise) ok = set_number(spec.feature_pitch);
-    else if (a == "--output-pitch" && !elementwise) ok = set_number(spec.output_pitch);
-    else if (a == "--k-slice" && !elementwise) ok = set_number(options.k_slice);
+    } else if (a == "--feature-pitch" && !elementwise) ok = assign(spec.feature_pitch, parse_u32(v));
+    else if (a == "--output-pitch" && !elementwise) ok = assign(spec.output_pitch, parse_u32(v));
+    else if (a == "--k-slice" && !elementwise) ok = assign(options.k_slice, parse_u32(v));
     else if (a == "--feature") ok = set_address(operand_role::feature);
     else if (a == "--weight") ok = set_address(operand_role::weight);
     else if (a == "--output") ok = set_address(operand_role::output);

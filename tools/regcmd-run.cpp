@@ -12,7 +12,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <limits>
 #include <optional>
 #include <random>
@@ -27,6 +26,8 @@
 #include <regcmd/programs/packing.hpp>
 #include <regcmd/programs/plan.hpp>
 #include <regcmd/runtime/session.hpp>
+
+#include "cli.hpp"
 
 namespace {
 
@@ -71,16 +72,6 @@ Exit status: 0 within tolerance, 1 not, 2 an error (with its message).
 int fail(const std::string& message) {
   std::fprintf(stderr, "regcmd-run: %s\n", message.c_str());
   return 2;
-}
-
-std::optional<std::uint64_t> number(std::string_view s) {
-  if (s.empty()) return std::nullopt;
-  std::uint64_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9' || v > (std::numeric_limits<std::uint64_t>::max() - 9) / 10) return std::nullopt;
-    v = v * 10 + static_cast<std::uint64_t>(c - '0');
-  }
-  return v;
 }
 
 // How the program runs: cores, repeats, blocking.
@@ -352,42 +343,29 @@ int main(int argc, char** argv) {
     if (a == "-h" || a == "--help") { std::fputs(usage, stdout); return 0; }
     if (i + 1 >= argc) return fail("option '" + std::string(a) + "' needs a value");
     const std::string_view v = argv[++i];
-    const auto n = number(v);
-    const auto p = info_of<precision>().find(v);
+    using namespace cli;
+    const auto n = parse_number(v);
     const bool ew_options = elementwise || fused_ew;
-    auto set = [&](std::uint32_t& field) { return n && *n <= 0xffff'ffffu && (field = static_cast<std::uint32_t>(*n), true); };
     bool ok = true;
-    if (a == "--then" && !elementwise) ok = v == "ew" && (fused_ew = true);
-    else if (a == "--op" && ew_options) {
-      ok = v == "add" || v == "mul" || v == "max" || v == "min";
-      ew.op = v == "mul" ? ew_op::mul : v == "max" ? ew_op::max : v == "min" ? ew_op::min : ew_op::add;
-    } else if (a == "--operand" && ew_options) {
-      ok = v == "per-element" || v == "per-channel" || v == "immediate";
-      ew.operand = v == "per-channel" ? ew_operand::per_channel : v == "immediate" ? ew_operand::immediate : ew_operand::per_element;
-    } else if (a == "--value" && ew_options) {
-      const std::string text(v);
-      char* end = nullptr;
-      ew.immediate = std::strtof(text.c_str(), &end);
-      ok = !text.empty() && *end == '\0';
-    } else if (a == "--dtype" && elementwise) ok = p && (ew.dtype = static_cast<precision>(p->value), true);
-    else if (a == "--in" && !elementwise) ok = p && (spec.in = static_cast<precision>(p->value), true);
-    else if (a == "--out" && !elementwise) ok = p && (spec.out = static_cast<precision>(p->value), true);
-    else if (a == "-M") ok = set(elementwise ? ew.M : spec.M);
-    else if (a == "-K" && !elementwise) ok = set(spec.K);
-    else if (a == "-N") ok = set(elementwise ? ew.N : spec.N);
-    else if (a == "--k-slice" && !elementwise) ok = set(options.k_slice);
-    else if (a == "--layout" && elementwise) {
-      ok = v == "surface" || v == "flat";
-      ew.layout = v == "flat" ? ew_layout::flat : ew_layout::surface;
-    } else if (a == "--layout") {
-      ok = v == "row_major" || v == "surface";
-      spec.layout = v == "surface" ? operand_layout::surface : operand_layout::row_major;
-    } else if (a == "--cores") {
+    if (a == "--then" && !elementwise) ok = fused_ew = v == "ew";
+    else if (a == "--op" && ew_options) ok = assign(ew.op, parse_ew_op(v));
+    else if (a == "--operand" && ew_options) ok = assign(ew.operand, parse_ew_operand(v));
+    else if (a == "--value" && ew_options) ok = assign(ew.immediate, parse_float(v));
+    else if (a == "--dtype" && elementwise) ok = assign(ew.dtype, parse_precision(v));
+    else if (a == "--in" && !elementwise) ok = assign(spec.in, parse_precision(v));
+    else if (a == "--out" && !elementwise) ok = assign(spec.out, parse_precision(v));
+    else if (a == "-M") ok = assign(elementwise ? ew.M : spec.M, parse_u32(v));
+    else if (a == "-K" && !elementwise) ok = assign(spec.K, parse_u32(v));
+    else if (a == "-N") ok = assign(elementwise ? ew.N : spec.N, parse_u32(v));
+    else if (a == "--k-slice" && !elementwise) ok = assign(options.k_slice, parse_u32(v));
+    else if (a == "--layout" && elementwise) ok = assign(ew.layout, parse_ew_layout(v));
+    else if (a == "--layout") ok = assign(spec.layout, parse_matmul_layout(v));
+    else if (a == "--cores") {
       ok = v == "1" || v == "3";
       settings.three_cores = v == "3";
     } else if (a == "--device") settings.device_path = v;
-    else if (a == "--seed") ok = n && (settings.seed = *n, true);
-    else if (a == "--repeat") ok = n && *n >= 1 && (settings.repeat = *n, true);
+    else if (a == "--seed") ok = assign(settings.seed, n);
+    else if (a == "--repeat") ok = n && *n >= 1 && assign(settings.repeat, n);
     else return fail("unknown option '" + std::string(a) + "' for " + std::string(program) + " (see --help)");
     if (!ok) return fail("bad value '" + std::string(v) + "' for " + std::string(a));
   }
