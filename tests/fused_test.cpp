@@ -12,6 +12,8 @@
 #include <regcmd/programs/packing.hpp>
 #include <regcmd/rules/program_rules.hpp>
 
+#include "model_board.hpp"
+
 using namespace regcmd;
 using model::fault_kind;
 
@@ -33,41 +35,15 @@ operand_role role_at(const program_view& p, std::uint16_t target, std::uint16_t 
   return {};
 }
 
-struct chain_bench {
-  std::vector<std::uint8_t> regcmd, a, w, c, b, out;
-  model::iova_space memory;
-  model::npu npu;
-  operand_addresses base{};
-
+// Buffers of a fused chain: A, B, the intermediate C, the SDP's operand and its output.
+struct chain_bench : testing::model_board {
+  std::vector<std::uint8_t>&a, &w, &c, &b, &out;
   explicit chain_bench(const fused_runtime_program& p)
-      : regcmd(p.entries.size() * 8 + 64),
-        a(p.geometry.mm.feature_bytes()),
-        w(p.geometry.mm.weight_bytes()),
-        c(fused_intermediate_bytes(p.geometry)),
-        b(std::max<std::uint32_t>(16, fused_operand_bytes(p.geometry))),
-        out(fused_output_bytes(p.geometry), 0xee) {
-    const std::pair<operand_role, std::vector<std::uint8_t>*> buffers[] = {
-        {operand_role::regcmd, &regcmd}, {operand_role::feature, &a},      {operand_role::weight, &w},
-        {operand_role::intermediate, &c}, {operand_role::ew_operand, &b}, {operand_role::output, &out}};
-    std::uint64_t iova = 0x1000'0000;
-    for (const auto& [role, bytes] : buffers) {
-      memory.add(iova, *bytes);
-      base[static_cast<std::size_t>(role)] = iova;
-      iova += 0x1000'0000;
-    }
-    npu.behaviour = {false, false};
-  }
-
-  model::run_result run(const program_view& p) {
-    std::vector<entry> code(p.entries.begin(), p.entries.end());
-    REQUIRE(patch_slots(code, p.slots, base).ok());
-    for (std::size_t i = 0; i < code.size(); ++i) {
-      const auto bytes = code[i].to_bytes();
-      std::copy(bytes.begin(), bytes.end(), regcmd.begin() + static_cast<std::ptrdiff_t>(i * 8));
-    }
-    return npu.run(memory, base[static_cast<std::size_t>(operand_role::regcmd)], pc_fetch_amount(p.tasks[0].count),
-                   static_cast<std::uint32_t>(p.tasks.size()), p.pingpong);
-  }
+      : a(allocate(operand_role::feature, p.geometry.mm.feature_bytes())),
+        w(allocate(operand_role::weight, p.geometry.mm.weight_bytes())),
+        c(allocate(operand_role::intermediate, fused_intermediate_bytes(p.geometry))),
+        b(allocate(operand_role::ew_operand, std::max<std::uint32_t>(16, fused_operand_bytes(p.geometry)))),
+        out(allocate(operand_role::output, fused_output_bytes(p.geometry), 0xee)) {}
 };
 
 // Runs a chain on random data; the largest difference from the host result: the matmul in
@@ -199,8 +175,7 @@ TEST_CASE("the model stalls a chained SDP fed bytes of another precision") {
   // buffers sized by a valid chain of the same shape; the intermediate large enough for fp32
   const auto valid = build_fused(per_channel_scaled_matmul(4, 64, 32)).value();
   chain_bench bench(valid);
-  bench.c.resize(4 * 32 * 4);
-  bench.memory.add(bench.base[static_cast<std::size_t>(operand_role::intermediate)], bench.c);
+  bench.allocate(operand_role::intermediate, 4 * 32 * 4);
   // an unchecked chain: a fp32-output matmul, then a fp16 SDP on its result
   const auto fp32_matmul = build_matmul({.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 32}).value();
   const auto sdp = resolve_ew({.op = ew_op::add, .M = 16, .N = 8, .layout = ew_layout::flat}).value();

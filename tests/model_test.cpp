@@ -14,44 +14,22 @@
 #include <regcmd/programs/plan.hpp>
 #include <regcmd/rules/program_rules.hpp>
 
+#include "model_board.hpp"
+
 using namespace regcmd;
 using model::fault_kind;
 
 namespace {
 
-// A small board: a regcmd buffer and the three operand buffers in one IOVA space.
-struct bench {
-  std::vector<std::uint8_t> regcmd, feature, weight, output;
-  model::iova_space memory;
-  model::npu npu;
-  operand_addresses base{};
-
+// A small board with a regcmd buffer and the three matmul operands.
+struct bench : testing::model_board {
+  std::vector<std::uint8_t>&regcmd, &feature, &weight, &output;
   bench(std::size_t code_bytes, std::size_t f, std::size_t w, std::size_t o)
-      : regcmd(code_bytes + 64), feature(f), weight(w), output(o, 0xee) {
-    memory.add(0x1000'0000, regcmd);
-    memory.add(0x2000'0000, feature);
-    memory.add(0x3000'0000, weight);
-    memory.add(0x4000'0000, output);
-    base[static_cast<std::size_t>(operand_role::regcmd)] = 0x1000'0000;
-    base[static_cast<std::size_t>(operand_role::feature)] = 0x2000'0000;
-    base[static_cast<std::size_t>(operand_role::weight)] = 0x3000'0000;
-    base[static_cast<std::size_t>(operand_role::output)] = 0x4000'0000;
-    npu.behaviour = {false, false};  // the quirks have their own test
+      : regcmd(allocate(operand_role::regcmd, code_bytes + 64)),
+        feature(allocate(operand_role::feature, f)),
+        weight(allocate(operand_role::weight, w)),
+        output(allocate(operand_role::output, o, 0xee)) {
     npu.threads = 2;
-  }
-
-  // Patches and places the program, then runs all its tasks as the kernel would kick them.
-  model::run_result run(std::vector<entry> code, std::span<const slot> slots, std::span<const task> tasks) {
-    REQUIRE(patch_slots(code, slots, base).ok());
-    for (std::size_t i = 0; i < code.size(); ++i) {
-      const auto b = code[i].to_bytes();
-      std::copy(b.begin(), b.end(), regcmd.begin() + static_cast<std::ptrdiff_t>(i * 8));
-    }
-    const std::uint32_t amount = pc_fetch_amount(tasks[0].count);
-    return npu.run(memory, 0x1000'0000 + tasks[0].first * 8, amount, static_cast<std::uint32_t>(tasks.size()), true);
-  }
-  model::run_result run(const program_view& p) {
-    return run(std::vector<entry>(p.entries.begin(), p.entries.end()), p.slots, p.tasks);
   }
 };
 

@@ -11,44 +11,20 @@
 #include <regcmd/programs/ew_packing.hpp>
 #include <regcmd/rules/program_rules.hpp>
 
+#include "model_board.hpp"
+
 using namespace regcmd;
 using model::fault_kind;
 
 namespace {
 
-// Buffers of a standalone SDP op in one IOVA space.
-struct sdp_bench {
-  std::vector<std::uint8_t> regcmd, a, b, c;
-  model::iova_space memory;
-  model::npu npu;
-  operand_addresses base{};
-
+// Buffers of a standalone SDP op: a, b and out.
+struct sdp_bench : testing::model_board {
+  std::vector<std::uint8_t>&a, &b, &c;
   explicit sdp_bench(const ew_runtime_program& p)
-      : regcmd(p.entries.size() * 8 + 64),
-        a(p.geometry.tensor_bytes()),
-        b(std::max<std::size_t>(16, p.geometry.operand_bytes())),
-        c(p.geometry.tensor_bytes(), 0xee) {
-    memory.add(0x1000'0000, regcmd);
-    memory.add(0x2000'0000, a);
-    memory.add(0x3000'0000, b);
-    memory.add(0x4000'0000, c);
-    base[static_cast<std::size_t>(operand_role::regcmd)] = 0x1000'0000;
-    base[static_cast<std::size_t>(operand_role::feature)] = 0x2000'0000;
-    base[static_cast<std::size_t>(operand_role::ew_operand)] = 0x3000'0000;
-    base[static_cast<std::size_t>(operand_role::output)] = 0x4000'0000;
-    npu.behaviour = {false, false};
-  }
-
-  model::run_result run(const program_view& p, bool pingpong = false) {
-    std::vector<entry> code(p.entries.begin(), p.entries.end());
-    REQUIRE(patch_slots(code, p.slots, base).ok());
-    for (std::size_t i = 0; i < code.size(); ++i) {
-      const auto bytes = code[i].to_bytes();
-      std::copy(bytes.begin(), bytes.end(), regcmd.begin() + static_cast<std::ptrdiff_t>(i * 8));
-    }
-    return npu.run(memory, 0x1000'0000 + p.tasks[0].first * 8, pc_fetch_amount(p.tasks[0].count),
-                   static_cast<std::uint32_t>(p.tasks.size()), pingpong);
-  }
+      : a(allocate(operand_role::feature, p.geometry.tensor_bytes())),
+        b(allocate(operand_role::ew_operand, std::max<std::size_t>(16, p.geometry.operand_bytes()))),
+        c(allocate(operand_role::output, p.geometry.tensor_bytes(), 0xee)) {}
 };
 
 double reference(ew_op op, double x, double y) {
@@ -147,8 +123,7 @@ TEST_CASE("the SDP faults the reference documents") {
   {
     const auto q = build_ew({.op = ew_op::add, .M = 8, .N = 16}).value();
     sdp_bench bench(q);
-    bench.b.resize(8);  // the operand buffer too small for its DMA
-    bench.memory.add(0x3000'0000, bench.b);
+    bench.allocate(operand_role::ew_operand, 8);  // the operand buffer too small for its DMA
     const auto r = bench.run(q.view());
     REQUIRE_FALSE(r.faults.empty());
     CHECK(r.faults[0].kind == fault_kind::wild_access);
