@@ -21,7 +21,6 @@
 #include <bit>
 #include <cstdint>
 #include <utility>
-#include <vector>
 
 #include <regcmd/core/error.hpp>
 #include <regcmd/core/heap_program.hpp>
