@@ -1,5 +1,7 @@
-// The runtime against the emulated rknpu device (run with LD_PRELOAD=libregcmd-emu.so):
-// the real ioctl path, its refusals, and the stateful rules.
+// The runtime against the emulated device (run with LD_PRELOAD=libregcmd-emu.so): the real
+// ioctl path, its refusals, and the stateful rules. Every case runs on both drivers (ctest
+// runs this binary once with REGCMD_DEVICE=/dev/dri/card1 and once with /dev/accel/accel0);
+// cases named "rknpu: ..." or "rocket: ..." run only on theirs.
 #include <doctest/doctest.h>
 
 #include <dlfcn.h>
@@ -7,11 +9,13 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include <regcmd/decode/format.hpp>
+#include <regcmd/programs/elementwise.hpp>
 #include <regcmd/programs/matmul.hpp>
 #include <regcmd/programs/packing.hpp>
 #include <regcmd/programs/plan.hpp>
@@ -39,6 +43,34 @@ device open_device() {
   REQUIRE_MESSAGE(d.ok(), to_string(d.err()));
   return std::move(d).value();
 }
+
+// The device of a driver-specific case: the run must be on that driver's node.
+device open_device(driver expected) {
+  device d = open_device();
+  REQUIRE_MESSAGE(d.kind() == expected, "this case runs with REGCMD_DEVICE set to the ", name_of(expected), " node");
+  return d;
+}
+
+// Sets an environment variable for one scope.
+struct scoped_env {
+  std::string name;
+  std::optional<std::string> saved;
+  scoped_env(const char* n, const char* value) : name{n} {
+    if (const char* old = std::getenv(n)) saved = old;
+    if (value) {
+      setenv(n, value, 1);
+    } else {
+      unsetenv(n);
+    }
+  }
+  ~scoped_env() {
+    if (saved) {
+      setenv(name.c_str(), saved->c_str(), 1);
+    } else {
+      unsetenv(name.c_str());
+    }
+  }
+};
 
 buffer make(const device& d, std::size_t size) {
   auto b = buffer::create(d, size);
@@ -102,32 +134,68 @@ constexpr matmul_spec int8_op{.in = precision::int8, .out = precision::int32, .M
 
 }  // namespace
 
-TEST_CASE("the device: rknpu found, version reported") {
+TEST_CASE("the device: its driver found, version reported") {
   const device d = open_device();
-  CHECK(d.driver_version().starts_with("rknpu 0.9."));
-  CHECK(d.path() == "/dev/dri/card1");
+  const char* node = std::getenv("REGCMD_DEVICE");
+  REQUIRE_MESSAGE(node != nullptr, "ctest sets REGCMD_DEVICE");
+  CHECK(d.path() == node);
+  if (d.kind() == driver::rknpu) {
+    CHECK(d.driver_version().starts_with("rknpu 0.9."));
+  } else {
+    CHECK(d.driver_version().starts_with("rocket 1.0"));
+  }
 }
 
 TEST_CASE("the device: a missing node, permission denied, the wrong driver") {
-  const auto missing = device::open("/dev/dri/card9");
+  const device d = open_device();
+  const std::string absent = d.kind() == driver::rknpu ? "/dev/dri/card9" : "/dev/accel/accel9";
+  const auto missing = device::open(absent);
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.err().id() == "device-missing");
   CHECK(missing.err().os_errno == ENOENT);
-  CHECK(missing.err().note() == "/dev/dri/card9");
+  CHECK(missing.err().note() == absent);
 
-  setenv("REGCMD_EMU_OPEN_ERRNO", "13", 1);
-  const auto denied = device::open();
-  unsetenv("REGCMD_EMU_OPEN_ERRNO");
-  CHECK(denied.err().id() == "device-permission");
-  CHECK(denied.err().os_errno == EACCES);
-
-  setenv("REGCMD_EMU_DRIVER", "i915", 1);
+  {
+    const scoped_env denied_env("REGCMD_EMU_OPEN_ERRNO", "13");
+    const auto denied = device::open();
+    CHECK(denied.err().id() == "device-permission");
+    CHECK(denied.err().os_errno == EACCES);
+  }
+  const scoped_env other_env("REGCMD_EMU_DRIVER", "i915");
   const auto other = device::open();
-  unsetenv("REGCMD_EMU_DRIVER");
   REQUIRE_FALSE(other.ok());
   CHECK(other.err().id() == "wrong-driver");
   CHECK(other.err().note().find("'i915'") != std::string_view::npos);
   CHECK(to_string(other.err()).find("rknpu card node") != std::string::npos);
+  CHECK(to_string(other.err()).find("/dev/accel/accelN") != std::string::npos);
+}
+
+TEST_CASE("the device: with no node given, the rknpu card node is tried first, then the rocket accel node") {
+  const scoped_env no_node("REGCMD_DEVICE", nullptr);
+  {
+    const auto both = device::open();
+    REQUIRE(both.ok());
+    CHECK(both.value().kind() == driver::rknpu);
+    CHECK(both.value().path() == "/dev/dri/card1");
+  }
+  const scoped_env no_rknpu("REGCMD_EMU_DEVICE", "none");
+  {
+    const auto mainline = device::open();
+    REQUIRE(mainline.ok());
+    CHECK(mainline.value().kind() == driver::rocket);
+    CHECK(mainline.value().path() == "/dev/accel/accel0");
+  }
+  {
+    const scoped_env other("REGCMD_EMU_DRIVER", "i915");
+    const auto wrong = device::open();
+    CHECK(wrong.err().id() == "wrong-driver");
+  }
+  const scoped_env no_rocket("REGCMD_EMU_ACCEL_DEVICE", "none");
+  const auto none = device::open();
+  REQUIRE_FALSE(none.ok());
+  CHECK(none.err().id() == "device-missing");
+  CHECK(none.err().note().find("/dev/accel/accel") != std::string_view::npos);
+  CHECK(to_string(none.err()).find("rocket accel node (/dev/accel/accel0)") != std::string::npos);
 }
 
 TEST_CASE("buffers: IOVA, mapping, sync") {
@@ -151,7 +219,7 @@ TEST_CASE("a matmul runs end to end; the first run on a fresh output buffer warm
   const auto first = npu.run(p.value());
   REQUIRE_MESSAGE(first.ok(), to_string(first.err()));
   CHECK(first.value().submits == 2);  // warm-up + the run
-  CHECK(first.value().core_mask == 0x1);
+  CHECK(first.value().core_mask == (d.kind() == driver::rknpu ? 0x1u : 0u));  // rocket: the kernel picks
   CHECK(j.error() < 1e-4);
   const auto second = npu.run(p.value());
   REQUIRE(second.ok());
@@ -249,8 +317,8 @@ TEST_CASE("a bind that fails leaves the program unbound") {
   CHECK(npu.run(p.value()).err().id() == "operand-missing");
 }
 
-TEST_CASE("int8 entry issues exactly one reset; leaving and re-entering int8 resets again") {
-  const device d = open_device();
+TEST_CASE("rknpu: int8 entry issues exactly one reset; leaving and re-entering int8 resets again") {
+  const device d = open_device(driver::rknpu);
   session npu{d};
   job i8(d, int8_op, 3), f16(d, fp16_op, 4);
   auto pi = npu.prepare(i8.mm.code.view()).value();
@@ -274,24 +342,56 @@ TEST_CASE("int8 entry issues exactly one reset; leaving and re-entering int8 res
   CHECK(stats().resets == resets + 2);
 }
 
-// Run with REGCMD_EMU_FAULTS=timeout@2 (its own ctest entry): the second submit times out.
-TEST_CASE("fault injection: a timed-out submit returns the error, resets, and the next submit succeeds") {
+TEST_CASE("rocket: int8 entry: the first job wedges, the kernel stops it and resets the core, run runs it again") {
+  const device d = open_device(driver::rocket);
+  session npu{d};
+  job i8(d, int8_op, 3), f16(d, fp16_op, 4);
+  auto pi = npu.prepare(i8.mm.code.view()).value();
+  auto pf = npu.prepare(f16.mm.code.view()).value();
+  REQUIRE(npu.bind(pi, i8.ops()).ok());
+  REQUIRE(npu.bind(pf, f16.ops()).ok());
+  REQUIRE(npu.run(pf).ok());  // fp16 work first: the core is not primed for int8
+  const auto before = stats();
+  const auto first = npu.run(pi);
+  REQUIRE_MESSAGE(first.ok(), to_string(first.err()));
+  CHECK(first.value().reset);
+  CHECK(first.value().submits == 3);  // the wedged job, its re-run, the run
+  CHECK(stats().kernel_resets == before.kernel_resets + 1);
+  CHECK(stats().resets == before.resets);  // no reset request exists on rocket
+  CHECK(i8.error() == 0);
+  const auto again = npu.run(pi);
+  REQUIRE(again.ok());
+  CHECK_FALSE(again.value().reset);
+  CHECK(again.value().submits == 1);
+  CHECK(d.reset().err().id() == "reset-unsupported");
+}
+
+// Run with REGCMD_EMU_FAULTS=timeout@2 (its own ctest entries): the second submit times out.
+TEST_CASE("fault injection: a timed-out job returns the error, the NPU is reset, and the next job succeeds") {
   REQUIRE_MESSAGE(std::getenv("REGCMD_EMU_FAULTS") != nullptr, "this case runs with REGCMD_EMU_FAULTS=timeout@2");
   const device d = open_device();
   session npu{d};
   job j(d, fp16_op, 8);
   auto p = npu.prepare(j.mm.code.view()).value();
   REQUIRE(npu.bind(p, j.ops()).ok());
-  const auto resets = stats().resets;
+  const auto before = stats();
   const auto failed = npu.run(p);  // submit 1: warm-up, submit 2: times out
   REQUIRE_FALSE(failed.ok());
   CHECK(failed.err().id() == "submit-timeout");
-  CHECK(failed.err().os_errno == ETIMEDOUT);
-  CHECK(stats().timeouts == 1);
+  CHECK(stats().timeouts == before.timeouts + 1);
   const auto next = npu.run(p);
   REQUIRE_MESSAGE(next.ok(), to_string(next.err()));
-  CHECK(next.value().reset);
-  CHECK(stats().resets == resets + 1);
+  if (d.kind() == driver::rknpu) {
+    CHECK(failed.err().os_errno == ETIMEDOUT);
+    CHECK(next.value().reset);  // RKNPU_ACT_RESET before the next submit
+    CHECK(stats().resets == before.resets + 1);
+  } else {
+    CHECK(failed.err().os_errno == ECANCELED);  // the job's fence
+    CHECK(failed.err().note().find("reset its core") != std::string_view::npos);
+    CHECK_FALSE(next.value().reset);  // the kernel reset the core when it stopped the job
+    CHECK(stats().kernel_resets == before.kernel_resets + 1);
+    CHECK(stats().resets == before.resets);
+  }
   CHECK(j.error() < 1e-4);
 }
 
@@ -306,8 +406,8 @@ TEST_CASE("an IOVA past 32 bits is refused") {
   CHECK(past.err().id() == "iova-32bit");
 }
 
-TEST_CASE("multi-core: one core, round-robin, all three") {
-  const device d = open_device();
+TEST_CASE("rknpu: multi-core: one core, round-robin, all three") {
+  const device d = open_device(driver::rknpu);
   session npu{d};
   const auto shape = plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 512, .K = 512, .N = 64}).value();
   REQUIRE(shape.tasks() == 2);
@@ -349,4 +449,140 @@ TEST_CASE("non-blocking submit with a fence") {
   const auto r = npu.run(p, {.blocking = false});
   REQUIRE_MESSAGE(r.ok(), to_string(r.err()));
   CHECK(j.error() < 1e-4);
+}
+
+TEST_CASE("rocket: one drm_rocket_task per task, the tail included; the job lists what it reads and writes") {
+  const device d = open_device(driver::rocket);
+  session npu{d};
+  const auto built = build_plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 24, .K = 2048, .N = 64},
+                                {.k_slice = 2048});
+  REQUIRE(built.ok());
+  const plan_program& plan = built.value();
+  REQUIRE(plan.tasks.size() == 3);
+  const buffer a = make(d, plan_feature_bytes(plan.geometry)), b = make(d, plan.geometry.weight_bytes());
+  const buffer c = make(d, plan_output_bytes(plan.geometry));
+  auto p = npu.prepare(plan.view());
+  REQUIRE(p.ok());
+  REQUIRE(npu.bind(p.value(), {.feature = &a, .weight = &b, .output = &c}).ok());
+  const auto before = stats();
+  const auto r = npu.run(p.value());
+  REQUIRE_MESSAGE(r.ok(), to_string(r.err()));
+  CHECK(r.value().core_mask == 0);  // the kernel chose
+  const auto after = stats();
+  CHECK(after.jobs_dropped == before.jobs_dropped);
+  CHECK(after.jobs_done == before.jobs_done + 2);  // warm-up + run, one job each
+  CHECK(after.last_job_tasks == 3);
+  const std::vector<std::uint32_t> in(after.last_job_in, after.last_job_in + after.last_job_in_count);
+  const std::vector<std::uint32_t> out(after.last_job_out, after.last_job_out + after.last_job_out_count);
+  CHECK(in == std::vector<std::uint32_t>{a.handle(), b.handle()});
+  // the output, and the program's own regcmd buffer, where run waits for the job's fence
+  REQUIRE(out.size() == 2);
+  CHECK(std::count(out.begin(), out.end(), c.handle()) == 1);
+  // FINI_BO for each operand and the program, PREP_BO before the result is read
+  CHECK(after.fini_bo >= before.fini_bo + 4);
+  CHECK(after.prep_bo == before.prep_bo + 1);
+
+  // a buffer bound for two roles is listed once (twice, the kernel drops the job)
+  const buffer shared = make(d, std::max(plan_feature_bytes(plan.geometry), plan.geometry.weight_bytes()));
+  auto q = npu.prepare(plan.view()).value();
+  REQUIRE(npu.bind(q, {.feature = &shared, .weight = &shared, .output = &c}).ok());
+  REQUIRE(npu.run(q).ok());
+  CHECK(stats().jobs_dropped == before.jobs_dropped);
+  CHECK(stats().last_job_in_count == 1);
+}
+
+TEST_CASE("rocket: the CPU sees the NPU's bytes only after PREP_BO, the NPU the CPU's only after FINI_BO") {
+  const device d = open_device(driver::rocket);
+  const buffer b = make(d, 4096);
+  CHECK(b.bytes()[0] == 0);  // rocket BOs start zeroed
+  b.bytes()[0] = 7;
+  REQUIRE(b.sync_from_device().ok());  // PREP_BO without a FINI_BO: the CPU's write is lost
+  CHECK(b.bytes()[0] == 0);
+  b.bytes()[0] = 7;
+  REQUIRE(b.sync_to_device().ok());
+  b.bytes()[0] = 9;
+  REQUIRE(b.sync_from_device().ok());
+  CHECK(b.bytes()[0] == 7);
+
+  // so a run whose result were read without PREP_BO would see stale bytes: run reads it
+  session npu{d};
+  job j(d, fp16_op, 5);
+  auto p = npu.prepare(j.mm.code.view()).value();
+  REQUIRE(npu.bind(p, j.ops()).ok());
+  std::fill(j.c.bytes().begin(), j.c.bytes().end(), std::uint8_t{0});
+  REQUIRE(npu.run(p).ok());
+  CHECK(j.error() < 1e-4);
+}
+
+TEST_CASE("rocket: programs its kernel cannot run are refused before anything reaches it") {
+  const device d = open_device(driver::rocket);
+  session npu{d};
+  const auto submits = stats().submits;
+  // an SDP op needs ping-pong off; the kernel turns it on for every task
+  const auto ew = build_ew(ew_spec{.op = ew_op::add, .M = 8, .N = 16});
+  REQUIRE(ew.ok());
+  CHECK(npu.prepare(ew.value().view()).err().id() == "rocket-pingpong");
+  // delta tasks lean on the registers of the task before; the kernel kicks each task alone
+  const auto delta = build_plan(matmul_spec{.in = precision::int8, .out = precision::int32, .M = 2000, .K = 512, .N = 64},
+                                {.delta_tasks = true});
+  REQUIRE(delta.ok());
+  CHECK(npu.prepare(delta.value().view()).err().id() == "rocket-delta-tasks");
+  // a task that does not end on a DPU interrupt never completes there
+  matmul_program mm = build_matmul(fp16_op).value();
+  std::vector<task> tasks(mm.code.view().tasks.begin(), mm.code.view().tasks.end());
+  tasks[0].int_mask = 0xc00;  // PPU_0 | PPU_1: pair-complete, so the program rules allow it
+  const program_view pview = mm.code.view();
+  const program_view ppu_done{pview.entries, pview.slots, tasks, pview.pingpong, pview.delta_tasks};
+  CHECK(npu.prepare(ppu_done).err().id() == "rocket-interrupt");
+  CHECK(stats().submits == submits);
+}
+
+TEST_CASE("rocket: cores::all makes each chain a job of one submit; the kernel picks the cores") {
+  const device d = open_device(driver::rocket);
+  session npu{d};
+  const auto built = build_plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 512, .K = 512, .N = 64});
+  REQUIRE(built.ok());
+  const plan_program& plan = built.value();
+  REQUIRE(plan.tasks.size() == 2);
+  const buffer a = make(d, plan_feature_bytes(plan.geometry)), b = make(d, plan.geometry.weight_bytes());
+  const buffer c = make(d, plan_output_bytes(plan.geometry));
+  auto all = npu.prepare(plan.view(), {cores::all}).value();
+  REQUIRE(npu.bind(all, {.feature = &a, .weight = &b, .output = &c}).ok());
+  const auto before = stats();
+  const auto r = npu.run(all);
+  REQUIRE_MESSAGE(r.ok(), to_string(r.err()));
+  CHECK(r.value().core_mask == 0);
+  CHECK(stats().submits == before.submits + 2);  // warm-up + run
+  CHECK(stats().jobs_done == before.jobs_done + 4);  // two jobs each
+  CHECK(stats().last_job_tasks == 1);
+}
+
+// No device: what each kernel is handed for the same task, and what it makes of it.
+TEST_CASE("rknpu and rocket: the same program bytes, each kernel's view of a task") {
+  const matmul_program mm = build_matmul(fp16_op).value();
+  const task& t = mm.code.view().tasks[0];
+  REQUIRE(t.count == 108);
+  const std::uint64_t placed = 0x2000'0000;
+  const rknpu::task vendor = rknpu_jobs::descriptor(t, placed);
+  const rocket::task mainline = rocket_jobs::descriptor(t, placed);
+  CHECK(vendor.regcfg_amount == 104);  // the vendor kernel adds the 4 tail entries back
+  CHECK(mainline.regcmd_count == 108);  // rocket counts them
+  CHECK(vendor.regcmd_addr == placed);
+  CHECK(mainline.regcmd == placed);
+  CHECK(rknpu::pc_data_amount(vendor) == 53);
+  CHECK(rocket::pc_data_amount(mainline) == 53);
+  // the block enables: the 0x0081 entry of the tail, in both; the vendor descriptor's
+  // enable_mask repeats it (its kernel does not read it), rocket has no such field
+  const entry op_enable = mm.code.view().entries[t.first + t.count - 1];
+  CHECK(op_enable.target() == 0x0081);
+  CHECK(op_enable.value() == 0x0d);
+  CHECK(vendor.enable_mask == 0x0d);
+  // the completion interrupt: the vendor kernel waits for the descriptor's; rocket always
+  // for DPU_0 | DPU_1, which is what this program's last stage raises
+  CHECK(vendor.int_mask == 0x300);
+  // an odd entry count: both kernels round the 128-bit words up
+  const task odd{0, 13, 0x0d, 0x300};
+  CHECK(rknpu::pc_data_amount(rknpu_jobs::descriptor(odd, 0)) == 6);
+  CHECK(rocket::pc_data_amount(rocket_jobs::descriptor(odd, 0)) == 6);
+  CHECK(pc_fetch_amount(13) == 6);
 }

@@ -166,7 +166,7 @@ int watched_ioctl(int fd, unsigned long request, void* arg) {
   std::lock_guard g(s.lock);
   const std::size_t size = (request >> 16) & 0x3fff;
   if (((request >> 8) & 0xff) != 'd' || arg == nullptr) return forward_ioctl(fd, request, arg);
-  switch (rk::command_of(request)) {
+  switch (rk::number_of(request)) {
     case rk::drm_command_base + 0x01:
       capture_submit(arg, size);
       return forward_ioctl(fd, request, arg);

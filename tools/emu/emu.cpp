@@ -1,16 +1,31 @@
-// libregcmd-emu.so: an emulated rknpu device for unmodified programs (LD_PRELOAD).
+// libregcmd-emu.so: an emulated NPU device for unmodified programs (LD_PRELOAD), with both
+// drivers' nodes.
 //
-// It answers open() of the device node (default /dev/dri/card1), DRM_IOCTL_VERSION, the
-// six rknpu ioctls and mmap() of its buffers the way the 0.9.x vendor kernel does (fact
-// sheet §1), and runs submitted jobs on the functional model. Everything else passes
-// through to libc.
+// It answers open() of the rknpu card node (default /dev/dri/card1) and of the rocket accel
+// node (default /dev/accel/accel0), DRM_IOCTL_VERSION, each driver's ioctls and mmap() of
+// their buffers the way the kernels do, and runs submitted jobs on the functional model
+// (three cores). Everything else passes through to libc.
+//   rknpu (0.9.x, fact sheet §1): one IOVA space; RKNPU_SUBMIT runs the chained tasks
+//     of each core's subcore_task range and blocks; a timed-out core stays wedged until
+//     RKNPU_ACT_RESET.
+//   rocket (fact sheet §3): an IOVA space per open file, from 0; SUBMIT runs each job
+//     (its tasks one kick each, ping-pong on, on core 0: the scheduler's pick when the
+//     cores are idle) and returns 0 even for a job it drops; a job that faults is stopped
+//     as after the kernel's 500 ms timeout: its core is reset and its fence carries
+//     -ECANCELED. A BO's CPU mapping and the NPU's view are separate copies, as with
+//     non-coherent caches: FINI_BO copies the CPU's bytes to the NPU's, PREP_BO back.
+//     PRIME_HANDLE_TO_FD, dma-buf EXPORT_SYNC_FILE and SYNC_IOC_FILE_INFO report the fence
+//     of the last job that wrote a BO (the jobs have ended when SUBMIT returns here, as
+//     if the sync_file had been exported before they did).
 //
 // Environment:
-//   REGCMD_EMU_DEVICE=PATH        the node it answers (default /dev/dri/card1)
-//   REGCMD_EMU_DRIVER=NAME        the DRM driver name it reports (default rknpu)
-//   REGCMD_EMU_OPEN_ERRNO=N       open() of the node fails with errno N (e.g. 13)
-//   REGCMD_EMU_IOVA_BASE=ADDR     first IOVA handed out (default 0x10000000)
-//   REGCMD_EMU_FAULTS=timeout@N,...  the N-th submit (1-based) times out and wedges its core;
+//   REGCMD_EMU_DEVICE=PATH        the rknpu node (default /dev/dri/card1; "none": no node)
+//   REGCMD_EMU_ACCEL_DEVICE=PATH  the rocket node (default /dev/accel/accel0; "none": no node)
+//   REGCMD_EMU_DRIVER=NAME        the DRM driver name both report (default rknpu / rocket)
+//   REGCMD_EMU_OPEN_ERRNO=N       open() of a node fails with errno N (e.g. 13)
+//   REGCMD_EMU_IOVA_BASE=ADDR     first IOVA handed out (default 0x10000000 rknpu, 0 rocket)
+//   REGCMD_EMU_FAULTS=timeout@N,...  the N-th submit (1-based) times out: rknpu wedges its
+//                                 core; rocket stops the job and resets the core;
 //                                 corrupt@N: the N-th submit's first op writes one wrong bit
 //   REGCMD_EMU_QUIRKS=none        turn off the board's cold-start and int8-entry quirks
 //   REGCMD_EMU_LOG=1              one line per submit on stderr
@@ -24,6 +39,7 @@
 
 #include <libdrm/drm.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdarg>
@@ -37,14 +53,17 @@
 #include <string>
 #include <vector>
 
+#include <regcmd/core/program.hpp>
 #include <regcmd/model/npu.hpp>
 #include <regcmd/runtime/rknpu_uapi.hpp>
+#include <regcmd/runtime/rocket_uapi.hpp>
 
 #include "emu_stats.h"
 
 namespace {
 
 namespace rk = regcmd::rknpu;
+namespace rt = regcmd::rocket;
 
 template <class F>
 F real(const char* name) {
@@ -56,35 +75,50 @@ std::string env(const char* name, const char* fallback) {
   return v && *v ? v : fallback;
 }
 
+enum class driver { rknpu, rocket };
+
 struct emu_buffer {
   std::uint32_t handle = 0;
   std::uint32_t flags = 0;
   std::uint64_t size = 0;
   std::uint64_t iova = 0;
   std::uint64_t cookie = 0;
-  std::uint8_t* memory = nullptr;
+  std::uint8_t* memory = nullptr;  // what the CPU maps
+  std::uint8_t* device = nullptr;  // rocket: what the NPU sees (rknpu: the same bytes)
   int fd = -1;
+  std::int32_t fence_status = 1;  // rocket: of the last job that wrote it
+};
+
+// An open file of a node: rocket gives each its own IOMMU domain.
+struct open_file {
+  driver kind = driver::rknpu;
+  regcmd::model::iova_space domain;  // rocket only
+  std::uint64_t next_iova = 0;       // rocket only
 };
 
 struct device_state {
   std::recursive_mutex lock;
-  std::set<int> fds;
+  std::map<int, open_file> files;
+  std::map<int, std::pair<int, std::uint32_t>> dmabufs;  // dma-buf fd -> (file, handle)
+  std::map<int, std::int32_t> sync_files;                 // sync_file fd -> fence status
   std::map<std::uint32_t, emu_buffer> buffers;
   std::uint32_t next_handle = 1;
-  std::uint64_t next_iova = 0;
-  regcmd::model::iova_space memory;
+  std::uint64_t next_iova = 0;  // rknpu
+  std::uint64_t rocket_iova_base = 0;
+  regcmd::model::iova_space memory;  // rknpu
   std::array<regcmd::model::npu, 3> cores;
   std::set<std::uint64_t> timeout_at, corrupt_at;
   regcmd_emu_stats stats{};
   bool log = false;
   bool configured = false;
 
-  // Reads the environment when the node is first opened, not at construction: a sanitizer
+  // Reads the environment when a node is first opened, not at construction: a sanitizer
   // runtime calls open/close/ioctl before the C library has set up the environment.
   void configure() {
     if (configured) return;
     configured = true;
     next_iova = std::strtoull(env("REGCMD_EMU_IOVA_BASE", "0x10000000").c_str(), nullptr, 0);
+    rocket_iova_base = std::strtoull(env("REGCMD_EMU_IOVA_BASE", "0").c_str(), nullptr, 0);
     log = env("REGCMD_EMU_LOG", "0") == "1";
     const bool quirks = env("REGCMD_EMU_QUIRKS", "all") != "none";
     for (auto& c : cores) c.behaviour = {quirks, quirks};
@@ -100,6 +134,11 @@ struct device_state {
       if (b.cookie == cookie) return &b;
     return nullptr;
   }
+  // A handle as the rocket kernel looks it up: in the calling file only.
+  emu_buffer* by_handle(int fd, std::uint32_t handle) {
+    auto it = buffers.find(handle);
+    return it != buffers.end() && it->second.fd == fd ? &it->second : nullptr;
+  }
 };
 
 device_state& state() {
@@ -110,7 +149,7 @@ device_state& state() {
 bool ours(int fd) {
   device_state& s = state();
   std::lock_guard g(s.lock);
-  return s.fds.count(fd) != 0;
+  return s.files.count(fd) || s.dmabufs.count(fd) || s.sync_files.count(fd);
 }
 
 void note_fault(device_state& s, const std::string& what) {
@@ -123,55 +162,82 @@ int fail(int error) {
   return -1;
 }
 
-int do_version(drm_version* v) {
-  const std::string name = env("REGCMD_EMU_DRIVER", "rknpu");  // read each time: tests change it
-  static const char date[] = "20240424", desc[] = "RKNPU driver";
-  v->version_major = 0;
-  v->version_minor = 9;
-  v->version_patchlevel = 7;
-  auto copy = [](char* out, __kernel_size_t& len, const char* text, std::size_t n) {
+// A pollable fd that is ready at once: stands for a dma-buf or a signalled sync_file.
+int ready_fd() { return eventfd(1, EFD_CLOEXEC); }
+
+int do_version(driver kind, drm_version* v) {
+  // read each time: tests change it
+  const std::string name = env("REGCMD_EMU_DRIVER", kind == driver::rknpu ? "rknpu" : "rocket");
+  const char* date = kind == driver::rknpu ? "20240424" : "0";
+  const char* desc = kind == driver::rknpu ? "RKNPU driver" : "rocket DRM";
+  v->version_major = kind == driver::rknpu ? 0 : 1;
+  v->version_minor = kind == driver::rknpu ? 9 : 0;
+  v->version_patchlevel = kind == driver::rknpu ? 7 : 0;
+  auto copy = [](char* out, __kernel_size_t& len, const char* text) {
+    const std::size_t n = std::strlen(text);
     if (out && len) std::memcpy(out, text, std::min<std::size_t>(len, n));
     len = n;
   };
-  copy(v->name, v->name_len, name.c_str(), name.size());
-  copy(v->date, v->date_len, date, sizeof date - 1);
-  copy(v->desc, v->desc_len, desc, sizeof desc - 1);
+  copy(v->name, v->name_len, name.c_str());
+  copy(v->date, v->date_len, date);
+  copy(v->desc, v->desc_len, desc);
   return 0;
 }
 
-int do_mem_create(int fd, rk::mem_create& c) {
-  device_state& s = state();
-  emu_buffer b;
-  b.size = (c.size + 4095) & ~std::uint64_t{4095};
-  if (b.size == 0) return fail(EINVAL);
+std::uint8_t* map_anonymous(std::uint64_t size) {
   void* m = real<void* (*)(void*, std::size_t, int, int, int, off_t)>("mmap")(
-      nullptr, b.size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (m == MAP_FAILED) return fail(ENOMEM);
-  b.memory = static_cast<std::uint8_t*>(m);
-  if (!(c.flags & rk::mem_zeroing)) std::memset(b.memory, 0xa5, b.size);  // the kernel skips zeroing too
+      nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return m == MAP_FAILED ? nullptr : static_cast<std::uint8_t*>(m);
+}
+
+// A new buffer of `size` bytes (whole pages) for file `fd`; nullptr when out of memory.
+emu_buffer* new_buffer(device_state& s, int fd, std::uint64_t size, bool rocket) {
+  emu_buffer b;
+  b.size = (size + 4095) & ~std::uint64_t{4095};
+  b.memory = map_anonymous(b.size);
+  if (!b.memory) return nullptr;
+  b.device = b.memory;
+  if (rocket) {
+    b.device = map_anonymous(b.size);  // anonymous pages start zeroed, as shmem does
+    if (!b.device) return nullptr;
+  }
   b.handle = s.next_handle++;
-  b.flags = c.flags;
-  b.iova = s.next_iova;
-  s.next_iova += b.size;
-  b.cookie = 0xffff'ff80'0000'0000u | (std::uint64_t{b.handle} << 12);
   b.fd = fd;
-  s.memory.add(b.iova, {b.memory, b.size});
-  s.buffers[b.handle] = b;
-  c.handle = b.handle;
-  c.size = b.size;
-  c.obj_addr = b.cookie;
-  c.dma_addr = b.iova;
   ++s.stats.buffers_created;
-  return 0;
+  return &(s.buffers[b.handle] = b);
 }
 
 void destroy(device_state& s, emu_buffer& b) {
-  s.memory.remove(b.iova);
-  real<int (*)(void*, std::size_t)>("munmap")(b.memory, b.size);
+  auto unmap = real<int (*)(void*, std::size_t)>("munmap");
+  if (b.device != b.memory) {
+    s.files[b.fd].domain.remove(b.iova);
+    unmap(b.device, b.size);
+  } else {
+    s.memory.remove(b.iova);
+  }
+  unmap(b.memory, b.size);
 }
 
-int do_submit(rk::submit& args) {
-  device_state& s = state();
+// ---- rknpu ----
+
+int do_mem_create(device_state& s, int fd, rk::mem_create& c) {
+  if (c.size == 0) return fail(EINVAL);
+  emu_buffer* b = new_buffer(s, fd, c.size, false);
+  if (!b) return fail(ENOMEM);
+  if (!(c.flags & rk::mem_zeroing)) std::memset(b->memory, 0xa5, b->size);  // the kernel skips zeroing too
+  b->flags = c.flags;
+  b->iova = s.next_iova;
+  s.next_iova += b->size;
+  b->cookie = 0xffff'ff80'0000'0000u | (std::uint64_t{b->handle} << 12);
+  s.memory.add(b->iova, {b->memory, b->size});
+  c.handle = b->handle;
+  c.size = b->size;
+  c.obj_addr = b->cookie;
+  c.dma_addr = b->iova;
+  return 0;
+}
+
+int do_rknpu_submit(device_state& s, rk::submit& args) {
   const std::uint64_t number = ++s.stats.submits;
   if (args.task_number == 0 || args.core_mask > rk::max_core_mask || !(args.flags & rk::job_pc)) return fail(EINVAL);
   emu_buffer* tasks_buffer = s.by_cookie(args.task_obj_addr);
@@ -212,17 +278,17 @@ int do_submit(rk::submit& args) {
     npu.corrupt_next_output = s.corrupt_at.count(number) != 0;
     const rk::task& first = tasks[range.task_start];
     const rk::task& last = tasks[range.task_start + range.task_number - 1];
-    const std::uint32_t amount = (first.regcfg_amount + 4 + 2 - 1) / 2 - 1;
     const regcmd::model::run_result r =
-        npu.run(s.memory, first.regcmd_addr & 0xffff'ffffu, amount, range.task_number, args.flags & rk::job_pingpong);
+        npu.run(s.memory, first.regcmd_addr & 0xffff'ffffu, rk::pc_data_amount(first), range.task_number,
+                args.flags & rk::job_pingpong);
     for (const auto& f : r.faults) note_fault(s, std::string(regcmd::model::name_of(f.kind)) + ": " + f.what);
     done += r.tasks_completed;
     // The IRQ handler accepts only the last task's exact (pair-completed) mask.
-    if (!r.completed() || last.int_mask != 0x300) timed_out = true;
+    if (!r.completed() || last.int_mask != regcmd::dpu_done_interrupts) timed_out = true;
   }
   args.task_counter = done;
   if (s.log)
-    std::fprintf(stderr, "regcmd-emu: submit %llu: %u tasks, core mask 0x%x: %s\n",
+    std::fprintf(stderr, "regcmd-emu: rknpu submit %llu: %u tasks, core mask 0x%x: %s\n",
                  static_cast<unsigned long long>(number), args.task_number, args.core_mask,
                  timed_out ? "timed out" : "done");
   if (timed_out) {
@@ -231,15 +297,12 @@ int do_submit(rk::submit& args) {
   }
   ++s.stats.jobs_done;
   args.hw_elapse_time = 1000;
-  if (args.flags & rk::job_fence_out) args.fence_fd = eventfd(1, EFD_CLOEXEC);  // already signalled
+  if (args.flags & rk::job_fence_out) args.fence_fd = ready_fd();  // already signalled
   return 0;
 }
 
-int rknpu_ioctl(int fd, unsigned long request, void* arg) {
-  device_state& s = state();
-  std::lock_guard g(s.lock);
-  const std::uint32_t nr = rk::command_of(request);
-  const std::size_t size = (request >> 16) & 0x3fff;
+int rknpu_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
+  const std::size_t size = regcmd::ioctl_codes::size_of(request);
   auto in = [&](auto& local) {  // DRM copies the caller's size in and zero-fills the rest
     std::memset(&local, 0, sizeof local);
     std::memcpy(&local, arg, std::min(size, sizeof local));
@@ -248,8 +311,7 @@ int rknpu_ioctl(int fd, unsigned long request, void* arg) {
     std::memcpy(arg, &local, std::min(size, sizeof local));
     return 0;
   };
-  if (request == DRM_IOCTL_VERSION) return do_version(static_cast<drm_version*>(arg));
-  switch (nr) {
+  switch (rk::number_of(request)) {
     case rk::drm_command_base + 0x00: {
       rk::action a;
       in(a);
@@ -266,7 +328,7 @@ int rknpu_ioctl(int fd, unsigned long request, void* arg) {
     case rk::drm_command_base + 0x01: {
       rk::submit a;
       in(a);
-      const int rc = do_submit(a);
+      const int rc = do_rknpu_submit(s, a);
       const int saved = errno;
       back(a);
       errno = saved;
@@ -275,7 +337,7 @@ int rknpu_ioctl(int fd, unsigned long request, void* arg) {
     case rk::drm_command_base + 0x02: {
       rk::mem_create a;
       in(a);
-      if (do_mem_create(fd, a) != 0) return -1;
+      if (do_mem_create(s, fd, a) != 0) return -1;
       return back(a);
     }
     case rk::drm_command_base + 0x03: {
@@ -306,15 +368,198 @@ int rknpu_ioctl(int fd, unsigned long request, void* arg) {
   }
 }
 
+// ---- rocket ----
+
+// Runs one job as rocket_job.c would, or drops it as rocket_ioctl_submit_job does on any
+// error (the ioctl still returns 0).
+void run_rocket_job(device_state& s, int fd, const rt::job& job, std::uint64_t number) {
+  auto drop = [&](const char* why) {
+    ++s.stats.jobs_dropped;
+    note_fault(s, std::string("rocket job dropped: ") + why);
+  };
+  if (job.task_count == 0) return drop("task_count is 0");
+  if (job.task_struct_size < sizeof(rt::task)) return drop("task_struct_size too small");
+  std::vector<rt::task> tasks(job.task_count);
+  for (std::uint32_t i = 0; i < job.task_count; ++i)
+    std::memcpy(&tasks[i], reinterpret_cast<const std::uint8_t*>(job.tasks) + std::size_t{i} * job.task_struct_size,
+                sizeof(rt::task));
+  for (const rt::task& t : tasks)
+    if (t.regcmd_count == 0) return drop("a task's regcmd_count is 0");
+  auto handles = [](std::uint64_t pointer, std::uint32_t count) {
+    const auto* p = reinterpret_cast<const std::uint32_t*>(pointer);
+    return std::vector<std::uint32_t>(p, p + count);
+  };
+  const std::vector<std::uint32_t> in = handles(job.in_bo_handles, job.in_bo_handle_count);
+  const std::vector<std::uint32_t> out = handles(job.out_bo_handles, job.out_bo_handle_count);
+  std::set<std::uint32_t> seen;
+  for (const auto* list : {&in, &out})
+    for (std::uint32_t h : *list) {
+      if (!s.by_handle(fd, h)) return drop("an unknown BO handle (drm_gem_objects_lookup: -ENOENT)");
+      if (!seen.insert(h).second) return drop("a BO listed twice (drm_gem_lock_reservations: -EALREADY)");
+    }
+  s.stats.last_job_tasks = job.task_count;
+  s.stats.last_job_in_count = static_cast<std::uint32_t>(in.size());
+  s.stats.last_job_out_count = static_cast<std::uint32_t>(out.size());
+  std::copy_n(in.begin(), std::min<std::size_t>(in.size(), REGCMD_EMU_MAX_HANDLES), s.stats.last_job_in);
+  std::copy_n(out.begin(), std::min<std::size_t>(out.size(), REGCMD_EMU_MAX_HANDLES), s.stats.last_job_out);
+
+  regcmd::model::npu& npu = s.cores[0];
+  bool stopped = s.timeout_at.count(number) != 0;
+  if (stopped) note_fault(s, "injected timeout");
+  npu.corrupt_next_output = s.corrupt_at.count(number) != 0;
+  for (std::size_t i = 0; i < tasks.size() && !stopped; ++i) {
+    // One kick per task: TASK_NUMBER 1, ping-pong on (PC_TASK_CON 0x7001).
+    const regcmd::model::run_result r =
+        npu.run(s.files[fd].domain, tasks[i].regcmd, rt::pc_data_amount(tasks[i]), 1, true);
+    for (const auto& f : r.faults) note_fault(s, std::string(regcmd::model::name_of(f.kind)) + ": " + f.what);
+    stopped = !r.completed();
+  }
+  if (stopped) {
+    // rocket_job_timedout: the core is reset, the job's fence ends with -ECANCELED.
+    npu.reset();
+    ++s.stats.kernel_resets;
+    ++s.stats.timeouts;
+  } else {
+    ++s.stats.jobs_done;
+  }
+  for (std::uint32_t h : out) s.by_handle(fd, h)->fence_status = stopped ? -ECANCELED : 1;
+  if (s.log)
+    std::fprintf(stderr, "regcmd-emu: rocket submit %llu: job of %u tasks: %s\n", static_cast<unsigned long long>(number),
+                 job.task_count, stopped ? "stopped after the job timeout" : "done");
+}
+
+int rocket_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
+  const std::size_t size = regcmd::ioctl_codes::size_of(request);
+  auto in = [&](auto& local) {
+    std::memset(&local, 0, sizeof local);
+    std::memcpy(&local, arg, std::min(size, sizeof local));
+  };
+  auto back = [&](const auto& local) {
+    std::memcpy(arg, &local, std::min(size, sizeof local));
+    return 0;
+  };
+  if (request == rt::ioctl_gem_close) {
+    rt::gem_close a;
+    in(a);
+    emu_buffer* b = s.by_handle(fd, a.handle);
+    if (!b) return fail(EINVAL);
+    destroy(s, *b);
+    s.buffers.erase(a.handle);
+    return 0;
+  }
+  if (request == rt::ioctl_prime_handle_to_fd) {
+    rt::prime_handle a;
+    in(a);
+    if (!s.by_handle(fd, a.handle)) return fail(ENOENT);
+    a.fd = ready_fd();
+    s.dmabufs[a.fd] = {fd, a.handle};
+    return back(a);
+  }
+  switch (regcmd::ioctl_codes::number_of(request)) {
+    case regcmd::ioctl_codes::drm_command_base + 0x00: {
+      rt::create_bo a;
+      in(a);
+      if (a.size == 0) return fail(EINVAL);
+      emu_buffer* b = new_buffer(s, fd, a.size, true);
+      if (!b) return fail(ENOMEM);
+      open_file& f = s.files[fd];
+      b->iova = f.next_iova;
+      f.next_iova += b->size;
+      f.domain.add(b->iova, {b->device, b->size});
+      a.handle = b->handle;
+      a.dma_address = b->iova;
+      a.offset = std::uint64_t{b->handle} << 12;
+      return back(a);
+    }
+    case regcmd::ioctl_codes::drm_command_base + 0x01: {
+      rt::submit a;
+      in(a);
+      if (a.reserved != 0 || (a.job_count != 0 && a.job_struct_size < sizeof(rt::job))) return fail(EINVAL);
+      const std::uint64_t number = ++s.stats.submits;
+      for (std::uint32_t i = 0; i < a.job_count; ++i) {
+        rt::job j{};
+        std::memcpy(&j, reinterpret_cast<const std::uint8_t*>(a.jobs) + std::size_t{i} * a.job_struct_size, sizeof j);
+        run_rocket_job(s, fd, j, number);
+      }
+      return 0;
+    }
+    case regcmd::ioctl_codes::drm_command_base + 0x02: {
+      rt::prep_bo a;
+      in(a);
+      emu_buffer* b = s.by_handle(fd, a.handle);
+      if (a.reserved != 0) return fail(EINVAL);
+      if (!b) return fail(ENOENT);
+      std::memcpy(b->memory, b->device, b->size);  // invalidate: the CPU now sees the NPU's bytes
+      ++s.stats.syncs;
+      ++s.stats.prep_bo;
+      return 0;
+    }
+    case regcmd::ioctl_codes::drm_command_base + 0x03: {
+      rt::fini_bo a;
+      in(a);
+      emu_buffer* b = s.by_handle(fd, a.handle);
+      if (a.reserved != 0) return fail(EINVAL);
+      if (!b) return fail(ENOENT);
+      std::memcpy(b->device, b->memory, b->size);  // clean: the NPU now sees the CPU's bytes
+      ++s.stats.syncs;
+      ++s.stats.fini_bo;
+      return 0;
+    }
+    default: return fail(ENOTTY);
+  }
+}
+
+int dmabuf_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
+  if (request != rt::ioctl_export_sync_file) return fail(ENOTTY);
+  auto& e = *static_cast<rt::export_sync_file*>(arg);
+  const auto [file, handle] = s.dmabufs[fd];
+  emu_buffer* b = s.by_handle(file, handle);
+  if (!b) return fail(EINVAL);
+  e.fd = ready_fd();
+  s.sync_files[e.fd] = b->fence_status;
+  return 0;
+}
+
+int sync_file_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
+  if (request != rt::ioctl_sync_file_info) return fail(ENOTTY);
+  auto& info = *static_cast<rt::sync_file_info*>(arg);
+  if (info.num_fences != 0) return fail(EINVAL);  // the fence list is not emulated
+  std::snprintf(info.name, sizeof info.name, "rocket");
+  info.status = s.sync_files[fd];
+  info.num_fences = 1;
+  return 0;
+}
+
+int device_ioctl(int fd, unsigned long request, void* arg) {
+  device_state& s = state();
+  std::lock_guard g(s.lock);
+  if (s.dmabufs.count(fd)) return dmabuf_ioctl(s, fd, request, arg);
+  if (s.sync_files.count(fd)) return sync_file_ioctl(s, fd, request, arg);
+  const driver kind = s.files[fd].kind;
+  if (request == DRM_IOCTL_VERSION) return do_version(kind, static_cast<drm_version*>(arg));
+  return kind == driver::rknpu ? rknpu_ioctl(s, fd, request, arg) : rocket_ioctl(s, fd, request, arg);
+}
+
 int open_device(const char* path, int flags) {
-  if (path == nullptr || env("REGCMD_EMU_DEVICE", "/dev/dri/card1") != path) return -2;
+  if (path == nullptr) return -2;
+  driver kind;
+  if (env("REGCMD_EMU_DEVICE", "/dev/dri/card1") == path) {
+    kind = driver::rknpu;
+  } else if (env("REGCMD_EMU_ACCEL_DEVICE", "/dev/accel/accel0") == path) {
+    kind = driver::rocket;
+  } else {
+    return -2;
+  }
   if (const int e = std::atoi(env("REGCMD_EMU_OPEN_ERRNO", "0").c_str()); e != 0) return fail(e);
   const int fd = real<int (*)(const char*, int, ...)>("open")("/dev/null", (flags & O_CLOEXEC) | O_RDWR);
   if (fd >= 0) {
     device_state& s = state();
     std::lock_guard g(s.lock);
     s.configure();
-    s.fds.insert(fd);
+    open_file& f = s.files[fd];
+    f = open_file{};
+    f.kind = kind;
+    f.next_iova = s.rocket_iova_base;
   }
   return fd;
 }
@@ -370,15 +615,19 @@ int close(int fd) {
   if (ours(fd)) {
     device_state& s = state();
     std::lock_guard g(s.lock);
-    s.fds.erase(fd);
-    // closing the DRM file frees its GEM objects
-    for (auto it = s.buffers.begin(); it != s.buffers.end();) {
-      if (it->second.fd == fd) {
-        destroy(s, it->second);
-        it = s.buffers.erase(it);
-      } else {
-        ++it;
+    s.dmabufs.erase(fd);
+    s.sync_files.erase(fd);
+    if (s.files.count(fd)) {
+      // closing the DRM file frees its GEM objects (and rocket's IOMMU domain)
+      for (auto it = s.buffers.begin(); it != s.buffers.end();) {
+        if (it->second.fd == fd) {
+          destroy(s, it->second);
+          it = s.buffers.erase(it);
+        } else {
+          ++it;
+        }
       }
+      s.files.erase(fd);
     }
   }
   return real<int (*)(int)>("close")(fd);
@@ -389,20 +638,22 @@ int ioctl(int fd, unsigned long request, ...) {
   va_start(ap, request);
   void* arg = va_arg(ap, void*);
   va_end(ap);
-  if (ours(fd)) return rknpu_ioctl(fd, request, arg);
+  if (ours(fd)) return device_ioctl(fd, request, arg);
   return real<int (*)(int, unsigned long, void*)>("ioctl")(fd, request, arg);
 }
 
 void* mmap(void* addr, std::size_t length, int prot, int flags, int fd, off_t offset) {
-  if (ours(fd)) {
+  {
     device_state& s = state();
     std::lock_guard g(s.lock);
-    auto it = s.buffers.find(static_cast<std::uint32_t>(static_cast<std::uint64_t>(offset) >> 12));
-    if (it == s.buffers.end() || length > it->second.size) {
-      errno = EINVAL;
-      return MAP_FAILED;
+    if (s.files.count(fd)) {
+      auto it = s.buffers.find(static_cast<std::uint32_t>(static_cast<std::uint64_t>(offset) >> 12));
+      if (it == s.buffers.end() || it->second.fd != fd || length > it->second.size) {
+        errno = EINVAL;
+        return MAP_FAILED;
+      }
+      return it->second.memory;
     }
-    return it->second.memory;
   }
   return real<void* (*)(void*, std::size_t, int, int, int, off_t)>("mmap")(addr, length, prot, flags, fd, offset);
 }
@@ -416,7 +667,7 @@ int munmap(void* addr, std::size_t length) {
     device_state& s = state();
     std::lock_guard g(s.lock);
     for (auto& [h, b] : s.buffers)
-      if (addr == b.memory) return 0;  // the memory lives until MEM_DESTROY
+      if (addr == b.memory) return 0;  // the memory lives until the buffer is freed
   }
   return real<int (*)(void*, std::size_t)>("munmap")(addr, length);
 }

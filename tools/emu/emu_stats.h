@@ -1,4 +1,4 @@
-/* Counters of the emulated rknpu device, read by tests through dlsym:
+/* Counters of the emulated NPU device (both drivers), read by tests through dlsym:
  *   auto* stats = reinterpret_cast<int (*)(regcmd_emu_stats*)>(dlsym(RTLD_DEFAULT, "regcmd_emu_get_stats"));
  */
 #ifndef REGCMD_EMU_STATS_H
@@ -10,14 +10,24 @@
 extern "C" {
 #endif
 
+#define REGCMD_EMU_MAX_HANDLES 16
+
 typedef struct regcmd_emu_stats {
-  uint64_t submits;          /* RKNPU_SUBMIT calls that reached the device */
-  uint64_t jobs_done;        /* submits that completed */
-  uint64_t timeouts;         /* submits that returned ETIMEDOUT */
+  uint64_t submits;          /* RKNPU_SUBMIT / DRM_IOCTL_ROCKET_SUBMIT calls that reached the device */
+  uint64_t jobs_done;        /* rknpu: submits that completed; rocket: jobs that completed */
+  uint64_t timeouts;         /* rknpu: submits that returned ETIMEDOUT; rocket: jobs the kernel stopped */
   uint64_t resets;           /* RKNPU_ACT_RESET actions */
-  uint64_t syncs;            /* RKNPU_MEM_SYNC calls */
-  uint64_t buffers_created;  /* RKNPU_MEM_CREATE calls */
+  uint64_t kernel_resets;    /* rocket: cores the kernel reset after a timed-out job */
+  uint64_t syncs;            /* RKNPU_MEM_SYNC, ROCKET_PREP_BO and ROCKET_FINI_BO calls */
+  uint64_t prep_bo;          /* ROCKET_PREP_BO calls */
+  uint64_t fini_bo;          /* ROCKET_FINI_BO calls */
+  uint64_t buffers_created;  /* RKNPU_MEM_CREATE / ROCKET_CREATE_BO calls */
+  uint64_t jobs_dropped;     /* rocket: jobs SUBMIT could not queue (the kernel drops them silently) */
   uint64_t faults;           /* faults the model reported */
+  /* rocket: the last job queued: its task count and the handles it listed */
+  uint32_t last_job_tasks;
+  uint32_t last_job_in_count, last_job_out_count;
+  uint32_t last_job_in[REGCMD_EMU_MAX_HANDLES], last_job_out[REGCMD_EMU_MAX_HANDLES];
   char last_fault[256];
 } regcmd_emu_stats;
 

@@ -1,12 +1,18 @@
 #pragma once
-// NPU buffer objects: MEM_CREATE, MEM_MAP + mmap, MEM_SYNC, MEM_DESTROY, owned (RAII).
+// NPU buffer objects, owned (RAII), on either driver.
 //
-// Flags per use (fact sheet §1.4, §1.5): the task-descriptor buffer needs KERNEL_MAPPING
-// (the kernel reads tasks through its own mapping); operand and regcmd buffers are
-// CACHEABLE, so the CPU fills them fast and MEM_SYNC (which requires CACHEABLE) hands them
-// over. Every IOVA must fit 32 bits: address registers and PC_BASE_ADDRESS are 32-bit.
+// rknpu (fact sheet §1.4, §1.5): MEM_CREATE, MEM_MAP + mmap, MEM_SYNC, MEM_DESTROY. The
+// task-descriptor buffer needs KERNEL_MAPPING (the kernel reads tasks through its own
+// mapping); operand and regcmd buffers are CACHEABLE, so the CPU fills them fast and
+// MEM_SYNC (which requires CACHEABLE) hands them over.
+// rocket (fact sheet §3.1, §3.2): CREATE_BO (the IOVA is this fd's own) + mmap at the
+// returned offset, FINI_BO before the NPU reads what the CPU wrote, PREP_BO (wait for the
+// NPU's writes, then sync) before the CPU reads, GEM_CLOSE. Its BOs start zeroed.
+// Every IOVA must fit 32 bits: address registers and PC_BASE_ADDRESS are 32-bit.
 
 #include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstddef>
@@ -17,6 +23,7 @@
 #include <regcmd/core/error.hpp>
 #include <regcmd/rules/catalog.hpp>
 #include <regcmd/runtime/device.hpp>
+#include <regcmd/runtime/rocket_uapi.hpp>
 
 namespace regcmd::runtime {
 
@@ -45,24 +52,42 @@ class buffer {
   ~buffer() { release(); }
 
   static result<buffer> create(const device& dev, std::size_t size, buffer_use use = buffer_use::operand) {
-    rknpu::mem_create c{};
-    c.size = size;
-    c.flags = use == buffer_use::tasks ? rknpu::mem_kernel_mapping : rknpu::mem_cacheable;
-    if (status s = dev.ioctl(rknpu::ioctl_mem_create, &c, "RKNPU_MEM_CREATE"); !s) return s.err();
     buffer b;
-    b.device_ = &dev;
-    b.handle_ = c.handle;
-    b.flags_ = c.flags;
-    b.size_ = c.size;
-    b.cookie_ = c.obj_addr;
-    b.iova_ = c.dma_addr;
     b.id_ = next_id();
-    if (c.dma_addr + c.size > std::uint64_t{1} << 32)
-      return make_error(rules::iova_32bit, "buffer", "dma_addr", c.dma_addr);
-    rknpu::mem_map m{};
-    m.handle = c.handle;
-    if (status s = dev.ioctl(rknpu::ioctl_mem_map, &m, "RKNPU_MEM_MAP"); !s) return s.err();
-    void* p = ::mmap(nullptr, c.size, PROT_READ | PROT_WRITE, MAP_SHARED, dev.fd(), static_cast<off_t>(m.offset));
+    std::uint64_t map_offset = 0;
+    if (dev.kind() == driver::rknpu) {
+      rknpu::mem_create c{};
+      c.size = size;
+      c.flags = use == buffer_use::tasks ? rknpu::mem_kernel_mapping : rknpu::mem_cacheable;
+      if (status s = dev.ioctl(rknpu::ioctl_mem_create, &c, "RKNPU_MEM_CREATE"); !s) return s.err();
+      b.device_ = &dev;  // from here on the buffer is released by its destructor
+      b.handle_ = c.handle;
+      b.flags_ = c.flags;
+      b.size_ = c.size;
+      b.cookie_ = c.obj_addr;
+      b.iova_ = c.dma_addr;
+      if (b.iova_ + b.size_ <= std::uint64_t{1} << 32) {
+        rknpu::mem_map m{};
+        m.handle = c.handle;
+        if (status s = dev.ioctl(rknpu::ioctl_mem_map, &m, "RKNPU_MEM_MAP"); !s) return s.err();
+        map_offset = m.offset;
+      }
+    } else {
+      // The shmem BO is whole pages; CREATE_BO does not say so, but the mapping may use them.
+      const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+      const std::size_t rounded = (size + page - 1) / page * page;
+      if (size == 0 || rounded > 0xffff'ffffu) return make_error(rules::bo_size, "buffer", "size", size);
+      rocket::create_bo c{};
+      c.size = static_cast<std::uint32_t>(rounded);
+      if (status s = dev.ioctl(rocket::ioctl_create_bo, &c, "DRM_IOCTL_ROCKET_CREATE_BO"); !s) return s.err();
+      b.device_ = &dev;
+      b.handle_ = c.handle;
+      b.size_ = rounded;
+      b.iova_ = c.dma_address;
+      map_offset = c.offset;
+    }
+    if (b.iova_ + b.size_ > std::uint64_t{1} << 32) return make_error(rules::iova_32bit, "buffer", "dma_addr", b.iova_);
+    void* p = ::mmap(nullptr, b.size_, PROT_READ | PROT_WRITE, MAP_SHARED, dev.fd(), static_cast<off_t>(map_offset));
     if (p == MAP_FAILED) return make_error(rules::mmap_failed, "buffer").with_errno(errno);
     b.memory_ = static_cast<std::uint8_t*>(p);
     return b;
@@ -72,12 +97,30 @@ class buffer {
   std::size_t size() const { return size_; }
   std::uint64_t iova() const { return iova_; }
   std::uint32_t handle() const { return handle_; }
-  std::uint64_t cookie() const { return cookie_; }  // the kernel's obj_addr
+  std::uint64_t cookie() const { return cookie_; }  // rknpu: the kernel's obj_addr
   // Distinct for every buffer ever created in this process (handles are reused).
   std::uint64_t id() const { return id_; }
 
-  status sync_to_device() const { return sync(rknpu::sync_to_device); }
-  status sync_from_device() const { return sync(rknpu::sync_from_device); }
+  // What the CPU wrote becomes visible to the NPU.
+  status sync_to_device() const {
+    if (device_->kind() == driver::rocket) {
+      rocket::fini_bo f{handle_, 0};
+      return device_->ioctl(rocket::ioctl_fini_bo, &f, "DRM_IOCTL_ROCKET_FINI_BO");
+    }
+    return sync(rknpu::sync_to_device);
+  }
+  // What the NPU wrote becomes visible to the CPU (rocket: after waiting up to
+  // `timeout_ms` for the jobs writing it).
+  status sync_from_device(std::uint32_t timeout_ms = 6000) const {
+    if (device_->kind() == driver::rocket) {
+      timespec now{};
+      ::clock_gettime(CLOCK_MONOTONIC, &now);
+      const std::int64_t deadline = std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec + std::int64_t{timeout_ms} * 1'000'000;
+      rocket::prep_bo p{handle_, 0, deadline};  // absolute: a relative value reads as long past
+      return device_->ioctl(rocket::ioctl_prep_bo, &p, "DRM_IOCTL_ROCKET_PREP_BO");
+    }
+    return sync(rknpu::sync_from_device);
+  }
 
  private:
   static std::uint64_t next_id() {
@@ -92,8 +135,13 @@ class buffer {
   void release() {
     if (!device_) return;
     if (memory_) ::munmap(memory_, size_);
-    rknpu::mem_destroy d{handle_, 0, cookie_};
-    (void)device_->ioctl(rknpu::ioctl_mem_destroy, &d, "RKNPU_MEM_DESTROY");
+    if (device_->kind() == driver::rocket) {
+      rocket::gem_close c{handle_, 0};
+      (void)device_->ioctl(rocket::ioctl_gem_close, &c, "DRM_IOCTL_GEM_CLOSE");
+    } else {
+      rknpu::mem_destroy d{handle_, 0, cookie_};
+      (void)device_->ioctl(rknpu::ioctl_mem_destroy, &d, "RKNPU_MEM_DESTROY");
+    }
     device_ = nullptr;
     memory_ = nullptr;
   }

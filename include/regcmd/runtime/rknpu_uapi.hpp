@@ -1,22 +1,20 @@
 #pragma once
 // The vendor rknpu driver's uapi (0.9.6+ layouts, fact sheet §1), written out as C++ with
-// every size and offset checked, and the request codes computed from the sizes with the
-// asm-generic ioctl encoding (the same on arm64 and x86-64) and checked against the fact
-// sheet's numbers. DRM dispatches by command number and copies in the size the caller
-// gives, so a 0.9.5 kernel (40-byte MEM_CREATE) accepts these too.
+// every size and offset checked, and the request codes computed from the sizes and checked
+// against the fact sheet's numbers. DRM dispatches by command number and copies in the size
+// the caller gives, so a 0.9.5 kernel (40-byte MEM_CREATE) accepts these too.
 
 #include <cstddef>
 #include <cstdint>
 
+#include <regcmd/runtime/ioctl_codes.hpp>
+
 namespace regcmd::rknpu {
 
-// asm-generic: dir << 30 | size << 16 | type << 8 | nr; DRM type 'd', driver commands at 0x40.
-constexpr std::uint32_t ioc_read_write = 3;
-constexpr std::uint32_t ioc_write = 1;
+using ioctl_codes::drm_command_base;
 constexpr unsigned long drm_iowr(std::uint32_t nr, std::size_t size) {
-  return static_cast<unsigned long>(ioc_read_write << 30 | static_cast<std::uint32_t>(size) << 16 | std::uint32_t{'d'} << 8 | nr);
+  return ioctl_codes::iowr(ioctl_codes::drm_type, nr, size);
 }
-inline constexpr std::uint32_t drm_command_base = 0x40;
 
 // e_rknpu_mem_type (MEM_CREATE flags)
 inline constexpr std::uint32_t mem_non_contiguous = 1u << 0;
@@ -157,7 +155,12 @@ static_assert(ioctl_mem_map == 0xC0106443);
 static_assert(ioctl_mem_destroy == 0xC0106444);
 static_assert(ioctl_mem_sync == 0xC0206445);
 
-// The command number of a DRM request (what the kernel dispatches on).
-constexpr std::uint32_t command_of(unsigned long request) { return static_cast<std::uint32_t>(request & 0xff); }
+using ioctl_codes::number_of;
+
+// PC_REGISTER_AMOUNTS as the vendor kernel writes it for the first task of a submit:
+// regcfg_amount plus the 4 tail entries (RKNPU_PC_DATA_EXTRA_AMOUNT), in 128-bit words,
+// minus one (fact sheet §2.3).
+inline constexpr std::uint32_t pc_data_extra_amount = 4;
+constexpr std::uint32_t pc_data_amount(const task& t) { return (t.regcfg_amount + pc_data_extra_amount + 1) / 2 - 1; }
 
 }  // namespace regcmd::rknpu

@@ -8,17 +8,22 @@
 //   npu.bind(prepared.value(), {.feature = &a, .weight = &b, .output = &c});
 //   npu.run(prepared.value());                             // reset / warm-up as needed
 //
+// The same programs run on both drivers (device.hpp); how a job reaches each is in
+// rknpu_jobs.hpp and rocket_jobs.hpp.
+//
 // The stateful rules (regcmd-isa-reference "State gotchas"), applied here, not by callers:
-//   - RKNPU_ACT_RESET when entering int8 mode, and after any timed-out submit before the next;
+//   - entering int8 mode: rknpu: RKNPU_ACT_RESET first. rocket has no reset request: the
+//     first int8 job on a core wedges until the kernel stops it (500 ms) and resets the core,
+//     which primes it; run then runs the job again (at most once per core);
+//   - after a timed-out job: rknpu: RKNPU_ACT_RESET before the next; rocket: the kernel has
+//     reset the core already;
 //   - a warm-up submit (result discarded) whenever an output buffer is fresh: the first
 //     submit to a freshly allocated output buffer returns stale data;
 //   - one stable feature buffer per prepared program: rotating feature addresses across
 //     submits corrupts results, so binding a different feature buffer is refused.
 // Multi-core (reference, "Multi-core submit"): one core (core_mask 1 << i), round-robin
-// single-core submits, or all three (core_mask 0x7, tasks split in three chains); every
-// subcore_task is populated in every case.
-
-#include <poll.h>
+// single-core submits, or all three (tasks split in up to three chains). rocket: the
+// kernel picks the core of each job; the chains of cores::all become one job each.
 
 #include <algorithm>
 #include <array>
@@ -38,7 +43,9 @@
 #include <regcmd/runtime/buffer.hpp>
 #include <regcmd/runtime/device.hpp>
 #include <regcmd/runtime/errors.hpp>
-#include <regcmd/runtime/rknpu_uapi.hpp>
+#include <regcmd/runtime/rknpu_jobs.hpp>
+#include <regcmd/runtime/rocket_jobs.hpp>
+#include <regcmd/runtime/run_options.hpp>
 
 namespace regcmd::runtime {
 
@@ -64,27 +71,6 @@ struct operands {
     }
     return nullptr;
   }
-};
-
-enum class cores : std::uint8_t { one, round_robin, all };
-
-struct prepare_options {
-  cores use = cores::one;
-};
-
-struct run_options {
-  cores use = cores::one;     // one or round_robin (cores::all is chosen at prepare)
-  unsigned core = 0;          // with cores::one: which core (0..2)
-  std::uint32_t timeout_ms = 6000;
-  bool blocking = true;       // false: RKNPU_JOB_NONBLOCK + a fence, waited on with poll()
-};
-
-struct run_report {
-  unsigned submits = 0;       // including a warm-up
-  bool reset = false;         // a reset was issued first
-  std::uint32_t core_mask = 0;
-  std::int64_t hw_ns = 0;     // the kernel's hw_elapse_time of the last submit
-  double wall_us = 0;         // the whole run
 };
 
 // A validated program with its device buffers; bound to operands by session::bind.
@@ -120,30 +106,33 @@ class prepared_program {
   std::vector<site> sites_;
   std::array<role_use, operand_role_count> uses_{};
   std::vector<task> tasks_;
-  std::vector<std::array<std::uint32_t, 2>> chains_;  // [first task, task count] per core chain
-  bool pingpong_ = true;
+  std::vector<task_chain> chains_;
   bool int8_ = false;
   bool bound_ = false;
   bool regcmd_written_ = false;
   buffer regcmd_;
-  buffer descriptors_;
+  rknpu_jobs rknpu_;    // on an rknpu device
+  rocket_jobs rocket_;  // on a rocket device
   std::optional<std::uint64_t> feature_id_;
   std::array<const buffer*, operand_role_count> bound_to_{};
+  std::vector<std::uint32_t> reads_, writes_;  // rocket: the bound buffers' handles
 };
 
 class session {
  public:
   explicit session(const device& dev) : device_{dev} {}
 
-  // Validates every program rule and allocates the regcmd and task buffers. With
-  // cores::all the tasks are split into up to three chains (their tails unlinked).
+  // Validates every program rule (and, on rocket, what its kernel cannot run) and
+  // allocates the regcmd buffer (rknpu: and the task descriptors). With cores::all the
+  // tasks are split into up to three chains (their tails unlinked).
   result<prepared_program> prepare(const program_view& program, const prepare_options& options = {}) {
     if (status s = validate(program); !s) return s.err();
+    if (device_.kind() == driver::rocket)
+      if (status s = rocket_jobs::check(program); !s) return s.err();
     prepared_program p;
     p.entries_.assign(program.entries.begin(), program.entries.end());
     p.slots_.assign(program.slots.begin(), program.slots.end());
     p.tasks_.assign(program.tasks.begin(), program.tasks.end());
-    p.pingpong_ = program.pingpong;
     for (const entry& e : p.entries_)
       if (e.target() == static_cast<std::uint16_t>(block_id::cna) && e.offset() == reg::CNA_CONV_CON1::offset)
         p.int8_ = p.int8_ || unpack<reg::CNA_CONV_CON1>(e.value()).IN_PRECISION.value() == precision::int8;
@@ -174,14 +163,14 @@ class session {
     // The program is placed once; bind writes only its address entries.
     std::uint8_t* out = p.regcmd_.bytes().data();
     for (std::size_t i = 0; i < p.entries_.size(); ++i) store(out, i, p.entries_[i].bits());
-    auto descriptors = buffer::create(device_, std::max<std::size_t>(1, n) * sizeof(rknpu::task), buffer_use::tasks);
-    if (!descriptors) return descriptors.err();
-    p.descriptors_ = std::move(descriptors.value());
-    for (std::uint32_t i = 0; i < n; ++i) {
-      const task& t = p.tasks_[i];
-      const rknpu::task d{0, 0, t.enable_mask, t.int_mask, rknpu::int_clear_all, 0, t.regcfg_amount(), 0,
-                          p.regcmd_.iova() + std::uint64_t{t.first} * 8};
-      std::memcpy(p.descriptors_.bytes().data() + i * sizeof d, &d, sizeof d);
+    if (device_.kind() == driver::rocket) {
+      auto jobs = rocket_jobs::create(device_, p.regcmd_, p.tasks_, p.chains_);
+      if (!jobs) return jobs.err();
+      p.rocket_ = std::move(jobs.value());
+    } else {
+      auto jobs = rknpu_jobs::create(device_, p.tasks_, p.regcmd_.iova(), p.chains_, program.pingpong);
+      if (!jobs) return jobs.err();
+      p.rknpu_ = std::move(jobs.value());
     }
     return p;
   }
@@ -216,17 +205,27 @@ class session {
     }
     if (ops.feature) p.feature_id_ = ops.feature->id();
     p.bound_to_ = given;
+    p.reads_.clear();
+    p.writes_.clear();
+    for (std::size_t r = 0; r < operand_role_count; ++r)
+      if (p.uses_[r].used && given[r]) {
+        const auto role = static_cast<operand_role>(r);
+        const bool written = role == operand_role::output || role == operand_role::intermediate;
+        (written ? p.writes_ : p.reads_).push_back(given[r]->handle());
+      }
     p.bound_ = true;
     p.regcmd_written_ = true;  // run makes it visible to the device
     return {};
   }
 
-  // Submits a bound program, applying the stateful rules first.
+  // Submits a bound program, applying the stateful rules.
   result<run_report> run(prepared_program& p, const run_options& options = {}) {
     if (!p.bound_) return make_error(rules::operand_missing, "run").with_note("the program was not bound");
     const auto start = std::chrono::steady_clock::now();
+    const bool rocket = device_.kind() == driver::rocket;
+    const bool entering_int8 = p.int8_ && !in_int8_;
     run_report report;
-    if (needs_reset_ || (p.int8_ && !in_int8_)) {
+    if (!rocket && (needs_reset_ || entering_int8)) {
       if (status s = device_.reset(); !s) return s.err();
       needs_reset_ = false;
       report.reset = true;
@@ -244,12 +243,22 @@ class session {
     const buffer* output = p.bound_to_[static_cast<std::size_t>(operand_role::output)];
     const bool fresh = output && !warm_.count(output->id());
     for (int pass = fresh ? 2 : 1; pass > 0; --pass) {
-      if (status s = submit(p, options, report); !s) return s.err();
+      status s = submit(p, options, report);
       ++report.submits;
+      // rocket, entering int8: a timed-out job has had its core reset (and so primed).
+      for (unsigned again = 0; rocket && entering_int8 && !s && s.err().id() == rules::submit_timeout.id && again < 3; ++again) {
+        report.reset = true;
+        s = submit(p, options, report);
+        ++report.submits;
+      }
+      if (!s) {
+        if (s.err().id() == rules::submit_timeout.id) needs_reset_ = !rocket;
+        return s.err();
+      }
     }
     if (output) {
       warm_.insert(output->id());
-      if (status s = output->sync_from_device(); !s) return s.err();
+      if (status s = output->sync_from_device(options.timeout_ms); !s) return s.err();
     }
     report.wall_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
     return report;
@@ -274,44 +283,9 @@ class session {
     std::erase_if(p.slots_, [&](const slot& s) { return s.entry == tail; });
   }
 
-  status submit(prepared_program& p, const run_options& options, run_report& report) {
-    rknpu::submit args{};
-    args.flags = rknpu::job_pc | (p.pingpong_ ? rknpu::job_pingpong : 0u) |
-                 (options.blocking ? rknpu::job_block : rknpu::job_nonblock | rknpu::job_fence_out);
-    args.timeout = options.timeout_ms;
-    args.task_number = static_cast<std::uint32_t>(p.tasks_.size());
-    args.task_obj_addr = p.descriptors_.cookie();
-    args.fence_fd = -1;
-    const auto chains = static_cast<std::uint32_t>(p.chains_.size());
-    if (chains > 1) {
-      // cores::all: core i runs subcore_task[i + 2] with three cores, [i] with two.
-      args.core_mask = chains == 3 ? 0x7u : 0x3u;
-      for (std::uint32_t i = 0; i < 5; ++i) {
-        const auto& c = p.chains_[chains == 3 ? (i < 2 ? i : i - 2) : std::min(i, chains - 1)];
-        args.subcore_task[i] = {c[0], c[1]};
-      }
-    } else {
-      const unsigned core = options.use == cores::round_robin ? next_core_++ % 3 : options.core % 3;
-      args.core_mask = 1u << core;
-      for (auto& st : args.subcore_task) st = {0, args.task_number};  // whichever entry the kernel reads
-    }
-    report.core_mask = args.core_mask;
-    const status s = device_.ioctl(rknpu::ioctl_submit, &args, "RKNPU_SUBMIT");
-    if (!s) {
-      if (s.err().os_errno == ETIMEDOUT) needs_reset_ = true;
-      return s;
-    }
-    if (!options.blocking) {
-      pollfd fence{args.fence_fd, POLLIN, 0};
-      const int ready = ::poll(&fence, 1, static_cast<int>(options.timeout_ms));
-      ::close(args.fence_fd);
-      if (ready <= 0) {
-        needs_reset_ = true;
-        return make_error(rules::submit_timeout, "run").with_note("fence").with_errno(ready == 0 ? ETIMEDOUT : errno);
-      }
-    }
-    report.hw_ns = args.hw_elapse_time;
-    return {};
+  status submit(const prepared_program& p, const run_options& options, run_report& report) {
+    if (device_.kind() == driver::rocket) return p.rocket_.submit(device_, p.reads_, p.writes_, options, report);
+    return p.rknpu_.submit(device_, options, next_core_, report);
   }
 
   const device& device_;

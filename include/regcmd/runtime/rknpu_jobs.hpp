@@ -1,0 +1,96 @@
+#pragma once
+// Submitting a prepared program to the vendor rknpu driver: one task descriptor per task in
+// a KERNEL_MAPPING buffer, one RKNPU_SUBMIT per run with the core mask and subcore_task
+// ranges (fact sheet §1.6; regcmd-isa-reference "Multi-core submit").
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <vector>
+
+#include <regcmd/core/program.hpp>
+#include <regcmd/runtime/buffer.hpp>
+#include <regcmd/runtime/device.hpp>
+#include <regcmd/runtime/errors.hpp>
+#include <regcmd/runtime/rknpu_uapi.hpp>
+#include <regcmd/runtime/run_options.hpp>
+
+namespace regcmd::runtime {
+
+// [first task, task count]: the tasks one core runs as one PC chain.
+using task_chain = std::array<std::uint32_t, 2>;
+
+class rknpu_jobs {
+ public:
+  // The descriptor of a task placed at `regcmd_iova`: regcfg_amount excludes the 4-entry
+  // tail (the kernel adds it back); enable_mask is informational (the kernel does not read
+  // it; the 0x0081 tail entry enables the blocks); int_mask is what the IRQ waits for.
+  static constexpr rknpu::task descriptor(const task& t, std::uint64_t regcmd_iova) {
+    return {0, 0, t.enable_mask, t.int_mask, rknpu::int_clear_all, 0, t.regcfg_amount(), 0,
+            regcmd_iova + std::uint64_t{t.first} * 8};
+  }
+
+  static result<rknpu_jobs> create(const device& dev, std::span<const task> tasks, std::uint64_t regcmd_iova,
+                                   std::vector<task_chain> chains, bool pingpong) {
+    rknpu_jobs j;
+    auto descriptors = buffer::create(dev, std::max<std::size_t>(1, tasks.size()) * sizeof(rknpu::task), buffer_use::tasks);
+    if (!descriptors) return descriptors.err();
+    j.descriptors_ = std::move(descriptors.value());
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+      const rknpu::task d = descriptor(tasks[i], regcmd_iova);
+      std::memcpy(j.descriptors_.bytes().data() + i * sizeof d, &d, sizeof d);
+    }
+    j.task_count_ = static_cast<std::uint32_t>(tasks.size());
+    j.chains_ = std::move(chains);
+    j.pingpong_ = pingpong;
+    return j;
+  }
+
+  status submit(const device& dev, const run_options& options, unsigned& next_core, run_report& report) const {
+    rknpu::submit args{};
+    args.flags = rknpu::job_pc | (pingpong_ ? rknpu::job_pingpong : 0u) |
+                 (options.blocking ? rknpu::job_block : rknpu::job_nonblock | rknpu::job_fence_out);
+    args.timeout = options.timeout_ms;
+    args.task_number = task_count_;
+    args.task_obj_addr = descriptors_.cookie();
+    args.fence_fd = -1;
+    const auto chains = static_cast<std::uint32_t>(chains_.size());
+    if (chains > 1) {
+      // cores::all: core i runs subcore_task[i + 2] with three cores, [i] with two.
+      args.core_mask = chains == 3 ? 0x7u : 0x3u;
+      for (std::uint32_t i = 0; i < 5; ++i) {
+        const task_chain& c = chains_[chains == 3 ? (i < 2 ? i : i - 2) : std::min(i, chains - 1)];
+        args.subcore_task[i] = {c[0], c[1]};
+      }
+    } else {
+      const unsigned core = options.use == cores::round_robin ? next_core++ % 3 : options.core % 3;
+      args.core_mask = 1u << core;
+      for (auto& st : args.subcore_task) st = {0, args.task_number};  // whichever entry the kernel reads
+    }
+    report.core_mask = args.core_mask;
+    if (status s = dev.ioctl(rknpu::ioctl_submit, &args, "RKNPU_SUBMIT"); !s) return s;
+    if (!options.blocking) {
+      pollfd fence{args.fence_fd, POLLIN, 0};
+      const int ready = ::poll(&fence, 1, static_cast<int>(options.timeout_ms));
+      const int e = errno;
+      ::close(args.fence_fd);
+      if (ready <= 0) return make_error(rules::submit_timeout, "run").with_note("fence").with_errno(ready == 0 ? ETIMEDOUT : e);
+    }
+    report.hw_ns = args.hw_elapse_time;
+    return {};
+  }
+
+ private:
+  buffer descriptors_;
+  std::uint32_t task_count_ = 0;
+  std::vector<task_chain> chains_;
+  bool pingpong_ = true;
+};
+
+}  // namespace regcmd::runtime

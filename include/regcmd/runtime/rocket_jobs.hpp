@@ -1,0 +1,156 @@
+#pragma once
+// Submitting a prepared program to the mainline rocket driver (fact sheet §3): one
+// drm_rocket_task per program task, one job per task chain, the buffers each job reads and
+// writes listed on it, and completion read from the job's fence.
+//
+// What the rocket kernel does differently from rknpu, and how this backend meets it:
+//   - it kicks every task on its own (TASK_NUMBER 1) from the task's {regcmd, count}, the
+//     tail included; the tails' links stay in the program but are not followed;
+//   - it turns ping-pong on for every task and rewrites CNA/CORE S_POINTER before each, so
+//     programs that need ping-pong off or lean on an earlier task's registers are refused;
+//   - it ends a task only on a DPU interrupt (0x300), whatever the program's int_mask;
+//   - SUBMIT returns before the job runs, and drops a job it cannot queue without an error
+//     (so every job is checked here first, and no buffer is listed twice);
+//   - a job that runs past 500 ms is stopped and its core reset by the kernel: the job's
+//     fence carries the error, which run reports as a timeout.
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include <regcmd/core/program.hpp>
+#include <regcmd/runtime/buffer.hpp>
+#include <regcmd/runtime/device.hpp>
+#include <regcmd/runtime/errors.hpp>
+#include <regcmd/runtime/rknpu_jobs.hpp>
+#include <regcmd/runtime/rocket_uapi.hpp>
+#include <regcmd/runtime/run_options.hpp>
+
+namespace regcmd::runtime {
+
+class rocket_jobs {
+ public:
+  // The kernel's view of a task placed at `regcmd_iova`: every entry, the tail included.
+  static constexpr rocket::task descriptor(const task& t, std::uint64_t regcmd_iova) {
+    return {static_cast<std::uint32_t>(regcmd_iova + std::uint64_t{t.first} * 8), t.count};
+  }
+
+  // What the rocket kernel cannot run (the program rules hold already).
+  static constexpr status check(const program_view& p) {
+    if (!p.pingpong) return make_error(rules::rocket_pingpong, "prepare");
+    if (p.delta_tasks) return make_error(rules::rocket_delta_tasks, "prepare");
+    for (std::size_t i = 0; i < p.tasks.size(); ++i)
+      if (p.tasks[i].int_mask != dpu_done_interrupts)
+        return make_error(rules::rocket_interrupt, "prepare", "task", i);
+    return {};
+  }
+
+  static result<rocket_jobs> create(const device& dev, const buffer& regcmd, std::span<const task> tasks,
+                                    std::vector<task_chain> chains) {
+    rocket_jobs j;
+    for (const task& t : tasks) j.tasks_.push_back(descriptor(t, regcmd.iova()));
+    j.chains_ = std::move(chains);
+    j.regcmd_handle_ = regcmd.handle();
+    // Every job lists the regcmd buffer as written, so its fence lands on a buffer the
+    // prepared program owns; run exports it from there.
+    rocket::prime_handle h{regcmd.handle(), O_CLOEXEC, -1};
+    if (status s = dev.ioctl(rocket::ioctl_prime_handle_to_fd, &h, "DRM_IOCTL_PRIME_HANDLE_TO_FD"); !s) return s.err();
+    j.regcmd_dmabuf_ = owned_fd{h.fd};
+    return j;
+  }
+
+  // `reads` and `writes`: the handles of the buffers bound for reading and writing.
+  status submit(const device& dev, std::span<const std::uint32_t> reads, std::span<const std::uint32_t> writes,
+                const run_options& options, run_report& report) const {
+    // A buffer listed twice (in both lists, or twice in one) fails the kernel's reservation
+    // lock and the job is dropped: list each once, as written if it is written.
+    std::vector<std::uint32_t> out(writes.begin(), writes.end());
+    out.push_back(regcmd_handle_);
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    std::vector<std::uint32_t> in;
+    for (std::uint32_t h : reads)
+      if (!std::binary_search(out.begin(), out.end(), h) && std::find(in.begin(), in.end(), h) == in.end()) in.push_back(h);
+    std::vector<rocket::job> jobs;
+    for (const task_chain& c : chains_) {
+      if (c[1] == 0) continue;
+      jobs.push_back({address_of(tasks_.data() + c[0]), address_of(in.data()), address_of(out.data()), c[1],
+                      sizeof(rocket::task), static_cast<std::uint32_t>(in.size()), static_cast<std::uint32_t>(out.size())});
+    }
+    rocket::submit args{address_of(jobs.data()), static_cast<std::uint32_t>(jobs.size()), sizeof(rocket::job), 0};
+    if (status s = dev.ioctl(rocket::ioctl_submit, &args, "DRM_IOCTL_ROCKET_SUBMIT"); !s) return s;
+    report.core_mask = 0;
+    report.hw_ns = 0;
+    return wait(options.timeout_ms);
+  }
+
+  // What the kernel is given for each task, in program order.
+  std::span<const rocket::task> tasks() const { return tasks_; }
+
+ private:
+  class owned_fd {
+   public:
+    owned_fd() = default;
+    explicit owned_fd(int fd) : fd_{fd} {}
+    owned_fd(owned_fd&& o) noexcept : fd_{std::exchange(o.fd_, -1)} {}
+    owned_fd& operator=(owned_fd&& o) noexcept {
+      if (this != &o) {
+        reset();
+        fd_ = std::exchange(o.fd_, -1);
+      }
+      return *this;
+    }
+    owned_fd(const owned_fd&) = delete;
+    owned_fd& operator=(const owned_fd&) = delete;
+    ~owned_fd() { reset(); }
+    int get() const { return fd_; }
+
+   private:
+    void reset() {
+      if (fd_ >= 0) ::close(fd_);
+      fd_ = -1;
+    }
+    int fd_ = -1;
+  };
+
+  template <class T>
+  static std::uint64_t address_of(const T* p) {
+    return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p));
+  }
+
+  // Waits for the fences the jobs left on the regcmd buffer and reads their status. The
+  // sync_file is exported right after SUBMIT: a fence that has signalled is no longer
+  // exported, and a failing job takes the kernel's 500 ms to be stopped.
+  status wait(std::uint32_t timeout_ms) const {
+    rocket::export_sync_file e{rocket::dma_buf_sync_read, -1};
+    if (status s = fd_ioctl(regcmd_dmabuf_.get(), rocket::ioctl_export_sync_file, &e, "DMA_BUF_IOCTL_EXPORT_SYNC_FILE"); !s)
+      return s;
+    const owned_fd fence{e.fd};
+    pollfd p{fence.get(), POLLIN, 0};
+    int ready;
+    do ready = ::poll(&p, 1, static_cast<int>(timeout_ms));
+    while (ready < 0 && errno == EINTR);
+    if (ready == 0) return make_error(rules::submit_timeout, "run").with_note("rocket job fence").with_errno(ETIMEDOUT);
+    if (ready < 0) return make_error(rules::ioctl_failed, "run").with_note("poll on the rocket job fence").with_errno(errno);
+    rocket::sync_file_info info{};
+    if (status s = fd_ioctl(fence.get(), rocket::ioctl_sync_file_info, &info, "SYNC_IOC_FILE_INFO"); !s) return s;
+    if (info.status < 0)
+      return make_error(rules::submit_timeout, "run").with_note("the rocket kernel stopped the job and reset its core").with_errno(-info.status);
+    return {};
+  }
+
+  std::vector<rocket::task> tasks_;
+  std::vector<task_chain> chains_;
+  std::uint32_t regcmd_handle_ = 0;
+  owned_fd regcmd_dmabuf_;
+};
+
+}  // namespace regcmd::runtime
