@@ -55,9 +55,11 @@ ew options (and those of the fused op):
   --value X       the immediate operand                     (default 1.5)
   --layout L      surface | flat                            (default surface)
 running:
-  --cores C       1 (one core) | 3 (the 3-core mask, tasks split in three chains)
-  --round-robin   with --cores 1: rotate the repeats over the three cores
-  --device PATH   the NPU node (default $REGCMD_DEVICE, else /dev/dri/card1)
+  --cores C       1 (one core) | 3 (tasks split in three chains: rknpu the 3-core mask,
+                  rocket one job each, the kernel picks the cores)
+  --round-robin   with --cores 1: rotate the repeats over the three cores (rknpu)
+  --device PATH   the NPU node: /dev/dri/card1 (rknpu, vendor kernels) or /dev/accel/accel0
+                  (rocket, mainline 6.18+); default $REGCMD_DEVICE, else the first found
   --seed S        random data seed                          (default 1)
   --repeat R      submits to time after the first           (default 1)
   --nonblocking   submit with a fence and wait on it
@@ -381,6 +383,7 @@ int main(int argc, char** argv) {
   }
   auto dev = runtime::device::open(settings.device_path);
   if (!dev) return fail(to_string(dev.err()));
+  std::printf("device %s: %s\n", dev.value().path().c_str(), dev.value().driver_version().c_str());
   if (elementwise) return run_ew(dev.value(), ew, settings);
   if (fused_ew) return run_fused(dev.value(), {.matmul = spec, .op = ew.op, .operand = ew.operand, .immediate = ew.immediate}, settings);
   return run_matmul(dev.value(), spec, options, settings);
