@@ -1,6 +1,7 @@
 // The main job: build a matmul program at compile time, print it decoded, run it on the
-// NPU (a board's /dev/dri/card1, or the emulated device on top of the functional model)
-// with random data, and check every output against a host matmul.
+// NPU (a board's rknpu /dev/dri/card1 or rocket /dev/accel/accel0, or the emulated device
+// on top of the functional model) with random data, and check every output against a host
+// matmul.
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -17,7 +18,7 @@ using namespace regcmd;
 // One line, checked at compile time: a shape that breaks a rule would not compile.
 constexpr auto mm = matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 512, .N = 256}>();
 
-// Exit status: 0 checked, 1 a wrong result, 2 an error, 3 no rknpu device here.
+// Exit status: 0 checked, 1 a wrong result, 2 an error, 3 no NPU device here.
 int main() {
   auto device = runtime::device::open();
   if (!device) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job: set up, build the release preset, run the demo on the NPU. Where there is
-# no rknpu device node (no board), it runs on the emulated device, libregcmd-emu.so, which
-# executes the program on the functional model.
+# no NPU device node (no board: neither rknpu nor rocket), it runs on the emulated device,
+# libregcmd-emu.so, which executes the program on the functional model.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh pkg-config
@@ -11,7 +11,7 @@ trap 'rm -f "$errors"' EXIT
 status=0
 ./build/release/examples/regcmd-demo 2>"$errors" || status=$?
 if [ "$status" -eq 3 ]; then
-  echo "(no rknpu device node here, $(head -c 60 "$errors")...: running on the emulated device)"
+  echo "(no NPU device node here, $(head -c 60 "$errors")...: running on the emulated device)"
   LD_PRELOAD="$PWD/build/release/tools/libregcmd-emu.so" ./build/release/examples/regcmd-demo
 else
   cat "$errors" >&2
