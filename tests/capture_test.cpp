@@ -1,5 +1,6 @@
-// The capture shim records exactly the bytes submitted: run with
-// LD_PRELOAD=libregcmd-capture.so:libregcmd-emu.so REGCMD_CAPTURE_DIR=<empty dir>.
+// The capture shim records exactly the bytes submitted, on either driver: run with
+// LD_PRELOAD=libregcmd-capture.so:libregcmd-emu.so REGCMD_CAPTURE_DIR=<empty dir> and
+// REGCMD_DEVICE naming the rknpu or the rocket node.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -55,29 +56,45 @@ expected run(const device& d, const program_view& view, std::size_t f, std::size
       const auto bytes = code[i].to_bytes();
       e.regcmd.insert(e.regcmd.end(), bytes.begin(), bytes.end());
     }
+  // the descriptors, written out by hand from the fact sheet's layouts (§1.6, §3.1)
   for (const task& t : view.tasks) {
-    const rknpu::task td{0, 0, t.enable_mask, t.int_mask, rknpu::int_clear_all, 0, t.regcfg_amount(), 0,
-                         p.regcmd_iova() + std::uint64_t{t.first} * 8};
-    const auto* raw = reinterpret_cast<const std::uint8_t*>(&td);
-    e.tasks.insert(e.tasks.end(), raw, raw + sizeof td);
+    const std::uint64_t address = p.regcmd_iova() + std::uint64_t{t.first} * 8;
+    if (d.kind() == driver::rknpu) {
+      const rknpu::task td{0, 0, t.enable_mask, t.int_mask, rknpu::int_clear_all, 0, t.count - 4, 0, address};
+      const auto* raw = reinterpret_cast<const std::uint8_t*>(&td);
+      e.tasks.insert(e.tasks.end(), raw, raw + sizeof td);
+    } else {
+      const rocket::task td{static_cast<std::uint32_t>(address), t.count};
+      const auto* raw = reinterpret_cast<const std::uint8_t*>(&td);
+      e.tasks.insert(e.tasks.end(), raw, raw + sizeof td);
+    }
   }
   e.task_number = static_cast<std::uint32_t>(view.tasks.size());
   return e;
 }
 
-void check_capture(const std::filesystem::path& dir, unsigned number, const expected& e) {
+void check_capture(const device& d, const std::filesystem::path& dir, unsigned number, const expected& e) {
   char name[16];
   std::snprintf(name, sizeof name, "%04u", number);
   CAPTURE(name);
   CHECK(read(dir / (std::string(name) + "-regcmd.bin")) == e.regcmd);
   CHECK(read(dir / (std::string(name) + "-tasks.bin")) == e.tasks);
   const auto submit = read(dir / (std::string(name) + "-submit.bin"));
-  REQUIRE(submit.size() == sizeof(rknpu::submit));
-  rknpu::submit s{};
-  std::memcpy(&s, submit.data(), sizeof s);
-  CHECK(s.task_number == e.task_number);
-  CHECK(s.core_mask == 0x1);
-  CHECK(s.flags == (rknpu::job_pc | rknpu::job_pingpong));
+  if (d.kind() == driver::rknpu) {
+    REQUIRE(submit.size() == sizeof(rknpu::submit));
+    rknpu::submit s{};
+    std::memcpy(&s, submit.data(), sizeof s);
+    CHECK(s.task_number == e.task_number);
+    CHECK(s.core_mask == 0x1);
+    CHECK(s.flags == (rknpu::job_pc | rknpu::job_pingpong));
+  } else {
+    REQUIRE(submit.size() == sizeof(rocket::submit));
+    rocket::submit s{};
+    std::memcpy(&s, submit.data(), sizeof s);
+    CHECK(s.job_count == 1);
+    CHECK(s.job_struct_size == sizeof(rocket::job));
+    CHECK(s.reserved == 0);
+  }
   CHECK(std::filesystem::exists(dir / (std::string(name) + ".txt")));
 }
 
@@ -92,15 +109,17 @@ TEST_CASE("the shim captures the bytes of a one-task and of a chained program") 
   constexpr auto mm = matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 16, .K = 256, .N = 64}>();
   const expected one = run(d, mm.code.view(), mm.geometry.feature_bytes(), mm.geometry.weight_bytes(), mm.geometry.output_bytes());
 
-  constexpr auto chained = plan_matmul<matmul_spec{.in = precision::int8, .out = precision::int32, .M = 2100, .K = 512, .N = 64},
-                                       plan_options{.delta_tasks = true}>();
-  REQUIRE(chained.code.task_count == 3);
-  const expected three = run(d, chained.code.view(), plan_feature_bytes(chained.shape), chained.shape.weight_bytes(),
-                             plan_output_bytes(chained.shape));
+  // a chain of three tasks (with delta tasks on rknpu; rocket takes only full tasks)
+  const auto chained = build_plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 2100, .K = 256, .N = 64},
+                                  {.delta_tasks = d.kind() == driver::rknpu});
+  REQUIRE(chained.ok());
+  REQUIRE(chained.value().tasks.size() == 3);
+  const plan_shape& shape = chained.value().geometry;
+  const expected three = run(d, chained.value().view(), plan_feature_bytes(shape), shape.weight_bytes(), plan_output_bytes(shape));
 
   // submits 1 and 2: the one-task program (warm-up, then the run); 3 and 4: the chain
-  check_capture(dir, 1, one);
-  check_capture(dir, 2, one);
-  check_capture(dir, 3, three);
-  check_capture(dir, 4, three);
+  check_capture(d, dir, 1, one);
+  check_capture(d, dir, 2, one);
+  check_capture(d, dir, 3, three);
+  check_capture(d, dir, 4, three);
 }
