@@ -495,6 +495,9 @@ TEST_CASE("rocket: the CPU sees the NPU's bytes only after PREP_BO, the NPU the 
   const device d = open_device(driver::rocket);
   const buffer b = make(d, 4096);
   CHECK(b.bytes()[0] == 0);  // rocket BOs start zeroed
+  CHECK(b.iova() % 4096 == 0);
+  CHECK(buffer::create(d, 0).err().id() == "bo-size");
+  CHECK(buffer::create(d, std::size_t{5} << 30).err().id() == "bo-size");  // CREATE_BO takes 32 bits
   b.bytes()[0] = 7;
   REQUIRE(b.sync_from_device().ok());  // PREP_BO without a FINI_BO: the CPU's write is lost
   CHECK(b.bytes()[0] == 0);
