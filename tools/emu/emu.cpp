@@ -218,6 +218,24 @@ void destroy(device_state& s, emu_buffer& b) {
   unmap(b.memory, b.size);
 }
 
+// A DRM ioctl argument as the kernel handles it: it copies in the size the request code
+// carries (zero-filling the rest of its struct) and copies that much back.
+struct drm_argument {
+  unsigned long request;
+  void* arg;
+  template <class T>
+  T in() const {
+    T local{};
+    std::memcpy(&local, arg, std::min(regcmd::ioctl_codes::size_of(request), sizeof local));
+    return local;
+  }
+  template <class T>
+  int back(const T& local) const {
+    std::memcpy(arg, &local, std::min(regcmd::ioctl_codes::size_of(request), sizeof local));
+    return 0;
+  }
+};
+
 // ---- rknpu ----
 
 int do_mem_create(device_state& s, int fd, rk::mem_create& c) {
@@ -302,19 +320,10 @@ int do_rknpu_submit(device_state& s, rk::submit& args) {
 }
 
 int rknpu_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
-  const std::size_t size = regcmd::ioctl_codes::size_of(request);
-  auto in = [&](auto& local) {  // DRM copies the caller's size in and zero-fills the rest
-    std::memset(&local, 0, sizeof local);
-    std::memcpy(&local, arg, std::min(size, sizeof local));
-  };
-  auto back = [&](const auto& local) {
-    std::memcpy(arg, &local, std::min(size, sizeof local));
-    return 0;
-  };
+  const drm_argument io{request, arg};
   switch (rk::number_of(request)) {
     case rk::drm_command_base + 0x00: {
-      rk::action a;
-      in(a);
+      auto a = io.in<rk::action>();
       if (a.flags == rk::action_reset) {
         for (auto& c : s.cores) c.reset();
         ++s.stats.resets;
@@ -323,33 +332,29 @@ int rknpu_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
       } else if (a.flags == rk::action_get_hw_version) {
         a.value = 0x46495245;
       }
-      return back(a);
+      return io.back(a);
     }
     case rk::drm_command_base + 0x01: {
-      rk::submit a;
-      in(a);
+      auto a = io.in<rk::submit>();
       const int rc = do_rknpu_submit(s, a);
       const int saved = errno;
-      back(a);
+      io.back(a);
       errno = saved;
       return rc;
     }
     case rk::drm_command_base + 0x02: {
-      rk::mem_create a;
-      in(a);
+      auto a = io.in<rk::mem_create>();
       if (do_mem_create(s, fd, a) != 0) return -1;
-      return back(a);
+      return io.back(a);
     }
     case rk::drm_command_base + 0x03: {
-      rk::mem_map a;
-      in(a);
+      auto a = io.in<rk::mem_map>();
       if (!s.buffers.count(a.handle)) return fail(EINVAL);
       a.offset = std::uint64_t{a.handle} << 12;
-      return back(a);
+      return io.back(a);
     }
     case rk::drm_command_base + 0x04: {
-      rk::mem_destroy a;
-      in(a);
+      auto a = io.in<rk::mem_destroy>();
       auto it = s.buffers.find(a.handle);
       if (it == s.buffers.end()) return fail(EINVAL);
       destroy(s, it->second);
@@ -357,8 +362,7 @@ int rknpu_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
       return 0;
     }
     case rk::drm_command_base + 0x05: {
-      rk::mem_sync a;
-      in(a);
+      auto a = io.in<rk::mem_sync>();
       emu_buffer* b = s.by_cookie(a.obj_addr);
       if (!b || !(b->flags & rk::mem_cacheable) || a.offset + a.size > b->size) return fail(EINVAL);
       ++s.stats.syncs;
@@ -429,18 +433,9 @@ void run_rocket_job(device_state& s, int fd, const rt::job& job, std::uint64_t n
 }
 
 int rocket_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
-  const std::size_t size = regcmd::ioctl_codes::size_of(request);
-  auto in = [&](auto& local) {
-    std::memset(&local, 0, sizeof local);
-    std::memcpy(&local, arg, std::min(size, sizeof local));
-  };
-  auto back = [&](const auto& local) {
-    std::memcpy(arg, &local, std::min(size, sizeof local));
-    return 0;
-  };
+  const drm_argument io{request, arg};
   if (request == rt::ioctl_gem_close) {
-    rt::gem_close a;
-    in(a);
+    auto a = io.in<rt::gem_close>();
     emu_buffer* b = s.by_handle(fd, a.handle);
     if (!b) return fail(EINVAL);
     destroy(s, *b);
@@ -448,17 +443,15 @@ int rocket_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
     return 0;
   }
   if (request == rt::ioctl_prime_handle_to_fd) {
-    rt::prime_handle a;
-    in(a);
+    auto a = io.in<rt::prime_handle>();
     if (!s.by_handle(fd, a.handle)) return fail(ENOENT);
     a.fd = ready_fd();
     s.dmabufs[a.fd] = {fd, a.handle};
-    return back(a);
+    return io.back(a);
   }
   switch (regcmd::ioctl_codes::number_of(request)) {
     case regcmd::ioctl_codes::drm_command_base + 0x00: {
-      rt::create_bo a;
-      in(a);
+      auto a = io.in<rt::create_bo>();
       if (a.size == 0) return fail(EINVAL);
       emu_buffer* b = new_buffer(s, fd, a.size, true);
       if (!b) return fail(ENOMEM);
@@ -469,11 +462,10 @@ int rocket_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
       a.handle = b->handle;
       a.dma_address = b->iova;
       a.offset = std::uint64_t{b->handle} << 12;
-      return back(a);
+      return io.back(a);
     }
     case regcmd::ioctl_codes::drm_command_base + 0x01: {
-      rt::submit a;
-      in(a);
+      auto a = io.in<rt::submit>();
       if (a.reserved != 0 || (a.job_count != 0 && a.job_struct_size < sizeof(rt::job))) return fail(EINVAL);
       const std::uint64_t number = ++s.stats.submits;
       for (std::uint32_t i = 0; i < a.job_count; ++i) {
@@ -484,8 +476,7 @@ int rocket_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
       return 0;
     }
     case regcmd::ioctl_codes::drm_command_base + 0x02: {
-      rt::prep_bo a;
-      in(a);
+      auto a = io.in<rt::prep_bo>();
       emu_buffer* b = s.by_handle(fd, a.handle);
       if (a.reserved != 0) return fail(EINVAL);
       if (!b) return fail(ENOENT);
@@ -495,8 +486,7 @@ int rocket_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
       return 0;
     }
     case regcmd::ioctl_codes::drm_command_base + 0x03: {
-      rt::fini_bo a;
-      in(a);
+      auto a = io.in<rt::fini_bo>();
       emu_buffer* b = s.by_handle(fd, a.handle);
       if (a.reserved != 0) return fail(EINVAL);
       if (!b) return fail(ENOENT);
