@@ -432,6 +432,23 @@ void run_rocket_job(device_state& s, int fd, const rt::job& job, std::uint64_t n
                  job.task_count, stopped ? "stopped after the job timeout" : "done");
 }
 
+// PREP_BO (to_device false: the CPU now sees the NPU's bytes, as after an invalidate) and
+// FINI_BO (to_device: the NPU now sees the CPU's, as after a clean).
+int sync_bo(device_state& s, int fd, std::uint32_t handle, std::uint32_t reserved, bool to_device) {
+  emu_buffer* b = s.by_handle(fd, handle);
+  if (reserved != 0) return fail(EINVAL);
+  if (!b) return fail(ENOENT);
+  if (to_device) {
+    std::memcpy(b->device, b->memory, b->size);
+    ++s.stats.fini_bo;
+  } else {
+    std::memcpy(b->memory, b->device, b->size);
+    ++s.stats.prep_bo;
+  }
+  ++s.stats.syncs;
+  return 0;
+}
+
 int rocket_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
   const drm_argument io{request, arg};
   if (request == rt::ioctl_gem_close) {
@@ -476,24 +493,12 @@ int rocket_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
       return 0;
     }
     case regcmd::ioctl_codes::drm_command_base + 0x02: {
-      auto a = io.in<rt::prep_bo>();
-      emu_buffer* b = s.by_handle(fd, a.handle);
-      if (a.reserved != 0) return fail(EINVAL);
-      if (!b) return fail(ENOENT);
-      std::memcpy(b->memory, b->device, b->size);  // invalidate: the CPU now sees the NPU's bytes
-      ++s.stats.syncs;
-      ++s.stats.prep_bo;
-      return 0;
+      const auto a = io.in<rt::prep_bo>();
+      return sync_bo(s, fd, a.handle, a.reserved, false);
     }
     case regcmd::ioctl_codes::drm_command_base + 0x03: {
-      auto a = io.in<rt::fini_bo>();
-      emu_buffer* b = s.by_handle(fd, a.handle);
-      if (a.reserved != 0) return fail(EINVAL);
-      if (!b) return fail(ENOENT);
-      std::memcpy(b->device, b->memory, b->size);  // clean: the NPU now sees the CPU's bytes
-      ++s.stats.syncs;
-      ++s.stats.fini_bo;
-      return 0;
+      const auto a = io.in<rt::fini_bo>();
+      return sync_bo(s, fd, a.handle, a.reserved, true);
     }
     default: return fail(ENOTTY);
   }
