@@ -67,25 +67,28 @@ class rocket_jobs {
     return j;
   }
 
-  // `reads` and `writes`: the handles of the buffers bound for reading and writing.
-  status submit(const device& dev, std::span<const std::uint32_t> reads, std::span<const std::uint32_t> writes,
-                const run_options& options, run_report& report) const {
-    // A buffer listed twice (in both lists, or twice in one) fails the kernel's reservation
-    // lock and the job is dropped: list each once, as written if it is written.
-    std::vector<std::uint32_t> out(writes.begin(), writes.end());
-    out.push_back(regcmd_handle_);
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
-    std::vector<std::uint32_t> in;
+  // Lists the buffers bound for reading and for writing on every job. A buffer listed
+  // twice (in both lists, or twice in one) fails the kernel's reservation lock and the job
+  // is dropped: each is listed once, as written if it is written.
+  void list_buffers(std::span<const std::uint32_t> reads, std::span<const std::uint32_t> writes) {
+    out_.assign(writes.begin(), writes.end());
+    out_.push_back(regcmd_handle_);
+    std::sort(out_.begin(), out_.end());
+    out_.erase(std::unique(out_.begin(), out_.end()), out_.end());
+    in_.clear();
     for (std::uint32_t h : reads)
-      if (!std::binary_search(out.begin(), out.end(), h) && std::find(in.begin(), in.end(), h) == in.end()) in.push_back(h);
-    std::vector<rocket::job> jobs;
-    for (const task_chain& c : chains_) {
-      if (c[1] == 0) continue;
-      jobs.push_back({address_of(tasks_.data() + c[0]), address_of(in.data()), address_of(out.data()), c[1],
-                      sizeof(rocket::task), static_cast<std::uint32_t>(in.size()), static_cast<std::uint32_t>(out.size())});
-    }
-    rocket::submit args{address_of(jobs.data()), static_cast<std::uint32_t>(jobs.size()), sizeof(rocket::job), 0};
+      if (!std::binary_search(out_.begin(), out_.end(), h) && std::find(in_.begin(), in_.end(), h) == in_.end())
+        in_.push_back(h);
+    jobs_.clear();
+    for (const task_chain& c : chains_)
+      if (c[1] != 0)
+        jobs_.push_back({address_of(tasks_.data() + c[0]), address_of(in_.data()), address_of(out_.data()), c[1],
+                         sizeof(rocket::task), static_cast<std::uint32_t>(in_.size()), static_cast<std::uint32_t>(out_.size())});
+  }
+
+  // One SUBMIT of every job, then the wait for their fences.
+  status submit(const device& dev, const run_options& options, run_report& report) const {
+    rocket::submit args{address_of(jobs_.data()), static_cast<std::uint32_t>(jobs_.size()), sizeof(rocket::job), 0};
     if (status s = dev.ioctl(rocket::ioctl_submit, &args, "DRM_IOCTL_ROCKET_SUBMIT"); !s) return s;
     report.core_mask = 0;
     report.hw_ns = 0;
@@ -151,6 +154,8 @@ class rocket_jobs {
   std::vector<task_chain> chains_;
   std::uint32_t regcmd_handle_ = 0;
   owned_fd regcmd_dmabuf_;
+  std::vector<std::uint32_t> in_, out_;  // handles; jobs_ point into these and tasks_ (a move keeps their storage)
+  std::vector<rocket::job> jobs_;
 };
 
 }  // namespace regcmd::runtime

@@ -115,7 +115,6 @@ class prepared_program {
   rocket_jobs rocket_;  // on a rocket device
   std::optional<std::uint64_t> feature_id_;
   std::array<const buffer*, operand_role_count> bound_to_{};
-  std::vector<std::uint32_t> reads_, writes_;  // rocket: the bound buffers' handles
 };
 
 class session {
@@ -205,14 +204,16 @@ class session {
     }
     if (ops.feature) p.feature_id_ = ops.feature->id();
     p.bound_to_ = given;
-    p.reads_.clear();
-    p.writes_.clear();
-    for (std::size_t r = 0; r < operand_role_count; ++r)
-      if (p.uses_[r].used && given[r]) {
-        const auto role = static_cast<operand_role>(r);
-        const bool written = role == operand_role::output || role == operand_role::intermediate;
-        (written ? p.writes_ : p.reads_).push_back(given[r]->handle());
-      }
+    if (device_.kind() == driver::rocket) {
+      std::vector<std::uint32_t> reads, writes;
+      for (std::size_t r = 0; r < operand_role_count; ++r)
+        if (p.uses_[r].used && given[r]) {
+          const auto role = static_cast<operand_role>(r);
+          const bool written = role == operand_role::output || role == operand_role::intermediate;
+          (written ? writes : reads).push_back(given[r]->handle());
+        }
+      p.rocket_.list_buffers(reads, writes);
+    }
     p.bound_ = true;
     p.regcmd_written_ = true;  // run makes it visible to the device
     return {};
@@ -284,7 +285,7 @@ class session {
   }
 
   status submit(const prepared_program& p, const run_options& options, run_report& report) {
-    if (device_.kind() == driver::rocket) return p.rocket_.submit(device_, p.reads_, p.writes_, options, report);
+    if (device_.kind() == driver::rocket) return p.rocket_.submit(device_, options, report);
     return p.rknpu_.submit(device_, options, next_core_, report);
   }
 
