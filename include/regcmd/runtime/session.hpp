@@ -205,14 +205,18 @@ class session {
     if (ops.feature) p.feature_id_ = ops.feature->id();
     p.bound_to_ = given;
     if (device_.kind() == driver::rocket) {
-      std::vector<std::uint32_t> reads, writes;
+      std::array<std::uint32_t, operand_role_count> reads{}, writes{};
+      std::size_t read_count = 0, write_count = 0;
       for (std::size_t r = 0; r < operand_role_count; ++r)
         if (p.uses_[r].used && given[r]) {
           const auto role = static_cast<operand_role>(r);
-          const bool written = role == operand_role::output || role == operand_role::intermediate;
-          (written ? writes : reads).push_back(given[r]->handle());
+          if (role == operand_role::output || role == operand_role::intermediate) {
+            writes[write_count++] = given[r]->handle();
+          } else {
+            reads[read_count++] = given[r]->handle();
+          }
         }
-      p.rocket_.list_buffers(reads, writes);
+      p.rocket_.list_buffers({reads.data(), read_count}, {writes.data(), write_count});
     }
     p.bound_ = true;
     p.regcmd_written_ = true;  // run makes it visible to the device
