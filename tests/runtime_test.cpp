@@ -190,6 +190,12 @@ TEST_CASE("the device: with no node given, the rknpu card node is tried first, t
     const auto wrong = device::open();
     CHECK(wrong.err().id() == "wrong-driver");
   }
+  {
+    const scoped_env denied("REGCMD_EMU_OPEN_ERRNO", "13");  // a node we may not open says more than "none"
+    const auto refused = device::open();
+    CHECK(refused.err().id() == "device-permission");
+    CHECK(refused.err().note() == "/dev/accel/accel0");
+  }
   const scoped_env no_rocket("REGCMD_EMU_ACCEL_DEVICE", "none");
   const auto none = device::open();
   REQUIRE_FALSE(none.ok());
