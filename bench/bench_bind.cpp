@@ -1,7 +1,9 @@
 // What the run-time path costs: binding a prepared program (prepare placed its bytes in
 // the regcmd buffer; bind writes every slot's address) against memcpy of the same bytes
-// and against building the same program at run time; then submits per operation. Needs the rknpu node, or the emulated
-// device (LD_PRELOAD=libregcmd-emu.so; bench/run.sh does that where there is no board).
+// and against building the same program at run time; then submits per operation. Needs an
+// NPU node (rknpu or rocket: the groups of the rocket one are marked), or the emulated
+// device (LD_PRELOAD=libregcmd-emu.so; bench/run.sh runs it on both of its nodes where
+// there is no board).
 // Exit status 3: no device.
 #include <cstdio>
 #include <cstring>
@@ -72,6 +74,7 @@ int main() {
     return 3;
   }
   rt::session npu{dev.value()};
+  const std::string node = dev.value().kind() == rt::driver::rocket ? " (rocket)" : "";
 
   const fixture fixtures[] = {{"1 task", single_spec, {}, single.code.view()},
                               {"8 tasks", chain_spec(8), one_slice, chain8.code.view()},
@@ -122,11 +125,11 @@ int main() {
     const double build_vs_bind = by_task.median_ns / bind.median_ns;
     std::printf("%-11s %12.0f %12.0f %12.0f %14.0f %14.0f %9.2f %9.1f\n", f.name.c_str(), bind.median_ns,
                 copy.median_ns, sync.median_ns, by_task.median_ns, planned.median_ns, bind_vs_copy, build_vs_bind);
-    const std::string g = "bind, " + f.name;
+    const std::string g = "bind, " + f.name + node;
     bench::row(g, "bind, ns per task", bench::fixed(bind.median_ns / tasks, 1));
     bench::row(g, "bind / memcpy of the same bytes", bench::fixed(bind_vs_copy), "<= 1.2", bind_vs_copy <= 1.2);
     bench::row(g, "(placement copy + bind) / memcpy", bench::fixed((copy.median_ns + bind.median_ns) / copy.median_ns));
-    bench::row(g, "MEM_SYNC ioctl, ns (run pays it once after a bind)", bench::fixed(sync.median_ns, 0));
+    bench::row(g, "sync ioctl (MEM_SYNC / FINI_BO), ns (run pays it once after a bind)", bench::fixed(sync.median_ns, 0));
     bench::row(g, "task-by-task run-time build / bind", bench::fixed(build_vs_bind, 1), ">= 20", build_vs_bind >= 20);
     bench::row(g, "build_plan (run-time, templated) / bind", bench::fixed(planned.median_ns / bind.median_ns, 1));
   }
@@ -150,7 +153,7 @@ int main() {
     const auto first = npu.run(prepared.value());
     const auto steady = npu.run(prepared.value());
     if (!first || !steady) return fail(to_string(first ? steady.err() : first.err()));
-    const std::string g = std::string("submits, ") + name;
+    const std::string g = std::string("submits, ") + name + node;
     bench::row(g, "tasks in the program", std::to_string(p.value().tasks.size()));
     bench::row(g, "submits per operation", std::to_string(steady.value().submits), "1", steady.value().submits == 1);
   }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # All the benchmarks, then one summary table (markdown, as in bench/README.md):
 #   program size, bind / submit preparation, the functional model's speed, compile time.
-# The bind bench runs on the NPU where the rknpu node is there, else on the emulated
-# device. Not part of the test suite: nothing here fails on a missed target.
+# The bind bench runs on the NPU where a node is there (rknpu or rocket), else on both
+# nodes of the emulated device. Not part of the test suite: nothing here fails on a missed
+# target.
 # Usage: bench/run.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,8 +31,10 @@ echo "== bind and submit preparation"
 status=0
 run "$bin/bench_bind" || status=$?
 if [ "$status" -eq 3 ]; then
-  echo "(no rknpu device node here: on the emulated device)"
-  LD_PRELOAD="$PWD/build/release/tools/libregcmd-emu.so" run "$bin/bench_bind"
+  echo "(no NPU device node here: on the emulated device, its rknpu node, then its rocket node)"
+  for node in /dev/dri/card1 /dev/accel/accel0; do
+    REGCMD_DEVICE=$node LD_PRELOAD="$PWD/build/release/tools/libregcmd-emu.so" run "$bin/bench_bind"
+  done
 elif [ "$status" -ne 0 ]; then
   exit "$status"
 fi
