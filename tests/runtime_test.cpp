@@ -488,6 +488,15 @@ TEST_CASE("rocket: one drm_rocket_task per task, the tail included; the job list
   CHECK(after.fini_bo >= before.fini_bo + 4);
   CHECK(after.prep_bo == before.prep_bo + 1);
 
+  // binding another output buffer lists that one
+  const buffer c2 = make(d, plan_output_bytes(plan.geometry));
+  REQUIRE(npu.bind(p.value(), {.feature = &a, .weight = &b, .output = &c2}).ok());
+  REQUIRE(npu.run(p.value()).ok());
+  const auto rebound = stats();
+  const std::vector<std::uint32_t> out2(rebound.last_job_out, rebound.last_job_out + rebound.last_job_out_count);
+  CHECK(std::count(out2.begin(), out2.end(), c2.handle()) == 1);
+  CHECK(std::count(out2.begin(), out2.end(), c.handle()) == 0);
+
   // a buffer bound for two roles is listed once (twice, the kernel drops the job)
   const buffer shared = make(d, std::max(plan_feature_bytes(plan.geometry), plan.geometry.weight_bytes()));
   auto q = npu.prepare(plan.view()).value();

@@ -115,6 +115,7 @@ class prepared_program {
   rocket_jobs rocket_;  // on a rocket device
   std::optional<std::uint64_t> feature_id_;
   std::array<const buffer*, operand_role_count> bound_to_{};
+  std::array<std::uint64_t, operand_role_count> listed_ids_{};  // rocket: the buffers the jobs list
 };
 
 class session {
@@ -204,20 +205,7 @@ class session {
     }
     if (ops.feature) p.feature_id_ = ops.feature->id();
     p.bound_to_ = given;
-    if (device_.kind() == driver::rocket) {
-      std::array<std::uint32_t, operand_role_count> reads{}, writes{};
-      std::size_t read_count = 0, write_count = 0;
-      for (std::size_t r = 0; r < operand_role_count; ++r)
-        if (p.uses_[r].used && given[r]) {
-          const auto role = static_cast<operand_role>(r);
-          if (role == operand_role::output || role == operand_role::intermediate) {
-            writes[write_count++] = given[r]->handle();
-          } else {
-            reads[read_count++] = given[r]->handle();
-          }
-        }
-      p.rocket_.list_buffers({reads.data(), read_count}, {writes.data(), write_count});
-    }
+    if (device_.kind() == driver::rocket) relist(p, given);
     p.bound_ = true;
     p.regcmd_written_ = true;  // run makes it visible to the device
     return {};
@@ -286,6 +274,26 @@ class session {
     p.entries_[tail] = p.entries_[tail].with_value(0);
     p.entries_[tail + 1] = p.entries_[tail + 1].with_value(0);
     std::erase_if(p.slots_, [&](const slot& s) { return s.entry == tail; });
+  }
+
+  // rocket: what the jobs list as read and written, rebuilt when other buffers are bound.
+  static void relist(prepared_program& p, const std::array<const buffer*, operand_role_count>& given) {
+    std::array<std::uint64_t, operand_role_count> ids{};
+    for (std::size_t r = 0; r < operand_role_count; ++r) ids[r] = given[r] ? given[r]->id() : 0;
+    if (ids == p.listed_ids_) return;
+    p.listed_ids_ = ids;
+    std::array<std::uint32_t, operand_role_count> reads{}, writes{};
+    std::size_t read_count = 0, write_count = 0;
+    for (std::size_t r = 0; r < operand_role_count; ++r)
+      if (p.uses_[r].used && given[r]) {
+        const auto role = static_cast<operand_role>(r);
+        if (role == operand_role::output || role == operand_role::intermediate) {
+          writes[write_count++] = given[r]->handle();
+        } else {
+          reads[read_count++] = given[r]->handle();
+        }
+      }
+    p.rocket_.list_buffers({reads.data(), read_count}, {writes.data(), write_count});
   }
 
   status submit(const prepared_program& p, const run_options& options, run_report& report) {
