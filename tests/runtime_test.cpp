@@ -323,14 +323,26 @@ TEST_CASE("a bind that fails leaves the program unbound") {
   CHECK(npu.run(p.value()).err().id() == "operand-missing");
 }
 
+// An int8 and a fp16 matmul, prepared and bound on one session: entering and leaving
+// int8 mode.
+struct int8_and_fp16 {
+  session npu;
+  job i8, f16;
+  prepared_program pi, pf;
+  explicit int8_and_fp16(const device& d)
+      : npu{d}, i8(d, int8_op, 3), f16(d, fp16_op, 4), pi{npu.prepare(i8.mm.code.view()).value()},
+        pf{npu.prepare(f16.mm.code.view()).value()} {
+    REQUIRE(npu.bind(pi, i8.ops()).ok());
+    REQUIRE(npu.bind(pf, f16.ops()).ok());
+  }
+};
+
 TEST_CASE("rknpu: int8 entry issues exactly one reset; leaving and re-entering int8 resets again") {
   const device d = open_device(driver::rknpu);
-  session npu{d};
-  job i8(d, int8_op, 3), f16(d, fp16_op, 4);
-  auto pi = npu.prepare(i8.mm.code.view()).value();
-  auto pf = npu.prepare(f16.mm.code.view()).value();
-  REQUIRE(npu.bind(pi, i8.ops()).ok());
-  REQUIRE(npu.bind(pf, f16.ops()).ok());
+  int8_and_fp16 both(d);
+  session& npu = both.npu;
+  job& i8 = both.i8;
+  prepared_program &pi = both.pi, &pf = both.pf;
   const auto resets = stats().resets;
   const auto first = npu.run(pi);
   REQUIRE_MESSAGE(first.ok(), to_string(first.err()));
@@ -350,12 +362,10 @@ TEST_CASE("rknpu: int8 entry issues exactly one reset; leaving and re-entering i
 
 TEST_CASE("rocket: int8 entry: the first job wedges, the kernel stops it and resets the core, run runs it again") {
   const device d = open_device(driver::rocket);
-  session npu{d};
-  job i8(d, int8_op, 3), f16(d, fp16_op, 4);
-  auto pi = npu.prepare(i8.mm.code.view()).value();
-  auto pf = npu.prepare(f16.mm.code.view()).value();
-  REQUIRE(npu.bind(pi, i8.ops()).ok());
-  REQUIRE(npu.bind(pf, f16.ops()).ok());
+  int8_and_fp16 both(d);
+  session& npu = both.npu;
+  job& i8 = both.i8;
+  prepared_program &pi = both.pi, &pf = both.pf;
   REQUIRE(npu.run(pf).ok());  // fp16 work first: the core is not primed for int8
   const auto before = stats();
   const auto first = npu.run(pi);
