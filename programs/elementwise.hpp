@@ -23,8 +23,8 @@
 #include <utility>
 
 #include <regcmd/core/error.hpp>
-#include <regcmd/core/heap_program.hpp>
-#include <regcmd/core/program.hpp>
+#include <regcmd/program/heap_program.hpp>
+#include <regcmd/program/writer.hpp>
 #include <regcmd/core/precision.hpp>
 #include <regcmd/programs/matmul_spec.hpp>
 #include <regcmd/programs/schedule.hpp>
@@ -133,7 +133,7 @@ constexpr result<ew_geometry> resolve_ew(const ew_spec& s) {
     const std::uint64_t count = std::uint64_t{s.M} * s.N;
     if (s.pad == padding::none && count % g.atom != 0) return make_error(rules::ew_n_alignment, "ew", "M*N", count);
     const std::uint64_t padded = (count + g.atom - 1) / g.atom * g.atom;
-    if (padded * g.element_bytes() > max_operand_bytes) return make_error(rules::operand_size, "ew", "M*N", count);
+    if (!fits_address_space<soc::rk3588>(padded * g.element_bytes())) return make_error(rules::operand_size, "ew", "M*N", count);
     g.elements = static_cast<std::uint32_t>(padded);
     g.padded_N = g.atom;
   }
@@ -317,7 +317,7 @@ struct fixed_ew {
   static constexpr std::pair<type, status> build() {
     type out{geometry, {}};
     out.code.pingpong = false;
-    status s = out.code.fill([](program_writer& w) { emit_ew<Soc>(w, geometry); });
+    status s = fill(out.code, [](program_writer& w) { emit_ew<Soc>(w, geometry); });
     if (s) s = validate<Soc>(out.code.view(), "ew");
     return {out, s};
   }

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include <regcmd/core/error.hpp>
-#include <regcmd/core/program.hpp>
+#include <regcmd/program/writer.hpp>
 #include <regcmd/programs/elementwise.hpp>
 #include <regcmd/programs/ew_packing.hpp>
 #include <regcmd/programs/matmul.hpp>
@@ -110,7 +110,7 @@ struct fixed_fused {
   static constexpr std::pair<type, status> build() {
     type out{geometry, {}};
     out.code.pingpong = false;
-    status s = out.code.fill([](program_writer& w) { emit_fused<Soc>(w, geometry); });
+    status s = fill(out.code, [](program_writer& w) { emit_fused<Soc>(w, geometry); });
     if (s) s = validate<Soc>(out.code.view(), "fused");
     return {out, s};
   }

@@ -14,7 +14,7 @@
 
 #include <cstdint>
 
-#include <regcmd/core/program.hpp>
+#include <regcmd/program/writer.hpp>
 #include <regcmd/programs/matmul_spec.hpp>
 #include <regcmd/registers/cna.hpp>
 #include <regcmd/registers/core.hpp>
@@ -202,7 +202,7 @@ constexpr result<matmul_program> build_matmul(const matmul_spec& spec) {
   const result<matmul_geometry> g = resolve<Soc>(spec);
   if (!g) return g.err();
   matmul_program p{g.value(), {}};
-  if (status s = p.code.fill([&](program_writer& w) { emit_matmul_task<Soc>(w, g.value()); }); !s) return s.err();
+  if (status s = fill(p.code, [&](program_writer& w) { emit_matmul_task<Soc>(w, g.value()); }); !s) return s.err();
   if (status s = validate<Soc>(p.code.view(), "matmul"); !s) return s.err();
   return p;
 }

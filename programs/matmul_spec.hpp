@@ -12,10 +12,14 @@
 #include <cstdint>
 
 #include <regcmd/core/error.hpp>
+#include <regcmd/core/math.hpp>
 #include <regcmd/core/precision.hpp>
 #include <regcmd/core/soc.hpp>
 #include <regcmd/programs/schedule.hpp>
 #include <regcmd/rules/catalog.hpp>
+#include <regcmd/rules/cbuf.hpp>
+#include <regcmd/rules/limits.hpp>
+#include <regcmd/rules/precision_rules.hpp>
 
 namespace regcmd {
 
@@ -94,16 +98,6 @@ struct matmul_geometry {
 // The weight tile's N extent per input precision (K is 32 for every precision).
 constexpr std::uint32_t weight_tile_n(precision p) { return p == precision::fp16 ? 16 : 32; }
 
-constexpr bool supported_pair(precision in, precision out) {
-  return (in == precision::fp16 && (out == precision::fp32 || out == precision::fp16)) ||
-         (in == precision::int8 && out == precision::int32) ||
-         (in == precision::int4 && out == precision::int16);
-}
-
-// The largest operand a program can address: every address register is 32 bits
-// (fact sheet §1.5).
-inline constexpr std::uint64_t max_operand_bytes = 0xffff'ffffu;
-
 // The widest output row pitch in outputs: NOTCH_ADDR_1 holds it in 4-output units minus
 // one, in 13 bits (reference "Key registers", 0x4038 notch; matmul.hpp checks the width).
 inline constexpr std::uint32_t max_output_pitch_outputs = 4u << 13;
@@ -132,8 +126,8 @@ constexpr status check_request(const matmul_spec& s) {
   const precision in = s.in.features;
   if (s.M == 0 || s.K == 0 || s.N == 0) return make_error(rules::shape_nonzero, "matmul");
   if (s.in.weights != in) return make_error(rules::precision_symmetric, "matmul");
-  if (in == precision::int8 && s.out != precision::int32) return make_error(rules::int8_output_int32, "matmul");
-  if (!supported_pair(in, s.out)) return make_error(rules::precision_pair, "matmul");
+  if (!int8_writes_int32(in, s.out)) return make_error(rules::int8_output_int32, "matmul");
+  if (!matmul_pair(in, s.out)) return make_error(rules::precision_pair, "matmul");
   if (s.pad == padding::none && s.K % 32 != 0) return make_error(rules::k_alignment, "matmul", "K", s.K);
   if (s.pad == padding::none && s.N % weight_tile_n(in) != 0) return make_error(rules::n_alignment, "matmul", "N", s.N);
   if (in == precision::int4 && s.sched == schedule::bank_split) return make_error(rules::int4_bank_split, "matmul");
@@ -151,8 +145,8 @@ template <class Soc = soc::rk3588>
 constexpr result<matmul_geometry> resolve(const matmul_spec& s) {
   if (status r = check_request(s); !r) return r.err();
   const precision in = s.in.features;
-  if (s.K > Soc::max_k_single_op) return make_error(rules::k_single_op_max, "matmul", "K", s.K);
-  if (s.N > Soc::max_n) return make_error(rules::n_max, "matmul", "N", s.N);
+  if (!k_fits_one_op<Soc>(s.K)) return make_error(rules::k_single_op_max, "matmul", "K", s.K);
+  if (!n_fits_one_op<Soc>(s.N)) return make_error(rules::n_max, "matmul", "N", s.N);
 
   matmul_geometry g;
   g.in = in;
@@ -163,7 +157,7 @@ constexpr result<matmul_geometry> resolve(const matmul_spec& s) {
   g.K = align_up(s.K, 32);
   g.N = align_up(s.N, weight_tile_n(in));
   g.layout = s.layout;
-  if (g.N > Soc::max_n) return make_error(rules::n_max, "matmul", "N", g.N);
+  if (!n_fits_one_op<Soc>(g.N)) return make_error(rules::n_max, "matmul", "N", g.N);
   g.sched = resolve_schedule(s.sched, in, g.K);
 
   if (s.layout == operand_layout::surface) {
@@ -179,20 +173,15 @@ constexpr result<matmul_geometry> resolve(const matmul_spec& s) {
     g.data_banks = data_banks<Soc>(in, g.M, g.K, g.sched);
   }
 
-  if (g.sched == schedule::bank_split && g.data_banks > 1 && g.K < bank_split_min_k(in))
-    return make_error(rules::small_k_bank_split, "matmul", "K", g.K);
-  if (in == precision::fp16 && g.K == 128 && g.M > 256) return make_error(rules::fp16_k128_cap, "matmul", "M", g.M);
-  const std::uint32_t ceiling = m_ceiling<Soc>(in, g.K, g.sched);
-  if (g.M > ceiling || g.data_banks > Soc::cbuf_banks - 1) {
-    const rule& r = in == precision::fp16   ? rules::m_ceiling_fp16
-                    : in == precision::int8 ? rules::m_ceiling_int8
-                                            : rules::m_ceiling_int4;
-    return make_error(r, "matmul", "M", g.M);
-  }
-  // DATAIN_HEIGHT is 11 bits; FEATURE_GRAINS (min(M + 1, R), or M + 1 for A) is 10 bits.
+  const bool split = g.data_banks > 1;
+  if (split && !bank_split_valid_k(in, g.K)) return make_error(rules::small_k_bank_split, "matmul", "K", g.K);
+  if (!within_fp16_k128_cap(in, g.K, g.M)) return make_error(rules::fp16_k128_cap, "matmul", "M", g.M);
+  if (g.M > m_ceiling<Soc>(in, g.K, split) || !is_bank_split<Soc>(g.data_banks, Soc::cbuf_banks - g.data_banks))
+    return make_error(m_ceiling_rule(in), "matmul", "M", g.M);
+  // FEATURE_GRAINS is min(M + 1, R) row-major, M + 1 in A's surface layout.
   const std::uint32_t grains = s.layout == operand_layout::surface ? g.M + 1 : feature_grains<Soc>(in, g.M, g.K);
-  if (g.M > 2047 || grains > 1023) return make_error(rules::m_register_limit, "matmul", "M", g.M);
-  if (std::uint64_t{g.M - 1} * g.feature_pitch + matmul_geometry::feature_row_bytes(in, g.K) > max_operand_bytes)
+  if (!rows_fit_registers(g.M, grains)) return make_error(rules::m_register_limit, "matmul", "M", g.M);
+  if (!fits_address_space<Soc>(std::uint64_t{g.M - 1} * g.feature_pitch + matmul_geometry::feature_row_bytes(in, g.K)))
     return make_error(rules::operand_size, "matmul", "feature_pitch", g.feature_pitch);
   return g;
 }

@@ -29,8 +29,8 @@
 #include <utility>
 #include <vector>
 
-#include <regcmd/core/heap_program.hpp>
-#include <regcmd/core/program.hpp>
+#include <regcmd/program/heap_program.hpp>
+#include <regcmd/program/writer.hpp>
 #include <regcmd/programs/matmul.hpp>
 #include <regcmd/programs/matmul_spec.hpp>
 #include <regcmd/rules/catalog.hpp>
@@ -87,7 +87,7 @@ namespace detail {
 // not asked for below its valid K (reference "Small-K validity of the 0x1040 schedule"):
 // a narrow last K slice takes the template split instead.
 constexpr schedule tile_schedule(schedule requested, precision in, std::uint32_t k) {
-  return requested == schedule::bank_split && k < bank_split_min_k(in) ? schedule::template_split : requested;
+  return requested == schedule::bank_split && !bank_split_valid_k(in, k) ? schedule::template_split : requested;
 }
 
 // The M ceiling every tile of a grid with K slices of `k_slice` meets: the smallest over
@@ -96,17 +96,18 @@ constexpr schedule tile_schedule(schedule requested, precision in, std::uint32_t
 // whenever K allows it.
 template <class Soc>
 constexpr std::uint32_t grid_ceiling(const matmul_geometry& g, schedule requested, std::uint32_t k_slice) {
-  std::uint32_t ceiling = 1022;  // FEATURE_GRAINS (10 bits) holds M + 1
+  // FEATURE_GRAINS holds M + 1 (surface) or min(M + 1, R): the register limit on rows.
+  auto ceiling = static_cast<std::uint32_t>(decltype(reg::CNA_CONV_CON2::FEATURE_GRAINS)::shape.max_value() - 1);
   const std::uint32_t depths[] = {k_slice, g.K % k_slice ? g.K % k_slice : k_slice};
   for (std::uint32_t k : depths) {
     schedule s = resolve_schedule(tile_schedule(requested, g.in, k), g.in, k);
     if (g.layout == operand_layout::surface)
-      s = k >= bank_split_min_k(g.in) ? schedule::bank_split : schedule::template_split;
+      s = bank_split_valid_k(g.in, k) ? schedule::bank_split : schedule::template_split;
     std::uint32_t c = m_ceiling<Soc>(g.in, k, s);
     // Implementation A's split counts the banks the whole feature occupies (resolve).
     if (g.layout == operand_layout::surface && s == schedule::bank_split)
       c = std::min(c, static_cast<std::uint32_t>((Soc::cbuf_banks - 1) * Soc::cbuf_bank_bytes / bytes_of(g.in, k)));
-    if (g.in == precision::fp16 && k == 128) c = std::min(c, 256u);
+    c = std::min(c, k128_row_cap(g.in, k));
     ceiling = std::min(ceiling, c);
   }
   return ceiling;
@@ -131,18 +132,18 @@ constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& o
   p.n_tiles = ceil_div(g.N, Soc::max_n);
   p.n_tile = align_up(ceil_div(g.N, p.n_tiles), weight_tile_n(g.in));
   if (options.k_slice != 0) {
-    if (options.k_slice > Soc::max_k_slice) return make_error(rules::k_slice_max, "plan", "k_slice", options.k_slice);
+    if (!k_slice_fits<Soc>(options.k_slice)) return make_error(rules::k_slice_max, "plan", "k_slice", options.k_slice);
     if (options.k_slice % 32 != 0) return make_error(rules::k_alignment, "plan", "k_slice", options.k_slice);
   }
   // Candidate slice counts: all of K in one op (when K allows it), else slices of <= 2048.
   std::uint64_t best_tasks = 0;  // 64-bit: an oversized request is rejected below, not wrapped
-  const std::uint32_t first = g.K <= Soc::max_k_single_op ? 1 : ceil_div(g.K, Soc::max_k_slice);
+  const std::uint32_t first = k_fits_one_op<Soc>(g.K) ? 1 : ceil_div(g.K, Soc::max_k_slice);
   const std::uint32_t last = options.k_slice ? first : std::min(g.K / 32, first + 64);
   for (std::uint32_t n = first; n <= last; ++n) {
     const std::uint32_t k_slice = options.k_slice ? options.k_slice : align_up(ceil_div(g.K, n), 32);
     const std::uint32_t slices = ceil_div(g.K, k_slice);
-    if (slices > 1 && k_slice > Soc::max_k_slice) continue;
-    if (slices == 1 && k_slice > Soc::max_k_single_op) continue;
+    if (slices > 1 && !k_slice_fits<Soc>(k_slice)) continue;
+    if (slices == 1 && !k_fits_one_op<Soc>(k_slice)) continue;
     const std::uint32_t ceiling = detail::grid_ceiling<Soc>(g, spec.sched, k_slice);
     if (ceiling == 0) continue;
     const std::uint32_t m_tiles = ceil_div(g.M, ceiling);
@@ -177,10 +178,10 @@ constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& o
   const std::uint64_t output_extent = p.slices * (g.layout == operand_layout::surface
       ? bytes_of(p.partial, std::uint64_t{g.M} * g.N)
       : std::uint64_t{g.M} * p.output_pitch);
-  if (feature_extent > max_operand_bytes) return make_error(rules::operand_size, "plan", "features", feature_extent);
-  if (bytes_of(g.in, std::uint64_t{g.K} * g.N) > max_operand_bytes)
+  if (!fits_address_space<Soc>(feature_extent)) return make_error(rules::operand_size, "plan", "features", feature_extent);
+  if (!fits_address_space<Soc>(bytes_of(g.in, std::uint64_t{g.K} * g.N)))
     return make_error(rules::operand_size, "plan", "weights", bytes_of(g.in, std::uint64_t{g.K} * g.N));
-  if (output_extent > max_operand_bytes) return make_error(rules::operand_size, "plan", "output", output_extent);
+  if (!fits_address_space<Soc>(output_extent)) return make_error(rules::operand_size, "plan", "output", output_extent);
   return p;
 }
 
@@ -314,7 +315,7 @@ constexpr void emit_plan(program_writer& w, const plan_shape& p, const plan_opti
           fresh.cols = t.spec.N;
           const result<matmul_geometry> g = resolve<Soc>(t.spec);
           if (!g) return w.fail(g.err());
-          if (status st = fresh.task.fill([&](program_writer& tw) { emit_matmul_task<Soc>(tw, g.value()); }); !st)
+          if (status st = fill(fresh.task, [&](program_writer& tw) { emit_matmul_task<Soc>(tw, g.value()); }); !st)
             return w.fail(st.err());
           if (status st = validate<Soc>(fresh.task.view(), "plan tile"); !st) return w.fail(st.err());
           tile = &fresh;
@@ -356,7 +357,7 @@ struct fixed_plan {
   static constexpr std::pair<type, status> build() {
     type out{Shape, {}};
     out.code.delta_tasks = Options.delta_tasks;
-    const status s = out.code.fill([](program_writer& w) { emit_plan<Soc>(w, Shape, Options); });
+    const status s = fill(out.code, [](program_writer& w) { emit_plan<Soc>(w, Shape, Options); });
     return {out, s ? validate_structure(out.code.view(), "plan") : s};
   }
   static constexpr std::pair<type, status> built = build();

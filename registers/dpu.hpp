@@ -279,6 +279,16 @@ REGCMD_REGISTER(dpu, DPU_LUT_LO_SLOPE_SHIFT, 0x412c,
 REGCMD_REGISTER_BEYOND_MAINLINE(dpu, DPU_UNNAMED_40C4, 0x40c4,
                                 (VALUE, uint_field<31, 0>));
 
+// The fully bypassed BS, BN and EW stages (0x53, 0x53, 0x383), as every hardware-run program
+// writes them where the stage is unused (matmul-recipe §1.1, §2.2; Mesa; the vendor captures).
+// The matmul needs BS fully bypassed: the conv's 0x20150 hangs it (reference "0x4040 DPU_BS_CFG").
+namespace bypass {
+inline constexpr DPU_BS_CFG bs{.BS_BYPASS = 1, .BS_ALU_BYPASS = 1, .BS_MUL_BYPASS = 1, .BS_RELU_BYPASS = 1};
+inline constexpr DPU_BN_CFG bn{.BN_BYPASS = 1, .BN_ALU_BYPASS = 1, .BN_MUL_BYPASS = 1, .BN_RELU_BYPASS = 1};
+inline constexpr DPU_EW_CFG ew{.EW_BYPASS = 1, .EW_OP_BYPASS = 1, .EW_LUT_BYPASS = 1, .EW_OP_CVT_BYPASS = 1,
+                               .EW_RELU_BYPASS = 1};
+}  // namespace bypass
+
 inline constexpr auto dpu_registers = ::boost::hana::tuple_t<
     DPU_S_STATUS, DPU_S_POINTER, DPU_OPERATION_ENABLE,
     DPU_FEATURE_MODE_CFG, DPU_DATA_FORMAT, DPU_OFFSET_PEND,

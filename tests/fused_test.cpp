@@ -149,14 +149,14 @@ TEST_CASE("program rules on hand-made chains: the precision path, ping-pong, the
   const auto sdp = resolve_ew({.op = ew_op::add, .M = 16, .N = 8, .layout = ew_layout::flat}).value();
   program<256, 2> chain;
   chain.pingpong = false;
-  REQUIRE(chain.fill([&](program_writer& w) {
+  REQUIRE(fill(chain, [&](program_writer& w) {
     emit_matmul_task(w, fp32_matmul.geometry, {}, operand_role::intermediate);
     emit_ew(w, sdp, operand_role::intermediate);
   }).ok());
   CHECK(validate(chain.view()).err().id() == "sdp-precision-path");
 
   program<64, 1> lone;
-  REQUIRE(lone.fill([&](program_writer& w) { emit_ew(w, sdp); }).ok());
+  REQUIRE(fill(lone, [&](program_writer& w) { emit_ew(w, sdp); }).ok());
   lone.pingpong = true;
   CHECK(validate(lone.view()).err().id() == "sdp-pingpong");
   lone.pingpong = false;
@@ -181,7 +181,7 @@ TEST_CASE("the model stalls a chained SDP fed bytes of another precision") {
   const auto sdp = resolve_ew({.op = ew_op::add, .M = 16, .N = 8, .layout = ew_layout::flat}).value();
   program<256, 2> chain;
   chain.pingpong = false;
-  REQUIRE(chain.fill([&](program_writer& w) {
+  REQUIRE(fill(chain, [&](program_writer& w) {
     emit_matmul_task(w, fp32_matmul.geometry, {}, operand_role::intermediate);
     emit_ew(w, sdp, operand_role::intermediate);
   }).ok());

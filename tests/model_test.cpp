@@ -126,7 +126,7 @@ TEST_CASE("a chained plan runs task after task through the PC tails") {
   const plan_shape& s = p.value();
   REQUIRE(s.tasks() == 4);
   program<4 * matmul_task_entries, 4> code;
-  REQUIRE(code.fill([&](program_writer& w) { emit_plan(w, s, {.k_slice = 2048}); }).ok());
+  REQUIRE(fill(code, [&](program_writer& w) { emit_plan(w, s, {.k_slice = 2048}); }).ok());
   bench b(code.entry_count * 8, plan_feature_bytes(s), s.weight_bytes(), plan_output_bytes(s));
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> d(-1, 1);

@@ -16,7 +16,7 @@ constexpr GLOBAL_OPERATION_ENABLE matmul_blocks{.CNA_OP_EN = 1, .CORE_OP_EN = 1,
 template <class Body>
 status check(Body&& body) {
   program<64, 2> p;
-  const status s = p.fill([&](program_writer& w) { body(w); });
+  const status s = fill(p, [&](program_writer& w) { body(w); });
   if (!s) return s;
   return validate(p.view());
 }
@@ -132,15 +132,15 @@ TEST_CASE("task-interrupts: the mask must be pair-complete") {
 
 TEST_CASE("writer rules: capacity and task structure") {
   program<4, 1> small;
-  const status full = small.fill([](program_writer& w) {
+  const status full = fill(small, [](program_writer& w) {
     w.begin_task();
     w.put(CNA_CBUF_CON0{.DATA_BANK = 1, .WEIGHT_BANK = 11});
     w.end_task(matmul_blocks, dpu_done_interrupts);
   });
   CHECK(id(full) == "program-capacity");
   program<16, 1> p;
-  CHECK(id(p.fill([](program_writer& w) { w.end_task(matmul_blocks, dpu_done_interrupts); })) == "task-structure");
-  CHECK(id(p.fill([](program_writer& w) { w.begin_task(); })) == "task-structure");
+  CHECK(id(fill(p, [](program_writer& w) { w.end_task(matmul_blocks, dpu_done_interrupts); })) == "task-structure");
+  CHECK(id(fill(p, [](program_writer& w) { w.begin_task(); })) == "task-structure");
 }
 
 TEST_CASE("patch_slots writes IOVA + offset and refuses addresses past 32 bits") {

@@ -249,13 +249,11 @@ TEST_CASE("refusals: nothing reaches the device") {
 
   // a failed rule: an address register holding a literal is not a slot
   program<16, 1> literal;
-  REQUIRE(literal
-              .fill([](program_writer& w) {
-                w.begin_task();
-                w.put(reg::CNA_FEATURE_DATA_ADDR{.FEATURE_BASE_ADDR = 0x1000'0000});
-                w.end_task({.CNA_OP_EN = 1, .CORE_OP_EN = 1, .DPU_OP_EN = 1}, dpu_done_interrupts);
-              })
-              .ok());
+  REQUIRE(fill(literal, [](program_writer& w) {
+            w.begin_task();
+            w.put(reg::CNA_FEATURE_DATA_ADDR{.FEATURE_BASE_ADDR = 0x1000'0000});
+            w.end_task({.CNA_OP_EN = 1, .CORE_OP_EN = 1, .DPU_OP_EN = 1}, dpu_done_interrupts);
+          }).ok());
   CHECK(npu.prepare(literal.view()).err().id() == "address-slots");
   CHECK(stats().submits == submits);
 
@@ -308,7 +306,7 @@ TEST_CASE("a bind that fails leaves the program unbound") {
   session npu{d};
   // PPU_DST_BASE_ADDR holds bits 31:4: an output offset of 8 cannot be encoded
   program<16, 1> odd;
-  REQUIRE(odd.fill([](program_writer& w) {
+  REQUIRE(fill(odd, [](program_writer& w) {
                w.begin_task();
                w.put_slot<reg::PPU_DST_BASE_ADDR>(operand_role::output, 8, 64);
                w.end_task({.CNA_OP_EN = 1, .CORE_OP_EN = 1, .DPU_OP_EN = 1}, dpu_done_interrupts);

@@ -22,6 +22,8 @@ struct rk3588 {
   // twice the rows; int4 reuses the int8 entry) (reference "The M-tiling scheduler").
   static constexpr std::uint32_t tile_elements_fp16 = 32768;
   static constexpr std::uint32_t tile_elements_int8 = 65536;
+  // int4's activation budget: rows x K <= 16384 (reference "0x107c").
+  static constexpr std::uint32_t int4_rows_times_k = 16384;
   static constexpr unsigned cores = 3;
   // Every address register and PC_BASE_ADDRESS are 32 bits wide (fact sheet §1.5).
   static constexpr std::uint64_t max_iova = 0xffff'ffffu;

@@ -8,7 +8,7 @@
 
 #include <regcmd/core/error.hpp>
 #include <regcmd/core/field.hpp>
-#include <regcmd/core/program.hpp>
+#include <regcmd/program/writer.hpp>
 
 // Rules on a matmul request (matmul_spec), checked before anything is emitted.
 #define REGCMD_MATMUL_RULES(X)                                                                       \
@@ -57,8 +57,9 @@
     "180224/K with the bank split (11 data banks): tile M with plan_matmul",                        \
     "regcmd-isa-reference \"The M-tiling scheduler\"")                                               \
   X(m_ceiling_int8, "m-ceiling-int8",                                                                \
-    "M exceeds the int8 ceiling, 64*floor(12/w - 1) rows with w = K/512 for the bank split (the "   \
-    "weight must stay CBUF-resident) or 32768/K with the template split: tile M with plan_matmul",  \
+    "M exceeds the int8 ceiling, 64*floor(11/w) rows with w = K/512 for the bank split (measured "  \
+    "704/320/128/64 at K = 512/1024/2048/4096: the weight stays CBUF-resident) or 32768/K with the " \
+    "template split: tile M with plan_matmul",                                                       \
     "regcmd-isa-reference \"The M-tiling scheduler\"")                                               \
   X(m_ceiling_int4, "m-ceiling-int4",                                                                \
     "M exceeds the int4 activation budget rows x K <= 16384: tile M with plan_matmul",              \

@@ -13,38 +13,44 @@
 #include <optional>
 
 #include <regcmd/core/precision.hpp>
-#include <regcmd/core/program.hpp>
 #include <regcmd/core/soc.hpp>
-#include <regcmd/programs/schedule.hpp>
+#include <regcmd/program/program.hpp>
+#include <regcmd/program/tail.hpp>
+#include <regcmd/program/writer.hpp>
 #include <regcmd/registers/all.hpp>
 #include <regcmd/rules/catalog.hpp>
+#include <regcmd/rules/cbuf.hpp>
+#include <regcmd/rules/limits.hpp>
+#include <regcmd/rules/precision_rules.hpp>
 
 namespace regcmd {
 
 namespace detail {
 
+template <register_type R>
+constexpr bool is_register(entry e) {
+  return e.target() == static_cast<std::uint16_t>(R::block) && e.offset() == R::offset;
+}
+
 // The registers the per-op rules read.
 struct op_state {
-  std::optional<std::uint32_t> cbuf_con0, conv_con1, data_size1, misc_cfg, core_out1, data_format, bs_cfg,
+  std::optional<std::uint32_t> cbuf_con0, conv_con1, data_size0, data_size1, misc_cfg, core_out1, data_format, bs_cfg,
       bs_ow_cfg, out_cvt_scale, rdma_feature_mode, erdma_cfg;
 
   constexpr void write(entry e) {
     using namespace reg;
-    auto is = [&](auto r) {
-      using R = decltype(r);
-      return e.target() == static_cast<std::uint16_t>(R::block) && e.offset() == R::offset;
-    };
-    if (is(CNA_CBUF_CON0{})) cbuf_con0 = e.value();
-    else if (is(CNA_CONV_CON1{})) conv_con1 = e.value();
-    else if (is(CNA_DATA_SIZE1{})) data_size1 = e.value();
-    else if (is(CORE_MISC_CFG{})) misc_cfg = e.value();
-    else if (is(CORE_DATAOUT_SIZE_1{})) core_out1 = e.value();
-    else if (is(DPU_DATA_FORMAT{})) data_format = e.value();
-    else if (is(DPU_BS_CFG{})) bs_cfg = e.value();
-    else if (is(DPU_BS_OW_CFG{})) bs_ow_cfg = e.value();
-    else if (is(DPU_OUT_CVT_SCALE{})) out_cvt_scale = e.value();
-    else if (is(DPU_RDMA_RDMA_FEATURE_MODE_CFG{})) rdma_feature_mode = e.value();
-    else if (is(DPU_RDMA_RDMA_ERDMA_CFG{})) erdma_cfg = e.value();
+    if (is_register<CNA_CBUF_CON0>(e)) cbuf_con0 = e.value();
+    else if (is_register<CNA_CONV_CON1>(e)) conv_con1 = e.value();
+    else if (is_register<CNA_DATA_SIZE0>(e)) data_size0 = e.value();
+    else if (is_register<CNA_DATA_SIZE1>(e)) data_size1 = e.value();
+    else if (is_register<CORE_MISC_CFG>(e)) misc_cfg = e.value();
+    else if (is_register<CORE_DATAOUT_SIZE_1>(e)) core_out1 = e.value();
+    else if (is_register<DPU_DATA_FORMAT>(e)) data_format = e.value();
+    else if (is_register<DPU_BS_CFG>(e)) bs_cfg = e.value();
+    else if (is_register<DPU_BS_OW_CFG>(e)) bs_ow_cfg = e.value();
+    else if (is_register<DPU_OUT_CVT_SCALE>(e)) out_cvt_scale = e.value();
+    else if (is_register<DPU_RDMA_RDMA_FEATURE_MODE_CFG>(e)) rdma_feature_mode = e.value();
+    else if (is_register<DPU_RDMA_RDMA_ERDMA_CFG>(e)) erdma_cfg = e.value();
   }
 };
 
@@ -52,10 +58,6 @@ constexpr bool pair_complete(std::uint32_t mask) {
   for (unsigned bit = 0; bit < 14; bit += 2)
     if (((mask >> bit) & 1u) != ((mask >> (bit + 1)) & 1u)) return false;
   return mask != 0;
-}
-
-constexpr bool is_register(entry e, block_id b, std::uint16_t offset) {
-  return e.target() == static_cast<std::uint16_t>(b) && e.offset() == offset;
 }
 
 // What an SDP task (DPU_RDMA enabled, no CNA) reads, against the reference's stalls.
@@ -66,7 +68,7 @@ constexpr status check_sdp(const op_state& s, bool pingpong, bool after_matmul, 
   if (pingpong) return make_error(rules::sdp_pingpong, where);
   if (!s.rdma_feature_mode) return {};
   const precision in = unpack<DPU_RDMA_RDMA_FEATURE_MODE_CFG>(*s.rdma_feature_mode).IN_PRECISION.value();
-  if (in != precision::fp16 && in != precision::int8 && in != precision::int16)
+  if (!sdp_reads(in))
     return make_error(rules::sdp_feature_precision, where, "DPU_RDMA_RDMA_FEATURE_MODE_CFG", *s.rdma_feature_mode);
   const bool two_inputs = s.erdma_cfg && unpack<DPU_RDMA_RDMA_ERDMA_CFG>(*s.erdma_cfg).ERDMA_DISABLE.value() == 0;
   if (two_inputs && after_matmul && matmul_out != in)
@@ -80,8 +82,7 @@ constexpr status check_op(const op_state& s, std::uint32_t enable_mask, std::str
   if ((enable_mask & 1u) == 0) return {};  // no CNA: not a matmul/conv op
   if (s.cbuf_con0) {
     const auto c = unpack<CNA_CBUF_CON0>(*s.cbuf_con0);
-    const std::uint64_t data = c.DATA_BANK.value(), weight = c.WEIGHT_BANK.value();
-    if (data + weight != Soc::cbuf_banks || data > Soc::cbuf_banks - 1 || weight < 1)
+    if (!is_bank_split<Soc>(c.DATA_BANK.value(), c.WEIGHT_BANK.value()))
       return make_error(rules::bank_split, where, "CNA_CBUF_CON0", *s.cbuf_con0);
   }
   if (!s.conv_con1) return {};
@@ -96,10 +97,10 @@ constexpr status check_op(const op_state& s, std::uint32_t enable_mask, std::str
     out = f.OUT_PRECISION.value();
   }
   if (!consistent) return make_error(rules::precision_consistent, where, "CNA_CONV_CON1", *s.conv_con1);
-  if (in == precision::int8 && out && *out != precision::int32)
+  if (out && !int8_writes_int32(in, *out))
     return make_error(rules::int8_output_int32, where, "DPU_DATA_FORMAT", *s.data_format);
   if (in == precision::fp16 && out == precision::fp16) {
-    const bool bypassed = s.bs_cfg && *s.bs_cfg == 0x53;
+    const bool bypassed = s.bs_cfg && *s.bs_cfg == pack(reg::bypass::bs).value();
     const bool to_fp16 = s.out_cvt_scale && unpack<DPU_OUT_CVT_SCALE>(*s.out_cvt_scale).FP32TOFP16_EN.value() == 1;
     if (!bypassed || !to_fp16) return make_error(rules::fp16_output_stage, where, "DPU_BS_CFG", s.bs_cfg.value_or(0));
     if (s.bs_ow_cfg) {
@@ -109,14 +110,19 @@ constexpr status check_op(const op_state& s, std::uint32_t enable_mask, std::str
     }
   }
   if (s.data_size1) {
-    const std::uint64_t K = unpack<CNA_DATA_SIZE1>(*s.data_size1).DATAIN_CHANNEL.value();
-    if (K > Soc::max_k_single_op) return make_error(rules::k_single_op_max, where, "K", K);
-    if (s.cbuf_con0 && unpack<CNA_CBUF_CON0>(*s.cbuf_con0).DATA_BANK.value() > 1 && K < bank_split_min_k(in))
-      return make_error(rules::small_k_bank_split, where, "K", K);
+    const auto K = static_cast<std::uint32_t>(unpack<CNA_DATA_SIZE1>(*s.data_size1).DATAIN_CHANNEL.value());
+    if (!k_fits_one_op<Soc>(K)) return make_error(rules::k_single_op_max, where, "K", K);
+    const bool split = s.cbuf_con0 && unpack<CNA_CBUF_CON0>(*s.cbuf_con0).DATA_BANK.value() > 1;
+    if (split && !bank_split_valid_k(in, K)) return make_error(rules::small_k_bank_split, where, "K", K);
+    if (s.data_size0 && K != 0) {
+      const auto M = static_cast<std::uint32_t>(unpack<CNA_DATA_SIZE0>(*s.data_size0).DATAIN_HEIGHT.value());
+      if (!within_fp16_k128_cap(in, K, M)) return make_error(rules::fp16_k128_cap, where, "M", M);
+      if (M > m_ceiling<Soc>(in, K, split)) return make_error(m_ceiling_rule(in), where, "M", M);
+    }
   }
   if (s.core_out1) {
     const std::uint64_t N = unpack<CORE_DATAOUT_SIZE_1>(*s.core_out1).DATAOUT_CHANNEL.value() + 1;
-    if (N > Soc::max_n) return make_error(rules::n_max, where, "N", N);
+    if (!n_fits_one_op<Soc>(N)) return make_error(rules::n_max, where, "N", N);
   }
   return {};
 }
@@ -144,13 +150,15 @@ class slot_cursor {
 constexpr status check_tail(const program_view& p, std::size_t t, slot_cursor& slots, std::string_view where) {
   using namespace reg;
   const task& k = p.tasks.data()[t];
-  const std::uint32_t tail = k.first + k.count - 4;
-  const entry* tl = p.entries.data() + tail;
+  auto tail = [&](tail_entry which) { return p.entries.data()[tail_index(k, which)]; };
+  const entry address = tail(tail_entry::next_address), amount = tail(tail_entry::next_amount);
+  const entry enable = tail(tail_entry::op_enable);
   const bool chained = t + 1 < p.tasks.size();
-  if (!is_register(tl[0], block_id::pc, PC_BASE_ADDRESS::offset) || tl[0].value() != 0 ||
-      chained != slots.is_slot(tail) || !is_register(tl[1], block_id::pc, PC_REGISTER_AMOUNTS::offset) ||
-      tl[1].value() != (chained ? pc_fetch_amount(p.tasks.data()[t + 1].count) : 0) || tl[2] != op_enable_preamble() ||
-      kind_of(tl[3]) != entry_kind::op_enable || tl[3].offset() != op_enable_offset || tl[3].value() != k.enable_mask)
+  if (!is_register<PC_BASE_ADDRESS>(address) || address.value() != 0 ||
+      chained != slots.is_slot(tail_index(k, tail_entry::next_address)) || !is_register<PC_REGISTER_AMOUNTS>(amount) ||
+      amount.value() != (chained ? pc_fetch_amount(p.tasks.data()[t + 1].count) : 0) ||
+      tail(tail_entry::preamble) != op_enable_preamble() || kind_of(enable) != entry_kind::op_enable ||
+      enable.offset() != op_enable_offset || enable.value() != k.enable_mask)
     return make_error(rules::tail_complete, where, "task", t);
   if (!pair_complete(k.int_mask)) return make_error(rules::task_interrupts, where, "task", t);
   return {};
@@ -169,7 +177,7 @@ constexpr status check_slots(const program_view& p, std::string_view where) {
 }
 
 constexpr bool task_in_bounds(const program_view& p, const task& k) {
-  return k.count >= 4 && k.first + k.count <= p.entries.size();
+  return k.count >= task_tail_entries && k.first + k.count <= p.entries.size();
 }
 }  // namespace detail
 
@@ -198,7 +206,7 @@ constexpr status validate(const program_view& p, std::string_view where = "progr
     const task& k = p.tasks[t];
     if (!detail::task_in_bounds(p, k)) return make_error(rules::tail_complete, where, "task", t);
     detail::op_state& state = groups[p.pingpong ? t % 2 : 0];
-    for (std::uint32_t i = k.first; i < k.first + k.count - 4; ++i) {
+    for (std::uint32_t i = k.first; i < body_end(k); ++i) {
       const entry e = p.entries[i];
       if (kind_of(e) == entry_kind::op_enable || kind_of(e) == entry_kind::op_enable_preamble)
         return make_error(rules::tail_complete, where, "task", t);
@@ -241,7 +249,7 @@ constexpr program<Entries, Tasks> checked_program() {
   constexpr built_program built = [] {
     built_program b{};
     b.code.pingpong = Pingpong;
-    b.outcome = b.code.fill(Build);
+    b.outcome = fill(b.code, Build);
     if (b.outcome) b.outcome = validate<Soc>(b.code.view());
     return b;
   }();

@@ -14,7 +14,7 @@
 #include <span>
 #include <vector>
 
-#include <regcmd/core/program.hpp>
+#include <regcmd/program/program.hpp>
 #include <regcmd/runtime/buffer.hpp>
 #include <regcmd/runtime/device.hpp>
 #include <regcmd/runtime/errors.hpp>

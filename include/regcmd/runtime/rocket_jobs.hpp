@@ -26,7 +26,7 @@
 #include <utility>
 #include <vector>
 
-#include <regcmd/core/program.hpp>
+#include <regcmd/program/program.hpp>
 #include <regcmd/runtime/buffer.hpp>
 #include <regcmd/runtime/device.hpp>
 #include <regcmd/runtime/errors.hpp>

@@ -37,7 +37,8 @@
 #include <vector>
 
 #include <regcmd/core/error.hpp>
-#include <regcmd/core/program.hpp>
+#include <regcmd/program/program.hpp>
+#include <regcmd/program/tail.hpp>
 #include <regcmd/registers/cna.hpp>
 #include <regcmd/rules/program_rules.hpp>
 #include <regcmd/runtime/buffer.hpp>
@@ -270,10 +271,11 @@ class session {
   // Ends the chain after task `last`: its tail no longer points at the next task.
   static void unlink_after(prepared_program& p, std::uint32_t last) {
     const task& t = p.tasks_[last];
-    const std::uint32_t tail = t.first + t.count - 4;
-    p.entries_[tail] = p.entries_[tail].with_value(0);
-    p.entries_[tail + 1] = p.entries_[tail + 1].with_value(0);
-    std::erase_if(p.slots_, [&](const slot& s) { return s.entry == tail; });
+    const std::uint32_t address = tail_index(t, tail_entry::next_address);
+    const std::uint32_t amount = tail_index(t, tail_entry::next_amount);
+    p.entries_[address] = p.entries_[address].with_value(0);
+    p.entries_[amount] = p.entries_[amount].with_value(0);
+    std::erase_if(p.slots_, [&](const slot& s) { return s.entry == address; });
   }
 
   // rocket: what the jobs list as read and written, rebuilt when other buffers are bound.

@@ -70,7 +70,7 @@ void npu::run_sdp(iova_space& memory, const registers& r, std::uint32_t task, bo
     return report(fault_kind::unmodelled, "an SDP whose DPU_DATA_FORMAT and RDMA precisions differ");
   if (feature.FLYING_MODE.value() != 1 || feature.OUTPUT_MODE.value() != 2 || mode.FLYING_MODE.value() != 1)
     return report(fault_kind::unmodelled, "an SDP not in flying mode or not writing to memory");
-  if (r.get(DPU_BS_CFG::offset) != 0x53 || r.get(DPU_BN_CFG::offset) != 0x53)
+  if (r.get(DPU_BS_CFG::offset) != pack(bypass::bs).value() || r.get(DPU_BN_CFG::offset) != pack(bypass::bn).value())
     return report(fault_kind::unmodelled, "an SDP with its BS or BN stage active");
   if (out_scale.OUT_CVT_SCALE.value() != 1 || r.get(DPU_OUT_CVT_OFFSET::offset) != 0 ||
       r.get(DPU_OUT_CVT_SHIFT::offset) != 0 || read<DPU_EW_CVT_SCALE_VALUE>(r).EW_OP_CVT_SCALE.value() != 1 ||

@@ -53,7 +53,7 @@
 #include <string>
 #include <vector>
 
-#include <regcmd/core/program.hpp>
+#include <regcmd/program/writer.hpp>
 #include <regcmd/model/npu.hpp>
 #include <regcmd/runtime/rknpu_uapi.hpp>
 #include <regcmd/runtime/rocket_uapi.hpp>

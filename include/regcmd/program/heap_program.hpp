@@ -8,7 +8,7 @@
 #include <vector>
 
 #include <regcmd/core/error.hpp>
-#include <regcmd/core/program.hpp>
+#include <regcmd/program/writer.hpp>
 
 namespace regcmd {
 

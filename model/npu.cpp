@@ -11,9 +11,8 @@
 #include <vector>
 
 #include <regcmd/core/entry.hpp>
-#include <regcmd/programs/matmul.hpp>
-#include <regcmd/programs/packing.hpp>
-#include <regcmd/programs/schedule.hpp>
+#include <regcmd/core/half.hpp>
+#include <regcmd/core/precision.hpp>
 #include <regcmd/registers/all.hpp>
 
 #include "op_support.hpp"
@@ -98,6 +97,95 @@ void gemm(const In* a, const In* b, Acc* c, std::uint32_t M, std::uint32_t K, st
 
 using namespace regcmd::reg;
 
+// The reference's numbers the model judges a matmul by, named once here and nowhere else
+// in the model (regcmd-isa-reference "Limits & tiling (RK3588)", "The M-tiling scheduler",
+// "Small-K validity of the 0x1040 schedule", "0x107c").
+namespace measured {
+constexpr std::uint64_t cbuf_banks = 12;
+constexpr std::uint64_t bank_bytes = 32768;
+constexpr std::uint32_t max_k = 10752;  // K = 10784 wedges
+constexpr std::uint32_t max_n = 8192;   // wider is silently wrong
+constexpr std::uint32_t fp16_split_min_k = 96, int8_split_min_k = 256;  // bank split below: zeros
+constexpr std::uint32_t fp16_k128_rows = 256;                           // fp16 at K = 128: correct up to here
+// int8's bank split: one bank per 64-row group of K/512 banks; the weight stays resident,
+// so 64·floor(11·512/K) rows at most (704/320/128/64 at K = 512/1024/2048/4096).
+constexpr std::uint32_t int8_group_rows = 64, int8_k_per_bank = 512;
+constexpr std::uint32_t int4_rows_times_k = 16384;  // int4's activation budget
+}  // namespace measured
+
+// The precision pairs RK3588 multiplies (regcmd-isa-reference "Platform support matrix").
+bool multiplies(precision in, precision out) {
+  return (in == precision::fp16 && (out == precision::fp32 || out == precision::fp16)) ||
+         (in == precision::int8 && out == precision::int32) || (in == precision::int4 && out == precision::int16);
+}
+
+// Where one op's operands lie, as the registers say.
+//   features  row-major (CNA_CONV_CON1.GROUP_LINE_OFF, one line per row): row m at
+//             m·LINE_STRIDE·16 bytes (reference "0x107c"); int4 rows hold K/2 bytes of
+//             nibbles, even element in the low nibble, then a zero half-line (K bytes read).
+//             Surface (NC1HWC2 with W = 1, H = M, 16-byte atoms of channels): rows
+//             LINE_STRIDE·4 bytes apart and surfaces (SURF_STRIDE + LINE_STRIDE)·16 bytes
+//             apart, modulo the field's 28 bits (Mesa: LINE_STRIDE = W·4, SURF_STRIDE =
+//             LINE_STRIDE·(H/4 − 1) for a [C1][H][W][16 B] cube; implementation A's M = 1
+//             value 0x0ffffffd wraps to one 16-byte row).
+//   weights   tiles of N16 × K32 (fp16) or N32 × K32 (int8; int4 two per byte), tile-rows
+//             of N, each K/32 tiles long (reference "Operand tile layouts").
+//   output    16-byte surfaces of channels DST_SURF_STRIDE·16 bytes apart; rows
+//             (NOTCH_ADDR_1 + 1)·4 outputs apart in the row-major mode, one 16-byte atom
+//             apart in the surface mode (reference "Key registers", 0x4038).
+struct matmul_walk {
+  precision in{}, out{};
+  std::uint32_t M = 0, K = 0, N = 0;
+  std::uint32_t in_bytes = 0, out_bytes = 0;
+  std::uint64_t feature_row = 0, feature_surface = 0, output_row = 0, output_surface = 0;
+  bool row_major = false;
+
+  std::uint64_t feature_extent() const {
+    if (row_major) return (M - 1) * feature_row + (in == precision::int4 ? K : std::uint64_t{K} * in_bytes);
+    return (std::uint64_t{K} * in_bytes / 16 - 1) * feature_surface + (M - 1) * feature_row + 16;
+  }
+  std::uint64_t weight_extent() const { return bytes_of(in, std::uint64_t{K} * N); }
+  std::uint64_t output_extent() const {
+    const std::uint64_t surfaces = (std::uint64_t{N} * out_bytes + 15) / 16;
+    if (row_major) return (M - 1) * output_row + std::uint64_t{N} * out_bytes;
+    return (surfaces - 1) * output_surface + (M - 1) * output_row + 16;
+  }
+  // Element (m, k) of the features: its byte, and for int4 which nibble.
+  std::uint64_t feature_at(std::uint32_t m, std::uint32_t k) const {
+    if (row_major) return m * feature_row + (in == precision::int4 ? k / 2 : std::uint64_t{k} * in_bytes);
+    const std::uint32_t per_atom = 16 / in_bytes;
+    return k / per_atom * feature_surface + m * feature_row + k % per_atom * in_bytes;
+  }
+  // Element index (in elements, nibbles for int4) of weight (k, n).
+  std::uint64_t weight_element(std::uint32_t k, std::uint32_t n) const {
+    const std::uint32_t tile_n = in == precision::fp16 ? 16 : 32;
+    return std::uint64_t{n / tile_n} * tile_n * K + std::uint64_t{k / 32} * tile_n * 32 + (n % tile_n) * 32 + k % 32;
+  }
+  std::uint64_t output_at(std::uint32_t m, std::uint32_t n) const {
+    const std::uint32_t per_atom = 16 / out_bytes;
+    return n / per_atom * output_surface + m * output_row + n % per_atom * out_bytes;
+  }
+};
+
+std::uint32_t load_bits(const std::uint8_t* p, std::uint32_t bytes) {
+  std::uint32_t v = 0;
+  for (std::uint32_t i = 0; i < bytes; ++i) v |= std::uint32_t{p[i]} << (8 * i);
+  return v;
+}
+void store_bits(std::uint8_t* p, std::uint32_t v, std::uint32_t bytes) {
+  for (std::uint32_t i = 0; i < bytes; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+}
+
+// One input element as the MAC array reads it: fp16 as float, int8 and int4 sign-extended.
+template <class T>
+T load_input(const std::uint8_t* base, std::uint64_t at, precision in, bool high_nibble) {
+  if (in == precision::fp16) return static_cast<T>(half_to_float(static_cast<std::uint16_t>(load_bits(base + at, 2))));
+  if (in == precision::int4) {
+    const auto nibble = static_cast<std::uint8_t>(high_nibble ? base[at] >> 4 : base[at] & 0xf);
+    return static_cast<T>(static_cast<std::int8_t>(static_cast<std::uint8_t>(nibble << 4)) >> 4);
+  }
+  return static_cast<T>(static_cast<std::int8_t>(base[at]));
+}
 
 }  // namespace
 
@@ -197,11 +285,14 @@ void npu::run_matmul(iova_space& memory, const registers& r, std::uint32_t task,
   const auto con1 = read<CNA_CONV_CON1>(r);
   const auto format = read<DPU_DATA_FORMAT>(r);
   const auto cbuf = read<CNA_CBUF_CON0>(r);
-  const precision in = con1.IN_PRECISION.value();
-  const precision out_precision = format.OUT_PRECISION.value();
-  const auto M = static_cast<std::uint32_t>(read<CNA_DATA_SIZE0>(r).DATAIN_HEIGHT.value());
-  const auto K = static_cast<std::uint32_t>(read<CNA_DATA_SIZE1>(r).DATAIN_CHANNEL.value());
-  const auto N = static_cast<std::uint32_t>(read<CNA_WEIGHT_SIZE2>(r).WEIGHT_KERNELS.value());
+  matmul_walk w;
+  w.in = con1.IN_PRECISION.value();
+  w.out = format.OUT_PRECISION.value();
+  w.M = static_cast<std::uint32_t>(read<CNA_DATA_SIZE0>(r).DATAIN_HEIGHT.value());
+  w.K = static_cast<std::uint32_t>(read<CNA_DATA_SIZE1>(r).DATAIN_CHANNEL.value());
+  w.N = static_cast<std::uint32_t>(read<CNA_WEIGHT_SIZE2>(r).WEIGHT_KERNELS.value());
+  const precision in = w.in;
+  const std::uint32_t M = w.M, K = w.K, N = w.N;
 
   // The state quirk first: entering int8 mode without a reset wedges the first int8 job.
   if (in == precision::int8 && behaviour.int8_entry_wedge && last_precision_ != static_cast<int>(precision::int8) &&
@@ -212,65 +303,64 @@ void npu::run_matmul(iova_space& memory, const registers& r, std::uint32_t task,
 
   // The reference's failures, in the order the hardware meets them.
   const std::uint64_t data_banks = cbuf.DATA_BANK.value(), weight_banks = cbuf.WEIGHT_BANK.value();
-  if (data_banks + weight_banks != 12 || data_banks > 11 || weight_banks < 1)
+  if (data_banks + weight_banks != measured::cbuf_banks || data_banks > measured::cbuf_banks - 1 || weight_banks < 1)
     return report(fault_kind::hang, "CNA_CBUF_CON0 is not a 12-bank split (DATA_BANK + WEIGHT_BANK = 12, DATA_BANK <= 11)");
-  if (K > 10752) return report(fault_kind::wedge, "K beyond the raw single-op cap 10752");
-  if (N > 8192) return report(fault_kind::wrong_result, "N beyond 8192 is silently wrong (nothing useful written)");
-  if (in == precision::int8 && out_precision != precision::int32)
+  if (K > measured::max_k) return report(fault_kind::wedge, "K beyond the raw single-op cap 10752");
+  if (N > measured::max_n) return report(fault_kind::wrong_result, "N beyond 8192 is silently wrong (nothing useful written)");
+  if (in == precision::int8 && w.out != precision::int32)
     return report(fault_kind::timeout, "an int8 matmul with a narrow output never raises its interrupt");
   if (con1.PROC_PRECISION.value() != in || read<CORE_MISC_CFG>(r).PROC_PRECISION.value() != in ||
-      format.IN_PRECISION.value() != in || format.PROC_PRECISION.value() != in || !traits(in).matmul_input ||
-      !supported_pair(in, out_precision))
+      format.IN_PRECISION.value() != in || format.PROC_PRECISION.value() != in || !multiplies(in, w.out))
     return report(fault_kind::unmodelled, "precision fields of CNA, CORE and DPU disagree or name no RK3588 matmul");
   const auto bs_ow = read<DPU_BS_OW_CFG>(r);
   const std::uint64_t size_e = bs_ow.SIZE_E_0.value();
-  if (out_precision == precision::fp16) {
-    if (r.get(DPU_BS_CFG::offset) != 0x53) return report(fault_kind::hang, "a fp16-output matmul with the BS stage active");
+  if (w.out == precision::fp16) {
+    if (r.get(DPU_BS_CFG::offset) != pack(bypass::bs).value()) return report(fault_kind::hang, "a fp16-output matmul with the BS stage active");
     if (size_e != 1) return report(fault_kind::hang, "the atom-8 fp16 write-out hangs the CNA->DPU path");
   }
 
   // Geometry from the registers, in one of the two layouts the model knows.
-  matmul_geometry g;
-  g.in = in;
-  g.out = out_precision;
-  g.M = M;
-  g.K = g.logical_K = K;
-  g.N = g.logical_N = N;
+  w.in_bytes = in == precision::fp16 ? 2 : 1;
+  w.out_bytes = static_cast<std::uint32_t>(bytes_of(w.out, 1));
   const std::uint64_t line_stride = read<CNA_DMA_CON1>(r).LINE_STRIDE.value();
   const std::uint64_t surf_stride = read<CNA_DMA_CON2>(r).SURF_STRIDE.value();
   const std::uint64_t dst_surf_stride = read<DPU_DST_SURF_STRIDE>(r).DST_SURF_STRIDE.value();
   const auto notch = read<DPU_DATA_CUBE_NOTCH_ADDR>(r);
-  const auto out_bytes = static_cast<std::uint32_t>(bytes_of(out_precision, 1));
-  const std::uint64_t expected_size_e = out_precision == precision::fp32 ? 3 : out_precision == precision::fp16 ? 1 : 7;
-  if (M == 0 || K == 0 || N == 0 || K % 32 != 0 || N % weight_tile_n(in) != 0)
+  const std::uint64_t expected_size_e = w.out == precision::fp32 ? 3 : w.out == precision::fp16 ? 1 : 7;
+  const std::uint32_t tile_n = in == precision::fp16 ? 16 : 32;
+  if (M == 0 || K == 0 || N == 0 || K % 32 != 0 || N % tile_n != 0)
     return report(fault_kind::unmodelled, "M, K or N is 0 or K, N are not whole weight tiles");
   if (size_e != expected_size_e || bs_ow.SIZE_E_1.value() != size_e || bs_ow.SIZE_E_2.value() != size_e)
     return report(fault_kind::unmodelled, "DPU_BS_OW_CFG SIZE_E does not match the output precision");
-  const bool row_major = con1.GROUP_LINE_OFF.value() == 1 && surf_stride == 0 && dst_surf_stride == 1;
-  const bool surface = con1.GROUP_LINE_OFF.value() == 0 && line_stride == 4 &&
-                       surf_stride == (M == 1 ? 0x0fff'fffdu : M - 4) && (M == 1 || M % 4 == 0) &&
-                       dst_surf_stride == M && notch.NOTCH_ADDR_0.value() == 0 && notch.NOTCH_ADDR_1.value() == 0;
-  if (row_major) {
-    g.layout = operand_layout::row_major;
-    g.feature_pitch = static_cast<std::uint32_t>(line_stride * 16);
+  w.row_major = con1.GROUP_LINE_OFF.value() == 1;
+  w.output_surface = dst_surf_stride * 16;
+  if (w.row_major) {
+    w.feature_row = line_stride * 16;
+    w.output_row = (notch.NOTCH_ADDR_1.value() + 1) * 4 * w.out_bytes;
+    if (surf_stride != 0 || dst_surf_stride != 1)
+      return report(fault_kind::unmodelled, "row-major features with a surface stride, or output surfaces apart");
     if (notch.NOTCH_ADDR_0.value() != N / 4 - 1)
       return report(fault_kind::unmodelled, "DPU_DATA_CUBE_NOTCH_ADDR does not cover the N outputs of a row");
-    g.output_pitch = static_cast<std::uint32_t>((notch.NOTCH_ADDR_1.value() + 1) * 4 * out_bytes);
-    if (g.feature_pitch < matmul_geometry::feature_row_bytes(in, K) || g.output_pitch < N * out_bytes)
+    if (w.feature_row < (in == precision::int4 ? K : std::uint64_t{K} * w.in_bytes) ||
+        w.output_row < std::uint64_t{N} * w.out_bytes)
       return report(fault_kind::unmodelled, "a row pitch shorter than its row");
-  } else if (surface) {
-    g.layout = operand_layout::surface;
   } else {
-    return report(fault_kind::unmodelled, "feature/output strides match neither the row-major nor the surface layout");
+    w.feature_row = line_stride * 4;
+    w.feature_surface = ((surf_stride + line_stride) & 0x0fff'ffffu) * 16;
+    w.output_row = 16;
+    if (in == precision::int4 || w.feature_row != 16 || notch.NOTCH_ADDR_0.value() != 0 || notch.NOTCH_ADDR_1.value() != 0)
+      return report(fault_kind::unmodelled, "a surface layout other than one 16-byte pixel per row (W = 1)");
+    if (w.feature_surface < std::uint64_t{M} * 16 || w.output_surface < std::uint64_t{M} * 16)
+      return report(fault_kind::unmodelled, "feature or output surfaces that overlap their rows");
   }
-  if (read<DPU_SURFACE_ADD>(r).SURF_ADD.value() != (row_major ? 1 : M) * (size_e + 1))
+  if (read<DPU_SURFACE_ADD>(r).SURF_ADD.value() != (w.row_major ? 1 : M) * (size_e + 1))
     return report(fault_kind::hang, "DPU_SURFACE_ADD disagrees with the output surface (the DPU writes wild)");
 
   // Register copies of the same dimensions must agree.
   const bool consistent =
       read<CNA_DATA_SIZE1>(r).DATAIN_CHANNEL_REAL.value() == K - 1 && read<CNA_FC_DATA_SIZE1>(r).DMA_CHANNEL.value() == K &&
       read<CNA_FC_DATA_SIZE0>(r).DMA_HEIGHT.value() == M && read<CNA_DATA_SIZE3>(r).DATAOUT_ATOMICS.value() == M &&
-      read<CNA_WEIGHT_SIZE0>(r).WEIGHT_BYTES.value() == g.weight_bytes() &&
+      read<CNA_WEIGHT_SIZE0>(r).WEIGHT_BYTES.value() == w.weight_extent() &&
       read<CNA_WEIGHT_SIZE1>(r).WEIGHT_BYTES_PER_KERNEL.value() == bytes_of(in, K) &&
       read<CORE_DATAOUT_SIZE_0>(r).DATAOUT_HEIGHT.value() == M - 1 &&
       read<CORE_DATAOUT_SIZE_1>(r).DATAOUT_CHANNEL.value() == N - 1 &&
@@ -279,56 +369,71 @@ void npu::run_matmul(iova_space& memory, const registers& r, std::uint32_t task,
   if (!consistent) return report(fault_kind::unmodelled, "the CNA, CORE and DPU dimension registers disagree");
 
   // Operand DMA: every range must lie inside one buffer.
-  const std::uint32_t feature_address = static_cast<std::uint32_t>(read<CNA_FEATURE_DATA_ADDR>(r).FEATURE_BASE_ADDR.value());
-  const std::uint32_t weight_address = static_cast<std::uint32_t>(read<CNA_DCOMP_ADDR0>(r).DECOMPRESS_ADDR0.value());
-  const std::uint32_t output_address = static_cast<std::uint32_t>(read<DPU_DST_BASE_ADDR>(r).DST_BASE_ADDR.value());
-  iova_space::region* features = memory.find(feature_address, g.feature_bytes());
-  iova_space::region* weights = memory.find(weight_address, g.weight_bytes());
-  iova_space::region* output = memory.find(output_address, g.output_bytes());
+  const auto feature_address = static_cast<std::uint32_t>(read<CNA_FEATURE_DATA_ADDR>(r).FEATURE_BASE_ADDR.value());
+  const auto weight_address = static_cast<std::uint32_t>(read<CNA_DCOMP_ADDR0>(r).DECOMPRESS_ADDR0.value());
+  const auto output_address = static_cast<std::uint32_t>(read<DPU_DST_BASE_ADDR>(r).DST_BASE_ADDR.value());
+  iova_space::region* features = memory.find(feature_address, w.feature_extent());
+  iova_space::region* weights = memory.find(weight_address, w.weight_extent());
+  iova_space::region* output = memory.find(output_address, w.output_extent());
   if (!features || !weights) return report(fault_kind::wild_access, "a feature or weight read outside every buffer");
   if (!output) return report(fault_kind::wild_access, "the output write lands outside every buffer");
-  auto view = [](iova_space::region* reg, std::uint32_t address, std::uint32_t size) {
-    return reg->bytes.subspan(address - reg->iova, size);
-  };
+  const std::uint8_t* a_bytes = features->bytes.data() + (feature_address - features->iova);
+  const std::uint8_t* b_bytes = weights->bytes.data() + (weight_address - weights->iova);
+  std::uint8_t* c_bytes = output->bytes.data() + (output_address - output->iova);
 
   // What the CBUF schedule makes of the result (reference "The M-tiling scheduler").
   fault_kind result_fault = fault_kind::unmodelled;
   std::string result_why;
-  if (data_banks > 1 && K < bank_split_min_k(in)) {
+  const std::uint32_t split_min_k = in == precision::int8 ? measured::int8_split_min_k : measured::fp16_split_min_k;
+  if (data_banks > 1 && K < split_min_k) {
     result_fault = fault_kind::zeros;
     result_why = "a bank split below its K: the MAC array emits zeros";
-  } else if (in == precision::fp16 && ((K == 128 && M > 256) || M > data_banks * 32768 / (2 * K))) {
+  } else if (in == precision::fp16 &&
+             ((K == 128 && M > measured::fp16_k128_rows) || std::uint64_t{M} * K * 2 > data_banks * measured::bank_bytes)) {
     result_fault = fault_kind::wrong_result;
     result_why = "more rows than the data banks hold";
-  } else if (in == precision::int8 && data_banks > 1 && M > m_ceiling(in, K, schedule::bank_split)) {
+  } else if (in == precision::int8 && data_banks > 1 &&
+             M > measured::int8_group_rows * ((measured::cbuf_banks - 1) * measured::int8_k_per_bank / K)) {
     return report(fault_kind::hang, "int8 rows beyond the bank split's ceiling (the weight no longer fits)");
-  } else if (in != precision::fp16 && data_banks == 1 && M * K > (in == precision::int4 ? 16384u : 32768u)) {
+  } else if (in != precision::fp16 && data_banks == 1 &&
+             std::uint64_t{M} * K > (in == precision::int4 ? measured::int4_rows_times_k : measured::bank_bytes)) {
     result_fault = fault_kind::wrong_result;
     result_why = "more rows than the data bank holds";
   }
 
   // Cold start: the first job writing a freshly allocated buffer leaves it stale.
   output->touched = true;
-  output->touched_as = static_cast<int>(out_precision);
+  output->touched_as = static_cast<int>(w.out);
   if (behaviour.cold_start_stale && !output->warm)
     return report(fault_kind::stale_output, "first job writing a freshly allocated output buffer");
 
+  // The operands as the MAC array reads them, row-major for the host arithmetic.
+  const unsigned workers = threads ? threads : std::thread::hardware_concurrency();
   std::vector<float> c_float;
   std::vector<std::int32_t> c_int;
+  auto gather = [&](auto* a, auto* b) {
+    using T = std::remove_pointer_t<decltype(a)>;
+    for (std::uint32_t m = 0; m < M; ++m)
+      for (std::uint32_t k = 0; k < K; ++k) a[std::size_t{m} * K + k] = load_input<T>(a_bytes, w.feature_at(m, k), in, k % 2 == 1);
+    for (std::uint32_t k = 0; k < K; ++k)
+      for (std::uint32_t n = 0; n < N; ++n) {
+        const std::uint64_t e = w.weight_element(k, n);
+        b[std::size_t{k} * N + n] =
+            in == precision::int4 ? load_input<T>(b_bytes, e / 2, in, e % 2 == 1) : load_input<T>(b_bytes, e * w.in_bytes, in, false);
+      }
+  };
   if (result_fault == fault_kind::unmodelled) {
     if (in == precision::fp16) {
       std::vector<float> a(std::size_t{M} * K), b(std::size_t{K} * N);
       c_float.assign(std::size_t{M} * N, 0.0f);
-      (void)unpack_features<float>(g, view(features, feature_address, g.feature_bytes()), a);
-      (void)unpack_weights<float>(g, view(weights, weight_address, g.weight_bytes()), b);
-      gemm(a.data(), b.data(), c_float.data(), M, K, N, threads ? threads : std::thread::hardware_concurrency());
+      gather(a.data(), b.data());
+      gemm(a.data(), b.data(), c_float.data(), M, K, N, workers);
     } else {
       std::vector<std::int8_t> a(std::size_t{M} * K), b(std::size_t{K} * N);
       c_int.assign(std::size_t{M} * N, 0);
-      (void)unpack_features<std::int8_t>(g, view(features, feature_address, g.feature_bytes()), a);
-      (void)unpack_weights<std::int8_t>(g, view(weights, weight_address, g.weight_bytes()), b);
-      gemm(a.data(), b.data(), c_int.data(), M, K, N, threads ? threads : std::thread::hardware_concurrency());
-      if (out_precision == precision::int16)  // the int16 accumulator saturates
+      gather(a.data(), b.data());
+      gemm(a.data(), b.data(), c_int.data(), M, K, N, workers);
+      if (w.out == precision::int16)  // the int16 accumulator saturates
         for (std::int32_t& v : c_int) v = std::clamp(v, -32768, 32767);
     }
   } else {
@@ -336,15 +441,21 @@ void npu::run_matmul(iova_space& memory, const registers& r, std::uint32_t task,
     if (in == precision::fp16) c_float.assign(std::size_t{M} * N, result_fault == fault_kind::zeros ? 0.0f : 1e30f);
     else c_int.assign(std::size_t{M} * N, result_fault == fault_kind::zeros ? 0 : 0x5a5a);
   }
-  if (out_precision == precision::fp16 && read<DPU_OUT_CVT_SCALE>(r).FP32TOFP16_EN.value() == 0) {
+  if (w.out == precision::fp16 && read<DPU_OUT_CVT_SCALE>(r).FP32TOFP16_EN.value() == 0) {
     report(fault_kind::zeros, "a fp16 output without FP32TOFP16_EN is all zeros");
     std::fill(c_float.begin(), c_float.end(), 0.0f);
   }
-  const auto dst = view(output, output_address, g.output_bytes());
-  if (in == precision::fp16) (void)pack_output<float>(g, c_float, dst);
-  else (void)pack_output<std::int32_t>(g, c_int, dst);
+  for (std::uint32_t m = 0; m < M; ++m)
+    for (std::uint32_t n = 0; n < N; ++n) {
+      const std::size_t i = std::size_t{m} * N + n;
+      std::uint32_t bits = 0;
+      if (w.out == precision::fp32) std::memcpy(&bits, &c_float[i], 4);
+      else if (w.out == precision::fp16) bits = float_to_half(c_float[i]);
+      else bits = static_cast<std::uint32_t>(c_int[i]);
+      store_bits(c_bytes + w.output_at(m, n), bits, w.out_bytes);
+    }
   if (corrupt_next_output) {
-    dst[0] ^= 0x01;
+    c_bytes[0] ^= 0x01;
     corrupt_next_output = false;
   }
 }

@@ -1,5 +1,5 @@
 #pragma once
-// What the model's op implementations share (tools/model/*.cpp).
+// What the model's op implementations share (model/*.cpp).
 
 #include <string>
 #include <utility>

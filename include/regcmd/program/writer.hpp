@@ -1,94 +1,21 @@
 #pragma once
-// A regcmd program: entries, the tasks they form, and the slot table of operand addresses.
-//
-//   entries  what goes into the regcmd buffer, task after task; every task starts 16 bytes
-//            aligned (PC_SOURCE_ADDR is bits 31:4) and ends with its 4-entry tail
-//   tasks    [first, first + count) of the entries, tail included, with the task's block
-//            enable mask and completion interrupt mask (what rknpu_task needs)
-//   slots    every entry that holds an address, in entry order: which operand buffer it
-//            points into, at which byte offset, and how many bytes the DMA reaches from
-//            there. Address registers hold 0 until bind patches IOVA + offset into them.
-//
-// Programs are built through a program_writer over caller-owned storage, so the same code
-// fills a fixed-capacity constexpr `program<...>` or buffers a runtime allocates. Nothing
-// here allocates.
+// Writes a program into caller-owned storage: tasks of register writes, address slots, and
+// the tails that chain the tasks. The same code fills a fixed-capacity constexpr
+// `program<...>` or buffers a run-time door allocates. Nothing here allocates.
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
-#include <string_view>
 
 #include <regcmd/core/entry.hpp>
 #include <regcmd/core/error.hpp>
 #include <regcmd/core/layout.hpp>
+#include <regcmd/program/program.hpp>
+#include <regcmd/program/tail.hpp>
 #include <regcmd/registers/global.hpp>
 #include <regcmd/registers/pc.hpp>
 
 namespace regcmd {
-
-// The buffers a program's address slots point into.
-enum class operand_role : std::uint8_t {
-  feature,       // input A (CNA_FEATURE_DATA_ADDR; DPU_RDMA source for SDP programs)
-  weight,        // input B (CNA_DCOMP_ADDR0)
-  output,        // output C (DPU_DST_BASE_ADDR)
-  ew_operand,    // second element-wise operand (DPU_RDMA_RDMA_EW_BASE_ADDR)
-  regcmd,        // this program's own regcmd buffer: a task tail's next-task address
-  next_program,  // the regcmd buffer of a program chained after this one
-  intermediate,  // written by one task and read by a later one (a fused chain's matmul result)
-};
-inline constexpr std::size_t operand_role_count = 7;
-
-constexpr std::string_view name_of(operand_role r) {
-  switch (r) {
-    case operand_role::feature: return "feature";
-    case operand_role::weight: return "weight";
-    case operand_role::output: return "output";
-    case operand_role::ew_operand: return "ew_operand";
-    case operand_role::regcmd: return "regcmd";
-    case operand_role::next_program: return "next_program";
-    case operand_role::intermediate: return "intermediate";
-  }
-  return "?";
-}
-
-struct slot {
-  std::uint32_t entry = 0;   // index of the entry holding the address
-  operand_role role{};
-  std::uint32_t offset = 0;  // bytes added to the operand buffer's IOVA
-  std::uint32_t extent = 0;  // bytes the DMA touches from that address on
-  friend constexpr bool operator==(const slot&, const slot&) = default;
-};
-
-struct task {
-  std::uint32_t first = 0;        // first entry
-  std::uint32_t count = 0;        // entries, tail included
-  std::uint32_t enable_mask = 0;  // GLOBAL op-enable mask: the value of the task's 0x0081 entry
-  std::uint32_t int_mask = 0;     // completion interrupts, pair-complete (e.g. DPU_0 | DPU_1)
-
-  // rknpu_task.regcfg_amount: the entries before the 4-entry tail (fact sheet §1.6).
-  constexpr std::uint32_t regcfg_amount() const { return count - 4; }
-  friend constexpr bool operator==(const task&, const task&) = default;
-};
-
-// PC_REGISTER_AMOUNTS for a task of `entries` entries, tail included: the 128-bit words the
-// PC fetches, minus one (fact sheet §2.3; equals the vendor kernel's and rocket's formula).
-constexpr std::uint32_t pc_fetch_amount(std::uint32_t entries) { return (entries + 1) / 2 - 1; }
-
-// Completion interrupt of a task whose last stage is the DPU (both kernels accept only a
-// pair-complete mask; fact sheet §1.6, §3.3).
-inline constexpr std::uint32_t dpu_done_interrupts = 0x300;
-
-// A read-only view of a program, whatever owns it.
-struct program_view {
-  std::span<const entry> entries;
-  std::span<const slot> slots;
-  std::span<const task> tasks;
-  bool pingpong = true;  // submitted with RKNPU_JOB_PINGPONG (two register groups alternate)
-  bool delta_tasks = false;  // some task relies on registers an earlier task wrote
-
-  constexpr std::size_t size_bytes() const { return entries.size() * 8; }
-};
 
 #define REGCMD_WRITER_RULES(X)                                                                    \
   X(program_capacity, "program-capacity",                                                        \
@@ -104,8 +31,13 @@ namespace rules {
 REGCMD_WRITER_RULES(REGCMD_DEFINE_RULE)
 }  // namespace rules
 
-// Writes a program into caller-owned storage. The first failure is kept and everything
-// after it is ignored, so builders can emit straight-line code and check once at the end.
+// Completion interrupts of a task whose last stage is the DPU or the PPU: both kernels accept
+// only a pair-complete mask (fact sheet §1.6, §3.3).
+inline constexpr std::uint32_t dpu_done_interrupts = pack(reg::PC_INTERRUPT_MASK{.DPU_0 = 1, .DPU_1 = 1}).value();
+inline constexpr std::uint32_t ppu_done_interrupts = pack(reg::PC_INTERRUPT_MASK{.PPU_0 = 1, .PPU_1 = 1}).value();
+
+// The first failure is kept and everything after it is ignored, so builders can emit
+// straight-line code and check once at the end.
 class program_writer {
  public:
   constexpr program_writer(std::span<entry> entries, std::span<slot> slots, std::span<task> tasks)
@@ -232,17 +164,17 @@ class program_writer {
   // The previous task's tail points the PC at `next` and says how much to fetch of it. Its
   // slot goes before the slots of `next`, keeping the table in entry order.
   constexpr void link(const task& previous, const task& next) {
-    const std::uint32_t tail = previous.first + previous.count - 4;
+    const std::uint32_t address = tail_index(previous, tail_entry::next_address);
     add_slot(slot{});
     if (!ok()) return;
     slot* slots = slots_.data();
     for (std::uint32_t i = slot_count_ - 1; i > task_first_slot_; --i) slots[i] = slots[i - 1];
-    slots[task_first_slot_] = slot{tail, operand_role::regcmd, next.first * 8, next.count * 8};
+    slots[task_first_slot_] = slot{address, operand_role::regcmd, next.first * 8, next.count * 8};
     const std::uint32_t amount = pc_fetch_amount(next.count);
     if (const rule* violated = check_field(decltype(reg::PC_REGISTER_AMOUNTS::PC_DATA_AMOUNT)::shape, amount);
         *violated != no_violation)
       return fail(make_error(*violated, reg::PC_REGISTER_AMOUNTS::name, "PC_DATA_AMOUNT", amount));
-    entries_.data()[tail + 1] = tail_amount_.with_value(amount);
+    entries_.data()[tail_index(previous, tail_entry::next_amount)] = tail_amount_.with_value(amount);
   }
 
   // The tail's first two entries before linking, encoded once.
@@ -260,34 +192,15 @@ class program_writer {
   error error_{};
 };
 
-// A program with fixed capacity, usable as a constexpr value.
-template <std::size_t MaxEntries, std::size_t MaxTasks = 1, std::size_t MaxSlots = 8 * MaxTasks>
-struct program {
-  std::array<entry, MaxEntries> entries{};
-  std::array<slot, MaxSlots> slots{};
-  std::array<task, MaxTasks> tasks{};
-  std::uint32_t entry_count = 0;
-  std::uint32_t slot_count = 0;
-  std::uint32_t task_count = 0;
-  bool pingpong = true;
-  bool delta_tasks = false;
-
-  constexpr program_view view() const {
-    return {std::span<const entry>(entries.data(), entry_count), std::span<const slot>(slots.data(), slot_count),
-            std::span<const task>(tasks.data(), task_count), pingpong, delta_tasks};
-  }
-  constexpr std::span<const entry> code() const { return {entries.data(), entry_count}; }
-
-  // Runs `build(writer)` into this program's storage and keeps what it wrote.
-  template <class Build>
-  constexpr status fill(Build&& build) {
-    program_writer w{entries, slots, tasks};
-    build(w);
-    entry_count = w.entry_count();
-    slot_count = w.slot_count();
-    task_count = w.task_count();
-    return w.outcome();
-  }
-};
+// Runs `build(writer)` into the storage of `p` and keeps what it wrote.
+template <std::size_t E, std::size_t T, std::size_t S, class Build>
+constexpr status fill(program<E, T, S>& p, Build&& build) {
+  program_writer w{p.entries, p.slots, p.tasks};
+  build(w);
+  p.entry_count = w.entry_count();
+  p.slot_count = w.slot_count();
+  p.task_count = w.task_count();
+  return w.outcome();
+}
 
 }  // namespace regcmd
