@@ -135,7 +135,7 @@ void npu::run_sdp(iova_space& memory, const registers& r, std::uint32_t task, bo
     } else {
       if (ew.EW_OP_SRC.value() != operand_source::immediate || !fp16)
         return report(fault_kind::unmodelled, "a register operand other than a fp16 SDP's EW_OP_VALUE");
-      const auto bits = static_cast<std::uint32_t>(read<DPU_EW_OP_VALUE_0>(r).EW_OPERAND_0.value());
+      const auto bits = static_cast<std::uint32_t>(unpack<DPU_EW_OP_VALUE>(r.get(DPU_EW_OP_VALUE::first_offset)).EW_OPERAND.value());
       float v;
       std::memcpy(&v, &bits, 4);
       immediate = v;

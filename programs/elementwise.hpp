@@ -241,14 +241,7 @@ constexpr void emit_ew_task(program_writer& w, const ew_geometry& g, const ew_ta
   w.put(DPU_OUT_CVT_SHIFT{});
   // The immediate in every operand group (B: which group a surface uses is not established).
   const std::uint32_t v = g.immediate_bits;
-  w.put(DPU_EW_OP_VALUE_0{.EW_OPERAND_0 = v});
-  w.put(DPU_EW_OP_VALUE_1{.EW_OPERAND_1 = v});
-  w.put(DPU_EW_OP_VALUE_2{.EW_OPERAND_2 = v});
-  w.put(DPU_EW_OP_VALUE_3{.EW_OPERAND_3 = v});
-  w.put(DPU_EW_OP_VALUE_4{.EW_OPERAND_4 = v});
-  w.put(DPU_EW_OP_VALUE_5{.EW_OPERAND_5 = v});
-  w.put(DPU_EW_OP_VALUE_6{.EW_OPERAND_6 = v});
-  w.put(DPU_EW_OP_VALUE_7{.EW_OPERAND_7 = v});
+  for (unsigned n = 0; n < DPU_EW_OP_VALUE::count; ++n) w.put(DPU_EW_OP_VALUE{.EW_OPERAND = v}, n);
   w.put(DPU_SURFACE_ADD{.SURF_ADD = W});
 
   // DPU_RDMA: the main read (MRDMA, flying) and the second operand (ERDMA).

@@ -86,10 +86,7 @@ constexpr void emit_matmul_task(program_writer& w, const matmul_geometry& g, con
   w.put(CNA_CBUF_CON0{.DATA_BANK = g.data_banks, .WEIGHT_BANK = Soc::cbuf_banks - g.data_banks});
   w.put(CNA_CBUF_CON1{.DATA_ENTRIES = ceil_div(std::uint64_t{K} * in_bytes, 64)});
   w.put(CNA_CVT_CON0{.CVT_BYPASS = 1, .CVT_TYPE = 1, .DATA_SIGN = 1});
-  w.put(CNA_CVT_CON1{.CVT_SCALE0 = 1});
-  w.put(CNA_CVT_CON2{.CVT_SCALE1 = 1});
-  w.put(CNA_CVT_CON3{.CVT_SCALE2 = 1});
-  w.put(CNA_CVT_CON4{.CVT_SCALE3 = 1});
+  for (unsigned n = 0; n < CNA_CVT_CON::count; ++n) w.put(CNA_CVT_CON{.CVT_SCALE = 1}, CNA_CVT_CON::first_number + n);
   w.put(CNA_FC_CON0{});
   w.put(CNA_FC_CON1{});
   w.put(CNA_PAD_CON0{});
@@ -105,22 +102,7 @@ constexpr void emit_matmul_task(program_writer& w, const matmul_geometry& g, con
   w.put(CNA_DCOMP_CTRL{});
   w.put(CNA_DCOMP_REGNUM{});
   w.put_slot<CNA_DCOMP_ADDR0>(operand_role::weight, at.weight, weight_bytes);
-  w.put(CNA_DCOMP_AMOUNT0{});
-  w.put(CNA_DCOMP_AMOUNT1{});
-  w.put(CNA_DCOMP_AMOUNT2{});
-  w.put(CNA_DCOMP_AMOUNT3{});
-  w.put(CNA_DCOMP_AMOUNT4{});
-  w.put(CNA_DCOMP_AMOUNT5{});
-  w.put(CNA_DCOMP_AMOUNT6{});
-  w.put(CNA_DCOMP_AMOUNT7{});
-  w.put(CNA_DCOMP_AMOUNT8{});
-  w.put(CNA_DCOMP_AMOUNT9{});
-  w.put(CNA_DCOMP_AMOUNT10{});
-  w.put(CNA_DCOMP_AMOUNT11{});
-  w.put(CNA_DCOMP_AMOUNT12{});
-  w.put(CNA_DCOMP_AMOUNT13{});
-  w.put(CNA_DCOMP_AMOUNT14{});
-  w.put(CNA_DCOMP_AMOUNT15{});
+  for (unsigned n = 0; n < CNA_DCOMP_AMOUNT::count; ++n) w.put(CNA_DCOMP_AMOUNT{}, n);
   w.put(CNA_CVT_CON5{});
   w.put(CNA_PAD_CON1{});
 
@@ -163,14 +145,7 @@ constexpr void emit_matmul_task(program_writer& w, const matmul_geometry& g, con
   w.put(DPU_OUT_CVT_OFFSET{});
   w.put(DPU_OUT_CVT_SCALE{.OUT_CVT_SCALE = stage.cvt_scale, .FP32TOFP16_EN = stage.fp32_to_fp16});
   w.put(DPU_OUT_CVT_SHIFT{});
-  w.put(DPU_EW_OP_VALUE_0{});
-  w.put(DPU_EW_OP_VALUE_1{});
-  w.put(DPU_EW_OP_VALUE_2{});
-  w.put(DPU_EW_OP_VALUE_3{});
-  w.put(DPU_EW_OP_VALUE_4{});
-  w.put(DPU_EW_OP_VALUE_5{});
-  w.put(DPU_EW_OP_VALUE_6{});
-  w.put(DPU_EW_OP_VALUE_7{});
+  for (unsigned n = 0; n < DPU_EW_OP_VALUE::count; ++n) w.put(DPU_EW_OP_VALUE{}, n);
   // SURF_ADD: (SIZE_E + 1) per surface row, times M rows of a surface in A's layout:
   // A (M*4, M*2, M*8) << 4, B 0x40 / 0x80, the reference's fp16-out 0x20.
   w.put(DPU_SURFACE_ADD{.SURF_ADD = (row ? 1u : M) * (stage.size_e + 1)});

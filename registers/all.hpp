@@ -45,9 +45,24 @@ struct register_info {
   }
 };
 
-template <register_type R>
-constexpr register_info info_of_register() {
-  return register_info{R::name, R::block, R::offset, R::origin, fields_of<R>, defined_mask<R>()};
+// The table rows of one declaration: a register, or every element of a register array.
+template <class R>
+constexpr std::size_t rows_of() {
+  if constexpr (register_array<R>) return R::count;
+  else return 1;
+}
+template <class R>
+constexpr std::array<register_info, rows_of<R>()> infos_of() {
+  if constexpr (register_array<R>) {
+    std::array<register_info, R::count> out{};
+    for (std::size_t i = 0; i < R::count; ++i) {
+      const auto& element = array_elements<R>[i];
+      out[i] = {element.name, R::block, element.offset, R::origin, element.fields, defined_mask<R>()};
+    }
+    return out;
+  } else {
+    return {register_info{R::name, R::block, R::offset, R::origin, fields_of<R>, defined_mask<R>()}};
+  }
 }
 
 namespace reg {
@@ -57,7 +72,7 @@ inline constexpr auto register_blocks =
     boost::hana::make_tuple(pc_registers, cna_registers, core_registers, dpu_registers,
                             dpu_rdma_registers, ppu_registers, ppu_rdma_registers);
 
-// Calls f(boost::hana::type_c<R>) for every declared register.
+// Calls f(boost::hana::type_c<R>) for every declaration (a register or a register array).
 template <class F>
 constexpr void for_each_register(F&& f) {
   boost::hana::for_each(register_blocks, [&](auto block) { boost::hana::for_each(block, f); });
@@ -68,13 +83,19 @@ namespace detail {
 template <class Block>
 constexpr auto block_table(Block block) {
   return boost::hana::unpack(block, [](auto... r) {
-    return std::array<register_info, sizeof...(r)>{info_of_register<typename decltype(r)::type>()...};
+    std::array<register_info, (rows_of<typename decltype(r)::type>() + ...)> out{};
+    std::size_t next = 0;
+    auto append = [&](const auto& rows) {
+      for (const register_info& row : rows) out[next++] = row;
+    };
+    (append(infos_of<typename decltype(r)::type>()), ...);
+    return out;
   });
 }
 }  // namespace detail
 
 inline constexpr auto register_table = boost::hana::unpack(reg::register_blocks, [](auto... block) {
-  constexpr std::size_t total = (decltype(boost::hana::size(block))::value + ...);
+  constexpr std::size_t total = (decltype(detail::block_table(block))().size() + ...);
   std::array<register_info, total> all{};
   std::size_t next = 0;
   auto append = [&](const auto& part) {

@@ -8,24 +8,13 @@
 #include <regcmd/core/layout.hpp>
 #include <regcmd/core/precision.hpp>
 #include <regcmd/registers/enums.hpp>
+#include <regcmd/registers/shared_fields.hpp>
 
 namespace regcmd::reg {
 
-REGCMD_REGISTER(cna, CNA_S_STATUS, 0x1000,
-                (STATUS_0, uint_field<1, 0>),
-                (STATUS_1, uint_field<17, 16>));
-
-REGCMD_REGISTER(cna, CNA_S_POINTER, 0x1004,
-                (POINTER, bool_field<0>),
-                (POINTER_PP_EN, bool_field<1>),
-                (EXECUTER_PP_EN, bool_field<2>),
-                (POINTER_PP_MODE, bool_field<3>),
-                (POINTER_PP_CLEAR, bool_field<4>),
-                (EXECUTER_PP_CLEAR, bool_field<5>),
-                (EXECUTER, bool_field<16>));
-
-REGCMD_REGISTER(cna, CNA_OPERATION_ENABLE, 0x1008,
-                (OP_EN, bool_field<0>));
+REGCMD_REGISTER(cna, CNA_S_STATUS, 0x1000, REGCMD_S_STATUS_FIELDS);
+REGCMD_REGISTER(cna, CNA_S_POINTER, 0x1004, REGCMD_S_POINTER_FIELDS);
+REGCMD_REGISTER(cna, CNA_OPERATION_ENABLE, 0x1008, REGCMD_OPERATION_ENABLE_FIELDS);
 
 // PROC_PRECISION[9:7] / IN_PRECISION[6:4] carry the precision enum (reference "The
 // precision enum": 0x120 = fp16/fp16, 0x360 = int4/int4). Matmul uses CONV_MODE direct.
@@ -112,21 +101,11 @@ REGCMD_REGISTER(cna, CNA_CVT_CON0, 0x104c,
                 (CVT_TRUNCATE_2, uint_field<21, 16>),
                 (CVT_TRUNCATE_3, uint_field<27, 22>));
 
-REGCMD_REGISTER(cna, CNA_CVT_CON1, 0x1050,
-                (CVT_OFFSET0, uint_field<15, 0>),
-                (CVT_SCALE0, uint_field<31, 16>));
-
-REGCMD_REGISTER(cna, CNA_CVT_CON2, 0x1054,
-                (CVT_OFFSET1, uint_field<15, 0>),
-                (CVT_SCALE1, uint_field<31, 16>));
-
-REGCMD_REGISTER(cna, CNA_CVT_CON3, 0x1058,
-                (CVT_OFFSET2, uint_field<15, 0>),
-                (CVT_SCALE2, uint_field<31, 16>));
-
-REGCMD_REGISTER(cna, CNA_CVT_CON4, 0x105c,
-                (CVT_OFFSET3, uint_field<15, 0>),
-                (CVT_SCALE3, uint_field<31, 16>));
+// CVT_SCALEn / CVT_OFFSETn of the input conversion, one register per group (scale 1: the
+// conversion is an identity, matmul-recipe §1.1).
+REGCMD_REGISTER_ARRAY(cna, CNA_CVT_CON, 0x1050, 4, 1, "",
+                      (CVT_OFFSET, uint_field<15, 0>),
+                      (CVT_SCALE, uint_field<31, 16>));
 
 REGCMD_REGISTER(cna, CNA_FC_CON0, 0x1060,
                 (FC_SKIP_EN, bool_field<0>),
@@ -188,53 +167,9 @@ REGCMD_REGISTER(cna, CNA_DCOMP_REGNUM, 0x1104,
 REGCMD_REGISTER(cna, CNA_DCOMP_ADDR0, 0x1110,
                 (DECOMPRESS_ADDR0, address_field<31, 0>));
 
-REGCMD_REGISTER(cna, CNA_DCOMP_AMOUNT0, 0x1140,
-                (DCOMP_AMOUNT0, uint_field<31, 0>));
-
-REGCMD_REGISTER(cna, CNA_DCOMP_AMOUNT1, 0x1144,
-                (DCOMP_AMOUNT1, uint_field<31, 0>));
-
-REGCMD_REGISTER(cna, CNA_DCOMP_AMOUNT2, 0x1148,
-                (DCOMP_AMOUNT2, uint_field<31, 0>));
-
-REGCMD_REGISTER(cna, CNA_DCOMP_AMOUNT3, 0x114c,
-                (DCOMP_AMOUNT3, uint_field<31, 0>));
-
-REGCMD_REGISTER(cna, CNA_DCOMP_AMOUNT4, 0x1150,
-                (DCOMP_AMOUNT4, uint_field<31, 0>));
-
-REGCMD_REGISTER(cna, CNA_DCOMP_AMOUNT5, 0x1154,
-                (DCOMP_AMOUNT5, uint_field<31, 0>));
-
-REGCMD_REGISTER(cna, CNA_DCOMP_AMOUNT6, 0x1158,
-                (DCOMP_AMOUNT6, uint_field<31, 0>));
-
-REGCMD_REGISTER(cna, CNA_DCOMP_AMOUNT7, 0x115c,
-                (DCOMP_AMOUNT7, uint_field<31, 0>));
-
-REGCMD_REGISTER(cna, CNA_DCOMP_AMOUNT8, 0x1160,
-                (DCOMP_AMOUNT8, uint_field<31, 0>));
-
-REGCMD_REGISTER(cna, CNA_DCOMP_AMOUNT9, 0x1164,
-                (DCOMP_AMOUNT9, uint_field<31, 0>));
-
-REGCMD_REGISTER(cna, CNA_DCOMP_AMOUNT10, 0x1168,
-                (DCOMP_AMOUNT10, uint_field<31, 0>));
-
-REGCMD_REGISTER(cna, CNA_DCOMP_AMOUNT11, 0x116c,
-                (DCOMP_AMOUNT11, uint_field<31, 0>));
-
-REGCMD_REGISTER(cna, CNA_DCOMP_AMOUNT12, 0x1170,
-                (DCOMP_AMOUNT12, uint_field<31, 0>));
-
-REGCMD_REGISTER(cna, CNA_DCOMP_AMOUNT13, 0x1174,
-                (DCOMP_AMOUNT13, uint_field<31, 0>));
-
-REGCMD_REGISTER(cna, CNA_DCOMP_AMOUNT14, 0x1178,
-                (DCOMP_AMOUNT14, uint_field<31, 0>));
-
-REGCMD_REGISTER(cna, CNA_DCOMP_AMOUNT15, 0x117c,
-                (DCOMP_AMOUNT15, uint_field<31, 0>));
+// Weight decompression amounts; 0 in every program (no compressed weights).
+REGCMD_REGISTER_ARRAY(cna, CNA_DCOMP_AMOUNT, 0x1140, 16, 0, "",
+                      (DCOMP_AMOUNT, uint_field<31, 0>));
 
 REGCMD_REGISTER(cna, CNA_CVT_CON5, 0x1180,
                 (PER_CHANNEL_CVT_EN, uint_field<31, 0>));
@@ -248,18 +183,12 @@ inline constexpr auto cna_registers = ::boost::hana::tuple_t<
     CNA_DATA_SIZE0, CNA_DATA_SIZE1, CNA_DATA_SIZE2,
     CNA_DATA_SIZE3, CNA_WEIGHT_SIZE0, CNA_WEIGHT_SIZE1,
     CNA_WEIGHT_SIZE2, CNA_CBUF_CON0, CNA_CBUF_CON1,
-    CNA_CVT_CON0, CNA_CVT_CON1, CNA_CVT_CON2,
-    CNA_CVT_CON3, CNA_CVT_CON4, CNA_FC_CON0,
+    CNA_CVT_CON0, CNA_CVT_CON, CNA_FC_CON0,
     CNA_FC_CON1, CNA_PAD_CON0, CNA_FEATURE_DATA_ADDR,
     CNA_FC_CON2, CNA_DMA_CON0, CNA_DMA_CON1,
     CNA_DMA_CON2, CNA_FC_DATA_SIZE0, CNA_FC_DATA_SIZE1,
     CNA_CLK_GATE, CNA_DCOMP_CTRL, CNA_DCOMP_REGNUM,
-    CNA_DCOMP_ADDR0, CNA_DCOMP_AMOUNT0, CNA_DCOMP_AMOUNT1,
-    CNA_DCOMP_AMOUNT2, CNA_DCOMP_AMOUNT3, CNA_DCOMP_AMOUNT4,
-    CNA_DCOMP_AMOUNT5, CNA_DCOMP_AMOUNT6, CNA_DCOMP_AMOUNT7,
-    CNA_DCOMP_AMOUNT8, CNA_DCOMP_AMOUNT9, CNA_DCOMP_AMOUNT10,
-    CNA_DCOMP_AMOUNT11, CNA_DCOMP_AMOUNT12, CNA_DCOMP_AMOUNT13,
-    CNA_DCOMP_AMOUNT14, CNA_DCOMP_AMOUNT15, CNA_CVT_CON5,
+    CNA_DCOMP_ADDR0, CNA_DCOMP_AMOUNT, CNA_CVT_CON5,
     CNA_PAD_CON1>;
 
 }  // namespace regcmd::reg

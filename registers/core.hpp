@@ -8,24 +8,13 @@
 
 #include <regcmd/core/layout.hpp>
 #include <regcmd/core/precision.hpp>
+#include <regcmd/registers/shared_fields.hpp>
 
 namespace regcmd::reg {
 
-REGCMD_REGISTER(core, CORE_S_STATUS, 0x3000,
-                (STATUS_0, uint_field<1, 0>),
-                (STATUS_1, uint_field<17, 16>));
-
-REGCMD_REGISTER(core, CORE_S_POINTER, 0x3004,
-                (POINTER, bool_field<0>),
-                (POINTER_PP_EN, bool_field<1>),
-                (EXECUTER_PP_EN, bool_field<2>),
-                (POINTER_PP_MODE, bool_field<3>),
-                (POINTER_PP_CLEAR, bool_field<4>),
-                (EXECUTER_PP_CLEAR, bool_field<5>),
-                (EXECUTER, bool_field<16>));
-
-REGCMD_REGISTER(core, CORE_OPERATION_ENABLE, 0x3008,
-                (OP_EN, bool_field<0>));
+REGCMD_REGISTER(core, CORE_S_STATUS, 0x3000, REGCMD_S_STATUS_FIELDS);
+REGCMD_REGISTER(core, CORE_S_POINTER, 0x3004, REGCMD_S_POINTER_FIELDS);
+REGCMD_REGISTER(core, CORE_OPERATION_ENABLE, 0x3008, REGCMD_OPERATION_ENABLE_FIELDS);
 
 REGCMD_REGISTER(core, CORE_MAC_GATING, 0x300c,
                 (SLCG_OP_EN, uint_field<26, 0>));

@@ -9,24 +9,13 @@
 #include <regcmd/core/layout.hpp>
 #include <regcmd/core/precision.hpp>
 #include <regcmd/registers/enums.hpp>
+#include <regcmd/registers/shared_fields.hpp>
 
 namespace regcmd::reg {
 
-REGCMD_REGISTER(dpu, DPU_S_STATUS, 0x4000,
-                (STATUS_0, uint_field<1, 0>),
-                (STATUS_1, uint_field<17, 16>));
-
-REGCMD_REGISTER(dpu, DPU_S_POINTER, 0x4004,
-                (POINTER, bool_field<0>),
-                (POINTER_PP_EN, bool_field<1>),
-                (EXECUTER_PP_EN, bool_field<2>),
-                (POINTER_PP_MODE, bool_field<3>),
-                (POINTER_PP_CLEAR, bool_field<4>),
-                (EXECUTER_PP_CLEAR, bool_field<5>),
-                (EXECUTER, bool_field<16>));
-
-REGCMD_REGISTER(dpu, DPU_OPERATION_ENABLE, 0x4008,
-                (OP_EN, bool_field<0>));
+REGCMD_REGISTER(dpu, DPU_S_STATUS, 0x4000, REGCMD_S_STATUS_FIELDS);
+REGCMD_REGISTER(dpu, DPU_S_POINTER, 0x4004, REGCMD_S_POINTER_FIELDS);
+REGCMD_REGISTER(dpu, DPU_OPERATION_ENABLE, 0x4008, REGCMD_OPERATION_ENABLE_FIELDS);
 
 // OUTPUT_MODE bit 1 = write to memory; matmul 0x1e4 (both recipes).
 REGCMD_REGISTER(dpu, DPU_FEATURE_MODE_CFG, 0x400c,
@@ -196,29 +185,9 @@ REGCMD_REGISTER(dpu, DPU_OUT_CVT_SHIFT, 0x4088,
                 (CVT_ROUND, bool_field<30>),
                 (CVT_TYPE, bool_field<31>));
 
-REGCMD_REGISTER(dpu, DPU_EW_OP_VALUE_0, 0x4090,
-                (EW_OPERAND_0, uint_field<31, 0>));
-
-REGCMD_REGISTER(dpu, DPU_EW_OP_VALUE_1, 0x4094,
-                (EW_OPERAND_1, uint_field<31, 0>));
-
-REGCMD_REGISTER(dpu, DPU_EW_OP_VALUE_2, 0x4098,
-                (EW_OPERAND_2, uint_field<31, 0>));
-
-REGCMD_REGISTER(dpu, DPU_EW_OP_VALUE_3, 0x409c,
-                (EW_OPERAND_3, uint_field<31, 0>));
-
-REGCMD_REGISTER(dpu, DPU_EW_OP_VALUE_4, 0x40a0,
-                (EW_OPERAND_4, uint_field<31, 0>));
-
-REGCMD_REGISTER(dpu, DPU_EW_OP_VALUE_5, 0x40a4,
-                (EW_OPERAND_5, uint_field<31, 0>));
-
-REGCMD_REGISTER(dpu, DPU_EW_OP_VALUE_6, 0x40a8,
-                (EW_OPERAND_6, uint_field<31, 0>));
-
-REGCMD_REGISTER(dpu, DPU_EW_OP_VALUE_7, 0x40ac,
-                (EW_OPERAND_7, uint_field<31, 0>));
+// The EW stage's register operands, one per operand group (an immediate second operand).
+REGCMD_REGISTER_ARRAY(dpu, DPU_EW_OP_VALUE, 0x4090, 8, 0, "_",
+                      (EW_OPERAND, uint_field<31, 0>));
 
 // SURF_ADD: surfaces per row (TRM). Both hardware-run recipes write an element/surface
 // count here, e.g. (M*4)<<4 for fp32 output; the reference once calls it an IOVA.
@@ -300,11 +269,8 @@ inline constexpr auto dpu_registers = ::boost::hana::tuple_t<
     DPU_BN_ALU_CFG, DPU_BN_MUL_CFG, DPU_BN_RELUX_CMP_VALUE,
     DPU_EW_CFG, DPU_EW_CVT_OFFSET_VALUE, DPU_EW_CVT_SCALE_VALUE,
     DPU_EW_RELUX_CMP_VALUE, DPU_OUT_CVT_OFFSET, DPU_OUT_CVT_SCALE,
-    DPU_OUT_CVT_SHIFT, DPU_EW_OP_VALUE_0, DPU_EW_OP_VALUE_1,
-    DPU_EW_OP_VALUE_2, DPU_EW_OP_VALUE_3, DPU_EW_OP_VALUE_4,
-    DPU_EW_OP_VALUE_5, DPU_EW_OP_VALUE_6, DPU_EW_OP_VALUE_7,
-    DPU_SURFACE_ADD, DPU_LUT_ACCESS_CFG, DPU_LUT_ACCESS_DATA,
-    DPU_LUT_CFG, DPU_LUT_INFO, DPU_LUT_LE_START,
+    DPU_OUT_CVT_SHIFT, DPU_EW_OP_VALUE, DPU_SURFACE_ADD,
+    DPU_LUT_ACCESS_CFG, DPU_LUT_ACCESS_DATA, DPU_LUT_CFG, DPU_LUT_INFO, DPU_LUT_LE_START,
     DPU_LUT_LE_END, DPU_LUT_LO_START, DPU_LUT_LO_END,
     DPU_LUT_LE_SLOPE_SCALE, DPU_LUT_LE_SLOPE_SHIFT, DPU_LUT_LO_SLOPE_SCALE,
     DPU_LUT_LO_SLOPE_SHIFT, DPU_UNNAMED_40C4>;

@@ -10,24 +10,13 @@
 #include <regcmd/core/layout.hpp>
 #include <regcmd/core/precision.hpp>
 #include <regcmd/registers/enums.hpp>
+#include <regcmd/registers/shared_fields.hpp>
 
 namespace regcmd::reg {
 
-REGCMD_REGISTER(dpu_rdma, DPU_RDMA_RDMA_S_STATUS, 0x5000,
-                (STATUS_0, uint_field<1, 0>),
-                (STATUS_1, uint_field<17, 16>));
-
-REGCMD_REGISTER(dpu_rdma, DPU_RDMA_RDMA_S_POINTER, 0x5004,
-                (POINTER, bool_field<0>),
-                (POINTER_PP_EN, bool_field<1>),
-                (EXECUTER_PP_EN, bool_field<2>),
-                (POINTER_PP_MODE, bool_field<3>),
-                (POINTER_PP_CLEAR, bool_field<4>),
-                (EXECUTER_PP_CLEAR, bool_field<5>),
-                (EXECUTER, bool_field<16>));
-
-REGCMD_REGISTER(dpu_rdma, DPU_RDMA_RDMA_OPERATION_ENABLE, 0x5008,
-                (OP_EN, bool_field<0>));
+REGCMD_REGISTER(dpu_rdma, DPU_RDMA_RDMA_S_STATUS, 0x5000, REGCMD_S_STATUS_FIELDS);
+REGCMD_REGISTER(dpu_rdma, DPU_RDMA_RDMA_S_POINTER, 0x5004, REGCMD_S_POINTER_FIELDS);
+REGCMD_REGISTER(dpu_rdma, DPU_RDMA_RDMA_OPERATION_ENABLE, 0x5008, REGCMD_OPERATION_ENABLE_FIELDS);
 
 // RDMA input dims are decoupled from the DPU output dims (reference "OVER-FETCH").
 REGCMD_REGISTER(dpu_rdma, DPU_RDMA_RDMA_DATA_CUBE_WIDTH, 0x500c,

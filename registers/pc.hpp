@@ -30,70 +30,21 @@ REGCMD_REGISTER(pc, PC_BASE_ADDRESS, 0x0010,
 REGCMD_REGISTER(pc, PC_REGISTER_AMOUNTS, 0x0014,
                 (PC_DATA_AMOUNT, uint_field<15, 0>));
 
+// The interrupt bits, in pairs (fact sheet §1.6): MASK, CLEAR, STATUS and RAW_STATUS share them.
+#define REGCMD_PC_INTERRUPT_FIELDS \
+  (CNA_FEATURE_0, bool_field<0>), (CNA_FEATURE_1, bool_field<1>), \
+      (CNA_WEIGHT_0, bool_field<2>), (CNA_WEIGHT_1, bool_field<3>), \
+      (CNA_CSC_0, bool_field<4>), (CNA_CSC_1, bool_field<5>), \
+      (CORE_0, bool_field<6>), (CORE_1, bool_field<7>), \
+      (DPU_0, bool_field<8>), (DPU_1, bool_field<9>), \
+      (PPU_0, bool_field<10>), (PPU_1, bool_field<11>), \
+      (DMA_READ_ERROR, bool_field<12>), (DMA_WRITE_ERROR, bool_field<13>)
+
 // Kernel-programmed from rknpu_task.int_mask; interrupts come in pairs (e.g. DPU_0|DPU_1).
-REGCMD_REGISTER(pc, PC_INTERRUPT_MASK, 0x0020,
-                (CNA_FEATURE_0, bool_field<0>),
-                (CNA_FEATURE_1, bool_field<1>),
-                (CNA_WEIGHT_0, bool_field<2>),
-                (CNA_WEIGHT_1, bool_field<3>),
-                (CNA_CSC_0, bool_field<4>),
-                (CNA_CSC_1, bool_field<5>),
-                (CORE_0, bool_field<6>),
-                (CORE_1, bool_field<7>),
-                (DPU_0, bool_field<8>),
-                (DPU_1, bool_field<9>),
-                (PPU_0, bool_field<10>),
-                (PPU_1, bool_field<11>),
-                (DMA_READ_ERROR, bool_field<12>),
-                (DMA_WRITE_ERROR, bool_field<13>));
-
-REGCMD_REGISTER(pc, PC_INTERRUPT_CLEAR, 0x0024,
-                (CNA_FEATURE_0, bool_field<0>),
-                (CNA_FEATURE_1, bool_field<1>),
-                (CNA_WEIGHT_0, bool_field<2>),
-                (CNA_WEIGHT_1, bool_field<3>),
-                (CNA_CSC_0, bool_field<4>),
-                (CNA_CSC_1, bool_field<5>),
-                (CORE_0, bool_field<6>),
-                (CORE_1, bool_field<7>),
-                (DPU_0, bool_field<8>),
-                (DPU_1, bool_field<9>),
-                (PPU_0, bool_field<10>),
-                (PPU_1, bool_field<11>),
-                (DMA_READ_ERROR, bool_field<12>),
-                (DMA_WRITE_ERROR, bool_field<13>));
-
-REGCMD_REGISTER(pc, PC_INTERRUPT_STATUS, 0x0028,
-                (CNA_FEATURE_0, bool_field<0>),
-                (CNA_FEATURE_1, bool_field<1>),
-                (CNA_WEIGHT_0, bool_field<2>),
-                (CNA_WEIGHT_1, bool_field<3>),
-                (CNA_CSC_0, bool_field<4>),
-                (CNA_CSC_1, bool_field<5>),
-                (CORE_0, bool_field<6>),
-                (CORE_1, bool_field<7>),
-                (DPU_0, bool_field<8>),
-                (DPU_1, bool_field<9>),
-                (PPU_0, bool_field<10>),
-                (PPU_1, bool_field<11>),
-                (DMA_READ_ERROR, bool_field<12>),
-                (DMA_WRITE_ERROR, bool_field<13>));
-
-REGCMD_REGISTER(pc, PC_INTERRUPT_RAW_STATUS, 0x002c,
-                (CNA_FEATURE_0, bool_field<0>),
-                (CNA_FEATURE_1, bool_field<1>),
-                (CNA_WEIGHT_0, bool_field<2>),
-                (CNA_WEIGHT_1, bool_field<3>),
-                (CNA_CSC_0, bool_field<4>),
-                (CNA_CSC_1, bool_field<5>),
-                (CORE_0, bool_field<6>),
-                (CORE_1, bool_field<7>),
-                (DPU_0, bool_field<8>),
-                (DPU_1, bool_field<9>),
-                (PPU_0, bool_field<10>),
-                (PPU_1, bool_field<11>),
-                (DMA_READ_ERROR, bool_field<12>),
-                (DMA_WRITE_ERROR, bool_field<13>));
+REGCMD_REGISTER(pc, PC_INTERRUPT_MASK, 0x0020, REGCMD_PC_INTERRUPT_FIELDS);
+REGCMD_REGISTER(pc, PC_INTERRUPT_CLEAR, 0x0024, REGCMD_PC_INTERRUPT_FIELDS);
+REGCMD_REGISTER(pc, PC_INTERRUPT_STATUS, 0x0028, REGCMD_PC_INTERRUPT_FIELDS);
+REGCMD_REGISTER(pc, PC_INTERRUPT_RAW_STATUS, 0x002c, REGCMD_PC_INTERRUPT_FIELDS);
 
 // Kernel-programmed: TASK_NUMBER tasks per kick, TASK_PP_EN = ping-pong (fact sheet §1.6).
 REGCMD_REGISTER(pc, PC_TASK_CON, 0x0030,

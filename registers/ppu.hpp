@@ -8,24 +8,13 @@
 
 #include <regcmd/core/layout.hpp>
 #include <regcmd/core/precision.hpp>
+#include <regcmd/registers/shared_fields.hpp>
 
 namespace regcmd::reg {
 
-REGCMD_REGISTER(ppu, PPU_S_STATUS, 0x6000,
-                (STATUS_0, uint_field<1, 0>),
-                (STATUS_1, uint_field<17, 16>));
-
-REGCMD_REGISTER(ppu, PPU_S_POINTER, 0x6004,
-                (POINTER, bool_field<0>),
-                (POINTER_PP_EN, bool_field<1>),
-                (EXECUTER_PP_EN, bool_field<2>),
-                (POINTER_PP_MODE, bool_field<3>),
-                (POINTER_PP_CLEAR, bool_field<4>),
-                (EXECUTER_PP_CLEAR, bool_field<5>),
-                (EXECUTER, bool_field<16>));
-
-REGCMD_REGISTER(ppu, PPU_OPERATION_ENABLE, 0x6008,
-                (OP_EN, bool_field<0>));
+REGCMD_REGISTER(ppu, PPU_S_STATUS, 0x6000, REGCMD_S_STATUS_FIELDS);
+REGCMD_REGISTER(ppu, PPU_S_POINTER, 0x6004, REGCMD_S_POINTER_FIELDS);
+REGCMD_REGISTER(ppu, PPU_OPERATION_ENABLE, 0x6008, REGCMD_OPERATION_ENABLE_FIELDS);
 
 REGCMD_REGISTER(ppu, PPU_DATA_CUBE_IN_WIDTH, 0x600c,
                 (CUBE_IN_WIDTH, uint_field<12, 0>));

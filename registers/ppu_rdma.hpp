@@ -6,24 +6,13 @@
 #include <boost/hana/tuple.hpp>
 
 #include <regcmd/core/layout.hpp>
+#include <regcmd/registers/shared_fields.hpp>
 
 namespace regcmd::reg {
 
-REGCMD_REGISTER(ppu_rdma, PPU_RDMA_RDMA_S_STATUS, 0x7000,
-                (STATUS_0, uint_field<1, 0>),
-                (STATUS_1, uint_field<17, 16>));
-
-REGCMD_REGISTER(ppu_rdma, PPU_RDMA_RDMA_S_POINTER, 0x7004,
-                (POINTER, bool_field<0>),
-                (POINTER_PP_EN, bool_field<1>),
-                (EXECUTER_PP_EN, bool_field<2>),
-                (POINTER_PP_MODE, bool_field<3>),
-                (POINTER_PP_CLEAR, bool_field<4>),
-                (EXECUTER_PP_CLEAR, bool_field<5>),
-                (EXECUTER, bool_field<16>));
-
-REGCMD_REGISTER(ppu_rdma, PPU_RDMA_RDMA_OPERATION_ENABLE, 0x7008,
-                (OP_EN, bool_field<0>));
+REGCMD_REGISTER(ppu_rdma, PPU_RDMA_RDMA_S_STATUS, 0x7000, REGCMD_S_STATUS_FIELDS);
+REGCMD_REGISTER(ppu_rdma, PPU_RDMA_RDMA_S_POINTER, 0x7004, REGCMD_S_POINTER_FIELDS);
+REGCMD_REGISTER(ppu_rdma, PPU_RDMA_RDMA_OPERATION_ENABLE, 0x7008, REGCMD_OPERATION_ENABLE_FIELDS);
 
 REGCMD_REGISTER(ppu_rdma, PPU_RDMA_RDMA_CUBE_IN_WIDTH, 0x700c,
                 (CUBE_IN_WIDTH, uint_field<12, 0>));

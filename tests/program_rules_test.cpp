@@ -79,13 +79,13 @@ TEST_CASE("precision-consistent, int8-output-int32, fp16-output-stage, fp16-outp
   CHECK(id(check([](program_writer& w) {
           w.begin_task();
           w.put(CNA_CONV_CON1{.IN_PRECISION = precision::fp16, .PROC_PRECISION = precision::fp16});
-          w.put(DPU_DATA_FORMAT{.PROC_PRECISION = precision::int8, .IN_PRECISION = precision::int8});
+          w.put(DPU_DATA_FORMAT{.PROC_PRECISION = precision::int8, .IN_PRECISION = precision::int8, .OUT_PRECISION = precision::int32});
           w.end_task(matmul_blocks, dpu_done_interrupts);
         })) == "precision-consistent");
   CHECK(id(check([](program_writer& w) {
           w.begin_task();
           w.put(CNA_CONV_CON1{.IN_PRECISION = precision::int8, .PROC_PRECISION = precision::int8});
-          w.put(DPU_DATA_FORMAT{.OUT_PRECISION = precision::int16});
+          w.put(DPU_DATA_FORMAT{.PROC_PRECISION = precision::int8, .IN_PRECISION = precision::int8, .OUT_PRECISION = precision::int16});
           w.end_task(matmul_blocks, dpu_done_interrupts);
         })) == "int8-output-int32");
   auto fp16_out = [](bool bypass, bool to_fp16, std::uint32_t size_e) {

@@ -88,32 +88,72 @@ F extreme_value() {
 }
 }  // namespace
 
+// Every element of a declaration: a register once, a register array at each of its numbers.
+template <class R, class Check>
+void for_each_element(Check&& check) {
+  if constexpr (register_array<R>) {
+    for (unsigned n = R::first_number; n < R::first_number + R::count; ++n)
+      check([n](const R& v) { return encode(v, n); }, static_cast<std::uint16_t>(R::first_offset + 4 * (n - R::first_number)));
+  } else {
+    check([](const R& v) { return encode(v); }, R::offset);
+  }
+}
+
 TEST_CASE("every declared register round-trips: encode then decode gives the same fields") {
   std::size_t registers = 0;
   reg::for_each_register([&](auto type) {
     using R = typename decltype(type)::type;
     CAPTURE(std::string(R::name));
-    // Each field alone at its extreme (so a field leaking into a neighbour shows), then all.
-    R all{};
-    boost::hana::for_each(R::fields(), [&](auto f) {
-      using F = typename decltype(f)::field_type;
-      R one{};
-      one.*decltype(f)::member = extreme_value<F>();
-      all.*decltype(f)::member = extreme_value<F>();
-      const result<entry> e = encode(one);
+    for_each_element<R>([&](auto encode_one, std::uint16_t offset) {
+      // Each field alone at its extreme (so a field leaking into a neighbour shows), then all.
+      R all = R::zeroed();
+      boost::hana::for_each(R::fields(), [&](auto f) {
+        using F = typename decltype(f)::field_type;
+        R one = R::zeroed();
+        one.*decltype(f)::member = extreme_value<F>();
+        all.*decltype(f)::member = extreme_value<F>();
+        const result<entry> e = encode_one(one);
+        REQUIRE(e.ok());
+        CHECK(e.value().target() == static_cast<std::uint16_t>(R::block));
+        CHECK(e.value().offset() == offset);
+        CHECK((e.value().value() & ~F::shape.mask()) == 0);
+        CHECK(unpack<R>(e.value().value()) == one);
+      });
+      const result<entry> e = encode_one(all);
       REQUIRE(e.ok());
-      CHECK(e.value().target() == static_cast<std::uint16_t>(R::block));
-      CHECK(e.value().offset() == R::offset);
-      CHECK((e.value().value() & ~F::shape.mask()) == 0);
-      CHECK(unpack<R>(e.value().value()) == one);
+      CHECK((e.value().value() & ~defined_mask<R>()) == 0);
+      CHECK(unpack<R>(e.value().value()) == all);
+      ++registers;
     });
-    const result<entry> e = encode(all);
-    REQUIRE(e.ok());
-    CHECK((e.value().value() & ~defined_mask<R>()) == 0);
-    CHECK(unpack<R>(e.value().value()) == all);
-    ++registers;
   });
-  CHECK(registers == register_table.size());
+  CHECK(registers == 176);  // the per-block counts of the first test case
+}
+
+TEST_CASE("register arrays keep mainline's names and offsets, element by element") {
+  // fact sheet §4: CNA_CVT_CON1..4 at 0x1050..0x105c hold CVT_OFFSETn/CVT_SCALEn with n = 0..3
+  const register_info* con3 = find_register("CNA_CVT_CON3");
+  REQUIRE(con3 != nullptr);
+  CHECK(con3->offset == 0x1058);
+  REQUIRE(con3->fields.size() == 2);
+  CHECK(con3->fields[0].name == "CVT_OFFSET2");
+  CHECK(con3->fields[1].name == "CVT_SCALE2");
+  CHECK(find_register(block_id::cna, 0x117c)->name == "CNA_DCOMP_AMOUNT15");
+  CHECK(find_register("CNA_DCOMP_AMOUNT15")->fields[0].name == "DCOMP_AMOUNT15");
+  CHECK(find_register(block_id::dpu, 0x40ac)->name == "DPU_EW_OP_VALUE_7");
+  CHECK(find_register("DPU_EW_OP_VALUE_7")->fields[0].name == "EW_OPERAND_7");
+  CHECK(find_register("CNA_CVT_CON0")->offset == 0x104c);  // not an element: CVT_CON0 has its own fields
+  CHECK(find_register("CNA_CVT_CON5")->offset == 0x1180);
+  // the bytes of one element, and the refusals
+  CHECK(encode(reg::CNA_CVT_CON{.CVT_SCALE = 1}, 2).value().bits() == 0x0201'0001'0000'1054);
+  CHECK(encode(reg::DPU_EW_OP_VALUE{.EW_OPERAND = 0x3f80'0000}, 0).value().bits() == 0x1001'3f80'0000'4090);
+  CHECK(encode(reg::CNA_CVT_CON{}, 0).err().id() == "array-element");
+  CHECK(encode(reg::CNA_CVT_CON{}, 5).err().id() == "array-element");
+  const auto wide = encode(reg::CNA_CVT_CON{.CVT_SCALE = 0x10000}, 4);
+  CHECK(wide.err().id() == "field-range");
+  CHECK(wide.err().subject == "CNA_CVT_CON4");
+  CHECK(wide.err().detail == "CVT_SCALE3");
+  const field_assignment scale[] = {{"CVT_SCALE1", 1}};
+  CHECK(encode_by_name("CNA_CVT_CON2", scale) == encode(reg::CNA_CVT_CON{.CVT_SCALE = 1}, 2).value());
 }
 
 TEST_CASE("writing a register by name applies the same checks") {

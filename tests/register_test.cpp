@@ -160,6 +160,15 @@ TEST_CASE("run-time values get the same checks as constants, as errors") {
   volatile std::uint64_t wide = 0x1'0000'0000;
   CHECK(encode(CNA_WEIGHT_SIZE0{.WEIGHT_BYTES = wide}).err().id() == "field-range");
   CHECK_THROWS_AS((void)encode(CNA_WEIGHT_SIZE0{.WEIGHT_BYTES = wide}).value(), error_exception);
+
+  // A precision left out (its 0 is int8) is an error, not a silent int8: it names the field.
+  volatile std::uint32_t fp16 = 2;
+  const auto format = encode(DPU_DATA_FORMAT{.PROC_PRECISION = static_cast<precision>(fp16),
+                                             .OUT_PRECISION = precision::fp32});
+  REQUIRE_FALSE(format.ok());
+  CHECK(format.err().id() == "field-unnamed");
+  CHECK(format.err().detail == "IN_PRECISION");
+  CHECK(encode(DPU_DATA_FORMAT::zeroed()).value().value() == 0);
 }
 
 TEST_CASE("precision traits") {

@@ -9,4 +9,5 @@ inline constexpr auto mode = static_cast<conv_mode>(1);
 #else
 inline constexpr auto mode = conv_mode::depthwise;
 #endif
-inline constexpr auto con1 = regcmd::encode(CNA_CONV_CON1{.CONV_MODE = mode});
+inline constexpr auto con1 = regcmd::encode(
+    CNA_CONV_CON1{.CONV_MODE = mode, .IN_PRECISION = regcmd::precision::fp16, .PROC_PRECISION = regcmd::precision::fp16});

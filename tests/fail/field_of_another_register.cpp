@@ -9,5 +9,5 @@ using namespace regcmd::reg;
 #ifdef REGCMD_COMPILE_FAIL
 inline constexpr auto wrong = encode(CNA_CBUF_CON0{.IN_PRECISION = precision::fp16});
 #else
-inline constexpr auto right = encode(CNA_CONV_CON1{.IN_PRECISION = precision::fp16});
+inline constexpr auto right = encode(CNA_CONV_CON1{.IN_PRECISION = precision::fp16, .PROC_PRECISION = precision::fp16});
 #endif

@@ -10,7 +10,7 @@ inline constexpr GLOBAL_OPERATION_ENABLE blocks{.CNA_OP_EN = 1, .CORE_OP_EN = 1,
 #ifdef REGCMD_COMPILE_FAIL
 inline constexpr auto program = checked_program<16, 1, [](program_writer& w) {
   w.begin_task();
-  w.put(CNA_CONV_CON1{.IN_PRECISION = precision::fp16, .PROC_PRECISION = precision::fp16}); w.put(DPU_DATA_FORMAT{});
+  w.put(CNA_CONV_CON1{.IN_PRECISION = precision::fp16, .PROC_PRECISION = precision::fp16}); w.put(DPU_DATA_FORMAT::zeroed());  // int8 throughout
   w.end_task(blocks, dpu_done_interrupts);
 }>();
 #else

@@ -57,6 +57,14 @@ concept declared_enum = std::is_enum_v<E> && requires(E e) {
   { regcmd_enum_info(e) } -> std::same_as<const enum_info&>;
 };
 
+// An enum whose 0 is a value someone chooses (precision: 0 is int8), not "nothing set": a
+// field of it must be named in every register write (core/field.hpp). Declared with
+// REGCMD_ENUM_ZERO_IS_A_VALUE(E) next to the enum.
+template <class E>
+concept zero_must_be_named = declared_enum<E> && requires(E e) {
+  { regcmd_enum_zero_is_a_value(e) };
+};
+
 template <declared_enum E>
 constexpr const enum_info& info_of() {
   return regcmd_enum_info(E{});
@@ -84,3 +92,6 @@ constexpr std::string_view name_of(E e) {
       REGCMD_PP_FOR_EACH(REGCMD_DETAIL_ENUMERATOR_INFO, ~, __VA_ARGS__)};                      \
   inline constexpr ::regcmd::enum_info regcmd_enum_table_##NAME{#NAME, regcmd_enumerators_##NAME}; \
   constexpr const ::regcmd::enum_info& regcmd_enum_info(NAME) { return regcmd_enum_table_##NAME; }
+
+#define REGCMD_ENUM_ZERO_IS_A_VALUE(NAME) \
+  constexpr bool regcmd_enum_zero_is_a_value(NAME) { return true; }

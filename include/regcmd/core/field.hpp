@@ -37,7 +37,15 @@ enum class field_kind : std::uint8_t { uint, boolean, enumeration, address };
   X(address_alignment, "address-alignment",                                                       \
     "the address has bits set below the field's lowest bit: align it (e.g. 16 bytes for a 31:4 " \
     "address field)",                                                                             \
-    "fact sheet §4 (fields starting at bit 4)")
+    "fact sheet §4 (fields starting at bit 4)")                                                   \
+  X(field_unnamed, "field-unnamed",                                                               \
+    "a field whose 0 is a value (a precision: 0 is int8) was left out of a register write: name "  \
+    "it, or write R::zeroed() for a register that is all zero on purpose",                        \
+    "DESIGN: whole-register writes")                                                              \
+  X(array_element, "array-element",                                                               \
+    "the register array has no element of this number: CNA_DCOMP_AMOUNT0..15, CNA_CVT_CON1..4, " \
+    "DPU_EW_OP_VALUE_0..7",                                                                       \
+    "fact sheet §4")
 
 namespace rules {
 REGCMD_FIELD_RULES(REGCMD_DEFINE_RULE)
@@ -69,8 +77,12 @@ struct field_shape {
   }
 };
 
+// The raw value of a field whose 0 is a value, left out of a write (enum_field below).
+inline constexpr std::uint64_t unnamed_field_value = ~std::uint64_t{1};
+
 // The one check every field value passes, typed or by name: &no_violation when it fits.
 constexpr const rule* check_field(const field_shape& s, std::uint64_t value) {
+  if (value == unnamed_field_value) return &rules::field_unnamed;
   if (value > s.max_value()) return &rules::field_range;
   if (s.kind == field_kind::address && (value & ((std::uint64_t{1} << s.lsb) - 1)) != 0)
     return &rules::address_alignment;
@@ -90,6 +102,7 @@ namespace detail {
 inline void regcmd_field_value_does_not_fit_its_bit_range() {}
 inline void regcmd_field_value_is_not_a_declared_enumerator() {}
 inline void regcmd_field_address_is_not_aligned_to_its_lowest_bit() {}
+inline void regcmd_field_whose_zero_is_a_value_was_left_out_name_it() {}
 
 constexpr void reject_at_compile_time(const rule* violated) {
   if (!std::is_constant_evaluated() || *violated == no_violation) return;
@@ -164,21 +177,28 @@ struct enum_field {
   static constexpr field_shape shape{Msb, Lsb, field_kind::enumeration, &info_of<E>()};
   using enum_type = E;
 
-  constexpr enum_field() = default;
+  constexpr enum_field() requires(!zero_must_be_named<E>) = default;
+  // A field whose 0 is a value (precision: 0 is int8) has no default: left out of a
+  // designated initializer it does not compile in a constant expression, and at run time
+  // encoding it is the error field-unnamed. R::zeroed() writes an all-zero register.
+  constexpr enum_field() requires(zero_must_be_named<E>) : named_{false} {
+    if (std::is_constant_evaluated()) detail::regcmd_field_whose_zero_is_a_value_was_left_out_name_it();
+  }
   constexpr enum_field(E e) : value_{e} { detail::reject_at_compile_time(check_field(shape, raw_value())); }
 
   static constexpr enum_field from_register(std::uint32_t reg) {
-    enum_field f;
-    f.value_ = static_cast<E>(shape.extract(reg));
-    return f;
+    return enum_field{from_bits{}, static_cast<E>(shape.extract(reg))};
   }
 
   constexpr E value() const { return value_; }
-  constexpr std::uint64_t raw_value() const { return static_cast<std::uint64_t>(value_); }
+  constexpr std::uint64_t raw_value() const { return named_ ? static_cast<std::uint64_t>(value_) : unnamed_field_value; }
   friend constexpr bool operator==(const enum_field&, const enum_field&) = default;
 
  private:
+  struct from_bits {};
+  constexpr enum_field(from_bits, E e) : value_{e} {}
   E value_{};
+  bool named_ = true;
 };
 
 }  // namespace regcmd

@@ -76,6 +76,16 @@ concept register_type = register_layout<R> && requires {
   { R::offset } -> std::convertible_to<std::uint16_t>;
 };
 
+// A register array: `count` registers of one layout, 4 bytes apart from `first_offset`,
+// named by number (REGCMD_REGISTER_ARRAY below).
+template <class A>
+concept register_array = register_layout<A> && requires {
+  { A::block } -> std::convertible_to<block_id>;
+  { A::first_offset } -> std::convertible_to<std::uint16_t>;
+  { A::count } -> std::convertible_to<unsigned>;
+  { A::first_number } -> std::convertible_to<unsigned>;
+};
+
 // The fields of a layout as plain data, for decoding and lookup by name.
 template <register_layout L>
 inline constexpr std::span<const field_info> fields_of{L::field_table};
@@ -111,6 +121,96 @@ constexpr result<entry> encode(const R& value) {
   return entry::make(R::block, bits.value(), R::offset);
 }
 
+namespace detail {
+constexpr std::size_t decimal_size(unsigned v) {
+  std::size_t n = 1;
+  for (; v >= 10; v /= 10) ++n;
+  return n;
+}
+constexpr void put_decimal(char*& out, unsigned v) {
+  const std::size_t n = decimal_size(v);
+  for (std::size_t i = n; i-- > 0; v /= 10) out[i] = static_cast<char>('0' + v % 10);
+  out += n;
+}
+constexpr void put_text(char*& out, std::string_view text) {
+  for (char c : text) *out++ = c;
+}
+
+// The names of a register array's elements: register NAME<separator><number> with fields
+// FIELD<separator><number - first_number>, as mainline spells them (CNA_CVT_CON1 holds
+// CVT_OFFSET0 and CVT_SCALE0). All the characters, element after element.
+template <register_array A>
+constexpr std::size_t array_name_size() {
+  std::size_t n = 0;
+  for (unsigned i = 0; i < A::count; ++i) {
+    n += A::name.size() + A::separator.size() + decimal_size(A::first_number + i);
+    for (const field_info& f : A::field_table) n += f.name.size() + A::separator.size() + decimal_size(i);
+  }
+  return n;
+}
+template <register_array A>
+inline constexpr auto array_name_chars = [] {
+  std::array<char, array_name_size<A>()> chars{};
+  char* out = chars.data();
+  for (unsigned i = 0; i < A::count; ++i) {
+    put_text(out, A::name);
+    put_text(out, A::separator);
+    put_decimal(out, A::first_number + i);
+    for (const field_info& f : A::field_table) {
+      put_text(out, f.name);
+      put_text(out, A::separator);
+      put_decimal(out, i);
+    }
+  }
+  return chars;
+}();
+}  // namespace detail
+
+// One element of a register array, as decoding and lookup by name see it.
+template <std::size_t Fields>
+struct array_element_info {
+  std::string_view name;
+  std::uint16_t offset = 0;
+  std::array<field_info, Fields> fields{};
+};
+
+template <register_array A>
+inline constexpr auto array_elements = [] {
+  std::array<array_element_info<std::size(A::field_table)>, A::count> out{};
+  const char* at = detail::array_name_chars<A>.data();
+  auto take = [&](std::size_t n) {
+    const std::string_view text{at, n};
+    at += n;
+    return text;
+  };
+  for (unsigned i = 0; i < A::count; ++i) {
+    out[i].name = take(A::name.size() + A::separator.size() + detail::decimal_size(A::first_number + i));
+    out[i].offset = static_cast<std::uint16_t>(A::first_offset + 4 * i);
+    for (std::size_t f = 0; f < out[i].fields.size(); ++f)
+      out[i].fields[f] = {take(A::field_table[f].name.size() + A::separator.size() + detail::decimal_size(i)),
+                          A::field_table[f].shape};
+  }
+  return out;
+}();
+
+// Element `number` of a register array (CNA_CVT_CON, 3: CNA_CVT_CON3): errors name the
+// element's register and field.
+template <register_array A>
+constexpr result<entry> encode(const A& value, unsigned number) {
+  if (number < A::first_number || number - A::first_number >= A::count)
+    return make_error(rules::array_element, A::name, {}, number);
+  const auto& element = array_elements<A>[number - A::first_number];
+  const auto raw = value.raw_values();
+  std::uint32_t bits = 0;
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    const field_info& f = element.fields[i];
+    if (const rule* violated = check_field(f.shape, raw[i]); *violated != no_violation)
+      return make_error(*violated, element.name, f.name, raw[i]);
+    bits |= f.shape.place(raw[i]);
+  }
+  return entry::make(A::block, bits, element.offset);
+}
+
 // Read every field of a register value back into its type (reserved bits are dropped).
 template <register_layout L>
 constexpr L unpack(std::uint32_t bits) {
@@ -124,8 +224,7 @@ constexpr L unpack(std::uint32_t bits) {
 #define REGCMD_DETAIL_FIELD_INFO(data, field) \
   ::regcmd::field_info{REGCMD_PP_STRINGIZE(REGCMD_PP_HEAD(field)), REGCMD_PP_TAIL(field)::shape},
 #define REGCMD_DETAIL_RAW_VALUE(data, field) REGCMD_PP_HEAD(field).raw_value(),
-#define REGCMD_DETAIL_FROM_BITS(out, field) \
-  out.REGCMD_PP_HEAD(field) = REGCMD_PP_TAIL(field)::from_register(bits);
+#define REGCMD_DETAIL_FROM_BITS(data, field) REGCMD_PP_TAIL(field)::from_register(bits),
 #define REGCMD_DETAIL_FIELD_REF(type, field) \
   , ::regcmd::field_ref<&type::REGCMD_PP_HEAD(field)>{REGCMD_PP_STRINGIZE(REGCMD_PP_HEAD(field))}
 
@@ -134,6 +233,8 @@ constexpr L unpack(std::uint32_t bits) {
 // fields() is a template so that only the registers a translation unit uses pay for
 // their Hana tuple; field_table is the same list as plain data, for decoding, and
 // raw_values() / from_bits() the members in that order, for encoding and decoding.
+// zeroed() is the all-zero value, for the writes that mean it (a field whose zero is a
+// value must otherwise be named: core/field.hpp).
 #define REGCMD_LAYOUT_BODY(NAME, ...)                                                      \
   using regcmd_layout_tag = void;                                                          \
   static constexpr std::string_view name = #NAME;                                          \
@@ -149,10 +250,9 @@ constexpr L unpack(std::uint32_t bits) {
     return {REGCMD_PP_FOR_EACH(REGCMD_DETAIL_RAW_VALUE, ~, __VA_ARGS__)};                    \
   }                                                                                        \
   static constexpr NAME from_bits(std::uint32_t bits) {                                    \
-    NAME out{};                                                                            \
-    REGCMD_PP_FOR_EACH(REGCMD_DETAIL_FROM_BITS, out, __VA_ARGS__)                           \
-    return out;                                                                            \
+    return NAME{REGCMD_PP_FOR_EACH(REGCMD_DETAIL_FROM_BITS, ~, __VA_ARGS__)};                \
   }                                                                                        \
+  static constexpr NAME zeroed() { return from_bits(0); }                                  \
   friend constexpr bool operator==(const NAME&, const NAME&) = default;                     \
   static_assert(::regcmd::detail::disjoint({REGCMD_PP_FOR_EACH(REGCMD_DETAIL_FIELD_MASK, ~, __VA_ARGS__)}), \
                 "two fields of this register overlap: check the msb:lsb of its declaration");
@@ -176,6 +276,25 @@ constexpr L unpack(std::uint32_t bits) {
 // A register of the mainline map (rocket_registers.h).
 #define REGCMD_REGISTER(BLOCK, NAME, OFFSET, ...) \
   REGCMD_REGISTER_FROM(mainline, BLOCK, NAME, OFFSET, __VA_ARGS__)
+
+// A register array of the mainline map: COUNT registers of these fields at OFFSET,
+// OFFSET + 4, ..., named NAME<SEPARATOR><FIRST_NUMBER + i> with fields <field><SEPARATOR><i>
+// (mainline's CNA_DCOMP_AMOUNT0..15, CNA_CVT_CON1..4, DPU_EW_OP_VALUE_0..7). The members
+// are the field names without the number.
+#define REGCMD_REGISTER_ARRAY(BLOCK, NAME, OFFSET, COUNT, FIRST_NUMBER, SEPARATOR, ...)        \
+  struct NAME {                                                                                 \
+    static constexpr ::regcmd::block_id block = ::regcmd::block_id::BLOCK;                      \
+    static constexpr std::uint16_t first_offset = OFFSET;                                       \
+    static constexpr unsigned count = COUNT;                                                    \
+    static constexpr unsigned first_number = FIRST_NUMBER;                                      \
+    static constexpr std::string_view separator = SEPARATOR;                                    \
+    static constexpr ::regcmd::provenance origin = ::regcmd::provenance::mainline;              \
+    REGCMD_LAYOUT_BODY(NAME, __VA_ARGS__)                                                       \
+  };                                                                                            \
+  static_assert(NAME::first_offset % 4 == 0, "a register offset must be 4-byte aligned");       \
+  static_assert(::regcmd::offset_in_window(NAME::block, NAME::first_offset) &&                  \
+                    ::regcmd::offset_in_window(NAME::block, NAME::first_offset + 4 * (COUNT - 1)), \
+                "a register array must lie in its block's 4 KiB window")
 
 // A register mainline does not declare, known from the reference or the recipes.
 #define REGCMD_REGISTER_BEYOND_MAINLINE(BLOCK, NAME, OFFSET, ...) \

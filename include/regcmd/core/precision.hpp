@@ -16,6 +16,8 @@ namespace regcmd {
 
 REGCMD_ENUM(precision, (int8, 0), (int16, 1), (fp16, 2), (bf16, 3), (int32, 4), (fp32, 5),
             (int4, 6), (tf32, 7))
+// 0 is int8: a precision field left out of a register write would silently mean int8.
+REGCMD_ENUM_ZERO_IS_A_VALUE(precision)
 
 // K x N extent of one weight tile (the unit the weight packers lay out).
 struct tile_shape {

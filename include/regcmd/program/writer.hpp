@@ -81,6 +81,15 @@ class program_writer {
     append(e.value());
   }
 
+  // Element `number` of a register array (CNA_CVT_CON, 3: CNA_CVT_CON3).
+  template <register_array A>
+  constexpr void put(const A& value, unsigned number) {
+    if (!ok()) return;
+    result<entry> e = encode(value, number);
+    if (!e) return fail(e.err());
+    append(e.value());
+  }
+
   // An address register whose value bind fills in: IOVA of `role`'s buffer + offset.
   template <register_type R>
   constexpr void put_slot(operand_role role, std::uint32_t offset, std::uint32_t extent) {
