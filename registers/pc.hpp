@@ -9,26 +9,20 @@
 
 namespace regcmd::reg {
 
-REGCMD_REGISTER(pc, PC_VERSION, 0x0000,
-                (VERSION, uint_field<31, 0>));
+REGCMD_REGISTER(pc, PC_VERSION, 0x0000, (VERSION, uint_field<31, 0>));
 
-REGCMD_REGISTER(pc, PC_VERSION_NUM, 0x0004,
-                (VERSION_NUM, uint_field<31, 0>));
+REGCMD_REGISTER(pc, PC_VERSION_NUM, 0x0004, (VERSION_NUM, uint_field<31, 0>));
 
 // Kernel-programmed (PC kick); a task tail uses the 0x0081 entry instead.
-REGCMD_REGISTER(pc, PC_OPERATION_ENABLE, 0x0008,
-                (OP_EN, bool_field<0>));
+REGCMD_REGISTER(pc, PC_OPERATION_ENABLE, 0x0008, (OP_EN, bool_field<0>));
 
 // In a task tail: the next task's regcmd IOVA (0 ends the chain). PC_SOURCE_ADDR is
 // the 16-byte aligned address itself; PC_SEL 0 = PC (DMA fetch) mode (TRM, fact sheet §2.3).
-REGCMD_REGISTER(pc, PC_BASE_ADDRESS, 0x0010,
-                (PC_SEL, bool_field<0>),
-                (PC_SOURCE_ADDR, address_field<31, 4>));
+REGCMD_REGISTER(pc, PC_BASE_ADDRESS, 0x0010, (PC_SEL, bool_field<0>), (PC_SOURCE_ADDR, address_field<31, 4>));
 
 // In a task tail: fetch amount of the next task, in 128-bit words minus one
 // (fact sheet §2.3); 0 for the last task.
-REGCMD_REGISTER(pc, PC_REGISTER_AMOUNTS, 0x0014,
-                (PC_DATA_AMOUNT, uint_field<15, 0>));
+REGCMD_REGISTER(pc, PC_REGISTER_AMOUNTS, 0x0014, (PC_DATA_AMOUNT, uint_field<15, 0>));
 
 // The interrupt bits, in pairs (fact sheet §1.6): MASK, CLEAR, STATUS and RAW_STATUS share them.
 #define REGCMD_PC_INTERRUPT_FIELDS \
@@ -47,16 +41,12 @@ REGCMD_REGISTER(pc, PC_INTERRUPT_STATUS, 0x0028, REGCMD_PC_INTERRUPT_FIELDS);
 REGCMD_REGISTER(pc, PC_INTERRUPT_RAW_STATUS, 0x002c, REGCMD_PC_INTERRUPT_FIELDS);
 
 // Kernel-programmed: TASK_NUMBER tasks per kick, TASK_PP_EN = ping-pong (fact sheet §1.6).
-REGCMD_REGISTER(pc, PC_TASK_CON, 0x0030,
-                (TASK_NUMBER, uint_field<11, 0>),
-                (TASK_PP_EN, bool_field<12>),
+REGCMD_REGISTER(pc, PC_TASK_CON, 0x0030, (TASK_NUMBER, uint_field<11, 0>), (TASK_PP_EN, bool_field<12>),
                 (TASK_COUNT_CLEAR, bool_field<13>));
 
-REGCMD_REGISTER(pc, PC_TASK_DMA_BASE_ADDR, 0x0034,
-                (DMA_BASE_ADDR, address_field<31, 4>));
+REGCMD_REGISTER(pc, PC_TASK_DMA_BASE_ADDR, 0x0034, (DMA_BASE_ADDR, address_field<31, 4>));
 
-REGCMD_REGISTER(pc, PC_TASK_STATUS, 0x003c,
-                (TASK_STATUS, uint_field<27, 0>));
+REGCMD_REGISTER(pc, PC_TASK_STATUS, 0x003c, (TASK_STATUS, uint_field<27, 0>));
 
 inline constexpr auto pc_registers = ::boost::hana::tuple_t<
     PC_VERSION, PC_VERSION_NUM, PC_OPERATION_ENABLE,

@@ -6,34 +6,23 @@
 #include <boost/hana/tuple.hpp>
 
 #include <regcmd/core/layout.hpp>
-#include <regcmd/registers/shared_fields.hpp>
+#include <regcmd/registers/control.hpp>
 
 namespace regcmd::reg {
 
-REGCMD_REGISTER(ppu_rdma, PPU_RDMA_RDMA_S_STATUS, 0x7000, REGCMD_S_STATUS_FIELDS);
-REGCMD_REGISTER(ppu_rdma, PPU_RDMA_RDMA_S_POINTER, 0x7004, REGCMD_S_POINTER_FIELDS);
-REGCMD_REGISTER(ppu_rdma, PPU_RDMA_RDMA_OPERATION_ENABLE, 0x7008, REGCMD_OPERATION_ENABLE_FIELDS);
+REGCMD_REGISTER(ppu_rdma, PPU_RDMA_RDMA_CUBE_IN_WIDTH, 0x700c, (CUBE_IN_WIDTH, uint_field<12, 0>));
 
-REGCMD_REGISTER(ppu_rdma, PPU_RDMA_RDMA_CUBE_IN_WIDTH, 0x700c,
-                (CUBE_IN_WIDTH, uint_field<12, 0>));
+REGCMD_REGISTER(ppu_rdma, PPU_RDMA_RDMA_CUBE_IN_HEIGHT, 0x7010, (CUBE_IN_HEIGHT, uint_field<12, 0>));
 
-REGCMD_REGISTER(ppu_rdma, PPU_RDMA_RDMA_CUBE_IN_HEIGHT, 0x7010,
-                (CUBE_IN_HEIGHT, uint_field<12, 0>));
+REGCMD_REGISTER(ppu_rdma, PPU_RDMA_RDMA_CUBE_IN_CHANNEL, 0x7014, (CUBE_IN_CHANNEL, uint_field<12, 0>));
 
-REGCMD_REGISTER(ppu_rdma, PPU_RDMA_RDMA_CUBE_IN_CHANNEL, 0x7014,
-                (CUBE_IN_CHANNEL, uint_field<12, 0>));
+REGCMD_REGISTER(ppu_rdma, PPU_RDMA_RDMA_SRC_BASE_ADDR, 0x701c, (SRC_BASE_ADDR, address_field<31, 0>));
 
-REGCMD_REGISTER(ppu_rdma, PPU_RDMA_RDMA_SRC_BASE_ADDR, 0x701c,
-                (SRC_BASE_ADDR, address_field<31, 0>));
+REGCMD_REGISTER(ppu_rdma, PPU_RDMA_RDMA_SRC_LINE_STRIDE, 0x7024, (SRC_LINE_STRIDE, uint_field<31, 4>));
 
-REGCMD_REGISTER(ppu_rdma, PPU_RDMA_RDMA_SRC_LINE_STRIDE, 0x7024,
-                (SRC_LINE_STRIDE, uint_field<31, 4>));
+REGCMD_REGISTER(ppu_rdma, PPU_RDMA_RDMA_SRC_SURF_STRIDE, 0x7028, (SRC_SURF_STRIDE, uint_field<31, 4>));
 
-REGCMD_REGISTER(ppu_rdma, PPU_RDMA_RDMA_SRC_SURF_STRIDE, 0x7028,
-                (SRC_SURF_STRIDE, uint_field<31, 4>));
-
-REGCMD_REGISTER(ppu_rdma, PPU_RDMA_RDMA_DATA_FORMAT, 0x7030,
-                (IN_PRECISION, uint_field<1, 0>));
+REGCMD_REGISTER(ppu_rdma, PPU_RDMA_RDMA_DATA_FORMAT, 0x7030, (IN_PRECISION, uint_field<1, 0>));
 
 inline constexpr auto ppu_rdma_registers = ::boost::hana::tuple_t<
     PPU_RDMA_RDMA_S_STATUS, PPU_RDMA_RDMA_S_POINTER, PPU_RDMA_RDMA_OPERATION_ENABLE,
