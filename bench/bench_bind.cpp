@@ -48,7 +48,7 @@ status build_task_by_task(program_writer& w, const matmul_spec& spec, const plan
         const plan_tile t = tile_of(p.value(), m, j, s);
         const result<matmul_geometry> g = resolve(t.spec);
         if (!g) return g.err();
-        emit_matmul_task(w, g.value(), t.at);
+        emit_task(w, matmul_task(g.value(), t.at));
       }
   return w.outcome();
 }
@@ -116,9 +116,9 @@ int main() {
       bench::keep(entries.data());
     }, 7);
     const bench::timing planned = bench::measure([&] {
-      const result<plan_program> p = build_plan(bench::opaque(f.spec), f.options);
+      const result<runtime_program<plan_shape>> p = build_plan(bench::opaque(f.spec), f.options);
       if (!p) std::abort();
-      bench::keep(p.value().entries.data());
+      bench::keep(p.value().code.entries.data());
     }, 7);
 
     const double bind_vs_copy = bind.median_ns / copy.median_ns;
@@ -139,7 +139,7 @@ int main() {
   const matmul_spec decode{.in = precision::fp16, .out = precision::fp16, .M = 1, .K = 4096, .N = 11008};
   const matmul_spec prefill{.in = precision::fp16, .out = precision::fp32, .M = 128, .K = 16384, .N = 2048};
   for (const auto& [name, spec] : {std::pair{"decode 1x4096x11008", decode}, std::pair{"prefill 128x16384x2048", prefill}}) {
-    const result<plan_program> p = build_plan(spec);
+    const result<runtime_program<plan_shape>> p = build_plan(spec);
     if (!p) return fail(to_string(p.err()));
     auto feature = rt::buffer::create(dev.value(), plan_feature_bytes(p.value().geometry));
     auto weight = rt::buffer::create(dev.value(), p.value().geometry.weight_bytes());
@@ -154,7 +154,7 @@ int main() {
     const auto steady = npu.run(prepared.value());
     if (!first || !steady) return fail(to_string(first ? steady.err() : first.err()));
     const std::string g = std::string("submits, ") + name + node;
-    bench::row(g, "tasks in the program", std::to_string(p.value().tasks.size()));
+    bench::row(g, "tasks in the program", std::to_string(p.value().view().tasks.size()));
     bench::row(g, "submits per operation", std::to_string(steady.value().submits), "1", steady.value().submits == 1);
   }
   return 0;

@@ -51,9 +51,9 @@ double gmacs(double rows, double ns) { return rows * K * N / ns; }
 
 int main() {
   const matmul_spec spec{.in = precision::fp16, .out = precision::fp32, .M = M, .K = K, .N = N};
-  const result<plan_program> built = build_plan(spec);
+  const result<runtime_program<plan_shape>> built = build_plan(spec);
   if (!built) return 1;
-  const plan_program& p = built.value();
+  const runtime_program<plan_shape>& p = built.value();
 
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> dist(-1, 1);
@@ -61,7 +61,7 @@ int main() {
   for (float& v : a) v = half_to_float(float_to_half(dist(rng)));
   for (float& v : b) v = half_to_float(float_to_half(dist(rng)));
 
-  std::vector<std::uint8_t> regcmd(p.entries.size() * 8 + 64), feature(plan_feature_bytes(p.geometry)),
+  std::vector<std::uint8_t> regcmd(p.code.entries.size() * 8 + 64), feature(plan_feature_bytes(p.geometry)),
       weight(p.geometry.weight_bytes()), output(plan_output_bytes(p.geometry));
   if (!pack_features<float>(p.geometry.whole, a, feature) || !pack_weights<float>(p.geometry, b, weight)) return 1;
   model::iova_space memory;
@@ -74,8 +74,8 @@ int main() {
   base[static_cast<std::size_t>(operand_role::feature)] = 0x2000'0000;
   base[static_cast<std::size_t>(operand_role::weight)] = 0x3000'0000;
   base[static_cast<std::size_t>(operand_role::output)] = 0x4000'0000;
-  std::vector<entry> code = p.entries;
-  if (!patch_slots(code, p.slots, base)) return 1;
+  std::vector<entry> code = p.code.entries;
+  if (!patch_slots(code, p.code.slots, base)) return 1;
   for (std::size_t i = 0; i < code.size(); ++i) {
     const auto bytes = code[i].to_bytes();
     std::copy(bytes.begin(), bytes.end(), regcmd.begin() + static_cast<std::ptrdiff_t>(i * 8));
@@ -86,8 +86,8 @@ int main() {
     npu.behaviour = {false, false};
     npu.threads = threads;
     return bench::measure([&] {
-      const model::run_result r = npu.run(memory, 0x1000'0000, pc_fetch_amount(p.tasks[0].count),
-                                          static_cast<std::uint32_t>(p.tasks.size()), true);
+      const model::run_result r = npu.run(memory, 0x1000'0000, pc_fetch_amount(p.code.tasks[0].count),
+                                          static_cast<std::uint32_t>(p.code.tasks.size()), true);
       if (!r.completed() || !r.faults.empty()) std::abort();
     }, 5, 0);
   };
@@ -100,7 +100,7 @@ int main() {
   const double model1 = gmacs(M, one.median_ns), model_all = gmacs(M, all.median_ns);
   const double loop = gmacs(host_rows, naive.median_ns), block = gmacs(host_rows, fast.median_ns);
   std::printf("model %ux%ux%u fp16 (%zu tasks): %.2f s on 1 thread, %.2f s on all; host triple loop %.2f GMAC/s, "
-              "blocked %.2f GMAC/s\n", M, K, N, p.tasks.size(), one.median_ns / 1e9, all.median_ns / 1e9, loop, block);
+              "blocked %.2f GMAC/s\n", M, K, N, p.code.tasks.size(), one.median_ns / 1e9, all.median_ns / 1e9, loop, block);
   const std::string g = "model, 512x4096x4096 fp16";
   bench::row(g, "model, GMAC/s, 1 thread", bench::fixed(model1));
   bench::row(g, "model, GMAC/s, all threads", bench::fixed(model_all));

@@ -18,21 +18,24 @@
 // docs/sdp-values.md.
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstdint>
-#include <utility>
+#include <optional>
 
 #include <regcmd/core/error.hpp>
-#include <regcmd/program/heap_program.hpp>
-#include <regcmd/program/writer.hpp>
+#include <regcmd/core/math.hpp>
 #include <regcmd/core/precision.hpp>
+#include <regcmd/program/emit_task.hpp>
+#include <regcmd/program/task.hpp>
+#include <regcmd/program/writer.hpp>
+#include <regcmd/programs/door.hpp>
 #include <regcmd/programs/matmul_spec.hpp>
-#include <regcmd/programs/schedule.hpp>
 #include <regcmd/registers/dpu.hpp>
 #include <regcmd/registers/dpu_rdma.hpp>
-#include <regcmd/registers/global.hpp>
 #include <regcmd/rules/catalog.hpp>
-#include <regcmd/rules/program_rules.hpp>
+#include <regcmd/rules/limits.hpp>
+#include <regcmd/rules/precision_rules.hpp>
 
 namespace regcmd {
 
@@ -106,9 +109,10 @@ constexpr std::uint32_t ew_atom(precision p) { return 16 / static_cast<std::uint
 constexpr std::uint32_t fp32_bits(float v) { return std::bit_cast<std::uint32_t>(v); }
 
 // Every rule of an element-wise request, in the order a user would fix them.
+template <class Soc = soc::rk3588>
 constexpr result<ew_geometry> resolve_ew(const ew_spec& s) {
   if (s.M == 0 || s.N == 0) return make_error(rules::shape_nonzero, "ew");
-  if (s.dtype != precision::fp16 && s.dtype != precision::int8 && s.dtype != precision::int16)
+  if (!sdp_reads(s.dtype))
     return make_error(rules::ew_precision, "ew", "dtype", static_cast<std::uint32_t>(s.dtype));
   if (s.input_pitch != 0) return make_error(rules::ew_line_stride, "ew", "input_pitch", s.input_pitch);
   if (s.operand == ew_operand::immediate && (s.dtype != precision::fp16 || s.op == ew_op::mul))
@@ -133,7 +137,7 @@ constexpr result<ew_geometry> resolve_ew(const ew_spec& s) {
     const std::uint64_t count = std::uint64_t{s.M} * s.N;
     if (s.pad == padding::none && count % g.atom != 0) return make_error(rules::ew_n_alignment, "ew", "M*N", count);
     const std::uint64_t padded = (count + g.atom - 1) / g.atom * g.atom;
-    if (!fits_address_space<soc::rk3588>(padded * g.element_bytes())) return make_error(rules::operand_size, "ew", "M*N", count);
+    if (!fits_address_space<Soc>(padded * g.element_bytes())) return make_error(rules::operand_size, "ew", "M*N", count);
     g.elements = static_cast<std::uint32_t>(padded);
     g.padded_N = g.atom;
   }
@@ -148,7 +152,7 @@ namespace detail {
 //   per channel                   the same with both DATA_MODE fields 0 (reference; B)
 //   immediate                     0x10820280 / 0x40000009: EW_OP_SRC register, ERDMA off (B)
 //   int8/int16                    B's integer programs: EW_EQUAL_EN with max/min, ERDMA size
-struct ew_stage {
+struct ew_config {
   reg::DPU_EW_CFG ew;
   reg::DPU_RDMA_RDMA_ERDMA_CFG erdma;
 };
@@ -157,11 +161,11 @@ constexpr reg::alu_algo algo_of(ew_op op) {
   return op == ew_op::max ? reg::alu_algo::MAX : op == ew_op::min ? reg::alu_algo::MIN : reg::alu_algo::SUM;
 }
 
-constexpr ew_stage ew_stage_of(const ew_geometry& g) {
+constexpr ew_config ew_config_of(const ew_geometry& g) {
   using namespace reg;
   const data_size size = g.dtype == precision::int8 ? data_size::one_byte : data_size::two_byte;
   const bool channel = g.operand == ew_operand::per_channel, immediate = g.operand == ew_operand::immediate;
-  ew_stage s{};
+  ew_config s{};
   if (g.dtype == precision::fp16 && g.op == ew_op::mul) {
     s.ew = {.EW_OP_TYPE = ew_op_type::mul, .EW_LUT_BYPASS = 1, .EW_OP_CVT_BYPASS = 1, .EW_RELU_BYPASS = 1,
             .EDATA_SIZE = size, .EW_DATA_MODE = channel ? ew_data_mode::per_channel : ew_data_mode::per_channel_by_pixel};
@@ -195,141 +199,89 @@ struct ew_offsets {
 // starts the next task on 16 bytes.
 inline constexpr std::uint32_t ew_task_entries = 58;
 
-// One SDP task over `shape`. `input_role` names the buffer a is read from: the feature
-// buffer of a standalone op, or a chained matmul's output.
-template <class Soc = soc::rk3588>
-constexpr void emit_ew_task(program_writer& w, const ew_geometry& g, const ew_task_shape& shape,
-                            const ew_offsets& at = {}, operand_role input_role = operand_role::feature,
+// One SDP task over `shape`: a DPU + DPU_RDMA task of the skeleton (program/task.hpp) in
+// the vendor's element-wise write list (the DPU without OFFSET_PEND, 0x40C4 and the LUT).
+// `input_role` names the buffer a is read from: the feature buffer of a standalone op, or a
+// chained matmul's output.
+constexpr task_desc ew_task(const ew_geometry& g, const ew_task_shape& shape, const ew_offsets& at = {},
+                            operand_role input_role = operand_role::feature,
                             operand_role output_role = operand_role::output) {
   using namespace reg;
   const precision p = g.dtype;
   const std::uint32_t W = shape.pixels, C = shape.channels;
   const std::uint32_t tensor_bytes = C / g.atom * W * 16;
   const bool fp16 = p == precision::fp16;
-  const detail::ew_stage stage = detail::ew_stage_of(g);
-
-  w.begin_task();
-  // DPU (the vendor's standalone add/mul captures): flying mode, output to memory.
-  w.put(DPU_S_POINTER{.POINTER_PP_EN = 1, .EXECUTER_PP_EN = 1, .POINTER_PP_MODE = 1});
-  w.put(DPU_FEATURE_MODE_CFG{.FLYING_MODE = 1, .OUTPUT_MODE = 2, .BURST_LEN = 15});
-  w.put(DPU_DATA_FORMAT{.PROC_PRECISION = p, .IN_PRECISION = p, .OUT_PRECISION = p});
-  w.put_slot<DPU_DST_BASE_ADDR>(output_role, at.output, tensor_bytes);
-  // Surfaces of W pixels x 16 bytes: DST_SURF_STRIDE and SURFACE_ADD count 16-byte units.
-  w.put(DPU_DST_SURF_STRIDE{.DST_SURF_STRIDE = W});
-  w.put(DPU_DATA_CUBE_WIDTH{.WIDTH = W - 1});
-  w.put(DPU_DATA_CUBE_HEIGHT{});
-  w.put(DPU_DATA_CUBE_NOTCH_ADDR{});
-  w.put(DPU_DATA_CUBE_CHANNEL{.CHANNEL = C - 1, .ORIG_CHANNEL = C - 1});
-  w.put(DPU_BS_CFG{.BS_BYPASS = 1, .BS_ALU_BYPASS = 1, .BS_MUL_BYPASS = 1, .BS_RELU_BYPASS = 1});
-  w.put(DPU_BS_ALU_CFG{});
-  w.put(DPU_BS_MUL_CFG{});
-  w.put(DPU_BS_RELUX_CMP_VALUE{});
-  w.put(DPU_BS_OW_CFG{.OD_BYPASS = 1});
-  w.put(DPU_BS_OW_OP{});
-  w.put(DPU_WDMA_SIZE_0{.CHANNEL_WDMA = C - 1});
-  w.put(DPU_WDMA_SIZE_1{.WIDTH_WDMA = W - 1});
-  w.put(DPU_BN_CFG{.BN_BYPASS = 1, .BN_ALU_BYPASS = 1, .BN_MUL_BYPASS = 1, .BN_RELU_BYPASS = 1});
-  w.put(DPU_BN_ALU_CFG{});
-  w.put(DPU_BN_MUL_CFG{});
-  w.put(DPU_BN_RELUX_CMP_VALUE{});
-  w.put(stage.ew);
-  w.put(DPU_EW_CVT_OFFSET_VALUE{});
-  w.put(DPU_EW_CVT_SCALE_VALUE{.EW_OP_CVT_SCALE = 1});  // "integer EW conversion needs a scale of 1" (B)
-  w.put(DPU_EW_RELUX_CMP_VALUE{});
-  w.put(DPU_OUT_CVT_OFFSET{});
-  w.put(DPU_OUT_CVT_SCALE{.OUT_CVT_SCALE = 1, .FP32TOFP16_EN = fp16});
-  w.put(DPU_OUT_CVT_SHIFT{});
+  const bool channel = g.operand == ew_operand::per_channel;
+  const detail::ew_config config = detail::ew_config_of(g);
   // The immediate in every operand group (B: which group a surface uses is not established).
-  const std::uint32_t v = g.immediate_bits;
-  for (unsigned n = 0; n < DPU_EW_OP_VALUE::count; ++n) w.put(DPU_EW_OP_VALUE{.EW_OPERAND = v}, n);
-  w.put(DPU_SURFACE_ADD{.SURF_ADD = W});
+  const auto immediates = every_element(DPU_EW_OP_VALUE{.EW_OPERAND = g.immediate_bits});
 
-  // DPU_RDMA: the main read (MRDMA, flying) and the second operand (ERDMA).
-  w.put(DPU_RDMA_RDMA_S_POINTER{.POINTER_PP_EN = 1, .EXECUTER_PP_EN = 1, .POINTER_PP_MODE = 1});
-  w.put(DPU_RDMA_RDMA_DATA_CUBE_WIDTH{.WIDTH = W - 1});
-  w.put(DPU_RDMA_RDMA_DATA_CUBE_HEIGHT{});
-  w.put(DPU_RDMA_RDMA_DATA_CUBE_CHANNEL{.CHANNEL = C - 1});
-  w.put_slot<DPU_RDMA_RDMA_SRC_BASE_ADDR>(input_role, at.input, tensor_bytes);
-  w.put(DPU_RDMA_RDMA_BRDMA_CFG{});
-  w.put(DPU_RDMA_RDMA_NRDMA_CFG{});
-  w.put(stage.erdma);
-  if (g.operand != ew_operand::immediate) {
-    const bool channel = g.operand == ew_operand::per_channel;
-    w.put_slot<DPU_RDMA_RDMA_EW_BASE_ADDR>(operand_role::ew_operand, at.operand,
-                                           channel ? C * g.element_bytes() : tensor_bytes);
-    // A per-channel vector is contiguous: one 16-byte atom per surface (B).
-    w.put(DPU_RDMA_RDMA_EW_SURF_STRIDE{.EW_SURF_STRIDE = channel ? 1u : W});
-  }
-  w.put(DPU_RDMA_RDMA_FEATURE_MODE_CFG{.FLYING_MODE = 1, .MRDMA_FP16TOFP32_EN = fp16, .PROC_PRECISION = p,
-                                       .BURST_LEN = 15, .IN_PRECISION = p});
-  w.put(DPU_RDMA_RDMA_SRC_DMA_CFG{});
-  w.put(DPU_RDMA_RDMA_SURF_NOTCH{});
-  w.put(DPU_RDMA_RDMA_PAD_CFG{});
-  w.put(DPU_RDMA_RDMA_WEIGHT{.M_WEIGHT = 1, .B_WEIGHT = 1, .N_WEIGHT = 1, .E_WEIGHT = 1});
-  w.put(DPU_RDMA_RDMA_EW_SURF_NOTCH{});
-  w.end_task({.DPU_OP_EN = 1, .DPU_RDMA_OP_EN = 1}, dpu_done_interrupts);
+  task_desc t;
+  // DPU (the vendor's standalone add/mul captures): flying mode, output to memory. Surfaces
+  // of W pixels x 16 bytes: DST_SURF_STRIDE and SURFACE_ADD count 16-byte units.
+  t.dpu = dpu_stage{
+      .feature_mode = {.FLYING_MODE = 1, .OUTPUT_MODE = 2, .BURST_LEN = 15},
+      .data_format = {.PROC_PRECISION = p, .IN_PRECISION = p, .OUT_PRECISION = p},
+      .output = {output_role, at.output, tensor_bytes},
+      .dst_surf_stride = {.DST_SURF_STRIDE = W},
+      .cube_width = {.WIDTH = W - 1},
+      .cube_channel = {.CHANNEL = C - 1, .ORIG_CHANNEL = C - 1},
+      .bs_ow_cfg = {.OD_BYPASS = 1},
+      .wdma_size_0 = {.CHANNEL_WDMA = C - 1},
+      .wdma_size_1 = {.WIDTH_WDMA = W - 1},
+      // EW_CVT_SCALE stays 1: "integer EW conversion needs a scale of 1" (B).
+      .ew = {.cfg = config.ew, .operands = immediates},
+      .out_convert = {.scale = {.OUT_CVT_SCALE = 1, .FP32TOFP16_EN = fp16}},
+      .surface_add = {.SURF_ADD = W},
+      .complete = false,
+  };
+  // DPU_RDMA: the main read (MRDMA, flying) and the second operand (ERDMA); a per-channel
+  // vector is contiguous, one 16-byte atom per surface (B).
+  t.dpu_rdma = dpu_rdma_stage{
+      .cube_width = {.WIDTH = W - 1},
+      .cube_channel = {.CHANNEL = C - 1},
+      .source = address{input_role, at.input, tensor_bytes},
+      .erdma_cfg = config.erdma,
+      .ew_operand = g.operand == ew_operand::immediate
+                        ? std::optional<address>{}
+                        : address{operand_role::ew_operand, at.operand, channel ? C * g.element_bytes() : tensor_bytes},
+      .ew_surf_stride = {.EW_SURF_STRIDE = channel ? 1u : W},
+      .feature_mode = {.FLYING_MODE = 1, .MRDMA_FP16TOFP32_EN = fp16, .PROC_PRECISION = p, .BURST_LEN = 15,
+                       .IN_PRECISION = p},
+  };
+  return t;
 }
 
 // Every task of an element-wise op: one in the surface layout, one per 8000 pixels flat.
-template <class Soc = soc::rk3588>
 constexpr void emit_ew(program_writer& w, const ew_geometry& g, operand_role input_role = operand_role::feature,
                        std::uint32_t input_offset = 0) {
   for (std::uint32_t t = 0; t < g.tasks() && w.ok(); ++t) {
     const std::uint32_t at = g.task_offset(t);
-    emit_ew_task<Soc>(w, g, g.task_shape(t), {input_offset + at, g.operand == ew_operand::per_element ? at : 0, at},
-                      input_role);
+    emit_task(w, ew_task(g, g.task_shape(t),
+                         {input_offset + at, g.operand == ew_operand::per_element ? at : 0, at}, input_role));
   }
 }
 
 constexpr std::uint32_t ew_entries(const ew_geometry& g) { return g.tasks() * ew_task_entries; }
 
-template <std::size_t Entries, std::size_t Tasks>
-struct ew_program {
-  ew_geometry geometry;
-  program<Entries, Tasks> code;
+// An element-wise program: its tasks, with ping-pong off (the reference runs SDP so).
+struct ew_kind {
+  using spec = ew_spec;
+  using geometry = ew_geometry;
+  static constexpr std::string_view name = "ew";
+  template <class Soc>
+  static constexpr result<geometry> resolve(const spec& s) { return resolve_ew<Soc>(s); }
+  static constexpr program_size size(const geometry& g) { return {ew_entries(g), std::size_t{g.tasks()} * 4, g.tasks()}; }
+  static constexpr submit_options options(const geometry&) { return {.pingpong = false}; }
+  template <class Soc>
+  static constexpr void emit(program_writer& w, const geometry& g) { emit_ew(w, g); }
+  static constexpr program_checks checks = program_checks::every_rule;
 };
 
-// A run-time element-wise op (ping-pong off: it has SDP tasks).
-using ew_runtime_program = heap_program<ew_geometry>;
+template <ew_spec Spec, class Soc = soc::rk3588>
+constexpr auto ew() { return build_fixed<ew_kind, Spec, Soc>(); }
 
 template <class Soc = soc::rk3588>
-result<ew_runtime_program> build_ew(const ew_spec& spec) {
-  const result<ew_geometry> g = resolve_ew(spec);
-  if (!g) return g.err();
-  return build_on_heap(
-      g.value(), {ew_entries(g.value()), std::size_t{g.value().tasks()} * 4, g.value().tasks()}, false, false,
-      [&](program_writer& w) { emit_ew<Soc>(w, g.value()); },
-      [](const program_view& v) { return validate<Soc>(v, "ew"); });
-}
-
-namespace detail {
-template <ew_spec Spec, class Soc>
-struct fixed_ew {
-  static constexpr ew_geometry geometry = resolve_ew(Spec).value();
-  using type = ew_program<ew_entries(geometry), geometry.tasks()>;
-  static constexpr std::pair<type, status> build() {
-    type out{geometry, {}};
-    out.code.pingpong = false;
-    status s = fill(out.code, [](program_writer& w) { emit_ew<Soc>(w, geometry); });
-    if (s) s = validate<Soc>(out.code.view(), "ew");
-    return {out, s};
-  }
-  static constexpr std::pair<type, status> built = build();
-};
-}  // namespace detail
-
-// The compile-time front door: a violated rule fails here with the rule's message.
-template <ew_spec Spec, class Soc = soc::rk3588>
-constexpr auto ew() {
-  constexpr result<ew_geometry> g = resolve_ew(Spec);
-  static_assert(report<violated_rule(g)>());
-  if constexpr (g.ok()) {
-    using fixed = detail::fixed_ew<Spec, Soc>;
-    static_assert(report<violated_rule(fixed::built.second)>());
-    return fixed::built.first;
-  } else {
-    return ew_program<1, 1>{};  // not reached: the report above failed
-  }
-}
+auto build_ew(const ew_spec& spec) { return build<ew_kind, Soc>(spec); }
 
 }  // namespace regcmd

@@ -22,12 +22,12 @@
 #include <vector>
 
 #include <regcmd/core/error.hpp>
-#include <regcmd/program/writer.hpp>
+#include <regcmd/program/emit_task.hpp>
+#include <regcmd/programs/door.hpp>
 #include <regcmd/programs/elementwise.hpp>
 #include <regcmd/programs/ew_packing.hpp>
 #include <regcmd/programs/matmul.hpp>
 #include <regcmd/rules/catalog.hpp>
-#include <regcmd/rules/program_rules.hpp>
 
 namespace regcmd {
 
@@ -53,26 +53,21 @@ struct fused_geometry {
   friend constexpr bool operator==(const fused_geometry&, const fused_geometry&) = default;
 };
 
+template <class Soc = soc::rk3588>
 constexpr result<fused_geometry> resolve_fused(const fused_spec& s) {
   if (s.matmul.out != precision::fp16 || s.matmul.in.features != precision::fp16)
     return make_error(rules::fused_precision_path, "fused", "matmul.out", static_cast<std::uint32_t>(s.matmul.out));
   if (s.matmul.layout != operand_layout::row_major) return make_error(rules::fused_layout, "fused");
-  const result<matmul_geometry> mm = resolve(s.matmul);
+  const result<matmul_geometry> mm = resolve<Soc>(s.matmul);
   if (!mm) return mm.err();
   if (mm.value().output_pitch != bytes_of(precision::fp16, mm.value().N))
     return make_error(rules::ew_line_stride, "fused", "matmul.output_pitch", mm.value().output_pitch);
   const ew_operand hardware = s.operand == ew_operand::per_channel ? ew_operand::per_element : s.operand;
-  const result<ew_geometry> ew = resolve_ew({.op = s.op, .dtype = precision::fp16, .M = mm.value().M,
+  const result<ew_geometry> ew = resolve_ew<Soc>({.op = s.op, .dtype = precision::fp16, .M = mm.value().M,
                                              .N = mm.value().N, .operand = hardware, .layout = ew_layout::flat,
                                              .immediate = s.immediate});
   if (!ew) return ew.err();
   return fused_geometry{mm.value(), ew.value(), s.operand};
-}
-
-template <class Soc = soc::rk3588>
-constexpr void emit_fused(program_writer& w, const fused_geometry& g) {
-  emit_matmul_task<Soc>(w, g.mm, {}, operand_role::intermediate);
-  emit_ew<Soc>(w, g.ew, operand_role::intermediate);
 }
 
 constexpr std::uint32_t fused_entries(const fused_geometry& g) { return matmul_task_entries + ew_entries(g.ew); }
@@ -83,54 +78,30 @@ constexpr std::uint32_t fused_intermediate_bytes(const fused_geometry& g) { retu
 constexpr std::uint32_t fused_operand_bytes(const fused_geometry& g) { return g.ew.operand_bytes(); }
 constexpr std::uint32_t fused_output_bytes(const fused_geometry& g) { return g.ew.tensor_bytes(); }
 
-template <std::size_t Entries, std::size_t Tasks>
-struct fused_program {
-  fused_geometry geometry;
-  program<Entries, Tasks> code;
+// A fused chain: the matmul task, then the SDP's tasks, with ping-pong off.
+struct fused_kind {
+  using spec = fused_spec;
+  using geometry = fused_geometry;
+  static constexpr std::string_view name = "fused";
+  template <class Soc>
+  static constexpr result<geometry> resolve(const spec& s) { return resolve_fused<Soc>(s); }
+  static constexpr program_size size(const geometry& g) {
+    return {fused_entries(g), std::size_t{fused_tasks(g)} * 4, fused_tasks(g)};
+  }
+  static constexpr submit_options options(const geometry&) { return {.pingpong = false}; }
+  template <class Soc>
+  static constexpr void emit(program_writer& w, const geometry& g) {
+    emit_task(w, matmul_task<Soc>(g.mm, {}, operand_role::intermediate));
+    emit_ew(w, g.ew, operand_role::intermediate);
+  }
+  static constexpr program_checks checks = program_checks::every_rule;
 };
 
-// A run-time fused chain (ping-pong off: it has SDP tasks).
-using fused_runtime_program = heap_program<fused_geometry>;
+template <fused_spec Spec, class Soc = soc::rk3588>
+constexpr auto fused() { return build_fixed<fused_kind, Spec, Soc>(); }
 
 template <class Soc = soc::rk3588>
-result<fused_runtime_program> build_fused(const fused_spec& spec) {
-  const result<fused_geometry> g = resolve_fused(spec);
-  if (!g) return g.err();
-  return build_on_heap(
-      g.value(), {fused_entries(g.value()), std::size_t{fused_tasks(g.value())} * 4, fused_tasks(g.value())}, false,
-      false, [&](program_writer& w) { emit_fused<Soc>(w, g.value()); },
-      [](const program_view& v) { return validate<Soc>(v, "fused"); });
-}
-
-namespace detail {
-template <fused_spec Spec, class Soc>
-struct fixed_fused {
-  static constexpr fused_geometry geometry = resolve_fused(Spec).value();
-  using type = fused_program<fused_entries(geometry), fused_tasks(geometry)>;
-  static constexpr std::pair<type, status> build() {
-    type out{geometry, {}};
-    out.code.pingpong = false;
-    status s = fill(out.code, [](program_writer& w) { emit_fused<Soc>(w, geometry); });
-    if (s) s = validate<Soc>(out.code.view(), "fused");
-    return {out, s};
-  }
-  static constexpr std::pair<type, status> built = build();
-};
-}  // namespace detail
-
-// The compile-time front door: a violated rule fails here with the rule's message.
-template <fused_spec Spec, class Soc = soc::rk3588>
-constexpr auto fused() {
-  constexpr result<fused_geometry> g = resolve_fused(Spec);
-  static_assert(report<violated_rule(g)>());
-  if constexpr (g.ok()) {
-    using fixed = detail::fixed_fused<Spec, Soc>;
-    static_assert(report<violated_rule(fixed::built.second)>());
-    return fixed::built.first;
-  } else {
-    return fused_program<1, 1>{};  // not reached: the report above failed
-  }
-}
+auto build_fused(const fused_spec& spec) { return build<fused_kind, Soc>(spec); }
 
 // b into the SDP operand buffer: b[M][N] per element, or b[N] repeated on every row.
 template <class T>

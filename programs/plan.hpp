@@ -26,14 +26,19 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <utility>
-#include <vector>
+#include <span>
 
-#include <regcmd/program/heap_program.hpp>
+#include <regcmd/core/math.hpp>
+#include <regcmd/program/delta.hpp>
+#include <regcmd/program/emit_task.hpp>
+#include <regcmd/program/tail.hpp>
 #include <regcmd/program/writer.hpp>
+#include <regcmd/programs/door.hpp>
 #include <regcmd/programs/matmul.hpp>
 #include <regcmd/programs/matmul_spec.hpp>
 #include <regcmd/rules/catalog.hpp>
+#include <regcmd/rules/cbuf.hpp>
+#include <regcmd/rules/limits.hpp>
 #include <regcmd/rules/program_rules.hpp>
 
 namespace regcmd {
@@ -56,6 +61,7 @@ struct plan_shape {
   std::uint32_t m_tiles = 1, m_tile = 0;
   precision partial{};            // output precision of every task
   std::uint32_t feature_pitch = 0, output_pitch = 0;  // row_major pitches of the whole buffers
+  plan_options options{};         // as asked
 
   constexpr std::uint32_t tasks() const { return slices * n_tiles * m_tiles; }
   constexpr bool host_accumulates() const { return slices > 1; }
@@ -118,6 +124,7 @@ template <class Soc = soc::rk3588>
 constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& options = {}) {
   if (status r = check_request(spec); !r) return r.err();
   plan_shape p;
+  p.options = options;
   matmul_geometry& g = p.whole;
   g.in = spec.in.features;
   g.out = spec.out;
@@ -242,62 +249,38 @@ struct tile_template {
   program<matmul_task_entries, 1, 4> task;
 };
 
-// What one ping-pong register group last held, for delta tasks: which template (tile
-// tasks write the same registers in the same order, so templates compare entry by entry)
-// and the slots as patched.
-struct task_image {
-  const program<matmul_task_entries, 1, 4>* tile = nullptr;
-  std::array<slot, 3> slots{};
-};
+// A copy of a tile template: its body, with the slots pointing at this tile's operands.
+struct tile_copy {
+  std::array<slot, 4> slots{};
+  task_body body{};
 
-constexpr std::uint32_t offset_for(operand_role role, const matmul_offsets& at) {
-  return role == operand_role::feature ? at.feature : role == operand_role::weight ? at.weight : at.output;
-}
-
-// Emits a copy of `tile` at offsets `at`; with `image`, only what differs from it: the
-// slots when the template is the same one, else the entries too.
-constexpr void emit_tile(program_writer& w, const program<matmul_task_entries, 1, 4>& tile,
-                         const matmul_offsets& at, task_image* image) {
-  const std::uint32_t body = tile.tasks[0].count - 4;
-  std::array<slot, 3> slots{};
-  for (std::uint32_t s = 0; s < tile.slot_count && s < slots.size(); ++s) {
-    slots[s] = tile.slots[s];
-    slots[s].offset = offset_for(slots[s].role, at);
-  }
-  w.begin_task();
-  if (!image || !image->tile) {
-    w.put_body(std::span<const entry>(tile.entries.data(), body), std::span<const slot>(slots.data(), tile.slot_count));
-  } else if (image->tile == &tile) {
-    for (std::uint32_t s = 0; s < tile.slot_count; ++s)
-      if (!(slots[s] == image->slots[s]))
-        w.put_raw_slot(tile.entries[slots[s].entry], slots[s].role, slots[s].offset, slots[s].extent);
-  } else {
-    const entry* now = tile.entries.data();
-    const entry* before = image->tile->entries.data();
-    std::uint32_t s = 0;
-    for (std::uint32_t i = 0; i < body; ++i) {
-      if (s < tile.slot_count && slots[s].entry == i) {
-        if (!(slots[s] == image->slots[s])) w.put_raw_slot(now[i], slots[s].role, slots[s].offset, slots[s].extent);
-        ++s;
-      } else if (now[i] != before[i]) {
-        w.put_raw(now[i]);
-      }
+  constexpr tile_copy(const program<matmul_task_entries, 1, 4>& tile, const matmul_offsets& at) {
+    const task& k = tile.tasks[0];
+    for (std::uint32_t s = 0; s < tile.slot_count; ++s) {
+      slots[s] = tile.slots[s];
+      const operand_role role = slots[s].role;
+      slots[s].offset = role == operand_role::feature ? at.feature : role == operand_role::weight ? at.weight : at.output;
     }
+    body = {std::span<const entry>(tile.entries.data(), body_end(k)), std::span<const slot>(slots.data(), tile.slot_count),
+            tile.entries[tail_index(k, tail_entry::op_enable)], k.int_mask};
   }
-  if (image) {
-    image->tile = &tile;
-    image->slots = slots;
-  }
-  w.end_task(tile.entries[body + 3], tile.tasks[0].int_mask);
-}
+  tile_copy(const tile_copy&) = delete;  // `body` points into `slots`
+};
 }  // namespace detail
 
-// Writes every task of the plan: M tile by M tile, then N tile, then K slice.
+// Writes every task of the plan: M tile by M tile, then N tile, then K slice; with delta
+// tasks, each copy after the first two carries only what differs from the task that last
+// used its ping-pong register group.
 template <class Soc = soc::rk3588>
-constexpr void emit_plan(program_writer& w, const plan_shape& p, const plan_options& options = {}) {
+constexpr void emit_plan(program_writer& w, const plan_shape& p) {
   std::array<detail::tile_template, 8> templates{};  // at most 2 rows x 2 depths x 2 widths
   std::uint32_t template_count = 0;
-  std::array<detail::task_image, 2> groups{};  // with ping-pong, tasks alternate groups
+  struct group_image {
+    std::array<slot, 4> slots{};
+    task_body body{};
+    bool held = false;
+  };
+  std::array<group_image, 2> groups{};  // with ping-pong, tasks alternate register groups
   std::uint32_t index = 0;
   for (std::uint32_t s = 0; s < p.slices && w.ok(); ++s)
     for (std::uint32_t j = 0; j < p.n_tiles && w.ok(); ++j)
@@ -315,12 +298,20 @@ constexpr void emit_plan(program_writer& w, const plan_shape& p, const plan_opti
           fresh.cols = t.spec.N;
           const result<matmul_geometry> g = resolve<Soc>(t.spec);
           if (!g) return w.fail(g.err());
-          if (status st = fill(fresh.task, [&](program_writer& tw) { emit_matmul_task<Soc>(tw, g.value()); }); !st)
+          if (status st = fill(fresh.task, [&](program_writer& tw) { emit_task(tw, matmul_task<Soc>(g.value())); }); !st)
             return w.fail(st.err());
           if (status st = validate<Soc>(fresh.task.view(), "plan tile"); !st) return w.fail(st.err());
           tile = &fresh;
         }
-        detail::emit_tile(w, tile->task, t.at, options.delta_tasks ? &groups[index % 2] : nullptr);
+        const detail::tile_copy copy{tile->task, t.at};
+        group_image& group = groups[index % 2];
+        emit_copy(w, copy.body, p.options.delta_tasks && group.held ? &group.body : nullptr);
+        if (p.options.delta_tasks) {
+          group.slots = copy.slots;
+          group.body = copy.body;
+          group.body.slots = std::span<const slot>(group.slots.data(), copy.body.slots.size());
+          group.held = true;
+        }
       }
 }
 
@@ -329,53 +320,34 @@ constexpr void emit_plan(program_writer& w, const plan_shape& p, const plan_opti
 constexpr std::uint32_t plan_entries(const plan_shape& p) { return p.tasks() * matmul_task_entries; }
 constexpr std::uint32_t plan_slots(const plan_shape& p) { return p.tasks() * 4; }
 
-// A plan whose shape is known only at run time. Its tiles were each validated in full, so
-// the whole program needs only its structure checked.
-using plan_program = heap_program<plan_shape>;
+// What a plan is asked for: the operation and how to split it.
+struct plan_request {
+  matmul_spec matmul;
+  plan_options options{};
+  friend constexpr bool operator==(const plan_request&, const plan_request&) = default;
+};
+
+// A plan program: its tiles chained in one submit. Every tile was validated in full as it
+// was prepared, so the whole program needs only its structure checked.
+struct plan_kind {
+  using spec = plan_request;
+  using geometry = plan_shape;
+  static constexpr std::string_view name = "plan";
+  template <class Soc>
+  static constexpr result<geometry> resolve(const spec& s) { return plan<Soc>(s.matmul, s.options); }
+  static constexpr program_size size(const geometry& p) { return {plan_entries(p), plan_slots(p), p.tasks()}; }
+  static constexpr submit_options options(const geometry& p) { return {.delta_tasks = p.options.delta_tasks}; }
+  template <class Soc>
+  static constexpr void emit(program_writer& w, const geometry& p) { emit_plan<Soc>(w, p); }
+  static constexpr program_checks checks = program_checks::structure;
+};
+
+template <matmul_spec Spec, plan_options Options = plan_options{}, class Soc = soc::rk3588>
+constexpr auto plan_matmul() { return build_fixed<plan_kind, plan_request{Spec, Options}, Soc>(); }
 
 template <class Soc = soc::rk3588>
-result<plan_program> build_plan(const matmul_spec& spec, const plan_options& options = {}) {
-  const result<plan_shape> shape = plan<Soc>(spec, options);
-  if (!shape) return shape.err();
-  const plan_shape& p = shape.value();
-  return build_on_heap(
-      p, {plan_entries(p), plan_slots(p), p.tasks()}, true, options.delta_tasks,
-      [&](program_writer& w) { emit_plan<Soc>(w, p, options); },
-      [](const program_view& v) { return validate_structure(v, "plan"); });
-}
-
-template <std::size_t Entries, std::size_t Tasks, std::size_t Slots>
-struct matmul_plan {
-  plan_shape shape;
-  program<Entries, Tasks, Slots> code;
-};
-
-namespace detail {
-template <plan_shape Shape, plan_options Options, class Soc>
-struct fixed_plan {
-  using type = matmul_plan<plan_entries(Shape), Shape.tasks(), plan_slots(Shape)>;
-  static constexpr std::pair<type, status> build() {
-    type out{Shape, {}};
-    out.code.delta_tasks = Options.delta_tasks;
-    const status s = fill(out.code, [](program_writer& w) { emit_plan<Soc>(w, Shape, Options); });
-    return {out, s ? validate_structure(out.code.view(), "plan") : s};
-  }
-  static constexpr std::pair<type, status> built = build();
-};
-}  // namespace detail
-
-// A plan known at compile time; a violated rule fails with its message.
-template <matmul_spec Spec, plan_options Options = plan_options{}, class Soc = soc::rk3588>
-constexpr auto plan_matmul() {
-  constexpr result<plan_shape> shape = plan<Soc>(Spec, Options);
-  static_assert(report<violated_rule(shape)>());
-  if constexpr (shape.ok()) {
-    using fixed = detail::fixed_plan<shape.value(), Options, Soc>;
-    static_assert(report<violated_rule(fixed::built.second)>());
-    return fixed::built.first;
-  } else {
-    return matmul_plan<1, 1, 1>{};  // not reached: the report above failed
-  }
+auto build_plan(const matmul_spec& spec, const plan_options& options = {}) {
+  return build<plan_kind, Soc>({spec, options});
 }
 
 }  // namespace regcmd

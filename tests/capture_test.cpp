@@ -113,7 +113,7 @@ TEST_CASE("the shim captures the bytes of a one-task and of a chained program") 
   const auto chained = build_plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 2100, .K = 256, .N = 64},
                                   {.delta_tasks = d.kind() == driver::rknpu});
   REQUIRE(chained.ok());
-  REQUIRE(chained.value().tasks.size() == 3);
+  REQUIRE(chained.value().view().tasks.size() == 3);
   const plan_shape& shape = chained.value().geometry;
   const expected three = run(d, chained.value().view(), plan_feature_bytes(shape), shape.weight_bytes(), plan_output_bytes(shape));
 

@@ -33,7 +33,7 @@ bool writes(const program_view& p, std::uint16_t target, std::uint16_t offset) {
   return false;
 }
 
-ew_runtime_program built(const ew_spec& s) {
+runtime_program<ew_geometry> built(const ew_spec& s) {
   auto r = build_ew(s);
   REQUIRE_MESSAGE(r.ok(), r.err().id());
   return std::move(r).value();
@@ -76,7 +76,7 @@ TEST_CASE("a register immediate: EW_OP_SRC register, ERDMA disabled, the value a
   CHECK(value_at(imm.view(), rdma, 0x5034) == 0x40000009);
   for (std::uint16_t off = 0x4090; off <= 0x40ac; off += 4) CHECK(value_at(imm.view(), dpu, off) == 0x40000000);
   CHECK_FALSE(writes(imm.view(), rdma, 0x5038));  // no operand address
-  CHECK(imm.slots.size() == 2);
+  CHECK(imm.view().slots.size() == 2);
 }
 
 TEST_CASE("integer dtypes: B's integer programs") {

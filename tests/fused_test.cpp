@@ -38,7 +38,7 @@ operand_role role_at(const program_view& p, std::uint16_t target, std::uint16_t 
 // Buffers of a fused chain: A, B, the intermediate C, the SDP's operand and its output.
 struct chain_bench : testing::model_board {
   std::vector<std::uint8_t>&a, &w, &c, &b, &out;
-  explicit chain_bench(const fused_runtime_program& p)
+  explicit chain_bench(const runtime_program<fused_geometry>& p)
       : a(allocate(operand_role::feature, p.geometry.mm.feature_bytes())),
         w(allocate(operand_role::weight, p.geometry.mm.weight_bytes())),
         c(allocate(operand_role::intermediate, fused_intermediate_bytes(p.geometry))),
@@ -51,7 +51,7 @@ struct chain_bench : testing::model_board {
 double run_chain(const fused_spec& spec, std::uint32_t seed) {
   auto built = build_fused(spec);
   REQUIRE_MESSAGE(built.ok(), built.err().id());
-  const fused_runtime_program& p = built.value();
+  const runtime_program<fused_geometry>& p = built.value();
   const fused_geometry& g = p.geometry;
   const std::uint32_t M = spec.matmul.M, K = spec.matmul.K, N = spec.matmul.N;
   chain_bench bench(p);
@@ -68,7 +68,7 @@ double run_chain(const fused_spec& spec, std::uint32_t seed) {
   if (spec.operand != ew_operand::immediate) REQUIRE(pack_fused_operand<float>(g, b, bench.b).ok());
   const auto r = bench.run(p.view());
   REQUIRE_MESSAGE(r.faults.empty(), r.faults.front().what);
-  REQUIRE(r.tasks_completed == p.tasks.size());
+  REQUIRE(r.tasks_completed == p.view().tasks.size());
   std::vector<float> out(std::size_t{M} * N);
   REQUIRE(unpack_fused_output<float>(g, bench.out, out).ok());
   double worst = 0;
@@ -125,7 +125,7 @@ TEST_CASE("fused chains on the model against the host") {
   const auto big = build_fused({.matmul = {.in = precision::fp16, .out = precision::fp16, .M = 700, .K = 256, .N = 128},
                                 .op = ew_op::add, .operand = ew_operand::per_channel});
   REQUIRE(big.ok());
-  CHECK(big.value().tasks.size() == 3);
+  CHECK(big.value().view().tasks.size() == 3);
   CHECK(run_chain({.matmul = {.in = precision::fp16, .out = precision::fp16, .M = 700, .K = 256, .N = 128},
                    .op = ew_op::add, .operand = ew_operand::per_channel}, 13) < 2e-3);
 }
@@ -150,7 +150,7 @@ TEST_CASE("program rules on hand-made chains: the precision path, ping-pong, the
   program<256, 2> chain;
   chain.pingpong = false;
   REQUIRE(fill(chain, [&](program_writer& w) {
-    emit_matmul_task(w, fp32_matmul.geometry, {}, operand_role::intermediate);
+    emit_task(w, matmul_task(fp32_matmul.geometry, {}, operand_role::intermediate));
     emit_ew(w, sdp, operand_role::intermediate);
   }).ok());
   CHECK(validate(chain.view()).err().id() == "sdp-precision-path");
@@ -182,7 +182,7 @@ TEST_CASE("the model stalls a chained SDP fed bytes of another precision") {
   program<256, 2> chain;
   chain.pingpong = false;
   REQUIRE(fill(chain, [&](program_writer& w) {
-    emit_matmul_task(w, fp32_matmul.geometry, {}, operand_role::intermediate);
+    emit_task(w, matmul_task(fp32_matmul.geometry, {}, operand_role::intermediate));
     emit_ew(w, sdp, operand_role::intermediate);
   }).ok());
   const auto r = bench.run(chain.view());

@@ -86,7 +86,7 @@ double max_error(const bench& b, const matmul_geometry& g, const std::vector<dou
   return e;
 }
 
-matmul_program build(const matmul_spec& s) {
+runtime_program<matmul_geometry> build(const matmul_spec& s) {
   const auto r = build_matmul(s);
   REQUIRE_MESSAGE(r.ok(), r.err().id());
   return r.value();
@@ -109,7 +109,7 @@ TEST_CASE("every precision pair computes what a host matmul computes, both layou
         CAPTURE(M);
         const auto mm = build({.in = p.in, .out = p.out, .M = M, .K = 96, .N = 40, .layout = layout});
         const matmul_geometry& g = mm.geometry;
-        bench b(mm.code.entry_count * 8, g.feature_bytes(), g.weight_bytes(), g.output_bytes());
+        bench b(mm.view().entries.size() * 8, g.feature_bytes(), g.weight_bytes(), g.output_bytes());
         const auto ref = fill(b, g, M);
         const auto r = b.run(mm.code.view());
         CHECK(r.completed());
@@ -126,7 +126,7 @@ TEST_CASE("a chained plan runs task after task through the PC tails") {
   const plan_shape& s = p.value();
   REQUIRE(s.tasks() == 4);
   program<4 * matmul_task_entries, 4> code;
-  REQUIRE(fill(code, [&](program_writer& w) { emit_plan(w, s, {.k_slice = 2048}); }).ok());
+  REQUIRE(fill(code, [&](program_writer& w) { emit_plan(w, s); }).ok());
   bench b(code.entry_count * 8, plan_feature_bytes(s), s.weight_bytes(), plan_output_bytes(s));
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> d(-1, 1);
@@ -153,7 +153,7 @@ TEST_CASE("a chained plan runs task after task through the PC tails") {
 namespace {
 // The program of `s` with one register's value replaced: a way to break one rule.
 struct broken {
-  matmul_program mm;
+  runtime_program<matmul_geometry> mm;
   std::vector<entry> code;
   broken(const matmul_spec& s, std::uint16_t offset, std::uint32_t value) : mm{build(s)} {
     code.assign(mm.code.view().entries.begin(), mm.code.view().entries.end());
@@ -289,7 +289,7 @@ TEST_CASE("a strided feature view (KV-cache rows at a pitch > K) equals the matm
   constexpr std::uint32_t M = 8, K = 64, N = 32, row = 256;
   const auto strided = build({.in = precision::fp16, .out = precision::fp32, .M = M, .K = K, .N = N, .feature_pitch = row * 2});
   const auto dense = build({.in = precision::fp16, .out = precision::fp32, .M = M, .K = K, .N = N});
-  for (const entry& e : strided.code.code())
+  for (const entry& e : strided.view().entries)
     if (e.target() == 0x0201 && e.offset() == 0x107c) CHECK(e.value() == row * 2 / 16);
 
   std::mt19937 rng(21);
@@ -300,7 +300,7 @@ TEST_CASE("a strided feature view (KV-cache rows at a pitch > K) equals the matm
   for (std::uint32_t m = 0; m < M; ++m)
     for (std::uint32_t k = 0; k < K; ++k) gathered[m * K + k] = cache[m * row + k];
 
-  bench s(strided.code.entry_count * 8, strided.geometry.feature_bytes(), strided.geometry.weight_bytes(),
+  bench s(strided.view().entries.size() * 8, strided.geometry.feature_bytes(), strided.geometry.weight_bytes(),
           strided.geometry.output_bytes());
   for (std::size_t i = 0; i < cache.size() && i * 2 + 1 < s.feature.size(); ++i) {
     const std::uint16_t h = float_to_half(cache[i]);
@@ -308,7 +308,7 @@ TEST_CASE("a strided feature view (KV-cache rows at a pitch > K) equals the matm
     s.feature[i * 2 + 1] = static_cast<std::uint8_t>(h >> 8);
   }
   REQUIRE(pack_weights<float>(strided.geometry, w, s.weight).ok());
-  bench g(dense.code.entry_count * 8, dense.geometry.feature_bytes(), dense.geometry.weight_bytes(),
+  bench g(dense.view().entries.size() * 8, dense.geometry.feature_bytes(), dense.geometry.weight_bytes(),
           dense.geometry.output_bytes());
   REQUIRE(pack_features<float>(dense.geometry, gathered, g.feature).ok());
   REQUIRE(pack_weights<float>(dense.geometry, w, g.weight).ok());

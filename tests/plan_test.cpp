@@ -11,12 +11,12 @@ using namespace regcmd;
 
 TEST_CASE("a decode shape is one submit: M=1, K=4096, N=11008 tiles N into two tasks") {
   constexpr auto p = plan_matmul<matmul_spec{.in = precision::fp16, .out = precision::fp16, .M = 1, .K = 4096, .N = 11008}>();
-  CHECK(p.shape.slices == 1);
-  CHECK(p.shape.n_tiles == 2);
-  CHECK(p.shape.n_tile == 5504);
-  CHECK(p.shape.m_tiles == 1);
+  CHECK(p.geometry.slices == 1);
+  CHECK(p.geometry.n_tiles == 2);
+  CHECK(p.geometry.n_tile == 5504);
+  CHECK(p.geometry.m_tiles == 1);
   CHECK(p.code.task_count == 2);
-  CHECK_FALSE(p.shape.host_accumulates());
+  CHECK_FALSE(p.geometry.host_accumulates());
 }
 
 TEST_CASE("tasks are chained through their PC tails") {
@@ -53,16 +53,16 @@ TEST_CASE("PC_REGISTER_AMOUNTS matches the kernels' formula") {
 
 TEST_CASE("K beyond one op is split into slices of at most 2048, summed on the host") {
   constexpr auto p = plan_matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 16384, .N = 256}>();
-  CHECK(p.shape.slices > 1);
-  CHECK(p.shape.k_slice <= 2048);
-  CHECK(p.shape.slices * p.shape.k_slice >= 16384);
-  CHECK(p.shape.partial == precision::fp32);
-  CHECK(p.shape.host_accumulates());
+  CHECK(p.geometry.slices > 1);
+  CHECK(p.geometry.k_slice <= 2048);
+  CHECK(p.geometry.slices * p.geometry.k_slice >= 16384);
+  CHECK(p.geometry.partial == precision::fp32);
+  CHECK(p.geometry.host_accumulates());
   // each slice writes its own partial [M][N]: output offsets step by M * N * 4
-  const auto slice1 = tile_of(p.shape, 0, 0, 1);
+  const auto slice1 = tile_of(p.geometry, 0, 0, 1);
   CHECK(slice1.at.output == 64 * 256 * 4);
   // and reads its K columns of the same rows: a strided view of the feature rows
-  CHECK(slice1.at.feature == p.shape.k_slice * 2);
+  CHECK(slice1.at.feature == p.geometry.k_slice * 2);
   CHECK(slice1.spec.feature_pitch == 16384 * 2);
 }
 

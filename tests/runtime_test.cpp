@@ -80,7 +80,7 @@ buffer make(const device& d, std::size_t size) {
 
 // A matmul ready to run: program, geometry, buffers filled with random data, reference.
 struct job {
-  matmul_program mm;
+  runtime_program<matmul_geometry> mm;
   buffer a, b, c;
   std::vector<double> ref;
 
@@ -271,20 +271,20 @@ TEST_CASE("bind writes what patch_slots writes, and rebinding rewrites only the 
   const auto built = build_plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 24, .K = 2048, .N = 64},
                                 {.k_slice = 2048});
   REQUIRE(built.ok());
-  REQUIRE(built.value().tasks.size() == 3);
+  REQUIRE(built.value().view().tasks.size() == 3);
   const plan_shape& shape = built.value().geometry;
   const buffer a = make(d, plan_feature_bytes(shape)), b = make(d, shape.weight_bytes());
   const buffer c1 = make(d, plan_output_bytes(shape)), c2 = make(d, plan_output_bytes(shape));
   auto p = npu.prepare(built.value().view());
   REQUIRE(p.ok());
   auto expected = [&](const buffer& c) {
-    std::vector<entry> code = built.value().entries;
+    std::vector<entry> code = built.value().code.entries;
     operand_addresses base{};
     base[static_cast<std::size_t>(operand_role::feature)] = a.iova();
     base[static_cast<std::size_t>(operand_role::weight)] = b.iova();
     base[static_cast<std::size_t>(operand_role::output)] = c.iova();
     base[static_cast<std::size_t>(operand_role::regcmd)] = p.value().regcmd_iova();
-    REQUIRE(patch_slots(code, built.value().slots, base).ok());
+    REQUIRE(patch_slots(code, built.value().view().slots, base).ok());
     std::vector<std::uint8_t> bytes;
     for (const entry& e : code)
       for (std::uint8_t byte : e.to_bytes()) bytes.push_back(byte);
@@ -292,7 +292,7 @@ TEST_CASE("bind writes what patch_slots writes, and rebinding rewrites only the 
   };
   auto placed = [&] {
     const auto bytes = p.value().regcmd_bytes();
-    return std::vector<std::uint8_t>(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(built.value().entries.size() * 8));
+    return std::vector<std::uint8_t>(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(built.value().view().entries.size() * 8));
   };
   REQUIRE(npu.bind(p.value(), {.feature = &a, .weight = &b, .output = &c1}).ok());
   CHECK(placed() == expected(c1));
@@ -471,8 +471,8 @@ TEST_CASE("rocket: one drm_rocket_task per task, the tail included; the job list
   const auto built = build_plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 24, .K = 2048, .N = 64},
                                 {.k_slice = 2048});
   REQUIRE(built.ok());
-  const plan_program& plan = built.value();
-  REQUIRE(plan.tasks.size() == 3);
+  const runtime_program<plan_shape>& plan = built.value();
+  REQUIRE(plan.view().tasks.size() == 3);
   const buffer a = make(d, plan_feature_bytes(plan.geometry)), b = make(d, plan.geometry.weight_bytes());
   const buffer c = make(d, plan_output_bytes(plan.geometry));
   auto p = npu.prepare(plan.view());
@@ -554,7 +554,7 @@ TEST_CASE("rocket: programs its kernel cannot run are refused before anything re
   REQUIRE(delta.ok());
   CHECK(npu.prepare(delta.value().view()).err().id() == "rocket-delta-tasks");
   // a task that does not end on a DPU interrupt never completes there
-  matmul_program mm = build_matmul(fp16_op).value();
+  runtime_program<matmul_geometry> mm = build_matmul(fp16_op).value();
   std::vector<task> tasks(mm.code.view().tasks.begin(), mm.code.view().tasks.end());
   tasks[0].int_mask = 0xc00;  // PPU_0 | PPU_1: pair-complete, so the program rules allow it
   const program_view pview = mm.code.view();
@@ -568,8 +568,8 @@ TEST_CASE("rocket: cores::all makes each chain a job of one submit; the kernel p
   session npu{d};
   const auto built = build_plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 512, .K = 512, .N = 64});
   REQUIRE(built.ok());
-  const plan_program& plan = built.value();
-  REQUIRE(plan.tasks.size() == 2);
+  const runtime_program<plan_shape>& plan = built.value();
+  REQUIRE(plan.view().tasks.size() == 2);
   const buffer a = make(d, plan_feature_bytes(plan.geometry)), b = make(d, plan.geometry.weight_bytes());
   const buffer c = make(d, plan_output_bytes(plan.geometry));
   auto all = npu.prepare(plan.view(), {cores::all}).value();
@@ -585,7 +585,7 @@ TEST_CASE("rocket: cores::all makes each chain a job of one submit; the kernel p
 
 // No device: what each kernel is handed for the same task, and what it makes of it.
 TEST_CASE("rknpu and rocket: the same program bytes, each kernel's view of a task") {
-  const matmul_program mm = build_matmul(fp16_op).value();
+  const runtime_program<matmul_geometry> mm = build_matmul(fp16_op).value();
   const task& t = mm.code.view().tasks[0];
   REQUIRE(t.count == 108);
   const std::uint64_t placed = 0x2000'0000;

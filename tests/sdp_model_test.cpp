@@ -21,7 +21,7 @@ namespace {
 // Buffers of a standalone SDP op: a, b and out.
 struct sdp_bench : testing::model_board {
   std::vector<std::uint8_t>&a, &b, &c;
-  explicit sdp_bench(const ew_runtime_program& p)
+  explicit sdp_bench(const runtime_program<ew_geometry>& p)
       : a(allocate(operand_role::feature, p.geometry.tensor_bytes())),
         b(allocate(operand_role::ew_operand, std::max<std::size_t>(16, p.geometry.operand_bytes()))),
         c(allocate(operand_role::output, p.geometry.tensor_bytes(), 0xee)) {}
@@ -43,7 +43,7 @@ template <class T>
 double run_case(const ew_spec& spec, std::uint32_t seed) {
   auto built = build_ew(spec);
   REQUIRE_MESSAGE(built.ok(), built.err().id());
-  const ew_runtime_program& p = built.value();
+  const runtime_program<ew_geometry>& p = built.value();
   const ew_geometry& g = p.geometry;
   sdp_bench bench(p);
   std::mt19937 rng(seed);
@@ -60,7 +60,7 @@ double run_case(const ew_spec& spec, std::uint32_t seed) {
   if (spec.operand == ew_operand::per_channel) REQUIRE(pack_ew_vector<T>(g, b, bench.b).ok());
   const auto r = bench.run(p.view());
   REQUIRE_MESSAGE(r.faults.empty(), r.faults.front().what);
-  REQUIRE(r.tasks_completed == p.tasks.size());
+  REQUIRE(r.tasks_completed == p.view().tasks.size());
   REQUIRE(unpack_ew_tensor<T>(g, bench.c, c).ok());
   double worst = 0;
   for (std::uint32_t m = 0; m < g.M; ++m)
@@ -112,7 +112,7 @@ TEST_CASE("the SDP faults the reference documents") {
   }
   {
     // int32 features: the main read DMA stalls
-    for (entry& e : p.entries)
+    for (entry& e : p.code.entries)
       if (e.target() == 0x2001 && e.offset() == 0x5044) e = e.with_value((e.value() & ~(7u << 15)) | 4u << 15);
     sdp_bench bench(p);
     const auto r = bench.run(p.view());

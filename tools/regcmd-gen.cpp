@@ -166,24 +166,17 @@ int main(int argc, char** argv) {
     p.entries.assign(v.entries.begin(), v.entries.end());
     p.slots.assign(v.slots.begin(), v.slots.end());
   };
-  if (elementwise) {
-    const result<ew_runtime_program> built = build_ew(ew);
-    if (!built) return fail_rule(built.err());
-    keep(built.value().view());
-  } else if (fused_ew) {
-    const result<fused_runtime_program> built =
-        build_fused({.matmul = spec, .op = ew.op, .operand = ew.operand, .immediate = ew.immediate});
-    if (!built) return fail_rule(built.err());
-    keep(built.value().view());
-  } else if (planned) {
-    const result<plan_program> built = build_plan(spec, options);
-    if (!built) return fail_rule(built.err());
-    keep(built.value().view());
-  } else {
-    const result<matmul_program> mm = build_matmul(spec);
-    if (!mm) return fail_rule(mm.err());
-    keep(mm.value().code.view());
-  }
+  // Keeps the program a door built, or says which rule it broke.
+  auto take = [&](const auto& built) {
+    if (built) keep(built.value().view());
+    return built ? status{} : status{built.err()};
+  };
+  const status built = elementwise ? take(build_ew(ew))
+                       : fused_ew  ? take(build_fused({.matmul = spec, .op = ew.op, .operand = ew.operand,
+                                                       .immediate = ew.immediate}))
+                       : planned   ? take(build_plan(spec, options))
+                                   : take(build_matmul(spec));
+  if (!built) return fail_rule(built.err());
   if (status s = patch_slots(p.entries, p.slots, addresses); !s) return fail_rule(s.err());
 
   std::string text;

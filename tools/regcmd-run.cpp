@@ -152,7 +152,7 @@ float to_half(double v) { return regcmd::half_to_float(regcmd::float_to_half(sta
 int run_matmul(const regcmd::runtime::device& dev, const regcmd::matmul_spec& spec, const regcmd::plan_options& options,
                const run_settings& settings) {
   using namespace regcmd;
-  const result<plan_program> built = build_plan(spec, options);
+  const auto built = build_plan(spec, options);
   if (!built) return fail(to_string(built.err()));
   const plan_shape& shape = built.value().geometry;
   const matmul_geometry& g = shape.whole;
@@ -223,7 +223,7 @@ int run_matmul(const regcmd::runtime::device& dev, const regcmd::matmul_spec& sp
 template <class T>
 int run_ew_typed(const regcmd::runtime::device& dev, const regcmd::ew_spec& spec, const run_settings& settings) {
   using namespace regcmd;
-  const result<ew_runtime_program> built = build_ew(spec);
+  const auto built = build_ew(spec);
   if (!built) return fail(to_string(built.err()));
   const ew_geometry& g = built.value().geometry;
   auto bufs = buffers(dev, {g.tensor_bytes(), g.operand_bytes(), g.tensor_bytes()});
@@ -273,7 +273,7 @@ int run_ew(const regcmd::runtime::device& dev, const regcmd::ew_spec& spec, cons
 // A matmul fused with an SDP op on its fp16 result.
 int run_fused(const regcmd::runtime::device& dev, const regcmd::fused_spec& spec, const run_settings& settings) {
   using namespace regcmd;
-  const result<fused_runtime_program> built = build_fused(spec);
+  const auto built = build_fused(spec);
   if (!built) return fail(to_string(built.err()));
   const fused_geometry& g = built.value().geometry;
   auto bufs = buffers(dev, {g.mm.feature_bytes(), g.mm.weight_bytes(), fused_intermediate_bytes(g),

@@ -14,6 +14,6 @@ inline constexpr matmul_geometry mm =
     resolve(matmul_spec{.in = precision::fp16, .out = written, .M = 4, .K = 64, .N = 32}).value();
 inline constexpr ew_geometry sdp = resolve_ew({.op = ew_op::add, .M = 16, .N = 8, .layout = ew_layout::flat}).value();
 inline constexpr auto program = checked_program<256, 2, [](program_writer& w) {
-  emit_matmul_task(w, mm, {}, operand_role::intermediate);
+  emit_task(w, matmul_task(mm, {}, operand_role::intermediate));
   emit_ew(w, sdp, operand_role::intermediate);
 }, false>();

@@ -1,47 +1,37 @@
 #pragma once
-// A program built at run time, for shapes known only then: heap storage sized by the
-// builder, the geometry its packers need, and its ping-pong and delta settings. The
-// compile-time form of the same program is a `program<E, T>` value.
+// Program storage on the heap, for programs whose size is known only at run time: the one
+// container of the program layer that allocates, used by the run-time doors
+// (programs/door.hpp). Firmware-like users who allocate nothing write into storage of
+// their own with a program_writer instead.
 
 #include <cstddef>
-#include <utility>
 #include <vector>
 
-#include <regcmd/core/error.hpp>
+#include <regcmd/program/program.hpp>
 #include <regcmd/program/writer.hpp>
 
 namespace regcmd {
 
-template <class Geometry>
-struct heap_program {
-  Geometry geometry{};
-  bool pingpong = true;
-  bool delta_tasks = false;
+struct heap_code {
   std::vector<entry> entries;
   std::vector<slot> slots;
   std::vector<task> tasks;
-  program_view view() const { return {entries, slots, tasks, pingpong, delta_tasks}; }
+  submit_options options{};
+  program_view view() const { return {entries, slots, tasks, options.pingpong, options.delta_tasks}; }
 };
 
-struct storage_size {
-  std::size_t entries = 0, slots = 0, tasks = 0;
-};
-
-// Runs `emit(writer)` into storage of `size`, keeps what it wrote, and returns it once
-// `check(view)` (the program rules that apply) passes.
-template <class Geometry, class Emit, class Check>
-result<heap_program<Geometry>> build_on_heap(const Geometry& geometry, storage_size size, bool pingpong,
-                                             bool delta_tasks, Emit&& emit, Check&& check) {
-  heap_program<Geometry> p{geometry, pingpong, delta_tasks, std::vector<entry>(size.entries),
-                           std::vector<slot>(size.slots), std::vector<task>(size.tasks)};
-  program_writer w{p.entries, p.slots, p.tasks};
+// Runs `emit(writer)` into heap storage of `size` and keeps what it wrote.
+template <class Emit>
+result<heap_code> write_on_heap(program_size size, submit_options options, Emit&& emit) {
+  heap_code code{std::vector<entry>(size.entries), std::vector<slot>(size.slots), std::vector<task>(size.tasks),
+                 options};
+  program_writer w{code.entries, code.slots, code.tasks};
   emit(w);
   if (status s = w.outcome(); !s) return s.err();
-  p.entries.resize(w.entry_count());
-  p.slots.resize(w.slot_count());
-  p.tasks.resize(w.task_count());
-  if (status s = check(p.view()); !s) return s.err();
-  return p;
+  code.entries.resize(w.entry_count());
+  code.slots.resize(w.slot_count());
+  code.tasks.resize(w.task_count());
+  return code;
 }
 
 }  // namespace regcmd

@@ -82,6 +82,11 @@ struct submit_options {
   friend constexpr bool operator==(const submit_options&, const submit_options&) = default;
 };
 
+// The most a program may need: what a writer is given room for.
+struct program_size {
+  std::size_t entries = 0, slots = 0, tasks = 0;
+};
+
 // A read-only view of a program, whatever owns it.
 struct program_view {
   std::span<const entry> entries;

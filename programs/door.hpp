@@ -1,0 +1,118 @@
+#pragma once
+// The two front doors of every program kind, written once:
+//
+//   compile time  build_fixed<Kind, Spec>()  a constexpr program; a violated rule fails the
+//                                            compilation with the rule's message
+//   run time      build<Kind>(spec)          the same program on the heap, or the same rule
+//                                            as an error value
+//
+// Both take the same steps: resolve (the request's rules) -> the geometry the emitter and
+// the packers share; emit into storage the kind sizes; then the program rules the kind asks
+// for on what was emitted (every rule, or the structure only where each task was checked in
+// full as it was prepared). The kinds (matmul, plan, ew, fused) give the four steps:
+//
+//   struct kind {
+//     using spec = ...;  using geometry = ...;
+//     static constexpr std::string_view name = "...";
+//     template <class Soc> static constexpr result<geometry> resolve(const spec&);
+//     static constexpr program_size size(const geometry&);      // storage, at most
+//     static constexpr submit_options options(const geometry&);  // ping-pong, delta tasks
+//     template <class Soc> static constexpr void emit(program_writer&, const geometry&);
+//     static constexpr program_checks checks = ...;
+//   };
+
+#include <concepts>
+#include <cstddef>
+#include <string_view>
+#include <utility>
+
+#include <regcmd/core/error.hpp>
+#include <regcmd/core/soc.hpp>
+#include <regcmd/program/heap_program.hpp>
+#include <regcmd/program/program.hpp>
+#include <regcmd/program/writer.hpp>
+#include <regcmd/rules/catalog.hpp>
+#include <regcmd/rules/program_rules.hpp>
+
+namespace regcmd {
+
+enum class program_checks : std::uint8_t { every_rule, structure };
+
+template <class Kind>
+concept program_kind = requires(const typename Kind::spec& s, const typename Kind::geometry& g, program_writer& w) {
+  { Kind::name } -> std::convertible_to<std::string_view>;
+  { Kind::template resolve<soc::rk3588>(s) } -> std::same_as<result<typename Kind::geometry>>;
+  { Kind::size(g) } -> std::same_as<program_size>;
+  { Kind::options(g) } -> std::same_as<submit_options>;
+  Kind::template emit<soc::rk3588>(w, g);
+  { Kind::checks } -> std::convertible_to<program_checks>;
+};
+
+// A program built at compile time: its geometry (what the packers need) and its code.
+template <class Geometry, std::size_t Entries, std::size_t Tasks, std::size_t Slots>
+struct fixed_program {
+  Geometry geometry{};
+  program<Entries, Tasks, Slots> code{};
+  constexpr program_view view() const { return code.view(); }
+};
+
+// A program built at run time.
+template <class Geometry>
+struct runtime_program {
+  Geometry geometry{};
+  heap_code code{};
+  program_view view() const { return code.view(); }
+};
+
+template <program_kind Kind, class Soc>
+constexpr status check_program(const program_view& v) {
+  if constexpr (Kind::checks == program_checks::every_rule) return validate<Soc>(v, Kind::name);
+  else return validate_structure(v, Kind::name);
+}
+
+// The run-time door.
+template <program_kind Kind, class Soc = soc::rk3588>
+result<runtime_program<typename Kind::geometry>> build(const typename Kind::spec& spec) {
+  const result<typename Kind::geometry> g = Kind::template resolve<Soc>(spec);
+  if (!g) return g.err();
+  result<heap_code> code = write_on_heap(Kind::size(g.value()), Kind::options(g.value()),
+                                         [&](program_writer& w) { Kind::template emit<Soc>(w, g.value()); });
+  if (!code) return code.err();
+  if (status s = check_program<Kind, Soc>(code.value().view()); !s) return s.err();
+  return runtime_program<typename Kind::geometry>{g.value(), std::move(code).value()};
+}
+
+namespace detail {
+template <program_kind Kind, auto Spec, class Soc>
+struct fixed_build {
+  static constexpr typename Kind::geometry geometry = Kind::template resolve<Soc>(Spec).value();
+  static constexpr program_size size = Kind::size(geometry);
+  using type = fixed_program<typename Kind::geometry, size.entries, size.tasks, size.slots>;
+  static constexpr std::pair<type, status> build() {
+    type out{geometry, {}};
+    const submit_options options = Kind::options(geometry);
+    out.code.pingpong = options.pingpong;
+    out.code.delta_tasks = options.delta_tasks;
+    status s = fill(out.code, [](program_writer& w) { Kind::template emit<Soc>(w, geometry); });
+    if (s) s = check_program<Kind, Soc>(out.code.view());
+    return {out, s};
+  }
+  static constexpr std::pair<type, status> built = build();
+};
+}  // namespace detail
+
+// The compile-time door: a violated rule fails here with the rule's message.
+template <program_kind Kind, typename Kind::spec Spec, class Soc = soc::rk3588>
+constexpr auto build_fixed() {
+  constexpr result<typename Kind::geometry> g = Kind::template resolve<Soc>(Spec);
+  static_assert(report<violated_rule(g)>());
+  if constexpr (g.ok()) {
+    using fixed = detail::fixed_build<Kind, Spec, Soc>;
+    static_assert(report<violated_rule(fixed::built.second)>());
+    return fixed::built.first;
+  } else {
+    return fixed_program<typename Kind::geometry, 1, 1, 1>{};  // not reached: the report above failed
+  }
+}
+
+}  // namespace regcmd
