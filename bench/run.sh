@@ -33,7 +33,7 @@ run "$bin/bench_bind" || status=$?
 if [ "$status" -eq 3 ]; then
   echo "(no NPU device node here: on the emulated device, its rknpu node, then its rocket node)"
   for node in /dev/dri/card1 /dev/accel/accel0; do
-    REGCMD_DEVICE=$node LD_PRELOAD="$PWD/build/release/tools/libregcmd-emu.so" run "$bin/bench_bind"
+    REGCMD_DEVICE=$node LD_PRELOAD="$PWD/build/release/emulator/libregcmd-emu.so" run "$bin/bench_bind"
   done
 elif [ "$status" -ne 0 ]; then
   exit "$status"

@@ -15,7 +15,7 @@ TEST_CASE("every rule of the catalog has a compile-fail snippet") {
   ++rules;                                                                         \
   CHECK_MESSAGE(std::filesystem::exists(dir / (std::string(#NAME) + ".cpp")), ID); \
   CHECK(std::string_view(MESSAGE).size() > 20);
-  REGCMD_ALL_RULES(REGCMD_DETAIL_HAS_SNIPPET)
+  REGCMD_COMPILE_TIME_RULES(REGCMD_DETAIL_HAS_SNIPPET)
 #undef REGCMD_DETAIL_HAS_SNIPPET
   CHECK(rules >= 50);  // the lists expanded
 }

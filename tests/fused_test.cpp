@@ -108,7 +108,6 @@ TEST_CASE("a fused chain: the matmul writes the intermediate, the SDP reads it f
   CHECK(role_at(v, rdma, 0x5018) == operand_role::intermediate);
   CHECK(role_at(v, rdma, 0x5038) == operand_role::ew_operand);
   CHECK(p.geometry.ew.N == 64);
-  CHECK(validate(v).ok());
 }
 
 TEST_CASE("fused chains on the model against the host") {

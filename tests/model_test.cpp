@@ -118,6 +118,41 @@ TEST_CASE("every precision pair computes what a host matmul computes, both layou
       }
 }
 
+// The model reads operands with its own walk of the registers (model/npu.cpp), not with the
+// packers: a packer that lays the weights out wrongly must make the model disagree with the
+// host. Here the fp16 weight tile is transposed, element (n, k) of a tile at k%32 * 16 + n%16
+// instead of the reference's n%16 * 32 + k%32.
+TEST_CASE("a deliberately wrong packer makes the model's result disagree with the host") {
+  const auto mm = build({.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 32});
+  const matmul_geometry& g = mm.geometry;
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> a(4 * 64), w(64 * 32);
+  for (float& v : a) v = half_to_float(float_to_half(d(rng)));
+  for (float& v : w) v = half_to_float(float_to_half(d(rng)));
+  std::vector<double> ref(4 * 32, 0.0);
+  for (std::uint32_t m = 0; m < 4; ++m)
+    for (std::uint32_t k = 0; k < 64; ++k)
+      for (std::uint32_t n = 0; n < 32; ++n) ref[m * 32 + n] += double(a[m * 64 + k]) * w[k * 32 + n];
+
+  auto run_with = [&](bool transposed_tiles) {
+    bench b(mm.view().entries.size() * 8, g.feature_bytes(), g.weight_bytes(), g.output_bytes());
+    REQUIRE(pack_features<float>(g, a, b.feature).ok());
+    for (std::uint32_t k = 0; k < 64; ++k)
+      for (std::uint32_t n = 0; n < 32; ++n) {
+        const std::size_t tile = (n / 16) * 16 * 64 + (k / 32) * 512;
+        const std::size_t at = tile + (transposed_tiles ? (k % 32) * 16 + n % 16 : (n % 16) * 32 + k % 32);
+        const std::uint16_t h = float_to_half(w[k * 32 + n]);
+        b.weight[at * 2] = static_cast<std::uint8_t>(h);
+        b.weight[at * 2 + 1] = static_cast<std::uint8_t>(h >> 8);
+      }
+    REQUIRE(b.run(mm.view()).faults.empty());
+    return max_error(b, g, ref);
+  };
+  CHECK(run_with(false) < 1e-4);  // the reference's layout, packed by hand
+  CHECK(run_with(true) > 0.1);    // the wrong one: the model does not undo it
+}
+
 TEST_CASE("a chained plan runs task after task through the PC tails") {
   // K = 4096 in two slices of 2048, whose ceiling (16384/K) splits M = 12 into two tiles
   const auto p = plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 12, .K = 4096, .N = 64},

@@ -1,4 +1,4 @@
-// Operand packers: index formulas typed from the recipes, and round trips.
+// Operand packers: index formulas and byte positions typed from the recipes.
 #include <doctest/doctest.h>
 
 #include <array>
@@ -92,55 +92,61 @@ TEST_CASE("row-major features: padded rows at the pitch; int4 rows are nibbles a
   CHECK(pack_features<std::int8_t>(q, too_big, qout).err().id() == "int4-range");
 }
 
-TEST_CASE("pack then unpack gives the data back: features, weights, outputs, both layouts, random data") {
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> real(-4.0f, 4.0f);
-  std::uniform_int_distribution<int> int8(-128, 127), int4(-8, 7);
-  struct pair {
-    precision in, out;
-  };
-  for (pair p : {pair{precision::fp16, precision::fp32}, pair{precision::fp16, precision::fp16},
-                 pair{precision::int8, precision::int32}, pair{precision::int4, precision::int16}})
-    for (operand_layout layout : {operand_layout::row_major, operand_layout::surface}) {
-      if (p.in == precision::int4 && layout == operand_layout::surface) continue;
-      // ragged K and N: the padding must come back stripped
-      const auto g = geometry({.in = p.in, .out = p.out, .M = 8, .K = 100, .N = 40, .layout = layout});
-      CAPTURE(static_cast<int>(p.in));
-      CAPTURE(static_cast<int>(layout));
-      std::vector<std::uint8_t> fbuf(g.feature_bytes()), wbuf(g.weight_bytes()), obuf(g.output_bytes());
-      if (p.in == precision::fp16) {
-        std::vector<float> a(8 * 100), b(100 * 40), back_a(a.size()), back_b(b.size());
-        for (float& v : a) v = half_to_float(float_to_half(real(rng)));
-        for (float& v : b) v = half_to_float(float_to_half(real(rng)));
-        REQUIRE(pack_features<float>(g, a, fbuf).ok());
-        REQUIRE(pack_weights<float>(g, b, wbuf).ok());
-        REQUIRE(unpack_features<float>(g, fbuf, back_a).ok());
-        REQUIRE(unpack_weights<float>(g, wbuf, back_b).ok());
-        CHECK(back_a == a);
-        CHECK(back_b == b);
-        std::vector<float> c(8 * 40), back_c(c.size());
-        for (float& v : c) v = half_to_float(float_to_half(real(rng)));
-        REQUIRE(pack_output<float>(g, c, obuf).ok());
-        REQUIRE(unpack_output<float>(g, obuf, back_c).ok());
-        CHECK(back_c == c);
-      } else {
-        auto draw = [&] { return static_cast<std::int8_t>(p.in == precision::int4 ? int4(rng) : int8(rng)); };
-        std::vector<std::int8_t> a(8 * 100), b(100 * 40), back_a(a.size()), back_b(b.size());
-        for (auto& v : a) v = draw();
-        for (auto& v : b) v = draw();
-        REQUIRE(pack_features<std::int8_t>(g, a, fbuf).ok());
-        REQUIRE(pack_weights<std::int8_t>(g, b, wbuf).ok());
-        REQUIRE(unpack_features<std::int8_t>(g, fbuf, back_a).ok());
-        REQUIRE(unpack_weights<std::int8_t>(g, wbuf, back_b).ok());
-        CHECK(back_a == a);
-        CHECK(back_b == b);
-        std::vector<std::int32_t> c(8 * 40), back_c(c.size());
-        for (auto& v : c) v = static_cast<std::int32_t>(rng() % 60000) - 30000;
-        REQUIRE(pack_output<std::int32_t>(g, c, obuf).ok());
-        REQUIRE(unpack_output<std::int32_t>(g, obuf, back_c).ok());
-        CHECK(back_c == c);
-      }
-    }
+// Byte positions typed from the layouts (regcmd-isa-reference "Operand tile layouts",
+// matmul-recipe §1.3), evaluated by hand: one element each, every other byte zero.
+TEST_CASE("surface outputs: element (m, n) at ((n / C2) * M + m) * 16 + (n % C2) * bytes") {
+  const auto f = geometry({.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 32, .N = 8,
+                           .layout = operand_layout::surface});
+  std::vector<std::uint8_t> fp32(f.output_bytes(), 0);
+  REQUIRE(fp32.size() == 4 * 16 * 4);  // N padded to the fp16 weight tile (16)
+  // m = 2, n = 5, C2 = 4 fp32: (1 * 4 + 2) * 16 + 1 * 4 = 100; 3.0f = 0x40400000
+  fp32[102] = 0x40;
+  fp32[103] = 0x40;
+  std::vector<float> c(4 * 8);
+  REQUIRE(unpack_output<float>(f, fp32, c).ok());
+  for (std::size_t i = 0; i < c.size(); ++i) CHECK(c[i] == (i == 2 * 8 + 5 ? 3.0f : 0.0f));
+
+  const auto h = geometry({.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 32, .N = 16,
+                           .layout = operand_layout::surface});
+  std::vector<std::uint8_t> fp16(h.output_bytes(), 0);
+  // m = 3, n = 9, C2 = 8 fp16: (1 * 4 + 3) * 16 + 1 * 2 = 114; -2.0 = 0xc000
+  fp16[115] = 0xc0;
+  std::vector<float> d(4 * 16);
+  REQUIRE(unpack_output<float>(h, fp16, d).ok());
+  for (std::size_t i = 0; i < d.size(); ++i) CHECK(d[i] == (i == 3 * 16 + 9 ? -2.0f : 0.0f));
+
+  const auto i = geometry({.in = precision::int8, .out = precision::int32, .M = 4, .K = 32, .N = 8,
+                           .layout = operand_layout::surface});
+  std::vector<std::uint8_t> int32(i.output_bytes(), 0);
+  // m = 1, n = 6, C2 = 4 int32: (1 * 4 + 1) * 16 + 2 * 4 = 88; -7 = 0xfffffff9
+  int32[88] = 0xf9;
+  int32[89] = int32[90] = int32[91] = 0xff;
+  std::vector<std::int32_t> e(4 * 8);
+  REQUIRE(unpack_output<std::int32_t>(i, int32, e).ok());
+  for (std::size_t k = 0; k < e.size(); ++k) CHECK(e[k] == (k == 1 * 8 + 6 ? -7 : 0));
+}
+
+TEST_CASE("int8 surface features: element (m, k) at ((k / 16) * M + m) * 16 + k % 16") {
+  const auto g = geometry({.in = precision::int8, .out = precision::int32, .M = 4, .K = 64, .N = 32,
+                           .layout = operand_layout::surface});
+  std::vector<std::int8_t> a(4 * 64, 0);
+  a[1 * 64 + 17] = -3;  // m = 1, k = 17: (1 * 4 + 1) * 16 + 1 = 81
+  a[3 * 64 + 63] = 5;   // m = 3, k = 63: (3 * 4 + 3) * 16 + 15 = 255
+  std::vector<std::uint8_t> out(g.feature_bytes(), 0xaa);
+  REQUIRE(out.size() == 256);
+  REQUIRE(pack_features<std::int8_t>(g, a, out).ok());
+  for (std::size_t i = 0; i < out.size(); ++i) CHECK(out[i] == (i == 81 ? 0xfd : i == 255 ? 0x05 : 0x00));
+}
+
+TEST_CASE("int4 weights: the int8 tiling, two elements a byte, the even element in the low nibble") {
+  const auto g = geometry({.in = precision::int4, .out = precision::int16, .M = 1, .K = 64, .N = 64});
+  std::vector<std::int8_t> b(64 * 64, 0);
+  b[5 * 64 + 33] = -3;  // k = 5, n = 33: element (33/32)*32*64 + 0 + 1*32 + 5 = 2085, byte 1042 high
+  b[36 * 64 + 2] = 6;   // k = 36, n = 2: element 0 + 1*1024 + 2*32 + 4 = 1092, byte 546 low
+  std::vector<std::uint8_t> out(g.weight_bytes(), 0xaa);
+  REQUIRE(out.size() == 2048);
+  REQUIRE(pack_weights<std::int8_t>(g, b, out).ok());
+  for (std::size_t i = 0; i < out.size(); ++i) CHECK(out[i] == (i == 1042 ? 0xd0 : i == 546 ? 0x06 : 0x00));
 }
 
 TEST_CASE("plan weights: one packed block per (N tile, K slice)") {

@@ -1,5 +1,7 @@
 #pragma once
-// Option values the command-line tools share: numbers, precisions, element-wise ops.
+// What the command-line tools share: option values (numbers, precisions, element-wise ops)
+// and the request regcmd-gen and regcmd-run both parse (a matmul, a plan, an SDP op, a fused
+// chain).
 
 #include <cstdint>
 #include <cstdlib>
@@ -9,6 +11,8 @@
 
 #include <regcmd/core/precision.hpp>
 #include <regcmd/programs/elementwise.hpp>
+#include <regcmd/programs/fused.hpp>
+#include <regcmd/programs/plan.hpp>
 
 namespace regcmd::cli {
 
@@ -84,6 +88,39 @@ template <class T, class U>
 bool assign(T& field, const std::optional<U>& parsed) {
   if (parsed) field = static_cast<T>(*parsed);
   return parsed.has_value();
+}
+
+// The program a tool is asked for: `ew` (an SDP op), or `matmul` (planned, or with
+// `--then ew` a fused chain).
+struct request {
+  bool elementwise = false;
+  bool fused_ew = false;
+  matmul_spec spec{};
+  ew_spec ew{};
+  plan_options options{};
+  bool have_m = false, have_k = false, have_n = false;
+
+  fused_spec fused() const { return {.matmul = spec, .op = ew.op, .operand = ew.operand, .immediate = ew.immediate}; }
+  bool complete() const { return elementwise ? have_m && have_n : have_m && have_k && have_n; }
+};
+
+// Applies one valued option of the request: nullopt when `a` is not one, else whether `v`
+// is a value it takes.
+inline std::optional<bool> apply(request& r, std::string_view a, std::string_view v) {
+  const bool matmul = !r.elementwise, ew_options = r.elementwise || r.fused_ew;
+  if (a == "--then" && matmul) return r.fused_ew = v == "ew";
+  if (a == "--op" && ew_options) return assign(r.ew.op, parse_ew_op(v));
+  if (a == "--operand" && ew_options) return assign(r.ew.operand, parse_ew_operand(v));
+  if (a == "--value" && ew_options) return assign(r.ew.immediate, parse_float(v));
+  if (a == "--dtype" && r.elementwise) return assign(r.ew.dtype, parse_precision(v));
+  if (a == "--in" && matmul) return assign(r.spec.in, parse_precision(v));
+  if (a == "--out" && matmul) return assign(r.spec.out, parse_precision(v));
+  if (a == "-M") return r.have_m = assign(r.elementwise ? r.ew.M : r.spec.M, parse_u32(v));
+  if (a == "-K" && matmul) return r.have_k = assign(r.spec.K, parse_u32(v));
+  if (a == "-N") return r.have_n = assign(r.elementwise ? r.ew.N : r.spec.N, parse_u32(v));
+  if (a == "--k-slice" && matmul) return assign(r.options.k_slice, parse_u32(v));
+  if (a == "--layout") return r.elementwise ? assign(r.ew.layout, parse_ew_layout(v)) : assign(r.spec.layout, parse_matmul_layout(v));
+  return std::nullopt;
 }
 
 }  // namespace regcmd::cli

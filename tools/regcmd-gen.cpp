@@ -91,17 +91,15 @@ int main(int argc, char** argv) {
     std::fputs(usage, stdout);
     return 0;
   }
-  const bool elementwise = program_name == "ew";
+  cli::request r{.elementwise = program_name == "ew"};
+  const bool elementwise = r.elementwise;
   if (program_name != "matmul" && !elementwise) return fail_usage("unknown program '" + std::string(program_name) + "'");
 
-  matmul_spec spec{};
-  ew_spec ew{};
+  matmul_spec& spec = r.spec;
   std::optional<precision> weight;
-  plan_options options{};
-  bool planned = false, fused_ew = false;
+  bool planned = false;
   operand_addresses addresses{};
   std::string format = "hex", out_path;
-  bool have_m = false, have_k = false, have_n = false;
 
   for (int i = 2; i < argc; ++i) {
     const std::string_view a = argv[i];
@@ -110,36 +108,23 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (a == "--no-pad") {
-      spec.pad = ew.pad = padding::none;
+      spec.pad = r.ew.pad = padding::none;
       continue;
     }
     if (a == "--plan" && !elementwise) { planned = true; continue; }
-    if (a == "--delta" && !elementwise) { options.delta_tasks = true; continue; }
+    if (a == "--delta" && !elementwise) { r.options.delta_tasks = true; continue; }
     if (i + 1 >= argc) return fail_usage("option '" + std::string(a) + "' needs a value");
     const std::string_view v = argv[++i];
     using namespace cli;
     auto set_address = [&](operand_role role) { return assign(addresses[static_cast<std::size_t>(role)], parse_number(v)); };
-    const bool ew_options = elementwise || fused_ew;
     bool ok = true;
-    if (a == "--then" && !elementwise) ok = fused_ew = v == "ew";
-    else if (a == "--op" && ew_options) ok = assign(ew.op, parse_ew_op(v));
-    else if (a == "--operand" && ew_options) ok = assign(ew.operand, parse_ew_operand(v));
-    else if (a == "--value" && ew_options) ok = assign(ew.immediate, parse_float(v));
-    else if (a == "--dtype" && elementwise) ok = assign(ew.dtype, parse_precision(v));
-    else if (a == "--in" && !elementwise) ok = assign(spec.in, parse_precision(v));
+    if (const std::optional<bool> applied = apply(r, a, v)) ok = *applied;
     else if (a == "--weight-precision" && !elementwise) ok = (weight = parse_precision(v)).has_value();
-    else if (a == "--out" && !elementwise) ok = assign(spec.out, parse_precision(v));
-    else if (a == "-M") ok = have_m = assign(elementwise ? ew.M : spec.M, parse_u32(v));
-    else if (a == "-K" && !elementwise) ok = have_k = assign(spec.K, parse_u32(v));
-    else if (a == "-N") ok = have_n = assign(elementwise ? ew.N : spec.N, parse_u32(v));
-    else if (a == "--layout" && elementwise) ok = assign(ew.layout, parse_ew_layout(v));
-    else if (a == "--layout") ok = assign(spec.layout, parse_matmul_layout(v));
     else if (a == "--schedule" && !elementwise) {
       ok = v == "auto" || v == "template" || v == "bank";
       spec.sched = v == "template" ? schedule::template_split : v == "bank" ? schedule::bank_split : schedule::automatic;
     } else if (a == "--feature-pitch" && !elementwise) ok = assign(spec.feature_pitch, parse_u32(v));
     else if (a == "--output-pitch" && !elementwise) ok = assign(spec.output_pitch, parse_u32(v));
-    else if (a == "--k-slice" && !elementwise) ok = assign(options.k_slice, parse_u32(v));
     else if (a == "--feature") ok = set_address(operand_role::feature);
     else if (a == "--weight") ok = set_address(operand_role::weight);
     else if (a == "--output") ok = set_address(operand_role::output);
@@ -153,10 +138,9 @@ int main(int argc, char** argv) {
     else return fail_usage("unknown option '" + std::string(a) + "' for " + std::string(program_name));
     if (!ok) return fail_usage("bad value '" + std::string(v) + "' for " + std::string(a));
   }
-  if (elementwise ? !have_m || !have_n : !have_m || !have_k || !have_n)
-    return fail_usage(elementwise ? "ew needs -M and -N" : "matmul needs -M, -K and -N");
+  if (!r.complete()) return fail_usage(elementwise ? "ew needs -M and -N" : "matmul needs -M, -K and -N");
   if (weight) spec.in = input_precisions{spec.in.features, *weight};
-  if (fused_ew && planned) return fail_usage("--then ew fuses one matmul task: drop --plan");
+  if (r.fused_ew && planned) return fail_usage("--then ew fuses one matmul task: drop --plan");
 
   struct {
     std::vector<entry> entries;
@@ -171,11 +155,10 @@ int main(int argc, char** argv) {
     if (built) keep(built.value().view());
     return built ? status{} : status{built.err()};
   };
-  const status built = elementwise ? take(build_ew(ew))
-                       : fused_ew  ? take(build_fused({.matmul = spec, .op = ew.op, .operand = ew.operand,
-                                                       .immediate = ew.immediate}))
-                       : planned   ? take(build_plan(spec, options))
-                                   : take(build_matmul(spec));
+  const status built = elementwise ? take(build_ew(r.ew))
+                       : r.fused_ew ? take(build_fused(r.fused()))
+                       : planned    ? take(build_plan(spec, r.options))
+                                    : take(build_matmul(spec));
   if (!built) return fail_rule(built.err());
   if (status s = patch_slots(p.entries, p.slots, addresses); !s) return fail_rule(s.err());
 

@@ -329,17 +329,13 @@ int main(int argc, char** argv) {
     std::fputs(usage, stdout);
     return 0;
   }
-  const bool elementwise = program == "ew";
-  if (program != "matmul" && !elementwise) return fail("the first argument is the program: matmul or ew (see --help)");
+  cli::request r{.elementwise = program == "ew", .ew = {.immediate = 1.5f}};
+  if (program != "matmul" && !r.elementwise) return fail("the first argument is the program: matmul or ew (see --help)");
 
-  matmul_spec spec{};
-  ew_spec ew{.immediate = 1.5f};
-  plan_options options{};
   run_settings settings;
-  bool fused_ew = false;
   for (int i = 2; i < argc; ++i) {
     const std::string_view a = argv[i];
-    if (a == "--delta" && !elementwise) { options.delta_tasks = true; continue; }
+    if (a == "--delta" && !r.elementwise) { r.options.delta_tasks = true; continue; }
     if (a == "--round-robin") { settings.round_robin = true; continue; }
     if (a == "--nonblocking") { settings.nonblocking = true; continue; }
     if (a == "-h" || a == "--help") { std::fputs(usage, stdout); return 0; }
@@ -347,21 +343,8 @@ int main(int argc, char** argv) {
     const std::string_view v = argv[++i];
     using namespace cli;
     const auto n = parse_number(v);
-    const bool ew_options = elementwise || fused_ew;
     bool ok = true;
-    if (a == "--then" && !elementwise) ok = fused_ew = v == "ew";
-    else if (a == "--op" && ew_options) ok = assign(ew.op, parse_ew_op(v));
-    else if (a == "--operand" && ew_options) ok = assign(ew.operand, parse_ew_operand(v));
-    else if (a == "--value" && ew_options) ok = assign(ew.immediate, parse_float(v));
-    else if (a == "--dtype" && elementwise) ok = assign(ew.dtype, parse_precision(v));
-    else if (a == "--in" && !elementwise) ok = assign(spec.in, parse_precision(v));
-    else if (a == "--out" && !elementwise) ok = assign(spec.out, parse_precision(v));
-    else if (a == "-M") ok = assign(elementwise ? ew.M : spec.M, parse_u32(v));
-    else if (a == "-K" && !elementwise) ok = assign(spec.K, parse_u32(v));
-    else if (a == "-N") ok = assign(elementwise ? ew.N : spec.N, parse_u32(v));
-    else if (a == "--k-slice" && !elementwise) ok = assign(options.k_slice, parse_u32(v));
-    else if (a == "--layout" && elementwise) ok = assign(ew.layout, parse_ew_layout(v));
-    else if (a == "--layout") ok = assign(spec.layout, parse_matmul_layout(v));
+    if (const std::optional<bool> applied = apply(r, a, v)) ok = *applied;
     else if (a == "--cores") {
       ok = v == "1" || v == "3";
       settings.three_cores = v == "3";
@@ -373,18 +356,17 @@ int main(int argc, char** argv) {
   }
 
   // The program's rules first: a shape that breaks one needs no device.
-  if (elementwise) {
-    if (const auto g = resolve_ew(ew); !g) return fail(to_string(g.err()));
-  } else if (fused_ew) {
-    if (const auto g = resolve_fused({.matmul = spec, .op = ew.op, .operand = ew.operand, .immediate = ew.immediate}); !g)
-      return fail(to_string(g.err()));
-  } else if (const auto p = plan(spec, options); !p) {
+  if (r.elementwise) {
+    if (const auto g = resolve_ew(r.ew); !g) return fail(to_string(g.err()));
+  } else if (r.fused_ew) {
+    if (const auto g = resolve_fused(r.fused()); !g) return fail(to_string(g.err()));
+  } else if (const auto p = plan(r.spec, r.options); !p) {
     return fail(to_string(p.err()));
   }
   auto dev = runtime::device::open(settings.device_path);
   if (!dev) return fail(to_string(dev.err()));
   std::printf("device %s: %s\n", dev.value().path().c_str(), dev.value().driver_version().c_str());
-  if (elementwise) return run_ew(dev.value(), ew, settings);
-  if (fused_ew) return run_fused(dev.value(), {.matmul = spec, .op = ew.op, .operand = ew.operand, .immediate = ew.immediate}, settings);
-  return run_matmul(dev.value(), spec, options, settings);
+  if (r.elementwise) return run_ew(dev.value(), r.ew, settings);
+  if (r.fused_ew) return run_fused(dev.value(), r.fused(), settings);
+  return run_matmul(dev.value(), r.spec, r.options, settings);
 }

@@ -12,7 +12,7 @@ status=0
 ./build/release/examples/regcmd-demo 2>"$errors" || status=$?
 if [ "$status" -eq 3 ]; then
   echo "(no NPU device node here, $(head -c 60 "$errors")...: running on the emulated device)"
-  LD_PRELOAD="$PWD/build/release/tools/libregcmd-emu.so" ./build/release/examples/regcmd-demo
+  LD_PRELOAD="$PWD/build/release/emulator/libregcmd-emu.so" ./build/release/examples/regcmd-demo
 else
   cat "$errors" >&2
   exit "$status"

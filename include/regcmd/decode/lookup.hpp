@@ -11,23 +11,10 @@
 #include <regcmd/core/entry.hpp>
 #include <regcmd/core/error.hpp>
 #include <regcmd/registers/all.hpp>
+#include <regcmd/rules/catalog.hpp>
 
 namespace regcmd {
 
-namespace rules {
-inline constexpr rule unknown_register{
-    "unknown-register", "no register of the map has this name: use a rocket_registers.h name "
-    "such as CNA_CBUF_CON0", "fact sheet §4"};
-inline constexpr rule unknown_field{
-    "unknown-field", "the register has no field of this name: see its declaration under "
-    "registers/", "fact sheet §4"};
-inline constexpr rule field_of_another_register{
-    "field-of-another-register", "this field belongs to another register: write it there",
-    "fact sheet §4"};
-inline constexpr rule duplicate_field{
-    "duplicate-field", "the field is given twice in one register write: give it once (an "
-    "entry writes the whole register, values are never OR-ed)", "DESIGN: whole-register writes"};
-}  // namespace rules
 
 // Lookups by index (register_table.size() when absent) for constant evaluation, where GCC
 // cannot compare a pointer into a table with nullptr under -fsanitize=undefined; and by

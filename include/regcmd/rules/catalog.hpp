@@ -1,10 +1,15 @@
 #pragma once
-// Every hardware rule of the reference, with its id, the message that names the fix and the
-// section it comes from. One X-list entry per rule gives both forms of the rule:
+// Every rule of regcmd — the reference's hardware rules and the rules of the API — with its
+// id, the message that names the fix and the section it comes from. One X-list entry per rule
+// gives both forms of the rule:
 //   - `rules::NAME`, a constexpr `rule` that run-time checks return inside an `error`;
 //   - a static_assert in `report<&rules::NAME>()` whose text is the same message, so a
 //     compile-time violation reads exactly like the run-time error.
-// The predicates live next to what they check (programs/, rules/program_rules.hpp).
+// The field and writer rules are listed where they are checked (core/field.hpp,
+// program/writer.hpp, below this layer) and joined here; every id is unique (checked below).
+// The predicates: rules/cbuf.hpp, rules/limits.hpp, rules/precision_rules.hpp (one per
+// hardware rule, shared by requests, plans and program rules), rules/program_rules.hpp (the
+// rules on a program's entries), and each request's resolve in programs/.
 
 #include <regcmd/core/error.hpp>
 #include <regcmd/core/field.hpp>
@@ -203,6 +208,78 @@
     "DMA stalls (errno 110); make the matmul write the SDP's precision",                             \
     "regcmd-isa-reference \"Chained 2-input SDP\"")
 
+// Rules of writing a register by name at run time (decode/lookup.hpp: encode_by_name).
+#define REGCMD_LOOKUP_RULES(X)                                                                       \
+  X(unknown_register, "unknown-register",                                                           \
+    "no register of the map has this name: use a rocket_registers.h name such as CNA_CBUF_CON0",    \
+    "fact sheet §4")                                                                                 \
+  X(unknown_field, "unknown-field",                                                                  \
+    "the register has no field of this name: see its declaration under registers/", "fact sheet §4") \
+  X(field_of_another_register, "field-of-another-register",                                          \
+    "this field belongs to another register: write it there", "fact sheet §4")                      \
+  X(duplicate_field, "duplicate-field",                                                              \
+    "the field is given twice in one register write: give it once (an entry writes the whole "      \
+    "register, values are never OR-ed)",                                                             \
+    "DESIGN: whole-register writes")
+
+// Rules of running programs on a device (runtime/: device, buffers, session).
+#define REGCMD_RUNTIME_RULES(X)                                                                      \
+  X(device_missing, "device-missing",                                                                \
+    "no NPU device node: vendor kernels have the rknpu card node (/dev/dri/card1), mainline 6.18+ " \
+    "kernels the rocket accel node (/dev/accel/accel0); give another with --device / REGCMD_DEVICE", \
+    "fact sheet §1.1, §3.2")                                                                         \
+  X(device_permission, "device-permission",                                                          \
+    "permission denied opening the NPU node: run as root or join the group that owns it "           \
+    "(ls -l /dev/dri /dev/accel)",                                                                   \
+    "fact sheet §1.1, §3.2")                                                                         \
+  X(device_open, "device-open", "the NPU node could not be opened", "fact sheet §1.1")              \
+  X(wrong_driver, "wrong-driver",                                                                    \
+    "the node is served by neither rknpu nor rocket: pick the rknpu card node (the primary node, "  \
+    "usually /dev/dri/card1; raw RKNPU_SUBMIT does not work on the render node) or the rocket "      \
+    "accel node (/dev/accel/accelN)",                                                                \
+    "fact sheet §1.1, §3.2; regcmd-isa-reference \"Submission model\"")                              \
+  X(ioctl_failed, "ioctl-failed", "an NPU driver ioctl failed", "fact sheet §1, §3")                         \
+  X(mmap_failed, "mmap-failed", "mapping an NPU buffer into the process failed", "fact sheet §1.5") \
+  X(submit_timeout, "submit-timeout",                                                                \
+    "the job did not complete in time: the NPU is reset before the next job (rknpu: by the "        \
+    "runtime; rocket: its kernel already did after 500 ms); a program that keeps timing out breaks " \
+    "a rule the checks do not know yet",                                                             \
+    "regcmd-isa-reference \"State gotchas\"")                                                        \
+  X(operand_missing, "operand-missing",                                                              \
+    "the program has an address slot for an operand no buffer was given for: bind that buffer",    \
+    "regcmd")                                                                                        \
+  X(operand_extent, "operand-extent",                                                                \
+    "an operand's DMA reaches past the end of its buffer: allocate at least offset + extent "       \
+    "bytes (the slot table says how many)",                                                          \
+    "regcmd")                                                                                        \
+  X(feature_rotation, "feature-rotation",                                                            \
+    "a prepared program keeps one feature buffer: write new features into it instead of binding "   \
+    "another (the NPU caches feature state by address; rotating buffers corrupts results)",         \
+    "regcmd-isa-reference \"State gotchas\"")                                                        \
+  X(core_split, "core-split",                                                                        \
+    "a program with delta tasks cannot be split over cores (later tasks rely on earlier ones' "     \
+    "registers): run it on one core or round-robin",                                                 \
+    "regcmd")                                                                                        \
+  X(bo_size, "bo-size",                                                                              \
+    "a rocket buffer holds 1 byte to 4 GiB - 1 page (CREATE_BO takes a 32-bit size): split the "    \
+    "operand",                                                                                       \
+    "fact sheet §3.1")                                                                               \
+  X(reset_unsupported, "reset-unsupported",                                                          \
+    "the rocket driver has no reset request: its kernel resets a core itself when a job times out", \
+    "fact sheet §3.2")                                                                               \
+  X(rocket_pingpong, "rocket-pingpong",                                                              \
+    "the program needs ping-pong off (an SDP task), but the rocket kernel turns it on for every "   \
+    "task (PC_TASK_CON TASK_PP_EN): run it on the rknpu node",                                       \
+    "fact sheet §3.3; regcmd-isa-reference \"Chained 2-input SDP\"")                                 \
+  X(rocket_delta_tasks, "rocket-delta-tasks",                                                        \
+    "delta tasks rely on registers the task before left, but the rocket kernel kicks every task "   \
+    "on its own and rewrites CNA/CORE S_POINTER first: build the plan with full tasks (no .delta)", \
+    "fact sheet §3.3")                                                                               \
+  X(rocket_interrupt, "rocket-interrupt",                                                            \
+    "the rocket kernel ends a task only on a DPU interrupt (mask 0x300): a task ending on another " \
+    "block's interrupt would time out; run it on the rknpu node",                                    \
+    "fact sheet §3.3")
+
 namespace regcmd::rules {
 REGCMD_MATMUL_RULES(REGCMD_DEFINE_RULE)
 REGCMD_PLAN_RULES(REGCMD_DEFINE_RULE)
@@ -210,6 +287,8 @@ REGCMD_EW_RULES(REGCMD_DEFINE_RULE)
 REGCMD_PACKING_RULES(REGCMD_DEFINE_RULE)
 REGCMD_BIND_RULES(REGCMD_DEFINE_RULE)
 REGCMD_PROGRAM_RULES(REGCMD_DEFINE_RULE)
+REGCMD_LOOKUP_RULES(REGCMD_DEFINE_RULE)
+REGCMD_RUNTIME_RULES(REGCMD_DEFINE_RULE)
 }  // namespace regcmd::rules
 
 namespace regcmd {
@@ -218,15 +297,24 @@ namespace regcmd {
   static_assert(*Violated != rules::NAME, "regcmd rule " ID ": " MESSAGE " [" REFERENCE "]");
 #define REGCMD_DETAIL_IS_RULE(NAME, ID, MESSAGE, REFERENCE) || r == rules::NAME
 
-#define REGCMD_ALL_RULES(X) \
-  REGCMD_FIELD_RULES(X)     \
-  REGCMD_WRITER_RULES(X)    \
-  REGCMD_MATMUL_RULES(X)    \
-  REGCMD_PLAN_RULES(X)      \
-  REGCMD_EW_RULES(X)        \
-  REGCMD_PACKING_RULES(X)   \
-  REGCMD_BIND_RULES(X)      \
+// The rules a program or a request can break, each with a compile-time face (report<>) and
+// a compile-fail snippet under tests/fail/; then the rules that only run time knows (names
+// given as strings, devices, buffers); every id is unique across both.
+#define REGCMD_COMPILE_TIME_RULES(X) \
+  REGCMD_FIELD_RULES(X)              \
+  REGCMD_WRITER_RULES(X)             \
+  REGCMD_MATMUL_RULES(X)             \
+  REGCMD_PLAN_RULES(X)               \
+  REGCMD_EW_RULES(X)                 \
+  REGCMD_PACKING_RULES(X)            \
+  REGCMD_BIND_RULES(X)               \
   REGCMD_PROGRAM_RULES(X)
+#define REGCMD_RUN_TIME_RULES(X) \
+  REGCMD_LOOKUP_RULES(X)         \
+  REGCMD_RUNTIME_RULES(X)
+#define REGCMD_ALL_RULES(X)     \
+  REGCMD_COMPILE_TIME_RULES(X)  \
+  REGCMD_RUN_TIME_RULES(X)
 
 constexpr bool in_catalog(const rule& r) { return false REGCMD_ALL_RULES(REGCMD_DETAIL_IS_RULE); }
 
@@ -247,7 +335,7 @@ static_assert(detail::rule_ids_unique(), "two rules share an id, and rules compa
 // (&no_violation when none), it fails with that rule's message.
 template <const rule* Violated>
 constexpr bool report() {
-  REGCMD_ALL_RULES(REGCMD_DETAIL_REPORT_RULE)
+  REGCMD_COMPILE_TIME_RULES(REGCMD_DETAIL_REPORT_RULE)
   static_assert(*Violated == no_violation || in_catalog(*Violated),
                 "regcmd: a rule outside the catalog failed; see its error value");
   return true;

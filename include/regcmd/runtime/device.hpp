@@ -22,7 +22,7 @@
 #include <utility>
 
 #include <regcmd/core/error.hpp>
-#include <regcmd/runtime/errors.hpp>
+#include <regcmd/rules/catalog.hpp>
 #include <regcmd/runtime/rknpu_uapi.hpp>
 
 namespace regcmd::runtime {

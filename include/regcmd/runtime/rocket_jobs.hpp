@@ -29,7 +29,7 @@
 #include <regcmd/program/program.hpp>
 #include <regcmd/runtime/buffer.hpp>
 #include <regcmd/runtime/device.hpp>
-#include <regcmd/runtime/errors.hpp>
+#include <regcmd/rules/catalog.hpp>
 #include <regcmd/runtime/rknpu_jobs.hpp>
 #include <regcmd/runtime/rocket_uapi.hpp>
 #include <regcmd/runtime/run_options.hpp>
