@@ -235,8 +235,10 @@ run_result npu::run(iova_space& memory, std::uint64_t regcmd_iova, std::uint32_t
             break;
           }
           if (b == block_id::pc) {
-            if (e.offset() == PC_BASE_ADDRESS::offset) next_address = e.value() & ~0xfu;
-            if (e.offset() == PC_REGISTER_AMOUNTS::offset) next_amount = e.value() & 0xffffu;
+            if (e.offset() == PC_BASE_ADDRESS::offset)
+              next_address = unpack<PC_BASE_ADDRESS>(e.value()).PC_SOURCE_ADDR.value();
+            if (e.offset() == PC_REGISTER_AMOUNTS::offset)
+              next_amount = static_cast<std::uint32_t>(unpack<PC_REGISTER_AMOUNTS>(e.value()).PC_DATA_AMOUNT.value());
           } else {
             r.values[e.offset() / 4] = e.value();
           }
@@ -346,7 +348,7 @@ void npu::run_matmul(iova_space& memory, const registers& r, std::uint32_t task,
       return report(fault_kind::unmodelled, "a row pitch shorter than its row");
   } else {
     w.feature_row = line_stride * 4;
-    w.feature_surface = ((surf_stride + line_stride) & 0x0fff'ffffu) * 16;
+    w.feature_surface = ((surf_stride + line_stride) & decltype(CNA_DMA_CON2::SURF_STRIDE)::shape.max_value()) * 16;
     w.output_row = 16;
     if (in == precision::int4 || w.feature_row != 16 || notch.NOTCH_ADDR_0.value() != 0 || notch.NOTCH_ADDR_1.value() != 0)
       return report(fault_kind::unmodelled, "a surface layout other than one 16-byte pixel per row (W = 1)");

@@ -3,7 +3,8 @@
 //
 // The PC fetches each task from a simulated 32-bit IOVA space, register writes land in one
 // of two ping-pong register groups, and each op-enable runs what the registers configure,
-// reading and writing operands in the layouts of programs/packing.hpp. Where the hardware
+// walking its operands from the registers alone with its own layouts and limits (it is
+// built without sight of programs/, so that it is an oracle for them). Where the hardware
 // would not compute — the reference's hangs, wedges, timeouts, zero outputs, silently wrong
 // results and wild DMA — the model reports that fault instead, and the stopping ones leave
 // it wedged until reset(), as the board is.

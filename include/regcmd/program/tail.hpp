@@ -7,6 +7,7 @@
 //   op_enable     the 0x0081 entry: the task's block enable mask
 
 #include <cstdint>
+#include <span>
 
 #include <regcmd/program/program.hpp>
 
@@ -21,5 +22,14 @@ constexpr std::uint32_t tail_index(const task& t, tail_entry which) {
 
 // One past the task's last body entry (the body is [t.first, body_end(t))).
 constexpr std::uint32_t body_end(const task& t) { return tail_index(t, tail_entry::next_address); }
+
+// The tail entries of task `t`, by name.
+struct task_tail {
+  entry next_address, next_amount, preamble, op_enable;
+};
+constexpr task_tail tail_of(std::span<const entry> entries, const task& t) {
+  const entry* tail = entries.data() + body_end(t);
+  return {tail[0], tail[1], tail[2], tail[3]};
+}
 
 }  // namespace regcmd

@@ -150,15 +150,14 @@ class slot_cursor {
 constexpr status check_tail(const program_view& p, std::size_t t, slot_cursor& slots, std::string_view where) {
   using namespace reg;
   const task& k = p.tasks.data()[t];
-  auto tail = [&](tail_entry which) { return p.entries.data()[tail_index(k, which)]; };
-  const entry address = tail(tail_entry::next_address), amount = tail(tail_entry::next_amount);
-  const entry enable = tail(tail_entry::op_enable);
+  const task_tail tail = tail_of(p.entries, k);
   const bool chained = t + 1 < p.tasks.size();
-  if (!is_register<PC_BASE_ADDRESS>(address) || address.value() != 0 ||
-      chained != slots.is_slot(tail_index(k, tail_entry::next_address)) || !is_register<PC_REGISTER_AMOUNTS>(amount) ||
-      amount.value() != (chained ? pc_fetch_amount(p.tasks.data()[t + 1].count) : 0) ||
-      tail(tail_entry::preamble) != op_enable_preamble() || kind_of(enable) != entry_kind::op_enable ||
-      enable.offset() != op_enable_offset || enable.value() != k.enable_mask)
+  if (!is_register<PC_BASE_ADDRESS>(tail.next_address) || tail.next_address.value() != 0 ||
+      chained != slots.is_slot(tail_index(k, tail_entry::next_address)) ||
+      !is_register<PC_REGISTER_AMOUNTS>(tail.next_amount) ||
+      tail.next_amount.value() != (chained ? pc_fetch_amount(p.tasks.data()[t + 1].count) : 0) ||
+      tail.preamble != op_enable_preamble() || kind_of(tail.op_enable) != entry_kind::op_enable ||
+      tail.op_enable.offset() != op_enable_offset || tail.op_enable.value() != k.enable_mask)
     return make_error(rules::tail_complete, where, "task", t);
   if (!pair_complete(k.int_mask)) return make_error(rules::task_interrupts, where, "task", t);
   return {};
@@ -266,7 +265,7 @@ using operand_addresses = std::array<std::uint64_t, operand_role_count>;
 
 // The checks of one bound address: 32 bits, and aligned to its field's lowest bit.
 constexpr status check_address(const address_register& reg, operand_role role, std::uint64_t address) {
-  if (address > 0xffff'ffffu) return make_error(rules::iova_32bit, reg.name, name_of(role), address);
+  if (address > soc::rk3588::max_iova) return make_error(rules::iova_32bit, reg.name, name_of(role), address);
   if ((address & reg.alignment_mask()) != 0) return make_error(rules::address_alignment, reg.name, reg.field, address);
   return {};
 }
