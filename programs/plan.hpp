@@ -253,19 +253,19 @@ struct tile_template {
 struct tile_copy {
   std::array<slot, 4> slots{};
   task_body body{};
-
-  constexpr tile_copy(const program<matmul_task_entries, 1, 4>& tile, const matmul_offsets& at) {
-    const task& k = tile.tasks[0];
-    for (std::uint32_t s = 0; s < tile.slot_count; ++s) {
-      slots[s] = tile.slots[s];
-      const operand_role role = slots[s].role;
-      slots[s].offset = role == operand_role::feature ? at.feature : role == operand_role::weight ? at.weight : at.output;
-    }
-    body = {std::span<const entry>(tile.entries.data(), body_end(k)), std::span<const slot>(slots.data(), tile.slot_count),
-            tile.entries[tail_index(k, tail_entry::op_enable)], k.int_mask};
-  }
-  tile_copy(const tile_copy&) = delete;  // `body` points into `slots`
 };
+
+constexpr void copy_tile(tile_copy& out, const program<matmul_task_entries, 1, 4>& tile, const matmul_offsets& at) {
+  const task& k = tile.tasks[0];
+  for (std::uint32_t s = 0; s < tile.slot_count; ++s) {
+    slot& mine = out.slots[s];
+    mine = tile.slots[s];
+    mine.offset = mine.role == operand_role::feature ? at.feature : mine.role == operand_role::weight ? at.weight : at.output;
+  }
+  out.body = {std::span<const entry>(tile.entries.data(), body_end(k)),
+              std::span<const slot>(out.slots.data(), tile.slot_count), tile.entries[tail_index(k, tail_entry::op_enable)],
+              k.int_mask};
+}
 }  // namespace detail
 
 // Writes every task of the plan: M tile by M tile, then N tile, then K slice; with delta
@@ -275,12 +275,12 @@ template <class Soc = soc::rk3588>
 constexpr void emit_plan(program_writer& w, const plan_shape& p) {
   std::array<detail::tile_template, 8> templates{};  // at most 2 rows x 2 depths x 2 widths
   std::uint32_t template_count = 0;
-  struct group_image {
-    std::array<slot, 4> slots{};
-    task_body body{};
-    bool held = false;
-  };
-  std::array<group_image, 2> groups{};  // with ping-pong, tasks alternate register groups
+  // With delta tasks, the copy each ping-pong register group last held: copies are written
+  // into `next` and handed over, never copied (constant evaluation counts every copy).
+  std::array<detail::tile_copy, 3> copies{};
+  std::array<detail::tile_copy*, 2> held{};
+  detail::tile_copy* next = &copies[0];
+  std::uint32_t unused = 1;
   std::uint32_t index = 0;
   for (std::uint32_t s = 0; s < p.slices && w.ok(); ++s)
     for (std::uint32_t j = 0; j < p.n_tiles && w.ok(); ++j)
@@ -303,15 +303,16 @@ constexpr void emit_plan(program_writer& w, const plan_shape& p) {
           if (status st = validate<Soc>(fresh.task.view(), "plan tile"); !st) return w.fail(st.err());
           tile = &fresh;
         }
-        const detail::tile_copy copy{tile->task, t.at};
-        group_image& group = groups[index % 2];
-        emit_copy(w, copy.body, p.options.delta_tasks && group.held ? &group.body : nullptr);
-        if (p.options.delta_tasks) {
-          group.slots = copy.slots;
-          group.body = copy.body;
-          group.body.slots = std::span<const slot>(group.slots.data(), copy.body.slots.size());
-          group.held = true;
+        detail::copy_tile(*next, tile->task, t.at);
+        if (!p.options.delta_tasks) {
+          emit_copy(w, next->body);
+          continue;
         }
+        detail::tile_copy*& group = held[index % 2];
+        emit_copy(w, next->body, group ? &group->body : nullptr);
+        detail::tile_copy* const released = group;
+        group = next;
+        next = released ? released : &copies[unused++];
       }
 }
 

@@ -70,9 +70,12 @@ constexpr void emit_copy(program_writer& w, const task_body& now, const task_bod
   if (!before) {
     w.put_body(now.entries, now.slots);
   } else if (now.entries.data() == before->entries.data()) {
-    for (std::size_t s = 0; s < now.slots.size(); ++s)
-      if (s >= before->slots.size() || !detail::same_target(now.slots[s], before->slots[s]))
-        w.put_raw_slot(now.entries[now.slots[s].entry], now.slots[s].role, now.slots[s].offset, now.slots[s].extent);
+    // Raw pointers: in constant evaluation every checked access is steps.
+    const slot* mine = now.slots.data();
+    const slot* theirs = before->slots.data();
+    for (std::size_t s = 0, n = now.slots.size(); s != n; ++s)
+      if (mine[s].offset != theirs[s].offset || mine[s].role != theirs[s].role || mine[s].extent != theirs[s].extent)
+        w.put_raw_slot(now.entries.data()[mine[s].entry], mine[s].role, mine[s].offset, mine[s].extent);
   } else {
     std::size_t s = 0;
     for (std::size_t i = 0; i < now.entries.size(); ++i) {
