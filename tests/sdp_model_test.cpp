@@ -11,6 +11,7 @@
 #include <regcmd/programs/ew_packing.hpp>
 #include <regcmd/rules/program_rules.hpp>
 
+#include "ew_reference.hpp"
 #include "model_board.hpp"
 
 using namespace regcmd;
@@ -27,15 +28,6 @@ struct sdp_bench : testing::model_board {
         c(allocate(operand_role::output, p.geometry.tensor_bytes(), 0xee)) {}
 };
 
-double reference(ew_op op, double x, double y) {
-  switch (op) {
-    case ew_op::add: return x + y;
-    case ew_op::mul: return x * y;
-    case ew_op::max: return std::max(x, y);
-    case ew_op::min: return std::min(x, y);
-  }
-  return 0;
-}
 
 // Runs one op on random data; returns the largest difference from the host computation
 // (fp16 rounded once from fp32, integers saturated).
@@ -69,7 +61,7 @@ double run_case(const ew_spec& spec, std::uint32_t seed) {
       const double y = spec.operand == ew_operand::per_channel ? b[n]
                        : spec.operand == ew_operand::immediate ? spec.immediate
                                                                : b[i];
-      double want = reference(spec.op, a[i], y);
+      double want = testing::ew_reference<double>(spec.op, a[i], y);
       if constexpr (std::is_same_v<T, float>) want = half_to_float(float_to_half(static_cast<float>(want)));
       else want = std::clamp<double>(want, std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
       worst = std::max(worst, std::abs(want - c[i]));

@@ -20,6 +20,8 @@
 #include <regcmd/programs/plan.hpp>
 #include <regcmd/rules/program_rules.hpp>
 
+#include "../ew_reference.hpp"
+
 namespace {
 using namespace regcmd;
 
@@ -149,16 +151,6 @@ void run_plan(const runtime_program<plan_shape>& built, values& rng) {
       [&](std::span<const std::uint8_t> in, std::span<float> c) { return finish_plan<float>(p, in, c); }, rng);
 }
 
-float apply(ew_op op, float x, float y) {
-  switch (op) {
-    case ew_op::add: return x + y;
-    case ew_op::mul: return x * y;
-    case ew_op::max: return std::max(x, y);
-    case ew_op::min: return std::min(x, y);
-  }
-  return 0;
-}
-
 void run_ew(const runtime_program<ew_geometry>& built, const ew_spec& spec, values& rng) {
   const ew_geometry& g = built.geometry;
   if (std::uint64_t{g.M} * g.N > model_budget) return;
@@ -179,7 +171,7 @@ void run_ew(const runtime_program<ew_geometry>& built, const ew_spec& spec, valu
       const float other = g.operand == ew_operand::immediate ? spec.immediate
                           : g.operand == ew_operand::per_channel ? y[n]
                                                                  : y[i];
-      require(c[i] == stored(g.dtype, apply(g.op, x[i], other)));
+      require(c[i] == stored(g.dtype, testing::ew_reference(g.op, x[i], other)));
     }
 }
 
@@ -206,7 +198,7 @@ void run_fused(const runtime_program<fused_geometry>& built, const fused_spec& s
       const float other = spec.operand == ew_operand::immediate ? spec.immediate
                           : spec.operand == ew_operand::per_channel ? y[n]
                                                                     : y[i];
-      require(c[i] == stored(precision::fp16, apply(spec.op, stored(precision::fp16, mm[i]), other)));
+      require(c[i] == stored(precision::fp16, testing::ew_reference(spec.op, stored(precision::fp16, mm[i]), other)));
     }
 }
 

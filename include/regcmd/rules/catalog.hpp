@@ -11,7 +11,6 @@
 // hardware rule, shared by requests, plans and program rules), rules/program_rules.hpp (the
 // rules on a program's entries), and each request's resolve in programs/.
 
-#include <iterator>
 #include <string_view>
 
 #include <regcmd/core/error.hpp>
