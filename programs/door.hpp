@@ -5,6 +5,8 @@
 //                                            compilation with the rule's message
 //   run time      build<Kind>(spec)          the same program on the heap, or the same rule
 //                                            as an error value
+//                 build_into<Kind>(w, spec)  the same into a program_writer over storage of
+//                                            the caller's (nothing allocated)
 //
 // Both take the same steps: resolve (the request's rules) -> the geometry the emitter and
 // the packers share; emit into storage the kind sizes; then the program rules the kind asks
@@ -64,10 +66,16 @@ struct runtime_program {
   program_view view() const { return code.view(); }
 };
 
+// The step every door shares: emit the program of geometry g, then check the program rules
+// the kind asks for on what was written.
 template <program_kind Kind, class Soc>
-constexpr status check_program(const program_view& v) {
-  if constexpr (Kind::checks == program_checks::every_rule) return validate<Soc>(v, Kind::name);
-  else return validate_structure(v, Kind::name);
+constexpr status emit_checked(program_writer& w, const typename Kind::geometry& g) {
+  Kind::template emit<Soc>(w, g);
+  if (status s = w.outcome(); !s) return s;
+  const submit_options o = Kind::options(g);
+  const program_view written{w.entries(), w.slots(), w.tasks(), o.pingpong, o.delta_tasks};
+  if constexpr (Kind::checks == program_checks::every_rule) return validate<Soc>(written, Kind::name);
+  else return validate_structure(written, Kind::name);
 }
 
 // The run-time door.
@@ -76,10 +84,19 @@ result<runtime_program<typename Kind::geometry>> build(const typename Kind::spec
   const result<typename Kind::geometry> g = Kind::template resolve<Soc>(spec);
   if (!g) return g.err();
   result<heap_code> code = write_on_heap(Kind::size(g.value()), Kind::options(g.value()),
-                                         [&](program_writer& w) { Kind::template emit<Soc>(w, g.value()); });
+                                         [&](program_writer& w) { return emit_checked<Kind, Soc>(w, g.value()); });
   if (!code) return code.err();
-  if (status s = check_program<Kind, Soc>(code.value().view()); !s) return s.err();
   return runtime_program<typename Kind::geometry>{g.value(), std::move(code).value()};
+}
+
+// The run-time door without a heap: the program goes into `w`'s storage (Kind::size of the
+// geometry is enough), and the geometry its packers need comes back.
+template <program_kind Kind, class Soc = soc::rk3588>
+constexpr result<typename Kind::geometry> build_into(program_writer& w, const typename Kind::spec& spec) {
+  const result<typename Kind::geometry> g = Kind::template resolve<Soc>(spec);
+  if (!g) return g.err();
+  if (status s = emit_checked<Kind, Soc>(w, g.value()); !s) return s.err();
+  return g;
 }
 
 namespace detail {
@@ -93,9 +110,9 @@ struct fixed_build {
     const submit_options options = Kind::options(geometry);
     out.code.pingpong = options.pingpong;
     out.code.delta_tasks = options.delta_tasks;
-    status s = fill(out.code, [](program_writer& w) { Kind::template emit<Soc>(w, geometry); });
-    if (s) s = check_program<Kind, Soc>(out.code.view());
-    return {out, s};
+    status checked{};
+    status s = fill(out.code, [&](program_writer& w) { checked = emit_checked<Kind, Soc>(w, geometry); });
+    return {out, s ? checked : s};
   }
   static constexpr std::pair<type, status> built = build();
 };

@@ -224,6 +224,22 @@ TEST_CASE("golden: fused chains and the per-channel scaled matmul") {
   for (const fused_case& c : fused_cases) check_golden(c.name, built(build_fused(c.spec)));
 }
 
+TEST_CASE("golden: the allocation-free run-time door writes the same bytes into storage of its caller") {
+  std::array<entry, 2 * matmul_task_entries> entries{};
+  std::array<slot, 8> slots{};
+  std::array<task, 2> tasks{};
+  program_writer w{entries, slots, tasks};
+  const auto g = build_into<plan_kind>(w, {{.in = fp16, .out = fp32, .M = 4, .K = 256, .N = 9000}});
+  REQUIRE(g.ok());
+  CHECK(g.value().n_tiles == 2);
+  check_golden("plan_ntile_fp16", {w.entries(), w.slots(), w.tasks()});
+  // storage too small is the rule program-capacity, not a write past its end
+  std::array<entry, 100> few{};
+  program_writer small{few, slots, tasks};
+  CHECK(build_into<matmul_kind>(small, {.in = fp16, .out = fp32, .M = 4, .K = 64, .N = 64}).err().id() ==
+        "program-capacity");
+}
+
 TEST_CASE("golden: the compile-time doors build the same bytes as the run-time doors") {
   constexpr auto mm = matmul<matmul_spec{.in = fp16, .out = fp32, .M = 64, .K = 512, .N = 256}>();
   check_golden("matmul_fp16_fp32_64x512x256", mm.code.view());

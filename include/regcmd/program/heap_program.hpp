@@ -20,14 +20,14 @@ struct heap_code {
   program_view view() const { return {entries, slots, tasks, options.pingpong, options.delta_tasks}; }
 };
 
-// Runs `emit(writer)` into heap storage of `size` and keeps what it wrote.
+// Runs `emit(writer)` (which returns a status) into heap storage of `size` and keeps what
+// it wrote.
 template <class Emit>
 result<heap_code> write_on_heap(program_size size, submit_options options, Emit&& emit) {
   heap_code code{std::vector<entry>(size.entries), std::vector<slot>(size.slots), std::vector<task>(size.tasks),
                  options};
   program_writer w{code.entries, code.slots, code.tasks};
-  emit(w);
-  if (status s = w.outcome(); !s) return s.err();
+  if (status s = emit(w); !s) return s.err();
   code.entries.resize(w.entry_count());
   code.slots.resize(w.slot_count());
   code.tasks.resize(w.task_count());
