@@ -14,7 +14,6 @@
 #include <span>
 
 #include <regcmd/program/program.hpp>
-#include <regcmd/program/tail.hpp>
 #include <regcmd/program/writer.hpp>
 
 namespace regcmd {
@@ -28,16 +27,6 @@ struct task_body {
   entry op_enable{};
   std::uint32_t int_mask = 0;
 };
-
-// Task `t` of a program, as a body.
-constexpr task_body body_of(const program_view& p, std::size_t t) {
-  const task& k = p.tasks[t];
-  std::size_t first_slot = 0, end_slot = 0;
-  while (first_slot < p.slots.size() && p.slots[first_slot].entry < k.first) ++first_slot;
-  for (end_slot = first_slot; end_slot < p.slots.size() && p.slots[end_slot].entry < body_end(k);) ++end_slot;
-  return {p.entries.subspan(k.first, body_end(k) - k.first), p.slots.subspan(first_slot, end_slot - first_slot),
-          p.entries[tail_index(k, tail_entry::op_enable)], k.int_mask};
-}
 
 namespace detail {
 constexpr bool same_register(entry a, entry b) { return a.target() == b.target() && a.offset() == b.offset(); }
