@@ -2,8 +2,10 @@
 #include <doctest/doctest.h>
 
 #include <string_view>
+#include <vector>
 
 #include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/plan.hpp>
 #include <regcmd/rules/program_rules.hpp>
 
 using namespace regcmd;
@@ -157,4 +159,52 @@ TEST_CASE("patch_slots writes IOVA + offset and refuses addresses past 32 bits")
   CHECK(copy[57].bits() == 0x1001'3000'0000'4020);
   base[static_cast<std::size_t>(operand_role::output)] = 0x1'0000'0000;
   CHECK(id(patch_slots(copy, mm.code.view().slots, base)) == "iova-32bit");
+}
+
+// Regressions of hand-edited programs that validated before (issue of the attack on regcmd:
+// items 5-7). Each edit below passed every check until the rule that now refuses it.
+TEST_CASE("chain-link: a tail's next-task slot must address the next task, with its length") {
+  auto built = build_plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 8, .K = 8192, .N = 64},
+                          {.k_slice = 2048});
+  REQUIRE(built.ok());
+  REQUIRE(built.value().view().tasks.size() == 4);
+  CHECK(id(validate(built.value().view())) == "ok");
+  // every link pointed back at task 0: task 0 would run again, tasks 1-3 never
+  heap_code looped = built.value().code;
+  for (slot& s : looped.slots)
+    if (s.role == operand_role::regcmd) s.offset = 0;
+  CHECK(id(validate(looped.view())) == "chain-link");
+  CHECK(id(validate_structure(looped.view())) == "chain-link");
+  // the right task with a wrong length, and a link of another role
+  heap_code shorter = built.value().code, elsewhere = built.value().code;
+  for (slot& s : shorter.slots)
+    if (s.role == operand_role::regcmd) s.extent -= 16;
+  for (slot& s : elsewhere.slots)
+    if (s.role == operand_role::regcmd) s.role = operand_role::next_program;
+  CHECK(id(validate(shorter.view())) == "chain-link");
+  CHECK(id(validate(elsewhere.view())) == "chain-link");
+}
+
+TEST_CASE("tail-complete: a task range that wraps 32 bits is out of bounds, not a short task") {
+  const auto mm = build_matmul({.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64}).value();
+  heap_code wrapped = mm.code;
+  // first + count = 0x1'0000'0070 wraps to 0x70, inside the 108 entries in 32 bits
+  wrapped.tasks[0].first = 0xffff'fff0u;
+  wrapped.tasks[0].count = 0x80;
+  CHECK(id(validate(wrapped.view())) == "tail-complete");
+  CHECK(id(validate_structure(wrapped.view())) == "tail-complete");
+}
+
+TEST_CASE("task-length: every task's fetch amount fits PC_REGISTER_AMOUNTS, linked or not") {
+  // 131072 entries are 65536 words, amount 65535: the longest a task can be
+  std::vector<entry> entries(140'004);
+  const std::vector<slot> no_slots;
+  for (const std::uint32_t count : {131'072u, 131'073u, 140'004u}) {
+    CAPTURE(count);
+    const std::vector<task> one{task{0, count, 0xd, dpu_done_interrupts}};
+    const program_view v{entries, no_slots, one, true, false};
+    const std::string_view rule = id(validate(v));
+    if (count == 131'072u) CHECK(rule != "task-length");  // refused later, for its empty tail
+    else CHECK(rule == "task-length");
+  }
 }

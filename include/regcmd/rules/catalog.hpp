@@ -193,6 +193,14 @@
     "a fp16-output matmul must write with BS_OW_CFG SIZE_E = 1 (0x126): the atom-8 write-out "      \
     "(BS_OW_CFG 0x2) hangs the CNA->DPU path",                                                       \
     "regcmd-isa-reference \"fp16 matmul -> fp16 output stage\"")                                     \
+  X(chain_link, "chain-link",                                                                        \
+    "a task's PC_BASE_ADDRESS must point at the next task of the program (its first entry, its "    \
+    "length): a link elsewhere runs another task, or none, in its place",                            \
+    "fact sheet §2.3")                                                                               \
+  X(task_length, "task-length",                                                                      \
+    "a task is fetched in 128-bit words counted in PC_REGISTER_AMOUNTS' 16 bits: at most 131072 "   \
+    "entries per task; split the work into more tasks",                                              \
+    "fact sheet §2.3")                                                                               \
   X(task_interrupts, "task-interrupts",                                                              \
     "a task's interrupt mask must be pair-complete (both bits of each pair, e.g. 0x300) or the "    \
     "kernel never sees it complete",                                                                 \

@@ -134,9 +134,11 @@ namespace detail {
 class slot_cursor {
  public:
   constexpr explicit slot_cursor(std::span<const slot> slots) : next_{slots.data()}, end_{slots.data() + slots.size()} {}
-  constexpr bool is_slot(std::uint32_t entry_index) {
+  constexpr bool is_slot(std::uint32_t entry_index) { return slot_at(entry_index) != nullptr; }
+  // The slot of the entry, or nullptr.
+  constexpr const slot* slot_at(std::uint32_t entry_index) {
     while (next_ != end_ && next_->entry < entry_index) ++next_;
-    return next_ != end_ && next_->entry == entry_index;
+    return next_ != end_ && next_->entry == entry_index ? next_ : nullptr;
   }
 
  private:
@@ -152,13 +154,21 @@ constexpr status check_tail(const program_view& p, std::size_t t, slot_cursor& s
   const task& k = p.tasks.data()[t];
   const task_tail tail = tail_of(p.entries, k);
   const bool chained = t + 1 < p.tasks.size();
-  if (!is_register<PC_BASE_ADDRESS>(tail.next_address) || tail.next_address.value() != 0 ||
-      chained != slots.is_slot(tail_index(k, tail_entry::next_address)) ||
+  const slot* link = slots.slot_at(tail_index(k, tail_entry::next_address));
+  if (!is_register<PC_BASE_ADDRESS>(tail.next_address) || tail.next_address.value() != 0 || chained != (link != nullptr) ||
       !is_register<PC_REGISTER_AMOUNTS>(tail.next_amount) ||
       tail.next_amount.value() != (chained ? pc_fetch_amount(p.tasks.data()[t + 1].count) : 0) ||
       tail.preamble != op_enable_preamble() || kind_of(tail.op_enable) != entry_kind::op_enable ||
       tail.op_enable.offset() != op_enable_offset || tail.op_enable.value() != k.enable_mask)
     return make_error(rules::tail_complete, where, "task", t);
+  if (chained) {
+    // chain-link: the PC fetches the next task from where the link points, as much as the
+    // amount says; anything else runs another task (or none) in its place.
+    const task& next = p.tasks.data()[t + 1];
+    if (link->role != operand_role::regcmd || link->offset != std::uint64_t{next.first} * 8 ||
+        link->extent != std::uint64_t{next.count} * 8)
+      return make_error(rules::chain_link, where, "task", t);
+  }
   if (!pair_complete(k.int_mask)) return make_error(rules::task_interrupts, where, "task", t);
   return {};
 }
@@ -175,20 +185,35 @@ constexpr status check_slots(const program_view& p, std::string_view where) {
   return {};
 }
 
+// A task lies inside the entries (in 64 bits: a first entry near 2^32 must not wrap).
 constexpr bool task_in_bounds(const program_view& p, const task& k) {
-  return k.count >= task_tail_entries && k.first + k.count <= p.entries.size();
+  return k.count >= task_tail_entries && std::uint64_t{k.first} + k.count <= p.entries.size();
+}
+
+// task-length: the PC fetches a task in 128-bit words, the count in PC_REGISTER_AMOUNTS' 16
+// bits, for the first task of a submit (the kernel writes it) as for a linked one.
+constexpr bool fetchable(const task& k) {
+  return pc_fetch_amount(k.count) <= decltype(reg::PC_REGISTER_AMOUNTS::PC_DATA_AMOUNT)::shape.max_value();
+}
+
+// The bounds and the length of every task, before anything reads their entries.
+constexpr status check_tasks(const program_view& p, std::string_view where) {
+  for (std::size_t t = 0; t < p.tasks.size(); ++t) {
+    if (!fetchable(p.tasks.data()[t])) return make_error(rules::task_length, where, "task", t);
+    if (!task_in_bounds(p, p.tasks.data()[t])) return make_error(rules::tail_complete, where, "task", t);
+  }
+  return {};
 }
 }  // namespace detail
 
 // The structure of a program: slot table, task bounds, tails and chain links. Enough for a
 // program assembled from tasks that were each validated in full (plans).
 constexpr status validate_structure(const program_view& p, std::string_view where = "program") {
+  if (status s = detail::check_tasks(p, where); !s) return s;
   if (status s = detail::check_slots(p, where); !s) return s;
   detail::slot_cursor slots{p.slots};
-  for (std::size_t t = 0; t < p.tasks.size(); ++t) {
-    if (!detail::task_in_bounds(p, p.tasks.data()[t])) return make_error(rules::tail_complete, where, "task", t);
+  for (std::size_t t = 0; t < p.tasks.size(); ++t)
     if (status s = detail::check_tail(p, t, slots, where); !s) return s;
-  }
   return {};
 }
 
@@ -196,6 +221,7 @@ constexpr status validate_structure(const program_view& p, std::string_view wher
 // rules at each task's op-enable, with register state kept per ping-pong group.
 template <class Soc = soc::rk3588>
 constexpr status validate(const program_view& p, std::string_view where = "program") {
+  if (status s = detail::check_tasks(p, where); !s) return s;
   if (status s = detail::check_slots(p, where); !s) return s;
   detail::slot_cursor slots{p.slots};
   std::array<detail::op_state, 2> groups{};
@@ -203,7 +229,6 @@ constexpr status validate(const program_view& p, std::string_view where = "progr
   precision matmul_out{};
   for (std::size_t t = 0; t < p.tasks.size(); ++t) {
     const task& k = p.tasks[t];
-    if (!detail::task_in_bounds(p, k)) return make_error(rules::tail_complete, where, "task", t);
     detail::op_state& state = groups[p.pingpong ? t % 2 : 0];
     for (std::uint32_t i = k.first; i < body_end(k); ++i) {
       const entry e = p.entries[i];
