@@ -2,7 +2,8 @@
 //
 //   regcmd-diff [--ignore REG]... [--addresses] [--json] [--binary | --text] A B
 //
-// Exit status, like diff and cmp: 0 equal, 1 different, 2 bad input or usage.
+// Exit status, like diff and cmp: 0 equal, 1 different, 2 bad input, usage or an unwritable
+// output.
 
 #include <cstdio>
 #include <string>
@@ -11,6 +12,8 @@
 #include <regcmd/decode/diff.hpp>
 #include <regcmd/decode/dump.hpp>
 #include <regcmd/decode/lookup.hpp>
+
+#include "io.hpp"
 
 namespace {
 
@@ -60,12 +63,13 @@ int main(int argc, char** argv) {
     else return bad_usage("unexpected argument '" + std::string(a) + "'");
   }
   if (given != 2) return bad_usage("two dumps are needed");
+  if (paths[0] == "-" && paths[1] == "-") return bad_usage("standard input can be read once: give one of the dumps as a file");
   const regcmd::dump a = regcmd::read_dump(paths[0], format);
   if (!a.ok()) return bad_input(a.error);
   const regcmd::dump b = regcmd::read_dump(paths[1], format);
   if (!b.ok()) return bad_input(b.error);
   const regcmd::dump_diff d = regcmd::diff_dumps(a.entries, b.entries, options);
   const std::string out = json ? regcmd::format_diff_json(d) : regcmd::format_diff_text(d);
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  if (!regcmd::cli::write_out(stdout, out, "regcmd-diff")) return 2;
   return d.equal() ? 0 : 1;
 }

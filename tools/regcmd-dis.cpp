@@ -2,7 +2,7 @@
 //
 //   regcmd-dis [--json] [--binary | --text] FILE      ('-' reads standard input)
 //
-// Exit status: 0 decoded, 1 unreadable or malformed dump, 2 bad usage.
+// Exit status: 0 decoded, 1 an unreadable or malformed dump or an unwritable output, 2 bad usage.
 
 #include <cstdio>
 #include <string>
@@ -11,6 +11,8 @@
 
 #include <regcmd/decode/dump.hpp>
 #include <regcmd/decode/format.hpp>
+
+#include "io.hpp"
 
 namespace {
 
@@ -49,6 +51,5 @@ int main(int argc, char** argv) {
     else out += regcmd::format_text(e, i) + '\n';
   }
   if (json) out += d.entries.empty() ? "]\n" : "\n]\n";
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  return std::ferror(stdout) ? 1 : 0;
+  return regcmd::cli::write_out(stdout, out, "regcmd-dis") ? 0 : 1;
 }

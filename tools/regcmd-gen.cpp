@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -24,6 +23,7 @@
 #include <regcmd/rules/program_rules.hpp>
 
 #include "cli.hpp"
+#include "io.hpp"
 
 namespace {
 
@@ -178,15 +178,7 @@ int main(int argc, char** argv) {
     for (const entry& e : p.entries)
       for (std::uint8_t b : e.to_bytes()) text += static_cast<char>(b);
   }
-  if (out_path.empty()) {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    return std::ferror(stdout) ? 1 : 0;
-  }
-  std::ofstream out(out_path, std::ios::binary);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  if (!out) {
-    std::fprintf(stderr, "regcmd-gen: cannot write '%s'\n", out_path.c_str());
-    return 1;
-  }
-  return 0;
+  const bool written = out_path.empty() ? cli::write_out(stdout, text, "regcmd-gen")
+                                         : cli::write_file(out_path, text, "regcmd-gen");
+  return written ? 0 : 1;
 }

@@ -9,15 +9,18 @@
 // while text may carry UTF-8 in its comments.
 // Any input yields entries or a message saying what is wrong and where; nothing else.
 
+#include <array>
 #include <cctype>
-#include <fstream>
-#include <iostream>
-#include <iterator>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <span>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include <regcmd/core/entry.hpp>
@@ -97,17 +100,33 @@ inline dump parse_dump(std::span<const std::uint8_t> bytes, dump_format format =
   return parse_text_dump(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }
 
-// Reads a dump from a file, or standard input for "-".
+// The most a dump may hold: 512 MiB is 64 Mi entries, hundreds of times the largest program
+// regcmd builds (a 1000-task plan is 864 KiB); an endless input (/dev/zero, a pipe that never
+// closes) stops here with an error instead of taking the memory.
+inline constexpr std::size_t max_dump_bytes = std::size_t{512} << 20;
+
+// Reads a dump from a file, or standard input for "-". Every failure is a message naming
+// the file and the reason.
 inline dump read_dump(const std::string& path, dump_format format = dump_format::detect) {
+  const bool from_stdin = path == "-";
+  std::error_code ec;
+  if (!from_stdin && std::filesystem::is_directory(path, ec)) return {{}, "cannot read '" + path + "': it is a directory"};
+  std::FILE* f = from_stdin ? stdin : std::fopen(path.c_str(), "rb");
+  if (!f) return {{}, "cannot open '" + path + "': " + std::strerror(errno)};
   std::vector<std::uint8_t> bytes;
-  if (path == "-") {
-    bytes.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-  } else {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return {{}, "cannot open '" + path + "'"};
-    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    if (in.bad()) return {{}, "cannot read '" + path + "'"};
+  std::string error;
+  std::array<std::uint8_t, 1 << 16> chunk;
+  while (error.empty()) {
+    const std::size_t n = std::fread(chunk.data(), 1, chunk.size(), f);
+    if (bytes.size() + n > max_dump_bytes) error = "'" + path + "' holds more than 512 MiB: not a regcmd dump";
+    else bytes.insert(bytes.end(), chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(n));
+    if (n < chunk.size()) {
+      if (std::ferror(f) && error.empty()) error = "cannot read '" + path + "': " + std::strerror(errno);
+      break;
+    }
   }
+  if (!from_stdin) std::fclose(f);
+  if (!error.empty()) return {{}, error};
   dump d = parse_dump(bytes, format);
   if (!d.ok()) d.error = path + ": " + d.error;
   return d;
