@@ -418,6 +418,26 @@ TEST_CASE("an IOVA past 32 bits is refused") {
   const auto past = buffer::create(d, 4096);
   REQUIRE_FALSE(past.ok());
   CHECK(past.err().id() == "iova-32bit");
+  CHECK(past.err().detail == "end");  // the end is what does not fit, not the start
+  CHECK(past.err().value == 0x1'0000'1000u);
+}
+
+// Regression: an IOVA near 2^64 plus the size wrapped into range, and the buffer was made.
+TEST_CASE("an IOVA that wraps 2^64 is refused") {
+  REQUIRE_MESSAGE(std::getenv("REGCMD_EMU_IOVA_BASE") != nullptr, "this case runs with REGCMD_EMU_IOVA_BASE=0xfffffffffffff000");
+  const device d = open_device();
+  const auto wrapped = buffer::create(d, 8192);
+  REQUIRE_FALSE(wrapped.ok());
+  CHECK(wrapped.err().id() == "iova-32bit");
+  CHECK(wrapped.err().value == ~std::uint64_t{0});
+}
+
+// Regression: rounding SIZE_MAX up to whole pages wrapped to 0 and passed the size check.
+TEST_CASE("a buffer too large for the driver is refused before the kernel sees it") {
+  const device d = open_device();
+  const auto huge = buffer::create(d, SIZE_MAX);
+  REQUIRE_FALSE(huge.ok());
+  if (d.kind() == driver::rocket) CHECK(huge.err().id() == "bo-size");
 }
 
 TEST_CASE("rknpu: multi-core: one core, round-robin, all three") {

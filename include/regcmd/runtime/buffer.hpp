@@ -21,6 +21,7 @@
 #include <utility>
 
 #include <regcmd/core/error.hpp>
+#include <regcmd/core/soc.hpp>
 #include <regcmd/rules/catalog.hpp>
 #include <regcmd/runtime/device.hpp>
 #include <regcmd/runtime/rocket_uapi.hpp>
@@ -66,7 +67,7 @@ class buffer {
       b.size_ = c.size;
       b.cookie_ = c.obj_addr;
       b.iova_ = c.dma_addr;
-      if (b.iova_ + b.size_ <= std::uint64_t{1} << 32) {
+      if (reachable(b.iova_, b.size_)) {
         rknpu::mem_map m{};
         m.handle = c.handle;
         if (status s = dev.ioctl(rknpu::ioctl_mem_map, &m, "RKNPU_MEM_MAP"); !s) return s.err();
@@ -74,9 +75,11 @@ class buffer {
       }
     } else {
       // The shmem BO is whole pages; CREATE_BO does not say so, but the mapping may use them.
+      // Its size is 32 bits: checked before rounding, which would wrap a size near 2^64.
       const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+      constexpr std::size_t max_bo = 0xffff'ffffu;
+      if (size == 0 || size > max_bo - page + 1) return make_error(rules::bo_size, "buffer", "size", size);
       const std::size_t rounded = (size + page - 1) / page * page;
-      if (size == 0 || rounded > 0xffff'ffffu) return make_error(rules::bo_size, "buffer", "size", size);
       rocket::create_bo c{};
       c.size = static_cast<std::uint32_t>(rounded);
       if (status s = dev.ioctl(rocket::ioctl_create_bo, &c, "DRM_IOCTL_ROCKET_CREATE_BO"); !s) return s.err();
@@ -86,7 +89,7 @@ class buffer {
       b.iova_ = c.dma_address;
       map_offset = c.offset;
     }
-    if (b.iova_ + b.size_ > std::uint64_t{1} << 32) return make_error(rules::iova_32bit, "buffer", "dma_addr", b.iova_);
+    if (!reachable(b.iova_, b.size_)) return make_error(rules::iova_32bit, "buffer", "end", end_of(b.iova_, b.size_));
     void* p = ::mmap(nullptr, b.size_, PROT_READ | PROT_WRITE, MAP_SHARED, dev.fd(), static_cast<off_t>(map_offset));
     if (p == MAP_FAILED) return make_error(rules::mmap_failed, "buffer").with_errno(errno);
     b.memory_ = static_cast<std::uint8_t*>(p);
@@ -123,6 +126,16 @@ class buffer {
   }
 
  private:
+  // Every byte has an IOVA the NPU's 32-bit address registers can hold (compared without
+  // overflow: an IOVA near 2^64 plus the size must not wrap into range).
+  static bool reachable(std::uint64_t iova, std::uint64_t size) {
+    constexpr std::uint64_t limit = soc::rk3588::max_iova + 1;  // one past the last address
+    return iova <= limit && size <= limit - iova;
+  }
+  // One past the last byte, saturated: what an iova-32bit error reports.
+  static std::uint64_t end_of(std::uint64_t iova, std::uint64_t size) {
+    return size > ~std::uint64_t{0} - iova ? ~std::uint64_t{0} : iova + size;
+  }
   static std::uint64_t next_id() {
     static std::atomic<std::uint64_t> ids{1};
     return ids++;
