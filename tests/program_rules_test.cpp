@@ -208,3 +208,13 @@ TEST_CASE("task-length: every task's fetch amount fits PC_REGISTER_AMOUNTS, link
     else CHECK(rule == "task-length");
   }
 }
+
+TEST_CASE("program-empty: a program of no tasks is refused, with or without entries") {
+  const auto mm = build_matmul({.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64}).value();
+  const program_view whole = mm.code.view();
+  const program_view no_tasks{whole.entries, whole.slots, {}, true, false};
+  CHECK(id(validate(no_tasks)) == "program-empty");
+  CHECK(id(validate_structure(no_tasks)) == "program-empty");
+  CHECK(id(validate(program_view{})) == "program-empty");
+  CHECK(validate(whole).ok());
+}

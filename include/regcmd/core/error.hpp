@@ -47,6 +47,7 @@ struct error {
   std::uint8_t note_size = 0;
 
   constexpr std::string_view id() const { return violated->id; }
+  constexpr bool breaks(const rule& r) const { return *violated == r; }
   constexpr std::string_view message() const { return violated->message; }
   constexpr std::string_view note() const { return {note_text.data(), note_size}; }
   // Copies (at most 96 bytes of) run-time context into the error.

@@ -35,6 +35,9 @@ enum class operand_role : std::uint8_t {
 };
 inline constexpr std::size_t operand_role_count = 7;
 
+// The roles the NPU writes; every other role it only reads.
+constexpr bool npu_writes(operand_role r) { return r == operand_role::output || r == operand_role::intermediate; }
+
 constexpr std::string_view name_of(operand_role r) {
   switch (r) {
     case operand_role::feature: return "feature";

@@ -197,6 +197,10 @@
     "a task's PC_BASE_ADDRESS must point at the next task of the program (its first entry, its "    \
     "length): a link elsewhere runs another task, or none, in its place",                            \
     "fact sheet §2.3")                                                                               \
+  X(program_empty, "program-empty",                                                                  \
+    "a program has at least one task: a submit of none starts nothing (rknpu waits for an "          \
+    "interrupt that never comes; rocket lists no job and reports nothing)",                         \
+    "fact sheet §1.6, §3.3")                                                                         \
   X(task_length, "task-length",                                                                      \
     "a task is fetched in 128-bit words counted in PC_REGISTER_AMOUNTS' 16 bits: at most 131072 "   \
     "entries per task; split the work into more tasks",                                              \
@@ -262,6 +266,19 @@
     "an operand's DMA reaches past the end of its buffer: allocate at least offset + extent "       \
     "bytes (the slot table says how many)",                                                          \
     "regcmd")                                                                                        \
+  X(operand_aliased, "operand-aliased",                                                              \
+    "a buffer the NPU writes (output, intermediate) is also bound to another role: the NPU would "  \
+    "overwrite what it is still reading; give the written role a buffer of its own",                 \
+    "regcmd")                                                                                        \
+  X(wrong_device, "wrong-device",                                                                    \
+    "a buffer or prepared program made on another open device: handles and (rocket) IOVAs mean "    \
+    "something only to the file that made them; make them on the device the session runs on",       \
+    "fact sheet §1.4, §3.1")                                                                         \
+  X(run_options_range, "run-options",                                                                \
+    "a run option out of range: core 0..2 (with cores::one), timeout_ms 1..60000, cores::all "      \
+    "chosen at prepare (prepare_options), and a program split over cores takes neither a core nor " \
+    "round-robin",                                                                                   \
+    "regcmd-isa-reference \"Multi-core submit\"")                                                   \
   X(feature_rotation, "feature-rotation",                                                            \
     "a prepared program keeps one feature buffer: write new features into it instead of binding "   \
     "another (the NPU caches feature state by address; rotating buffers corrupts results)",         \

@@ -198,6 +198,7 @@ constexpr bool fetchable(const task& k) {
 
 // The bounds and the length of every task, before anything reads their entries.
 constexpr status check_tasks(const program_view& p, std::string_view where) {
+  if (p.tasks.empty()) return make_error(rules::program_empty, where);
   for (std::size_t t = 0; t < p.tasks.size(); ++t) {
     if (!fetchable(p.tasks.data()[t])) return make_error(rules::task_length, where, "task", t);
     if (!task_in_bounds(p, p.tasks.data()[t])) return make_error(rules::tail_complete, where, "task", t);

@@ -1,5 +1,6 @@
 #pragma once
-// NPU buffer objects, owned (RAII), on either driver.
+// NPU buffer objects, owned (RAII), on either driver. A buffer keeps its device's file
+// open; a prepared program keeps the buffers bound to it (session.hpp).
 //
 // rknpu (fact sheet §1.4, §1.5): MEM_CREATE, MEM_MAP + mmap, MEM_SYNC, MEM_DESTROY. The
 // task-descriptor buffer needs KERNEL_MAPPING (the kernel reads tasks through its own
@@ -17,6 +18,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <utility>
 
@@ -30,44 +32,80 @@ namespace regcmd::runtime {
 
 enum class buffer_use : std::uint8_t { operand, regcmd, tasks };
 
+// The kernel object behind a buffer and its CPU mapping, released when the last owner
+// goes: the buffer, or a prepared program it is bound to (so a bound buffer destroyed,
+// moved or reallocated before a run leaves nothing dangling).
+class buffer_object {
+ public:
+  buffer_object(std::shared_ptr<const device_file> file, std::uint32_t handle, std::uint32_t flags, std::size_t size,
+                std::uint64_t cookie, std::uint64_t iova)
+      : file_{std::move(file)}, handle_{handle}, flags_{flags}, size_{size}, cookie_{cookie}, iova_{iova}, id_{next_id()} {}
+  buffer_object(const buffer_object&) = delete;
+  buffer_object& operator=(const buffer_object&) = delete;
+  ~buffer_object() {
+    if (memory_) ::munmap(memory_, size_);
+    if (file_->kind() == driver::rocket) {
+      rocket::gem_close c{handle_, 0};
+      (void)file_->ioctl(rocket::ioctl_gem_close, &c, "DRM_IOCTL_GEM_CLOSE");
+    } else {
+      rknpu::mem_destroy d{handle_, 0, cookie_};
+      (void)file_->ioctl(rknpu::ioctl_mem_destroy, &d, "RKNPU_MEM_DESTROY");
+    }
+  }
+
+  const device_file& file() const { return *file_; }
+  std::uint32_t handle() const { return handle_; }
+  std::uint32_t flags() const { return flags_; }
+  std::size_t size() const { return size_; }
+  std::uint64_t cookie() const { return cookie_; }
+  std::uint64_t iova() const { return iova_; }
+  std::uint64_t id() const { return id_; }
+  std::uint8_t* memory() const { return memory_; }
+  void map(std::uint8_t* memory) { memory_ = memory; }
+
+  // Whether an NPU job has written this buffer since it was allocated: the first job
+  // writing a fresh buffer leaves it stale (regcmd-isa-reference "State gotchas"). Read
+  // and set by session::run under the node's lock.
+  bool npu_written() const { return npu_written_; }
+  void set_npu_written() const { npu_written_ = true; }
+
+ private:
+  static std::uint64_t next_id() {
+    static std::atomic<std::uint64_t> ids{1};
+    return ids++;
+  }
+  std::shared_ptr<const device_file> file_;
+  std::uint32_t handle_;
+  std::uint32_t flags_;
+  std::size_t size_;
+  std::uint64_t cookie_;
+  std::uint64_t iova_;
+  std::uint64_t id_;
+  std::uint8_t* memory_ = nullptr;
+  mutable bool npu_written_ = false;  // the device's state, not the buffer's value
+};
+
 class buffer {
  public:
   buffer() = default;
-  buffer(buffer&& other) noexcept { *this = std::move(other); }
-  buffer& operator=(buffer&& other) noexcept {
-    if (this != &other) {
-      release();
-      device_ = std::exchange(other.device_, nullptr);
-      handle_ = std::exchange(other.handle_, 0);
-      flags_ = other.flags_;
-      size_ = std::exchange(other.size_, 0);
-      cookie_ = other.cookie_;
-      iova_ = other.iova_;
-      memory_ = std::exchange(other.memory_, nullptr);
-      id_ = other.id_;
-    }
-    return *this;
-  }
-  buffer(const buffer&) = delete;
+  buffer(buffer&&) noexcept = default;
+  buffer& operator=(buffer&&) noexcept = default;
+  buffer(const buffer&) = delete;  // one owner; a prepared program shares the object()
   buffer& operator=(const buffer&) = delete;
-  ~buffer() { release(); }
 
   static result<buffer> create(const device& dev, std::size_t size, buffer_use use = buffer_use::operand) {
+    if (!dev.file()) return make_error(rules::ioctl_failed, "buffer").with_note("the device is not open").with_errno(EBADF);
     buffer b;
-    b.id_ = next_id();
+    std::shared_ptr<buffer_object> object;
     std::uint64_t map_offset = 0;
     if (dev.kind() == driver::rknpu) {
       rknpu::mem_create c{};
       c.size = size;
       c.flags = use == buffer_use::tasks ? rknpu::mem_kernel_mapping : rknpu::mem_cacheable;
       if (status s = dev.ioctl(rknpu::ioctl_mem_create, &c, "RKNPU_MEM_CREATE"); !s) return s.err();
-      b.device_ = &dev;  // from here on the buffer is released by its destructor
-      b.handle_ = c.handle;
-      b.flags_ = c.flags;
-      b.size_ = c.size;
-      b.cookie_ = c.obj_addr;
-      b.iova_ = c.dma_addr;
-      if (reachable(b.iova_, b.size_)) {
+      // from here on the kernel object is released with the buffer
+      object = std::make_shared<buffer_object>(dev.file(), c.handle, c.flags, c.size, c.obj_addr, c.dma_addr);
+      if (reachable(c.dma_addr, c.size)) {
         rknpu::mem_map m{};
         m.handle = c.handle;
         if (status s = dev.ioctl(rknpu::ioctl_mem_map, &m, "RKNPU_MEM_MAP"); !s) return s.err();
@@ -83,46 +121,56 @@ class buffer {
       rocket::create_bo c{};
       c.size = static_cast<std::uint32_t>(rounded);
       if (status s = dev.ioctl(rocket::ioctl_create_bo, &c, "DRM_IOCTL_ROCKET_CREATE_BO"); !s) return s.err();
-      b.device_ = &dev;
-      b.handle_ = c.handle;
-      b.size_ = rounded;
-      b.iova_ = c.dma_address;
+      object = std::make_shared<buffer_object>(dev.file(), c.handle, 0, rounded, 0, c.dma_address);
       map_offset = c.offset;
     }
-    if (!reachable(b.iova_, b.size_)) return make_error(rules::iova_32bit, "buffer", "end", end_of(b.iova_, b.size_));
-    void* p = ::mmap(nullptr, b.size_, PROT_READ | PROT_WRITE, MAP_SHARED, dev.fd(), static_cast<off_t>(map_offset));
+    buffer_object& o = *object;
+    if (!reachable(o.iova(), o.size())) return make_error(rules::iova_32bit, "buffer", "end", end_of(o.iova(), o.size()));
+    void* p = ::mmap(nullptr, o.size(), PROT_READ | PROT_WRITE, MAP_SHARED, dev.fd(), static_cast<off_t>(map_offset));
     if (p == MAP_FAILED) return make_error(rules::mmap_failed, "buffer").with_errno(errno);
-    b.memory_ = static_cast<std::uint8_t*>(p);
+    o.map(static_cast<std::uint8_t*>(p));
+    b.object_ = std::move(object);
     return b;
   }
 
-  std::span<std::uint8_t> bytes() const { return {memory_, size_}; }
-  std::size_t size() const { return size_; }
-  std::uint64_t iova() const { return iova_; }
-  std::uint32_t handle() const { return handle_; }
-  std::uint64_t cookie() const { return cookie_; }  // rknpu: the kernel's obj_addr
+  // A default or moved-from buffer is empty: no bytes, size 0, id 0.
+  std::span<std::uint8_t> bytes() const { return object_ ? std::span{object_->memory(), object_->size()} : std::span<std::uint8_t>{}; }
+  std::size_t size() const { return object_ ? object_->size() : 0; }
+  std::uint64_t iova() const { return object_ ? object_->iova() : 0; }
+  std::uint32_t handle() const { return object_ ? object_->handle() : 0; }
+  std::uint64_t cookie() const { return object_ ? object_->cookie() : 0; }  // rknpu: the kernel's obj_addr
   // Distinct for every buffer ever created in this process (handles are reused).
-  std::uint64_t id() const { return id_; }
+  std::uint64_t id() const { return object_ ? object_->id() : 0; }
+  // Whether the buffer was made on this open of the device (handles and, on rocket, IOVAs
+  // mean something only to the file they came from).
+  bool made_on(const device_file* file) const { return object_ && &object_->file() == file; }
+  // The kernel object, shared: what a prepared program keeps of a buffer bound to it.
+  const std::shared_ptr<const buffer_object>& object() const { return object_; }
 
   // What the CPU wrote becomes visible to the NPU.
-  status sync_to_device() const {
-    if (device_->kind() == driver::rocket) {
-      rocket::fini_bo f{handle_, 0};
-      return device_->ioctl(rocket::ioctl_fini_bo, &f, "DRM_IOCTL_ROCKET_FINI_BO");
-    }
-    return sync(rknpu::sync_to_device);
-  }
+  status sync_to_device() const { return object_ ? sync_to_device(*object_) : not_allocated(); }
   // What the NPU wrote becomes visible to the CPU (rocket: after waiting up to
   // `timeout_ms` for the jobs writing it).
   status sync_from_device(std::uint32_t timeout_ms = 6000) const {
-    if (device_->kind() == driver::rocket) {
+    return object_ ? sync_from_device(*object_, timeout_ms) : not_allocated();
+  }
+
+  static status sync_to_device(const buffer_object& o) {
+    if (o.file().kind() == driver::rocket) {
+      rocket::fini_bo f{o.handle(), 0};
+      return o.file().ioctl(rocket::ioctl_fini_bo, &f, "DRM_IOCTL_ROCKET_FINI_BO");
+    }
+    return sync(o, rknpu::sync_to_device);
+  }
+  static status sync_from_device(const buffer_object& o, std::uint32_t timeout_ms) {
+    if (o.file().kind() == driver::rocket) {
       timespec now{};
       ::clock_gettime(CLOCK_MONOTONIC, &now);
       const std::int64_t deadline = std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec + std::int64_t{timeout_ms} * 1'000'000;
-      rocket::prep_bo p{handle_, 0, deadline};  // absolute: a relative value reads as long past
-      return device_->ioctl(rocket::ioctl_prep_bo, &p, "DRM_IOCTL_ROCKET_PREP_BO");
+      rocket::prep_bo p{o.handle(), 0, deadline};  // absolute: a relative value reads as long past
+      return o.file().ioctl(rocket::ioctl_prep_bo, &p, "DRM_IOCTL_ROCKET_PREP_BO");
     }
-    return sync(rknpu::sync_from_device);
+    return sync(o, rknpu::sync_from_device);
   }
 
  private:
@@ -136,37 +184,14 @@ class buffer {
   static std::uint64_t end_of(std::uint64_t iova, std::uint64_t size) {
     return size > ~std::uint64_t{0} - iova ? ~std::uint64_t{0} : iova + size;
   }
-  static std::uint64_t next_id() {
-    static std::atomic<std::uint64_t> ids{1};
-    return ids++;
+  static status sync(const buffer_object& o, std::uint32_t direction) {
+    if (!(o.flags() & rknpu::mem_cacheable)) return {};
+    rknpu::mem_sync s{direction, 0, o.cookie(), 0, o.size()};
+    return o.file().ioctl(rknpu::ioctl_mem_sync, &s, "RKNPU_MEM_SYNC");
   }
-  status sync(std::uint32_t direction) const {
-    if (!(flags_ & rknpu::mem_cacheable)) return {};
-    rknpu::mem_sync s{direction, 0, cookie_, 0, size_};
-    return device_->ioctl(rknpu::ioctl_mem_sync, &s, "RKNPU_MEM_SYNC");
-  }
-  void release() {
-    if (!device_) return;
-    if (memory_) ::munmap(memory_, size_);
-    if (device_->kind() == driver::rocket) {
-      rocket::gem_close c{handle_, 0};
-      (void)device_->ioctl(rocket::ioctl_gem_close, &c, "DRM_IOCTL_GEM_CLOSE");
-    } else {
-      rknpu::mem_destroy d{handle_, 0, cookie_};
-      (void)device_->ioctl(rknpu::ioctl_mem_destroy, &d, "RKNPU_MEM_DESTROY");
-    }
-    device_ = nullptr;
-    memory_ = nullptr;
-  }
+  static status not_allocated() { return make_error(rules::ioctl_failed, "buffer").with_note("an empty buffer").with_errno(EBADF); }
 
-  const device* device_ = nullptr;
-  std::uint32_t handle_ = 0;
-  std::uint32_t flags_ = 0;
-  std::size_t size_ = 0;
-  std::uint64_t cookie_ = 0;
-  std::uint64_t iova_ = 0;
-  std::uint8_t* memory_ = nullptr;
-  std::uint64_t id_ = 0;
+  std::shared_ptr<const buffer_object> object_;
 };
 
 }  // namespace regcmd::runtime

@@ -6,7 +6,8 @@
 //           (the primary node: raw RKNPU_SUBMIT does not work on renderD129,
 //           regcmd-isa-reference "Submission model"); fact sheet §1
 //   rocket  the mainline accel driver (Linux 6.18+): /dev/accel/accelN; fact sheet §3
-// The same programs run on both; buffer.hpp and session.hpp do what differs.
+// The same programs run on both; buffer.hpp, rknpu_jobs.hpp and rocket_jobs.hpp do what
+// differs.
 
 #include <fcntl.h>
 #include <sys/ioctl.h>
@@ -17,12 +18,14 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 
 #include <regcmd/core/error.hpp>
 #include <regcmd/rules/catalog.hpp>
+#include <regcmd/runtime/npu_state.hpp>
 #include <regcmd/runtime/rknpu_uapi.hpp>
 
 namespace regcmd::runtime {
@@ -52,23 +55,37 @@ inline status fd_ioctl(int fd, unsigned long request, void* arg, std::string_vie
   return {};
 }
 
+// One open of a node: its fd, its driver and the node's NPU state. Devices, buffers, jobs
+// and sessions share it, so it stays open while any of them lives: a buffer may outlive
+// the device object it was made on, and moving a device moves only the reference.
+class device_file {
+ public:
+  device_file(int fd, driver kind, std::string path, std::string version)
+      : fd_{fd}, driver_{kind}, path_{std::move(path)}, version_{std::move(version)}, npu_{npu_state_of(fd_, path_)} {}
+  device_file(const device_file&) = delete;
+  device_file& operator=(const device_file&) = delete;
+  ~device_file() { ::close(fd_); }
+
+  int fd() const { return fd_; }
+  driver kind() const { return driver_; }
+  const std::string& path() const { return path_; }
+  const std::string& version() const { return version_; }
+  npu_state& npu() const { return *npu_; }
+  status ioctl(unsigned long request, void* arg, std::string_view what) const { return fd_ioctl(fd_, request, arg, what); }
+
+ private:
+  int fd_;
+  driver driver_;
+  std::string path_;
+  std::string version_;
+  std::shared_ptr<npu_state> npu_;
+};
+
+// A handle to an open node: copies share the open file (a session keeps one), which
+// closes with the last device, buffer or prepared program using it.
 class device {
  public:
   device() = default;
-  device(device&& other) noexcept { *this = std::move(other); }
-  device& operator=(device&& other) noexcept {
-    if (this != &other) {
-      close_fd();
-      fd_ = std::exchange(other.fd_, -1);
-      driver_ = other.driver_;
-      path_ = std::move(other.path_);
-      version_ = std::move(other.version_);
-    }
-    return *this;
-  }
-  device(const device&) = delete;
-  device& operator=(const device&) = delete;
-  ~device() { close_fd(); }
 
   // Opens `path`, else $REGCMD_DEVICE, else the first node of device_search_paths served
   // by rknpu or rocket, and checks its driver.
@@ -85,8 +102,8 @@ class device {
     for (const char* candidate : device_search_paths) {
       auto d = open_node(candidate);
       if (d) return d;
-      const std::string_view id = d.err().id();
-      const int rank = id == "device-permission" ? 3 : id == "wrong-driver" ? 1 : id == "device-missing" ? 0 : 2;
+      const rule& r = *d.err().violated;
+      const int rank = r == rules::device_permission ? 3 : r == rules::wrong_driver ? 1 : r == rules::device_missing ? 0 : 2;
       if (rank > best_rank) {
         best = d.err();
         best_rank = rank;
@@ -95,58 +112,60 @@ class device {
     return best;
   }
 
-  int fd() const { return fd_; }
-  driver kind() const { return driver_; }
-  const std::string& path() const { return path_; }
+  // A moved-from or default device has no file: its ioctls fail with EBADF.
+  int fd() const { return file_ ? file_->fd() : -1; }
+  driver kind() const { return file_ ? file_->kind() : driver::rknpu; }
+  const std::string& path() const { return file_ ? file_->path() : empty(); }
   // e.g. "rknpu 0.9.7 (20240424)", "rocket 1.0.0 (0)"
-  const std::string& driver_version() const { return version_; }
+  const std::string& driver_version() const { return file_ ? file_->version() : empty(); }
+  // The open file this device, its buffers and its sessions share.
+  const std::shared_ptr<const device_file>& file() const { return file_; }
 
-  status ioctl(unsigned long request, void* arg, std::string_view what) const { return fd_ioctl(fd_, request, arg, what); }
+  status ioctl(unsigned long request, void* arg, std::string_view what) const { return fd_ioctl(fd(), request, arg, what); }
 
   // RKNPU_ACT_RESET: a soft reset of the NPU. The rocket uapi has no reset: its kernel
   // resets a core itself when a job times out.
   status reset() const {
-    if (driver_ == driver::rocket) return make_error(rules::reset_unsupported, "device").with_note(path_);
+    if (kind() == driver::rocket) return make_error(rules::reset_unsupported, "device").with_note(path());
     rknpu::action a{rknpu::action_reset, 0};
     return ioctl(rknpu::ioctl_action, &a, "RKNPU_ACTION reset");
   }
 
  private:
+  static const std::string& empty() {
+    static const std::string nothing;
+    return nothing;
+  }
+
   static result<device> open_node(const std::string& path) {
-    device d;
-    d.path_ = path;
-    d.fd_ = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-    if (d.fd_ < 0) {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
       const int e = errno;
       const rule& r = e == ENOENT || e == ENODEV || e == ENXIO ? rules::device_missing
                       : e == EACCES || e == EPERM             ? rules::device_permission
                                                               : rules::device_open;
       return make_error(r, "device").with_note(path).with_errno(e);
     }
-    drmVersionPtr v = drmGetVersion(d.fd_);
-    if (v == nullptr) return make_error(rules::wrong_driver, "device").with_note(path + ": not a DRM device");
+    drmVersionPtr v = drmGetVersion(fd);
+    if (v == nullptr) {
+      ::close(fd);
+      return make_error(rules::wrong_driver, "device").with_note(path + ": not a DRM device");
+    }
     const std::string name(v->name, static_cast<std::size_t>(v->name_len));
-    d.version_ = name + " " + std::to_string(v->version_major) + "." + std::to_string(v->version_minor) + "." +
-                 std::to_string(v->version_patchlevel) + " (" + std::string(v->date, static_cast<std::size_t>(v->date_len)) + ")";
+    const std::string version = name + " " + std::to_string(v->version_major) + "." + std::to_string(v->version_minor) + "." +
+                                std::to_string(v->version_patchlevel) + " (" +
+                                std::string(v->date, static_cast<std::size_t>(v->date_len)) + ")";
     drmFreeVersion(v);
-    if (name == "rknpu") {
-      d.driver_ = driver::rknpu;
-    } else if (name == "rocket") {
-      d.driver_ = driver::rocket;
-    } else {
+    if (name != "rknpu" && name != "rocket") {
+      ::close(fd);
       return make_error(rules::wrong_driver, "device").with_note(path + ": driver '" + name + "'");
     }
+    device d;
+    d.file_ = std::make_shared<const device_file>(fd, name == "rknpu" ? driver::rknpu : driver::rocket, path, version);
     return d;
   }
 
-  void close_fd() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-  int fd_ = -1;
-  driver driver_ = driver::rknpu;
-  std::string path_;
-  std::string version_;
+  std::shared_ptr<const device_file> file_;
 };
 
 }  // namespace regcmd::runtime

@@ -17,6 +17,7 @@
 #include <regcmd/program/program.hpp>
 #include <regcmd/runtime/buffer.hpp>
 #include <regcmd/runtime/device.hpp>
+#include <regcmd/runtime/npu_state.hpp>
 #include <regcmd/rules/catalog.hpp>
 #include <regcmd/runtime/rknpu_uapi.hpp>
 #include <regcmd/runtime/run_options.hpp>
@@ -36,14 +37,17 @@ class rknpu_jobs {
             regcmd_iova + std::uint64_t{t.first} * 8};
   }
 
-  static result<rknpu_jobs> create(const device& dev, std::span<const task> tasks, std::uint64_t regcmd_iova,
+  // The vendor kernel runs every program the rules accept.
+  static constexpr status check(const program_view&) { return {}; }
+
+  static result<rknpu_jobs> create(const device& dev, const buffer& regcmd, std::span<const task> tasks,
                                    std::vector<task_chain> chains, bool pingpong) {
     rknpu_jobs j;
     auto descriptors = buffer::create(dev, std::max<std::size_t>(1, tasks.size()) * sizeof(rknpu::task), buffer_use::tasks);
     if (!descriptors) return descriptors.err();
     j.descriptors_ = std::move(descriptors.value());
     for (std::size_t i = 0; i < tasks.size(); ++i) {
-      const rknpu::task d = descriptor(tasks[i], regcmd_iova);
+      const rknpu::task d = descriptor(tasks[i], regcmd.iova());
       std::memcpy(j.descriptors_.bytes().data() + i * sizeof d, &d, sizeof d);
     }
     j.task_count_ = static_cast<std::uint32_t>(tasks.size());
@@ -52,7 +56,28 @@ class rknpu_jobs {
     return j;
   }
 
-  status submit(const device& dev, const run_options& options, unsigned& next_core, run_report& report) const {
+  // RKNPU_SUBMIT names no buffers: nothing to list.
+  void list_buffers(std::span<const std::uint32_t>, std::span<const std::uint32_t>) {}
+
+  // Before the first submit of a run: RKNPU_ACT_RESET when a job timed out since the last
+  // one, or when int8 mode is entered (regcmd-isa-reference "State gotchas").
+  static status prime(const device& dev, npu_state& npu, bool entering_int8, run_report& report) {
+    if (!npu.owes_reset && !entering_int8) return {};
+    if (status s = dev.reset(); !s) return s;
+    npu.owes_reset = false;
+    report.reset = true;
+    return {};
+  }
+  // The reset has already happened before an int8 entry: a failed submit is not re-run.
+  static constexpr bool reruns_int8_entry = false;
+  // A timed-out core stays wedged until the next RKNPU_ACT_RESET.
+  std::size_t job_chains() const { return chains_.size(); }
+
+  static constexpr bool timeout_needs_reset = true;
+
+  // One RKNPU_SUBMIT: the chains on cores 0..2 (cores::all), else the whole program on
+  // `core`.
+  status submit(const device& dev, const run_options& options, unsigned core, run_report& report) const {
     rknpu::submit args{};
     args.flags = rknpu::job_pc | (pingpong_ ? rknpu::job_pingpong : 0u) |
                  (options.blocking ? rknpu::job_block : rknpu::job_nonblock | rknpu::job_fence_out);
@@ -69,7 +94,6 @@ class rknpu_jobs {
         args.subcore_task[i] = {c[0], c[1]};
       }
     } else {
-      const unsigned core = options.use == cores::round_robin ? next_core++ % 3 : options.core % 3;
       args.core_mask = 1u << core;
       for (auto& st : args.subcore_task) st = {0, args.task_number};  // whichever entry the kernel reads
     }

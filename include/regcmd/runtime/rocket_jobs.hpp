@@ -6,6 +6,8 @@
 // What the rocket kernel does differently from rknpu, and how this backend meets it:
 //   - it kicks every task on its own (TASK_NUMBER 1) from the task's {regcmd, count}, the
 //     tail included; the tails' links stay in the program but are not followed;
+//   - jobs of one file share a fence context: each job writes a page of its own, so its
+//     completion is read from a fence no later job replaces;
 //   - it turns ping-pong on for every task and rewrites CNA/CORE S_POINTER before each, so
 //     programs that need ping-pong off or lean on an earlier task's registers are refused;
 //   - it ends a task only on a DPU interrupt (0x300), whatever the program's int_mask;
@@ -21,8 +23,10 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -30,6 +34,7 @@
 #include <regcmd/runtime/buffer.hpp>
 #include <regcmd/runtime/device.hpp>
 #include <regcmd/rules/catalog.hpp>
+#include <regcmd/runtime/npu_state.hpp>
 #include <regcmd/runtime/rknpu_jobs.hpp>
 #include <regcmd/runtime/rocket_uapi.hpp>
 #include <regcmd/runtime/run_options.hpp>
@@ -54,16 +59,22 @@ class rocket_jobs {
   }
 
   static result<rocket_jobs> create(const device& dev, const buffer& regcmd, std::span<const task> tasks,
-                                    std::vector<task_chain> chains) {
+                                    std::vector<task_chain> chains, bool /*pingpong: the kernel turns it on*/) {
     rocket_jobs j;
     for (const task& t : tasks) j.tasks_.push_back(descriptor(t, regcmd.iova()));
     j.chains_ = std::move(chains);
     j.regcmd_handle_ = regcmd.handle();
-    // Every job lists the regcmd buffer as written, so its fence lands on a buffer the
-    // prepared program owns; run exports it from there.
-    rocket::prime_handle h{regcmd.handle(), O_CLOEXEC, -1};
-    if (status s = dev.ioctl(rocket::ioctl_prime_handle_to_fd, &h, "DRM_IOCTL_PRIME_HANDLE_TO_FD"); !s) return s.err();
-    j.regcmd_dmabuf_ = owned_fd{h.fd};
+    // Jobs of one file share a fence context: on a buffer two jobs write, the later job's
+    // fence replaces the earlier one's. So each job also writes a page of its own, whose
+    // fence is that job's alone; run exports it from there.
+    for (std::size_t c = 0; c < j.chains_.size(); ++c) {
+      auto marker = buffer::create(dev, 1);
+      if (!marker) return marker.err();
+      rocket::prime_handle h{marker.value().handle(), O_CLOEXEC, -1};
+      if (status s = dev.ioctl(rocket::ioctl_prime_handle_to_fd, &h, "DRM_IOCTL_PRIME_HANDLE_TO_FD"); !s) return s.err();
+      j.fences_.push_back({std::move(marker.value()), owned_fd{h.fd}});
+    }
+    j.list_buffers({}, {});  // a job is listed even when nothing is bound
     return j;
   }
 
@@ -71,28 +82,50 @@ class rocket_jobs {
   // twice (in both lists, or twice in one) fails the kernel's reservation lock and the job
   // is dropped: each is listed once, as written if it is written.
   void list_buffers(std::span<const std::uint32_t> reads, std::span<const std::uint32_t> writes) {
-    out_.assign(writes.begin(), writes.end());
-    out_.push_back(regcmd_handle_);
-    std::sort(out_.begin(), out_.end());
-    out_.erase(std::unique(out_.begin(), out_.end()), out_.end());
-    in_.clear();
+    writes_.assign(writes.begin(), writes.end());
+    std::sort(writes_.begin(), writes_.end());
+    writes_.erase(std::unique(writes_.begin(), writes_.end()), writes_.end());
+    in_.assign(1, regcmd_handle_);  // the NPU reads the program
     for (std::uint32_t h : reads)
-      if (!std::binary_search(out_.begin(), out_.end(), h) && std::find(in_.begin(), in_.end(), h) == in_.end())
+      if (!std::binary_search(writes_.begin(), writes_.end(), h) && std::find(in_.begin(), in_.end(), h) == in_.end())
         in_.push_back(h);
+    out_.clear();
     jobs_.clear();
-    for (const task_chain& c : chains_)
-      if (c[1] != 0)
-        jobs_.push_back({address_of(tasks_.data() + c[0]), address_of(in_.data()), address_of(out_.data()), c[1],
-                         sizeof(rocket::task), static_cast<std::uint32_t>(in_.size()), static_cast<std::uint32_t>(out_.size())});
+    for (std::size_t c = 0; c < chains_.size(); ++c) {
+      std::vector<std::uint32_t> out = writes_;
+      out.push_back(fences_[c].marker.handle());
+      out_.push_back(std::move(out));
+    }
+    for (std::size_t c = 0; c < chains_.size(); ++c)
+      jobs_.push_back({address_of(tasks_.data() + chains_[c][0]), address_of(in_.data()), address_of(out_[c].data()),
+                       chains_[c][1], sizeof(rocket::task), static_cast<std::uint32_t>(in_.size()),
+                       static_cast<std::uint32_t>(out_[c].size())});
   }
 
-  // One SUBMIT of every job, then the wait for their fences.
-  status submit(const device& dev, const run_options& options, run_report& report) const {
+  // No reset request: the kernel resets a core itself when a job times out.
+  static status prime(const device&, npu_state& npu, bool, run_report&) {
+    npu.owes_reset = false;
+    return {};
+  }
+  // The first int8 job on a core wedges until the kernel stops it and resets the core,
+  // which primes it: such a job is run again (regcmd-isa-reference "State gotchas").
+  static constexpr bool reruns_int8_entry = true;
+  std::size_t job_chains() const { return chains_.size(); }
+
+  static constexpr bool timeout_needs_reset = false;
+
+  // One SUBMIT of every job, then the wait for each job's fence. `core` is the kernel's
+  // choice here.
+  status submit(const device& dev, const run_options& options, unsigned /*core*/, run_report& report) const {
+    if (jobs_.empty()) return make_error(rules::program_empty, "run").with_note("no rocket job");
     rocket::submit args{address_of(jobs_.data()), static_cast<std::uint32_t>(jobs_.size()), sizeof(rocket::job), 0};
     if (status s = dev.ioctl(rocket::ioctl_submit, &args, "DRM_IOCTL_ROCKET_SUBMIT"); !s) return s;
     report.core_mask = 0;
     report.hw_ns = 0;
-    return wait(options.timeout_ms);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds{options.timeout_ms};
+    for (std::size_t c = 0; c < fences_.size(); ++c)
+      if (status s = wait(fences_[c].dmabuf.get(), deadline, c); !s) return s;
+    return {};
   }
 
   // What the kernel is given for each task, in program order.
@@ -129,32 +162,44 @@ class rocket_jobs {
     return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p));
   }
 
-  // Waits for the fences the jobs left on the regcmd buffer and reads their status. The
-  // sync_file is exported right after SUBMIT: a fence that has signalled is no longer
-  // exported, and a failing job takes the kernel's 500 ms to be stopped.
-  status wait(std::uint32_t timeout_ms) const {
+  // Waits for the fence job `job` left on its page and reads its status. The sync_file is
+  // exported right after SUBMIT: a fence that has signalled is no longer exported, and a
+  // failing job takes the kernel's 500 ms to be stopped.
+  static status wait(int dmabuf, std::chrono::steady_clock::time_point deadline, std::size_t job) {
     rocket::export_sync_file e{rocket::dma_buf_sync_read, -1};
-    if (status s = fd_ioctl(regcmd_dmabuf_.get(), rocket::ioctl_export_sync_file, &e, "DMA_BUF_IOCTL_EXPORT_SYNC_FILE"); !s)
-      return s;
+    if (status s = fd_ioctl(dmabuf, rocket::ioctl_export_sync_file, &e, "DMA_BUF_IOCTL_EXPORT_SYNC_FILE"); !s) return s;
     const owned_fd fence{e.fd};
     pollfd p{fence.get(), POLLIN, 0};
     int ready;
-    do ready = ::poll(&p, 1, static_cast<int>(timeout_ms));
-    while (ready < 0 && errno == EINTR);
-    if (ready == 0) return make_error(rules::submit_timeout, "run").with_note("rocket job fence").with_errno(ETIMEDOUT);
-    if (ready < 0) return make_error(rules::ioctl_failed, "run").with_note("poll on the rocket job fence").with_errno(errno);
+    do {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+      ready = ::poll(&p, 1, static_cast<int>(std::max<std::int64_t>(0, left)));
+    } while (ready < 0 && errno == EINTR);
+    const std::string note = "rocket job " + std::to_string(job);
+    if (ready == 0) return make_error(rules::submit_timeout, "run").with_note(note + " fence").with_errno(ETIMEDOUT);
+    if (ready < 0) return make_error(rules::ioctl_failed, "run").with_note("poll on the " + note + " fence").with_errno(errno);
     rocket::sync_file_info info{};
     if (status s = fd_ioctl(fence.get(), rocket::ioctl_sync_file_info, &info, "SYNC_IOC_FILE_INFO"); !s) return s;
     if (info.status < 0)
-      return make_error(rules::submit_timeout, "run").with_note("the rocket kernel stopped the job and reset its core").with_errno(-info.status);
+      return make_error(rules::submit_timeout, "run")
+          .with_note(note + ": the kernel stopped it and reset its core")
+          .with_errno(-info.status);
     return {};
   }
+
+  // A job's own page and the dma-buf its fence is exported from.
+  struct job_fence {
+    buffer marker;
+    owned_fd dmabuf;
+  };
 
   std::vector<rocket::task> tasks_;
   std::vector<task_chain> chains_;
   std::uint32_t regcmd_handle_ = 0;
-  owned_fd regcmd_dmabuf_;
-  std::vector<std::uint32_t> in_, out_;  // handles; jobs_ point into these and tasks_ (a move keeps their storage)
+  std::vector<job_fence> fences_;  // one per job
+  // Handles; jobs_ point into these and tasks_ (a move keeps their storage).
+  std::vector<std::uint32_t> writes_, in_;
+  std::vector<std::vector<std::uint32_t>> out_;
   std::vector<rocket::job> jobs_;
 };
 

@@ -17,23 +17,28 @@
 //     which primes it; run then runs the job again (at most once per core);
 //   - after a timed-out job: rknpu: RKNPU_ACT_RESET before the next; rocket: the kernel has
 //     reset the core already;
-//   - a warm-up submit (result discarded) whenever an output buffer is fresh: the first
-//     submit to a freshly allocated output buffer returns stale data;
+//   - a warm-up submit (result discarded) whenever a buffer the NPU writes (the output, an
+//     intermediate) is fresh: the first job writing a freshly allocated buffer leaves it
+//     stale;
 //   - one stable feature buffer per prepared program: rotating feature addresses across
 //     submits corrupts results, so binding a different feature buffer is refused.
 // Multi-core (reference, "Multi-core submit"): one core (core_mask 1 << i), round-robin
 // single-core submits, or all three (tasks split in up to three chains). rocket: the
 // kernel picks the core of each job; the chains of cores::all become one job each.
+// The NPU's state (int8 mode, a reset owed) belongs to the node, whichever session or
+// thread ran last (npu_state.hpp).
 
 #include <algorithm>
 #include <array>
-#include <bit>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <optional>
-#include <set>
 #include <span>
+#include <variant>
 #include <vector>
 
 #include <regcmd/core/error.hpp>
@@ -42,8 +47,9 @@
 #include <regcmd/registers/cna.hpp>
 #include <regcmd/rules/program_rules.hpp>
 #include <regcmd/runtime/buffer.hpp>
-#include <regcmd/runtime/device.hpp>
 #include <regcmd/rules/catalog.hpp>
+#include <regcmd/runtime/device.hpp>
+#include <regcmd/runtime/npu_state.hpp>
 #include <regcmd/runtime/rknpu_jobs.hpp>
 #include <regcmd/runtime/rocket_jobs.hpp>
 #include <regcmd/runtime/run_options.hpp>
@@ -74,7 +80,12 @@ struct operands {
   }
 };
 
-// A validated program with its device buffers; bound to operands by session::bind.
+// The jobs of one driver (one type each): what prepare makes of a program for the device.
+using driver_jobs = std::variant<rknpu_jobs, rocket_jobs>;
+
+// A validated program with its device buffers; bound to operands by session::bind. It
+// keeps the buffers bound to it (and its device's file) alive until rebound or destroyed.
+// It may be bound and run from several threads: both hold the node's lock.
 class prepared_program {
  public:
   std::size_t task_count() const { return tasks_.size(); }
@@ -88,8 +99,8 @@ class prepared_program {
   friend class session;
   // Where bind writes an address: the entry as prepared (value 0), in slot order.
   struct site {
-    std::uint64_t unbound_bits;
-    std::uint32_t entry;
+    entry unbound;
+    std::uint32_t entry_index;
     std::uint32_t offset;
     std::uint32_t alignment_mask;
     operand_role role;
@@ -107,29 +118,86 @@ class prepared_program {
   std::vector<site> sites_;
   std::array<role_use, operand_role_count> uses_{};
   std::vector<task> tasks_;
-  std::vector<task_chain> chains_;
   bool int8_ = false;
   bool bound_ = false;
   bool regcmd_written_ = false;
   buffer regcmd_;
-  rknpu_jobs rknpu_;    // on an rknpu device
-  rocket_jobs rocket_;  // on a rocket device
+  driver_jobs jobs_;
   std::optional<std::uint64_t> feature_id_;
-  std::array<const buffer*, operand_role_count> bound_to_{};
-  std::array<std::uint64_t, operand_role_count> listed_ids_{};  // rocket: the buffers the jobs list
+  std::array<std::shared_ptr<const buffer_object>, operand_role_count> bound_to_{};  // by role, used roles only
 };
 
+// Prepares, binds and runs programs on one device. A session may be used from several
+// threads, and several sessions (and devices) may share a node: runs and binds on a node
+// take its lock in turn, and the NPU's state lives with the node (npu_state.hpp).
 class session {
  public:
   explicit session(const device& dev) : device_{dev} {}
 
-  // Validates every program rule (and, on rocket, what its kernel cannot run) and
-  // allocates the regcmd buffer (rknpu: and the task descriptors). With cores::all the
-  // tasks are split into up to three chains (their tails unlinked).
+  // Validates every program rule (and what the device's kernel cannot run) and allocates
+  // the regcmd buffer (rknpu: and the task descriptors). With cores::all the tasks are
+  // split into up to three chains (their tails unlinked).
   result<prepared_program> prepare(const program_view& program, const prepare_options& options = {}) {
+    if (!device_.file()) return make_error(rules::wrong_device, "prepare").with_note("the session's device is not open");
     if (status s = validate(program); !s) return s.err();
-    if (device_.kind() == driver::rocket)
-      if (status s = rocket_jobs::check(program); !s) return s.err();
+    if (device_.kind() == driver::rocket) return prepare_with<rocket_jobs>(program, options);
+    return prepare_with<rknpu_jobs>(program, options);
+  }
+
+  // Writes every slot's address (its operand's IOVA + offset) into the placed program,
+  // after checking each operand once: given, made on this device, large enough for every
+  // DMA into it, within 32 bits, and a written one bound to no other role. The checks are
+  // those of patch_slots, with the lookups done by prepare.
+  status bind(prepared_program& p, const operands& ops) {
+    if (status s = check_device(p); !s) return s;
+    operand_addresses base{};
+    std::array<const buffer*, operand_role_count> given{};
+    for (std::size_t r = 0; r < operand_role_count; ++r) {
+      const auto role = static_cast<operand_role>(r);
+      const prepared_program::role_use& use = p.uses_[r];
+      if (!use.used) continue;
+      const buffer* b = role == operand_role::regcmd ? &p.regcmd_ : ops.of(role);
+      if (b == nullptr) return make_error(rules::operand_missing, "bind", name_of(role));
+      if (!b->made_on(device_.file().get())) return make_error(rules::wrong_device, "bind", name_of(role));
+      if (use.end > b->size()) return make_error(rules::operand_extent, "bind", name_of(role), use.end);
+      if (b->iova() + use.max_offset > soc::rk3588::max_iova)
+        return make_error(rules::iova_32bit, "bind", name_of(role), b->iova() + use.max_offset);
+      given[r] = b;
+      base[r] = b->iova();
+    }
+    if (status s = check_aliases(given); !s) return s;
+    if (ops.feature && p.feature_id_ && *p.feature_id_ != ops.feature->id())
+      return make_error(rules::feature_rotation, "bind");
+    const std::lock_guard lock{device_.file()->npu().lock};  // a run may be fetching the program
+    p.bound_ = false;  // until every address is written
+    std::uint8_t* out = p.regcmd_.bytes().data();
+    for (const prepared_program::site& s : p.sites_) {
+      const std::uint64_t address = base[static_cast<std::size_t>(s.role)] + s.offset;
+      if ((address & s.alignment_mask) != 0)
+        return check_address(address_registers[s.address_register], s.role, address).err();
+      store(out, s.entry_index, s.unbound.with_value(static_cast<std::uint32_t>(address)));
+    }
+    if (ops.feature) p.feature_id_ = ops.feature->id();
+    for (std::size_t r = 0; r < operand_role_count; ++r)
+      if (r != static_cast<std::size_t>(operand_role::regcmd)) p.bound_to_[r] = given[r] ? given[r]->object() : nullptr;
+    std::visit([&](auto& jobs) { list_buffers(jobs, p.bound_to_); }, p.jobs_);
+    p.bound_ = true;
+    p.regcmd_written_ = true;  // run makes it visible to the device
+    return {};
+  }
+
+  // Submits a bound program, applying the stateful rules.
+  result<run_report> run(prepared_program& p, const run_options& options = {}) {
+    if (!p.bound_) return make_error(rules::operand_missing, "run").with_note("the program was not bound");
+    if (status s = check_device(p); !s) return s.err();
+    if (status s = check_options(p, options); !s) return s.err();
+    return std::visit([&](const auto& jobs) { return run_with(p, jobs, options); }, p.jobs_);
+  }
+
+ private:
+  template <class Jobs>
+  result<prepared_program> prepare_with(const program_view& program, const prepare_options& options) {
+    if (status s = Jobs::check(program); !s) return s.err();
     prepared_program p;
     p.entries_.assign(program.entries.begin(), program.entries.end());
     p.slots_.assign(program.slots.begin(), program.slots.end());
@@ -137,22 +205,23 @@ class session {
     for (const entry& e : p.entries_)
       if (e.target() == static_cast<std::uint16_t>(block_id::cna) && e.offset() == reg::CNA_CONV_CON1::offset)
         p.int8_ = p.int8_ || unpack<reg::CNA_CONV_CON1>(e.value()).IN_PRECISION.value() == precision::int8;
+    std::vector<task_chain> chains;
     const auto n = static_cast<std::uint32_t>(p.tasks_.size());
     if (options.use == cores::all && n > 1) {
       if (program.delta_tasks) return make_error(rules::core_split, "prepare");
-      const std::uint32_t chains = std::min<std::uint32_t>(3, n);
-      for (std::uint32_t c = 0, first = 0; c < chains; ++c) {
-        const std::uint32_t count = n / chains + (c < n % chains ? 1 : 0);
-        p.chains_.push_back({first, count});
-        first += count;
-        if (c + 1 < chains) unlink_after(p, first - 1);
+      const std::uint32_t count = std::min<std::uint32_t>(soc::rk3588::cores, n);
+      for (std::uint32_t c = 0, first = 0; c < count; ++c) {
+        const std::uint32_t length = n / count + (c < n % count ? 1 : 0);
+        chains.push_back({first, length});
+        first += length;
+        if (c + 1 < count) unlink_after(p, first - 1);
       }
     } else {
-      p.chains_.push_back({0, n});
+      chains.push_back({0, n});
     }
     for (const slot& s : p.slots_) {
       const auto reg = static_cast<std::uint8_t>(address_register_index(p.entries_[s.entry]));
-      p.sites_.push_back({p.entries_[s.entry].bits(), s.entry, s.offset, address_registers[reg].alignment_mask(), s.role, reg});
+      p.sites_.push_back({p.entries_[s.entry], s.entry, s.offset, address_registers[reg].alignment_mask(), s.role, reg});
       prepared_program::role_use& use = p.uses_[static_cast<std::size_t>(s.role)];
       use.used = true;
       use.end = std::max(use.end, std::uint64_t{s.offset} + s.extent);
@@ -163,110 +232,90 @@ class session {
     p.regcmd_ = std::move(regcmd.value());
     // The program is placed once; bind writes only its address entries.
     std::uint8_t* out = p.regcmd_.bytes().data();
-    for (std::size_t i = 0; i < p.entries_.size(); ++i) store(out, i, p.entries_[i].bits());
-    if (device_.kind() == driver::rocket) {
-      auto jobs = rocket_jobs::create(device_, p.regcmd_, p.tasks_, p.chains_);
-      if (!jobs) return jobs.err();
-      p.rocket_ = std::move(jobs.value());
-    } else {
-      auto jobs = rknpu_jobs::create(device_, p.tasks_, p.regcmd_.iova(), p.chains_, program.pingpong);
-      if (!jobs) return jobs.err();
-      p.rknpu_ = std::move(jobs.value());
-    }
+    for (std::size_t i = 0; i < p.entries_.size(); ++i) store(out, i, p.entries_[i]);
+    auto jobs = Jobs::create(device_, p.regcmd_, p.tasks_, std::move(chains), program.pingpong);
+    if (!jobs) return jobs.err();
+    p.jobs_ = std::move(jobs.value());
     return p;
   }
 
-  // Writes every slot's address (its operand's IOVA + offset) into the placed program,
-  // after checking each operand once: given, large enough for every DMA into it, and
-  // within 32 bits. The checks are those of patch_slots, with the lookups done by prepare.
-  status bind(prepared_program& p, const operands& ops) {
-    operand_addresses base{};
-    std::array<const buffer*, operand_role_count> given{};
-    for (std::size_t r = 0; r < operand_role_count; ++r) {
-      const auto role = static_cast<operand_role>(r);
-      given[r] = ops.of(role);
-      const prepared_program::role_use& use = p.uses_[r];
-      if (!use.used) continue;
-      const buffer* b = role == operand_role::regcmd ? &p.regcmd_ : given[r];
-      if (b == nullptr) return make_error(rules::operand_missing, "bind", name_of(role));
-      if (use.end > b->size()) return make_error(rules::operand_extent, "bind", name_of(role), use.end);
-      if (b->iova() + use.max_offset > 0xffff'ffffu)
-        return make_error(rules::iova_32bit, "bind", name_of(role), b->iova() + use.max_offset);
-      base[r] = b->iova();
-    }
-    if (ops.feature && p.feature_id_ && *p.feature_id_ != ops.feature->id())
-      return make_error(rules::feature_rotation, "bind");
-    p.bound_ = false;  // until every address is written
-    std::uint8_t* out = p.regcmd_.bytes().data();
-    for (const prepared_program::site& s : p.sites_) {
-      const std::uint64_t address = base[static_cast<std::size_t>(s.role)] + s.offset;
-      if ((address & s.alignment_mask) != 0)
-        return check_address(address_registers[s.address_register], s.role, address).err();
-      store(out, s.entry, s.unbound_bits | address << 16);
-    }
-    if (ops.feature) p.feature_id_ = ops.feature->id();
-    p.bound_to_ = given;
-    if (device_.kind() == driver::rocket) relist(p, given);
-    p.bound_ = true;
-    p.regcmd_written_ = true;  // run makes it visible to the device
-    return {};
-  }
-
-  // Submits a bound program, applying the stateful rules.
-  result<run_report> run(prepared_program& p, const run_options& options = {}) {
-    if (!p.bound_) return make_error(rules::operand_missing, "run").with_note("the program was not bound");
+  template <class Jobs>
+  result<run_report> run_with(prepared_program& p, const Jobs& jobs, const run_options& options) {
     const auto start = std::chrono::steady_clock::now();
-    const bool rocket = device_.kind() == driver::rocket;
-    const bool entering_int8 = p.int8_ && !in_int8_;
+    npu_state& npu = device_.file()->npu();
+    const std::lock_guard lock{npu.lock};
     run_report report;
-    if (!rocket && (needs_reset_ || entering_int8)) {
-      if (status s = device_.reset(); !s) return s.err();
-      needs_reset_ = false;
-      report.reset = true;
-    }
-    in_int8_ = p.int8_;
+    const bool entering_int8 = p.int8_ && !npu.in_int8;
+    if (status s = Jobs::prime(device_, npu, entering_int8, report); !s) return s.err();
+    npu.in_int8 = p.int8_;
     // What the CPU wrote becomes visible to the device: the operands on every run, the
     // program after a bind.
-    for (const buffer* b : p.bound_to_)
+    for (const auto& b : p.bound_to_)
       if (b)
-        if (status s = b->sync_to_device(); !s) return s.err();
+        if (status s = buffer::sync_to_device(*b); !s) return s.err();
     if (p.regcmd_written_) {
       if (status s = p.regcmd_.sync_to_device(); !s) return s.err();
       p.regcmd_written_ = false;
     }
-    const buffer* output = p.bound_to_[static_cast<std::size_t>(operand_role::output)];
-    const bool fresh = output && !warm_.count(output->id());
+    // A buffer the NPU writes for the first time comes back stale: a warm-up submit first.
+    bool fresh = false;
+    for (std::size_t r = 0; r < operand_role_count; ++r)
+      fresh = fresh || (npu_writes(static_cast<operand_role>(r)) && p.bound_to_[r] && !p.bound_to_[r]->npu_written());
+    const unsigned core = options.use == cores::round_robin ? next_core_++ % soc::rk3588::cores : options.core;
     for (int pass = fresh ? 2 : 1; pass > 0; --pass) {
-      status s = submit(p, options, report);
+      status s = jobs.submit(device_, options, core, report);
       ++report.submits;
-      // rocket, entering int8: a timed-out job has had its core reset (and so primed).
-      for (unsigned again = 0; rocket && entering_int8 && !s && s.err().id() == rules::submit_timeout.id && again < 3; ++again) {
-        report.reset = true;
-        s = submit(p, options, report);
+      for (unsigned again = 0; Jobs::reruns_int8_entry && entering_int8 && !s && s.err().breaks(rules::submit_timeout) &&
+                               again < soc::rk3588::cores;
+           ++again) {
+        report.reset = true;  // the kernel reset the core that timed out
+        s = jobs.submit(device_, options, core, report);
         ++report.submits;
       }
       if (!s) {
-        if (s.err().id() == rules::submit_timeout.id) needs_reset_ = !rocket;
+        if (s.err().breaks(rules::submit_timeout)) npu.owes_reset = Jobs::timeout_needs_reset;
         return s.err();
       }
     }
-    if (output) {
-      warm_.insert(output->id());
-      if (status s = output->sync_from_device(options.timeout_ms); !s) return s.err();
-    }
+    for (std::size_t r = 0; r < operand_role_count; ++r)
+      if (npu_writes(static_cast<operand_role>(r)) && p.bound_to_[r]) p.bound_to_[r]->set_npu_written();
+    if (const auto& output = p.bound_to_[static_cast<std::size_t>(operand_role::output)])
+      if (status s = buffer::sync_from_device(*output, options.timeout_ms); !s) return s.err();
     report.wall_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
     return report;
   }
 
- private:
-  // Entry i of a regcmd buffer, little-endian whatever the host.
-  static void store(std::uint8_t* regcmd, std::size_t i, std::uint64_t bits) {
-    if constexpr (std::endian::native == std::endian::little) {
-      std::memcpy(regcmd + i * 8, &bits, 8);
-    } else {
-      for (std::size_t b = 0; b < 8; ++b) regcmd[i * 8 + b] = static_cast<std::uint8_t>(bits >> (8 * b));
-    }
+  // A prepared program runs only on the open device that prepared it.
+  status check_device(const prepared_program& p) const {
+    if (!device_.file()) return make_error(rules::wrong_device, "session").with_note("the session's device is not open");
+    if (!p.regcmd_.made_on(device_.file().get())) return make_error(rules::wrong_device, "prepared program");
+    return {};
   }
+
+  // operand-aliased: a buffer the NPU writes is bound to that role alone.
+  static status check_aliases(const std::array<const buffer*, operand_role_count>& given) {
+    for (std::size_t w = 0; w < operand_role_count; ++w) {
+      if (!npu_writes(static_cast<operand_role>(w)) || !given[w]) continue;
+      for (std::size_t r = 0; r < operand_role_count; ++r)
+        if (r != w && given[r] && given[r]->object() == given[w]->object())
+          return make_error(rules::operand_aliased, name_of(static_cast<operand_role>(w)), name_of(static_cast<operand_role>(r)));
+    }
+    return {};
+  }
+
+  // run-options: every option in range and applicable to the prepared program.
+  static status check_options(const prepared_program& p, const run_options& o) {
+    if (o.use == cores::all) return make_error(rules::run_options_range, "run", "use").with_note("cores::all");
+    if (o.core >= soc::rk3588::cores) return make_error(rules::run_options_range, "run", "core", o.core);
+    if (o.timeout_ms == 0 || o.timeout_ms > max_timeout_ms) return make_error(rules::run_options_range, "run", "timeout_ms", o.timeout_ms);
+    const bool split = std::visit([](const auto& jobs) { return jobs.job_chains() > 1; }, p.jobs_);
+    if (split && (o.core != 0 || o.use == cores::round_robin))
+      return make_error(rules::run_options_range, "run", o.core != 0 ? "core" : "use").with_note("the program is split over cores");
+    return {};
+  }
+
+  // Entry i of a regcmd buffer, little-endian whatever the host.
+  static void store(std::uint8_t* regcmd, std::size_t i, entry e) { std::memcpy(regcmd + i * 8, e.to_bytes().data(), 8); }
 
   // Ends the chain after task `last`: its tail no longer points at the next task.
   static void unlink_after(prepared_program& p, std::uint32_t last) {
@@ -278,36 +327,25 @@ class session {
     std::erase_if(p.slots_, [&](const slot& s) { return s.entry == address; });
   }
 
-  // rocket: what the jobs list as read and written, rebuilt when other buffers are bound.
-  static void relist(prepared_program& p, const std::array<const buffer*, operand_role_count>& given) {
-    std::array<std::uint64_t, operand_role_count> ids{};
-    for (std::size_t r = 0; r < operand_role_count; ++r) ids[r] = given[r] ? given[r]->id() : 0;
-    if (ids == p.listed_ids_) return;
-    p.listed_ids_ = ids;
+  // What the jobs list as read and written (rocket; rknpu lists nothing).
+  template <class Jobs>
+  static void list_buffers(Jobs& jobs, const std::array<std::shared_ptr<const buffer_object>, operand_role_count>& bound) {
     std::array<std::uint32_t, operand_role_count> reads{}, writes{};
     std::size_t read_count = 0, write_count = 0;
     for (std::size_t r = 0; r < operand_role_count; ++r)
-      if (p.uses_[r].used && given[r]) {
-        const auto role = static_cast<operand_role>(r);
-        if (role == operand_role::output || role == operand_role::intermediate) {
-          writes[write_count++] = given[r]->handle();
+      if (bound[r]) {
+        if (npu_writes(static_cast<operand_role>(r))) {
+          writes[write_count++] = bound[r]->handle();
         } else {
-          reads[read_count++] = given[r]->handle();
+          reads[read_count++] = bound[r]->handle();
         }
       }
-    p.rocket_.list_buffers({reads.data(), read_count}, {writes.data(), write_count});
+    jobs.list_buffers({reads.data(), read_count}, {writes.data(), write_count});
   }
 
-  status submit(const prepared_program& p, const run_options& options, run_report& report) {
-    if (device_.kind() == driver::rocket) return p.rocket_.submit(device_, options, report);
-    return p.rknpu_.submit(device_, options, next_core_, report);
-  }
-
-  const device& device_;
-  bool needs_reset_ = false;
-  bool in_int8_ = false;
-  std::set<std::uint64_t> warm_;
-  unsigned next_core_ = 0;
+  static constexpr std::uint32_t max_timeout_ms = 60'000;
+  device device_;
+  std::atomic<unsigned> next_core_ = 0;
 };
 
 }  // namespace regcmd::runtime
