@@ -5,18 +5,25 @@
 // node (default /dev/accel/accel0), DRM_IOCTL_VERSION, each driver's ioctls and mmap() of
 // their buffers the way the kernels do, and runs submitted jobs on the functional model
 // (three cores). Everything else passes through to libc.
+// Both number GEM handles per open file, from 1, hand out page-aligned IOVAs first fit
+// (a freed range is reused), and read the caller's memory as copy_from_user does: a bad
+// pointer is EFAULT, a count too large to allocate ENOMEM, never a crash.
 //   rknpu (0.9.x, fact sheet §1): one IOVA space; RKNPU_SUBMIT runs the chained tasks
-//     of each core's subcore_task range and blocks; a timed-out core stays wedged until
-//     RKNPU_ACT_RESET.
-//   rocket (fact sheet §3): an IOVA space per open file, from 0; SUBMIT runs each job
-//     (its tasks one kick each, ping-pong on, on core 0: the scheduler's pick when the
-//     cores are idle) and returns 0 even for a job it drops; a job that faults is stopped
-//     as after the kernel's 500 ms timeout: its core is reset and its fence carries
-//     -ECANCELED. A BO's CPU mapping and the NPU's view are separate copies, as with
-//     non-coherent caches: FINI_BO copies the CPU's bytes to the NPU's, PREP_BO back.
+//     of each core's subcore_task range and blocks. The cores of one submit start
+//     together: each round runs one task on every core, the highest core first, so a
+//     chain that reads what another core's chain writes in the same submit sees it
+//     unwritten, as nothing orders them on the board. A timed-out core stays wedged
+//     until RKNPU_ACT_RESET (the submit returns at once rather than after its timeout).
+//   rocket (fact sheet §3): an IOVA space per open file; SUBMIT runs each job (its tasks
+//     one kick each, ping-pong on, on core 0: the scheduler's pick when the cores are
+//     idle) and returns 0 even for a job it drops; a job that faults is stopped as after
+//     the kernel's timeout (REGCMD_EMU_STOP_MS, 500 by default): its core is reset and its
+//     fence carries -ECANCELED once the timeout has passed. The jobs of a file run in
+//     order, each from the end of the one before. A BO's CPU mapping and the NPU's view
+//     are separate copies, as with non-coherent caches: FINI_BO copies the CPU's bytes to
+//     the NPU's, PREP_BO back after waiting for the BO's last writer until its deadline.
 //     PRIME_HANDLE_TO_FD, dma-buf EXPORT_SYNC_FILE and SYNC_IOC_FILE_INFO report the fence
-//     of the last job that wrote a BO (the jobs have ended when SUBMIT returns here, as
-//     if the sync_file had been exported before they did).
+//     of the last job that wrote a BO (a later job of the file replaces an earlier one's).
 //
 // Environment:
 //   REGCMD_EMU_DEVICE=PATH        the rknpu node (default /dev/dri/card1; "none": no node)
@@ -25,8 +32,10 @@
 //   REGCMD_EMU_OPEN_ERRNO=N       open() of a node fails with errno N (e.g. 13)
 //   REGCMD_EMU_IOVA_BASE=ADDR     first IOVA handed out (default 0x10000000 rknpu, 0 rocket)
 //   REGCMD_EMU_FAULTS=timeout@N,...  the N-th submit (1-based) times out: rknpu wedges its
-//                                 core; rocket stops the job and resets the core;
-//                                 corrupt@N: the N-th submit's first op writes one wrong bit
+//                                 cores; rocket stops its first job (timeout@N.J: its J-th)
+//                                 and resets the core; corrupt@N: the N-th submit's first
+//                                 op writes a wrong element (an exponent bit flipped)
+//   REGCMD_EMU_STOP_MS=N          rocket: how long a job runs before the kernel stops it
 //   REGCMD_EMU_QUIRKS=none        turn off the board's cold-start and int8-entry quirks
 //   REGCMD_EMU_LOG=1              one line per submit on stderr
 // Tests read counters through regcmd_emu_get_stats() (found with dlsym).
@@ -46,6 +55,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <climits>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -53,12 +63,15 @@
 #include <string>
 #include <vector>
 
-#include <regcmd/program/writer.hpp>
 #include <regcmd/model/npu.hpp>
+#include <regcmd/program/writer.hpp>
 #include <regcmd/runtime/rknpu_uapi.hpp>
 #include <regcmd/runtime/rocket_uapi.hpp>
 
 #include "emu_stats.h"
+#include "fence.hpp"
+#include "iova_allocator.hpp"
+#include "user_memory.hpp"
 
 namespace {
 
@@ -77,6 +90,8 @@ std::string env(const char* name, const char* fallback) {
 
 enum class driver { rknpu, rocket };
 
+using regcmd::emu::fence;
+
 struct emu_buffer {
   std::uint32_t handle = 0;
   std::uint32_t flags = 0;
@@ -86,28 +101,36 @@ struct emu_buffer {
   std::uint8_t* memory = nullptr;  // what the CPU maps
   std::uint8_t* device = nullptr;  // rocket: what the NPU sees (rknpu: the same bytes)
   int fd = -1;
-  std::int32_t fence_status = 1;  // rocket: of the last job that wrote it
+  fence last_write;  // rocket: of the last job that wrote it
 };
 
-// An open file of a node: rocket gives each its own IOMMU domain.
+// An open file of a node: its GEM handles; rocket also gives each its own IOMMU domain
+// and scheduler entity.
 struct open_file {
   driver kind = driver::rknpu;
+  std::uint32_t next_handle = 1;
   regcmd::model::iova_space domain;  // rocket only
-  std::uint64_t next_iova = 0;       // rocket only
+  regcmd::emu::iova_allocator iovas;  // rocket only
+  std::int64_t busy_until_ns = 0;     // rocket: when its last queued job ends
 };
+
+using buffer_key = std::pair<int, std::uint32_t>;  // (file, handle)
 
 struct device_state {
   std::recursive_mutex lock;
   std::map<int, open_file> files;
   std::map<int, std::pair<int, std::uint32_t>> dmabufs;  // dma-buf fd -> (file, handle)
-  std::map<int, std::int32_t> sync_files;                 // sync_file fd -> fence status
-  std::map<std::uint32_t, emu_buffer> buffers;
-  std::uint32_t next_handle = 1;
-  std::uint64_t next_iova = 0;  // rknpu
+  std::map<int, fence> sync_files;                       // sync_file fd -> its fence
+  std::map<buffer_key, emu_buffer> buffers;
+  std::uint64_t next_cookie = 1;
+  regcmd::emu::iova_allocator iovas;  // rknpu
   std::uint64_t rocket_iova_base = 0;
   regcmd::model::iova_space memory;  // rknpu
   std::array<regcmd::model::npu, 3> cores;
-  std::set<std::uint64_t> timeout_at, corrupt_at;
+  std::set<std::pair<std::uint64_t, std::uint32_t>> timeout_at;  // (submit, rocket job)
+  std::set<std::uint64_t> corrupt_at;
+  std::int64_t stop_ns = 500'000'000;  // rocket's JOB_TIMEOUT_MS (fact sheet §3.2)
+  regcmd::emu::user_memory user;
   regcmd_emu_stats stats{};
   bool log = false;
   bool configured = false;
@@ -117,27 +140,36 @@ struct device_state {
   void configure() {
     if (configured) return;
     configured = true;
-    next_iova = std::strtoull(env("REGCMD_EMU_IOVA_BASE", "0x10000000").c_str(), nullptr, 0);
+    iovas = regcmd::emu::iova_allocator{std::strtoull(env("REGCMD_EMU_IOVA_BASE", "0x10000000").c_str(), nullptr, 0)};
     rocket_iova_base = std::strtoull(env("REGCMD_EMU_IOVA_BASE", "0").c_str(), nullptr, 0);
+    stop_ns = std::strtoll(env("REGCMD_EMU_STOP_MS", "500").c_str(), nullptr, 10) * 1'000'000;
     log = env("REGCMD_EMU_LOG", "0") == "1";
     const bool quirks = env("REGCMD_EMU_QUIRKS", "all") != "none";
     for (auto& c : cores) c.behaviour = {quirks, quirks};
-    std::string faults = env("REGCMD_EMU_FAULTS", "");
-    for (std::size_t at = 0; (at = faults.find("timeout@", at)) != std::string::npos; at += 8)
-      timeout_at.insert(std::strtoull(faults.c_str() + at + 8, nullptr, 10));
+    const std::string faults = env("REGCMD_EMU_FAULTS", "");
+    for (std::size_t at = 0; (at = faults.find("timeout@", at)) != std::string::npos; at += 8) {
+      char* end = nullptr;
+      const std::uint64_t submit = std::strtoull(faults.c_str() + at + 8, &end, 10);
+      const auto job = static_cast<std::uint32_t>(*end == '.' ? std::strtoul(end + 1, nullptr, 10) : 1);
+      timeout_at.insert({submit, job});
+    }
     for (std::size_t at = 0; (at = faults.find("corrupt@", at)) != std::string::npos; at += 8)
       corrupt_at.insert(std::strtoull(faults.c_str() + at + 8, nullptr, 10));
   }
 
+  bool times_out(std::uint64_t submit) const {
+    auto it = timeout_at.lower_bound({submit, 0});
+    return it != timeout_at.end() && it->first == submit;
+  }
   emu_buffer* by_cookie(std::uint64_t cookie) {
-    for (auto& [h, b] : buffers)
+    for (auto& [key, b] : buffers)
       if (b.cookie == cookie) return &b;
     return nullptr;
   }
-  // A handle as the rocket kernel looks it up: in the calling file only.
+  // A handle as the kernels look it up: in the calling file only.
   emu_buffer* by_handle(int fd, std::uint32_t handle) {
-    auto it = buffers.find(handle);
-    return it != buffers.end() && it->second.fd == fd ? &it->second : nullptr;
+    auto it = buffers.find({fd, handle});
+    return it != buffers.end() ? &it->second : nullptr;
   }
 };
 
@@ -192,6 +224,7 @@ std::uint8_t* map_anonymous(std::uint64_t size) {
 
 // A new buffer of `size` bytes (whole pages) for file `fd`; nullptr when out of memory.
 emu_buffer* new_buffer(device_state& s, int fd, std::uint64_t size, bool rocket) {
+  if (size > (std::uint64_t{1} << 40)) return nullptr;  // more than any board's memory
   emu_buffer b;
   b.size = (size + 4095) & ~std::uint64_t{4095};
   b.memory = map_anonymous(b.size);
@@ -199,40 +232,47 @@ emu_buffer* new_buffer(device_state& s, int fd, std::uint64_t size, bool rocket)
   b.device = b.memory;
   if (rocket) {
     b.device = map_anonymous(b.size);  // anonymous pages start zeroed, as shmem does
-    if (!b.device) return nullptr;
+    if (!b.device) {
+      real<int (*)(void*, std::size_t)>("munmap")(b.memory, b.size);
+      return nullptr;
+    }
   }
-  b.handle = s.next_handle++;
+  b.handle = s.files[fd].next_handle++;
   b.fd = fd;
   ++s.stats.buffers_created;
-  return &(s.buffers[b.handle] = b);
+  return &(s.buffers[{fd, b.handle}] = b);
 }
 
 void destroy(device_state& s, emu_buffer& b) {
   auto unmap = real<int (*)(void*, std::size_t)>("munmap");
   if (b.device != b.memory) {
-    s.files[b.fd].domain.remove(b.iova);
+    open_file& f = s.files[b.fd];
+    f.domain.remove(b.iova);
+    f.iovas.free(b.iova);
     unmap(b.device, b.size);
   } else {
     s.memory.remove(b.iova);
+    s.iovas.free(b.iova);
   }
   unmap(b.memory, b.size);
 }
 
 // A DRM ioctl argument as the kernel handles it: it copies in the size the request code
-// carries (zero-filling the rest of its struct) and copies that much back.
+// carries (zero-filling the rest of its struct) and copies that much back; an argument it
+// cannot read or write is EFAULT.
 struct drm_argument {
+  const regcmd::emu::user_memory& user;
   unsigned long request;
   void* arg;
+  std::size_t size(std::size_t ours) const { return std::min(regcmd::ioctl_codes::size_of(request), ours); }
   template <class T>
-  T in() const {
-    T local{};
-    std::memcpy(&local, arg, std::min(regcmd::ioctl_codes::size_of(request), sizeof local));
-    return local;
+  bool in(T& local) const {
+    local = T{};
+    return user.read(&local, reinterpret_cast<std::uintptr_t>(arg), size(sizeof local));
   }
   template <class T>
   int back(const T& local) const {
-    std::memcpy(arg, &local, std::min(regcmd::ioctl_codes::size_of(request), sizeof local));
-    return 0;
+    return user.write(reinterpret_cast<std::uintptr_t>(arg), &local, size(sizeof local)) ? 0 : fail(EFAULT);
   }
 };
 
@@ -244,9 +284,8 @@ int do_mem_create(device_state& s, int fd, rk::mem_create& c) {
   if (!b) return fail(ENOMEM);
   if (!(c.flags & rk::mem_zeroing)) std::memset(b->memory, 0xa5, b->size);  // the kernel skips zeroing too
   b->flags = c.flags;
-  b->iova = s.next_iova;
-  s.next_iova += b->size;
-  b->cookie = 0xffff'ff80'0000'0000u | (std::uint64_t{b->handle} << 12);
+  b->iova = s.iovas.allocate(b->size);
+  b->cookie = 0xffff'ff80'0000'0000u | (s.next_cookie++ << 12);  // a kernel pointer, unique
   s.memory.add(b->iova, {b->memory, b->size});
   c.handle = b->handle;
   c.size = b->size;
@@ -284,8 +323,8 @@ int do_rknpu_submit(device_state& s, rk::submit& args) {
       return fail(EFAULT);
     }
 
-  bool timed_out = s.timeout_at.count(number) != 0;
-  std::uint32_t done = 0;
+  bool timed_out = s.times_out(number);
+  std::vector<regcmd::model::chain> chains;
   for (auto& [core, range] : runs) {
     regcmd::model::npu& npu = s.cores[core];
     if (timed_out) {
@@ -295,14 +334,24 @@ int do_rknpu_submit(device_state& s, rk::submit& args) {
     }
     npu.corrupt_next_output = s.corrupt_at.count(number) != 0;
     const rk::task& first = tasks[range.task_start];
-    const rk::task& last = tasks[range.task_start + range.task_number - 1];
-    const regcmd::model::run_result r =
-        npu.run(s.memory, first.regcmd_addr & 0xffff'ffffu, rk::pc_data_amount(first), range.task_number,
-                args.flags & rk::job_pingpong);
+    chains.push_back(npu.start(first.regcmd_addr & 0xffff'ffffu, rk::pc_data_amount(first), range.task_number,
+                               args.flags & rk::job_pingpong));
+  }
+  // The cores start together: a task on each per round, the highest core first.
+  for (bool more = !chains.empty(); more;) {
+    more = false;
+    for (std::size_t i = chains.size(); i-- > 0;) more = s.cores[runs[i].first].step(s.memory, chains[i]) || more;
+  }
+  s.memory.end_job();
+  std::uint32_t done = 0;
+  for (std::size_t i = 0; i < chains.size(); ++i) {
+    const regcmd::model::run_result& r = chains[i].result;
     for (const auto& f : r.faults) note_fault(s, std::string(regcmd::model::name_of(f.kind)) + ": " + f.what);
     done += r.tasks_completed;
     // The IRQ handler accepts only the last task's exact (pair-completed) mask.
-    if (!r.completed() || last.int_mask != regcmd::dpu_done_interrupts) timed_out = true;
+    const rk::core_range& range = runs[i].second;
+    if (!r.completed() || tasks[range.task_start + range.task_number - 1].int_mask != regcmd::dpu_done_interrupts)
+      timed_out = true;
   }
   args.task_counter = done;
   if (s.log)
@@ -320,10 +369,11 @@ int do_rknpu_submit(device_state& s, rk::submit& args) {
 }
 
 int rknpu_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
-  const drm_argument io{request, arg};
+  const drm_argument io{s.user, request, arg};
   switch (rk::number_of(request)) {
     case rk::drm_command_base + 0x00: {
-      auto a = io.in<rk::action>();
+      rk::action a;
+      if (!io.in(a)) return fail(EFAULT);
       if (a.flags == rk::action_reset) {
         for (auto& c : s.cores) c.reset();
         ++s.stats.resets;
@@ -335,36 +385,41 @@ int rknpu_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
       return io.back(a);
     }
     case rk::drm_command_base + 0x01: {
-      auto a = io.in<rk::submit>();
+      rk::submit a;
+      if (!io.in(a)) return fail(EFAULT);
       const int rc = do_rknpu_submit(s, a);
       const int saved = errno;
-      io.back(a);
+      if (io.back(a) != 0) return -1;
       errno = saved;
       return rc;
     }
     case rk::drm_command_base + 0x02: {
-      auto a = io.in<rk::mem_create>();
+      rk::mem_create a;
+      if (!io.in(a)) return fail(EFAULT);
       if (do_mem_create(s, fd, a) != 0) return -1;
       return io.back(a);
     }
     case rk::drm_command_base + 0x03: {
-      auto a = io.in<rk::mem_map>();
-      if (!s.buffers.count(a.handle)) return fail(EINVAL);
+      rk::mem_map a;
+      if (!io.in(a)) return fail(EFAULT);
+      if (!s.by_handle(fd, a.handle)) return fail(EINVAL);
       a.offset = std::uint64_t{a.handle} << 12;
       return io.back(a);
     }
     case rk::drm_command_base + 0x04: {
-      auto a = io.in<rk::mem_destroy>();
-      auto it = s.buffers.find(a.handle);
-      if (it == s.buffers.end()) return fail(EINVAL);
-      destroy(s, it->second);
-      s.buffers.erase(it);
+      rk::mem_destroy a;
+      if (!io.in(a)) return fail(EFAULT);
+      emu_buffer* b = s.by_handle(fd, a.handle);
+      if (!b) return fail(EINVAL);
+      destroy(s, *b);
+      s.buffers.erase({fd, a.handle});
       return 0;
     }
     case rk::drm_command_base + 0x05: {
-      auto a = io.in<rk::mem_sync>();
+      rk::mem_sync a;
+      if (!io.in(a)) return fail(EFAULT);
       emu_buffer* b = s.by_cookie(a.obj_addr);
-      if (!b || !(b->flags & rk::mem_cacheable) || a.offset + a.size > b->size) return fail(EINVAL);
+      if (!b || !(b->flags & rk::mem_cacheable) || a.offset > b->size || a.size > b->size - a.offset) return fail(EINVAL);
       ++s.stats.syncs;
       return 0;
     }
@@ -374,27 +429,42 @@ int rknpu_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
 
 // ---- rocket ----
 
-// Runs one job as rocket_job.c would, or drops it as rocket_ioctl_submit_job does on any
-// error (the ioctl still returns 0).
-void run_rocket_job(device_state& s, int fd, const rt::job& job, std::uint64_t number) {
-  auto drop = [&](const char* why) {
+// Reads `count` u32 handles at `pointer` as drm_gem_objects_lookup does: false with the
+// errno the kernel returns (ENOMEM: an array it cannot allocate; EFAULT).
+bool read_handles(device_state& s, std::uint64_t pointer, std::uint32_t count, std::vector<std::uint32_t>& out, int& error) {
+  if (std::uint64_t{count} * 4 > INT_MAX) {
+    error = ENOMEM;
+    return false;
+  }
+  out.resize(count);
+  if (!s.user.read(out.data(), pointer, out.size() * 4)) {
+    error = EFAULT;
+    return false;
+  }
+  return true;
+}
+
+// Runs job `index` (1-based) of submit `number` as rocket_job.c would, or drops it as
+// rocket_ioctl_submit does when rocket_ioctl_submit_job fails (the ioctl still returns 0).
+void run_rocket_job(device_state& s, int fd, const rt::job& job, std::uint64_t number, std::uint32_t index) {
+  auto drop = [&](const std::string& why) {
     ++s.stats.jobs_dropped;
-    note_fault(s, std::string("rocket job dropped: ") + why);
+    note_fault(s, "rocket job dropped: " + why);
   };
-  if (job.task_count == 0) return drop("task_count is 0");
-  if (job.task_struct_size < sizeof(rt::task)) return drop("task_struct_size too small");
+  if (job.task_count == 0) return drop("task_count is 0 (-EINVAL)");
+  if (job.task_struct_size < sizeof(rt::task)) return drop("task_struct_size too small (-EINVAL)");
+  if (std::uint64_t{job.task_count} * sizeof(rt::task) > INT_MAX) return drop("a task array too large to allocate (-ENOMEM)");
   std::vector<rt::task> tasks(job.task_count);
   for (std::uint32_t i = 0; i < job.task_count; ++i)
-    std::memcpy(&tasks[i], reinterpret_cast<const std::uint8_t*>(job.tasks) + std::size_t{i} * job.task_struct_size,
-                sizeof(rt::task));
+    if (!s.user.read(&tasks[i], job.tasks + std::uint64_t{i} * job.task_struct_size, sizeof(rt::task)))
+      return drop("the task array is not readable (-EFAULT)");
   for (const rt::task& t : tasks)
-    if (t.regcmd_count == 0) return drop("a task's regcmd_count is 0");
-  auto handles = [](std::uint64_t pointer, std::uint32_t count) {
-    const auto* p = reinterpret_cast<const std::uint32_t*>(pointer);
-    return std::vector<std::uint32_t>(p, p + count);
-  };
-  const std::vector<std::uint32_t> in = handles(job.in_bo_handles, job.in_bo_handle_count);
-  const std::vector<std::uint32_t> out = handles(job.out_bo_handles, job.out_bo_handle_count);
+    if (t.regcmd_count == 0) return drop("a task's regcmd_count is 0 (-EINVAL)");
+  std::vector<std::uint32_t> in, out;
+  int error = 0;
+  if (!read_handles(s, job.in_bo_handles, job.in_bo_handle_count, in, error) ||
+      !read_handles(s, job.out_bo_handles, job.out_bo_handle_count, out, error))
+    return drop(std::string("a BO handle list: ") + std::strerror(error));
   std::set<std::uint32_t> seen;
   for (const auto* list : {&in, &out})
     for (std::uint32_t h : *list) {
@@ -408,16 +478,21 @@ void run_rocket_job(device_state& s, int fd, const rt::job& job, std::uint64_t n
   std::copy_n(out.begin(), std::min<std::size_t>(out.size(), REGCMD_EMU_MAX_HANDLES), s.stats.last_job_out);
 
   regcmd::model::npu& npu = s.cores[0];
-  bool stopped = s.timeout_at.count(number) != 0;
+  bool stopped = s.timeout_at.count({number, index}) != 0;
   if (stopped) note_fault(s, "injected timeout");
-  npu.corrupt_next_output = s.corrupt_at.count(number) != 0;
+  npu.corrupt_next_output = index == 1 && s.corrupt_at.count(number) != 0;
+  open_file& file = s.files[fd];
   for (std::size_t i = 0; i < tasks.size() && !stopped; ++i) {
     // One kick per task: TASK_NUMBER 1, ping-pong on (PC_TASK_CON 0x7001).
-    const regcmd::model::run_result r =
-        npu.run(s.files[fd].domain, tasks[i].regcmd, rt::pc_data_amount(tasks[i]), 1, true);
+    const regcmd::model::run_result r = npu.run(file.domain, tasks[i].regcmd, rt::pc_data_amount(tasks[i]), 1, true);
     for (const auto& f : r.faults) note_fault(s, std::string(regcmd::model::name_of(f.kind)) + ": " + f.what);
     stopped = !r.completed();
   }
+  // The job starts when the one before it on this file's entity ends; a stopped one runs
+  // until the kernel's timeout.
+  const std::int64_t start = std::max(regcmd::emu::now_ns(), file.busy_until_ns);
+  const fence done{stopped ? -ECANCELED : 1, start + (stopped ? s.stop_ns : 0)};
+  file.busy_until_ns = done.end_ns;
   if (stopped) {
     // rocket_job_timedout: the core is reset, the job's fence ends with -ECANCELED.
     npu.reset();
@@ -426,15 +501,16 @@ void run_rocket_job(device_state& s, int fd, const rt::job& job, std::uint64_t n
   } else {
     ++s.stats.jobs_done;
   }
-  for (std::uint32_t h : out) s.by_handle(fd, h)->fence_status = stopped ? -ECANCELED : 1;
+  for (std::uint32_t h : out) s.by_handle(fd, h)->last_write = done;
   if (s.log)
-    std::fprintf(stderr, "regcmd-emu: rocket submit %llu: job of %u tasks: %s\n", static_cast<unsigned long long>(number),
-                 job.task_count, stopped ? "stopped after the job timeout" : "done");
+    std::fprintf(stderr, "regcmd-emu: rocket submit %llu job %u: %u tasks: %s\n", static_cast<unsigned long long>(number),
+                 index, job.task_count, stopped ? "stopped after the job timeout" : "done");
 }
 
-// PREP_BO (to_device false: the CPU now sees the NPU's bytes, as after an invalidate) and
-// FINI_BO (to_device: the NPU now sees the CPU's, as after a clean).
-int sync_bo(device_state& s, int fd, std::uint32_t handle, std::uint32_t reserved, bool to_device) {
+// PREP_BO (to_device false: the CPU now sees the NPU's bytes, as after an invalidate, once
+// the BO's last writer has ended or the deadline has passed) and FINI_BO (to_device: the
+// NPU now sees the CPU's, as after a clean).
+int sync_bo(device_state& s, int fd, std::uint32_t handle, std::uint32_t reserved, bool to_device, std::int64_t deadline_ns) {
   emu_buffer* b = s.by_handle(fd, handle);
   if (reserved != 0) return fail(EINVAL);
   if (!b) return fail(ENOENT);
@@ -442,6 +518,13 @@ int sync_bo(device_state& s, int fd, std::uint32_t handle, std::uint32_t reserve
     std::memcpy(b->device, b->memory, b->size);
     ++s.stats.fini_bo;
   } else {
+    if (!b->last_write.signalled()) {
+      // drm_gem_dma_resv_wait up to the absolute deadline: -EBUSY when it has passed
+      // already, -ETIMEDOUT when it passes while waiting.
+      if (deadline_ns <= regcmd::emu::now_ns()) return fail(EBUSY);
+      regcmd::emu::sleep_until(std::min(deadline_ns, b->last_write.end_ns));
+      if (!b->last_write.signalled()) return fail(ETIMEDOUT);
+    }
     std::memcpy(b->memory, b->device, b->size);
     ++s.stats.prep_bo;
   }
@@ -450,17 +533,19 @@ int sync_bo(device_state& s, int fd, std::uint32_t handle, std::uint32_t reserve
 }
 
 int rocket_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
-  const drm_argument io{request, arg};
+  const drm_argument io{s.user, request, arg};
   if (request == rt::ioctl_gem_close) {
-    auto a = io.in<rt::gem_close>();
+    rt::gem_close a;
+    if (!io.in(a)) return fail(EFAULT);
     emu_buffer* b = s.by_handle(fd, a.handle);
     if (!b) return fail(EINVAL);
     destroy(s, *b);
-    s.buffers.erase(a.handle);
+    s.buffers.erase({fd, a.handle});
     return 0;
   }
   if (request == rt::ioctl_prime_handle_to_fd) {
-    auto a = io.in<rt::prime_handle>();
+    rt::prime_handle a;
+    if (!io.in(a)) return fail(EFAULT);
     if (!s.by_handle(fd, a.handle)) return fail(ENOENT);
     a.fd = ready_fd();
     s.dmabufs[a.fd] = {fd, a.handle};
@@ -468,13 +553,13 @@ int rocket_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
   }
   switch (regcmd::ioctl_codes::number_of(request)) {
     case regcmd::ioctl_codes::drm_command_base + 0x00: {
-      auto a = io.in<rt::create_bo>();
+      rt::create_bo a;
+      if (!io.in(a)) return fail(EFAULT);
       if (a.size == 0) return fail(EINVAL);
       emu_buffer* b = new_buffer(s, fd, a.size, true);
       if (!b) return fail(ENOMEM);
       open_file& f = s.files[fd];
-      b->iova = f.next_iova;
-      f.next_iova += b->size;
+      b->iova = f.iovas.allocate(b->size);
       f.domain.add(b->iova, {b->device, b->size});
       a.handle = b->handle;
       a.dma_address = b->iova;
@@ -482,23 +567,28 @@ int rocket_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
       return io.back(a);
     }
     case regcmd::ioctl_codes::drm_command_base + 0x01: {
-      auto a = io.in<rt::submit>();
+      rt::submit a;
+      if (!io.in(a)) return fail(EFAULT);
       if (a.reserved != 0 || (a.job_count != 0 && a.job_struct_size < sizeof(rt::job))) return fail(EINVAL);
+      if (a.job_count == 0) return 0;
+      if (std::uint64_t{a.job_count} * sizeof(rt::job) > INT_MAX) return fail(ENOMEM);  // kvmalloc_array
+      // Every job is copied in before any is queued.
+      std::vector<rt::job> jobs(a.job_count);
+      for (std::uint32_t i = 0; i < a.job_count; ++i)
+        if (!s.user.read(&jobs[i], a.jobs + std::uint64_t{i} * a.job_struct_size, sizeof(rt::job))) return fail(EFAULT);
       const std::uint64_t number = ++s.stats.submits;
-      for (std::uint32_t i = 0; i < a.job_count; ++i) {
-        rt::job j{};
-        std::memcpy(&j, reinterpret_cast<const std::uint8_t*>(a.jobs) + std::size_t{i} * a.job_struct_size, sizeof j);
-        run_rocket_job(s, fd, j, number);
-      }
+      for (std::uint32_t i = 0; i < a.job_count; ++i) run_rocket_job(s, fd, jobs[i], number, i + 1);
       return 0;
     }
     case regcmd::ioctl_codes::drm_command_base + 0x02: {
-      const auto a = io.in<rt::prep_bo>();
-      return sync_bo(s, fd, a.handle, a.reserved, false);
+      rt::prep_bo a;
+      if (!io.in(a)) return fail(EFAULT);
+      return sync_bo(s, fd, a.handle, a.reserved, false, a.timeout_ns);
     }
     case regcmd::ioctl_codes::drm_command_base + 0x03: {
-      const auto a = io.in<rt::fini_bo>();
-      return sync_bo(s, fd, a.handle, a.reserved, true);
+      rt::fini_bo a;
+      if (!io.in(a)) return fail(EFAULT);
+      return sync_bo(s, fd, a.handle, a.reserved, true, 0);
     }
     default: return fail(ENOTTY);
   }
@@ -506,22 +596,27 @@ int rocket_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
 
 int dmabuf_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
   if (request != rt::ioctl_export_sync_file) return fail(ENOTTY);
-  auto& e = *static_cast<rt::export_sync_file*>(arg);
+  rt::export_sync_file e{};
+  if (!s.user.read(&e, reinterpret_cast<std::uintptr_t>(arg), sizeof e)) return fail(EFAULT);
   const auto [file, handle] = s.dmabufs[fd];
   emu_buffer* b = s.by_handle(file, handle);
   if (!b) return fail(EINVAL);
-  e.fd = ready_fd();
-  s.sync_files[e.fd] = b->fence_status;
+  e.fd = regcmd::emu::fence_fd(b->last_write);
+  if (e.fd < 0) return -1;
+  s.sync_files[e.fd] = b->last_write;
+  if (!s.user.write(reinterpret_cast<std::uintptr_t>(arg), &e, sizeof e)) return fail(EFAULT);
   return 0;
 }
 
 int sync_file_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
   if (request != rt::ioctl_sync_file_info) return fail(ENOTTY);
-  auto& info = *static_cast<rt::sync_file_info*>(arg);
+  rt::sync_file_info info{};
+  if (!s.user.read(&info, reinterpret_cast<std::uintptr_t>(arg), sizeof info)) return fail(EFAULT);
   if (info.num_fences != 0) return fail(EINVAL);  // the fence list is not emulated
   std::snprintf(info.name, sizeof info.name, "rocket");
-  info.status = s.sync_files[fd];
+  info.status = s.sync_files[fd].info_status();
   info.num_fences = 1;
+  if (!s.user.write(reinterpret_cast<std::uintptr_t>(arg), &info, sizeof info)) return fail(EFAULT);
   return 0;
 }
 
@@ -554,7 +649,7 @@ int open_device(const char* path, int flags) {
     open_file& f = s.files[fd];
     f = open_file{};
     f.kind = kind;
-    f.next_iova = s.rocket_iova_base;
+    f.iovas = regcmd::emu::iova_allocator{s.rocket_iova_base};
   }
   return fd;
 }
@@ -615,7 +710,7 @@ int close(int fd) {
     if (s.files.count(fd)) {
       // closing the DRM file frees its GEM objects (and rocket's IOMMU domain)
       for (auto it = s.buffers.begin(); it != s.buffers.end();) {
-        if (it->second.fd == fd) {
+        if (it->first.first == fd) {
           destroy(s, it->second);
           it = s.buffers.erase(it);
         } else {
@@ -642,8 +737,8 @@ void* mmap(void* addr, std::size_t length, int prot, int flags, int fd, off_t of
     device_state& s = state();
     std::lock_guard g(s.lock);
     if (s.files.count(fd)) {
-      auto it = s.buffers.find(static_cast<std::uint32_t>(static_cast<std::uint64_t>(offset) >> 12));
-      if (it == s.buffers.end() || it->second.fd != fd || length > it->second.size) {
+      auto it = s.buffers.find({fd, static_cast<std::uint32_t>(static_cast<std::uint64_t>(offset) >> 12)});
+      if (it == s.buffers.end() || length > it->second.size) {
         errno = EINVAL;
         return MAP_FAILED;
       }

@@ -195,79 +195,86 @@ void npu::reset() {
   last_precision_ = -1;
 }
 
-run_result npu::run(iova_space& memory, std::uint64_t regcmd_iova, std::uint32_t amount, std::uint32_t task_number,
-                    bool pingpong) {
-  run_result out;
-  if (wedged_) {
-    out.faults.push_back({fault_kind::hang, 0, "the NPU is still wedged by an earlier job: reset it (RKNPU_ACT_RESET)"});
-    return out;
+void iova_space::end_job() {
+  for (region& r : regions_)
+    if (r.touched) mark_warm(r.iova);
+}
+
+chain npu::start(std::uint64_t regcmd_iova, std::uint32_t amount, std::uint32_t task_number, bool pingpong) const {
+  chain c{regcmd_iova, amount, 0, task_number, pingpong, {}};
+  if (wedged_) c.result.faults.push_back({fault_kind::hang, 0, "the NPU is still wedged by an earlier job: reset it (RKNPU_ACT_RESET)"});
+  return c;
+}
+
+bool npu::step(iova_space& memory, chain& c) {
+  run_result& out = c.result;
+  if (c.ended()) return false;
+  const std::uint32_t t = c.task;
+  const std::uint64_t count = (std::uint64_t{c.amount} + 1) * 2;
+  iova_space::region* code = memory.find(c.address, count * 8);
+  if (!code) {
+    out.faults.push_back({fault_kind::wild_access, t, "the PC fetches outside every buffer"});
+    wedged_ = true;
+    return false;
   }
-  struct warm_up_touched {  // buffers this job wrote are no longer fresh once it ends
-    iova_space& memory;
-    ~warm_up_touched() {
-      for (const iova_space::region& r : memory.regions())
-        if (r.touched) memory.mark_warm(r.iova);
-    }
-  } warm_up{memory};
-  std::uint64_t address = regcmd_iova;
-  for (std::uint32_t t = 0; t < task_number; ++t) {
-    const std::uint64_t count = (std::uint64_t{amount} + 1) * 2;
-    iova_space::region* code = memory.find(address, count * 8);
-    if (!code) {
-      out.faults.push_back({fault_kind::wild_access, t, "the PC fetches outside every buffer"});
-      wedged_ = true;
-      return out;
-    }
-    registers& r = groups_[pingpong ? t % 2 : 0];
-    std::uint64_t next_address = 0;
-    std::uint32_t next_amount = 0;
-    bool ran = false;
-    const std::uint8_t* bytes = code->bytes.data() + (address - code->iova);
-    for (std::uint64_t i = 0; i < count && !ran; ++i) {
-      std::array<std::uint8_t, 8> raw{};
-      std::memcpy(raw.data(), bytes + i * 8, 8);
-      const entry e = entry::from_bytes(raw);
-      switch (kind_of(e)) {
-        case entry_kind::register_write: {
-          const block_id b = *block_from_target(e.target());
-          if (!offset_in_window(b, e.offset())) {
-            out.faults.push_back({fault_kind::unmodelled, t, "a write outside its block's window is ignored"});
-            break;
-          }
-          if (b == block_id::pc) {
-            if (e.offset() == PC_BASE_ADDRESS::offset)
-              next_address = unpack<PC_BASE_ADDRESS>(e.value()).PC_SOURCE_ADDR.value();
-            if (e.offset() == PC_REGISTER_AMOUNTS::offset)
-              next_amount = static_cast<std::uint32_t>(unpack<PC_REGISTER_AMOUNTS>(e.value()).PC_DATA_AMOUNT.value());
-          } else {
-            r.values[e.offset() / 4] = e.value();
-          }
+  registers& r = groups_[c.pingpong ? t % 2 : 0];
+  std::uint64_t next_address = 0;
+  std::uint32_t next_amount = 0;
+  bool ran = false;
+  const std::uint8_t* bytes = code->bytes.data() + (c.address - code->iova);
+  for (std::uint64_t i = 0; i < count && !ran; ++i) {
+    std::array<std::uint8_t, 8> raw{};
+    std::memcpy(raw.data(), bytes + i * 8, 8);
+    const entry e = entry::from_bytes(raw);
+    switch (kind_of(e)) {
+      case entry_kind::register_write: {
+        const block_id b = *block_from_target(e.target());
+        if (!offset_in_window(b, e.offset())) {
+          out.faults.push_back({fault_kind::unmodelled, t, "a write outside its block's window is ignored"});
           break;
         }
-        case entry_kind::op_enable:
-          run_op(memory, r, e.value(), t, pingpong, out);
-          ran = true;
-          break;
-        default: break;  // the 0x0041 preamble, zero padding, unknown targets
+        if (b == block_id::pc) {
+          if (e.offset() == PC_BASE_ADDRESS::offset) next_address = unpack<PC_BASE_ADDRESS>(e.value()).PC_SOURCE_ADDR.value();
+          if (e.offset() == PC_REGISTER_AMOUNTS::offset)
+            next_amount = static_cast<std::uint32_t>(unpack<PC_REGISTER_AMOUNTS>(e.value()).PC_DATA_AMOUNT.value());
+        } else {
+          r.values[e.offset() / 4] = e.value();
+        }
+        break;
       }
-    }
-    if (!ran) out.faults.push_back({fault_kind::hang, t, "the task has no op-enable in what the PC fetched"});
-    if (!out.completed()) {
-      wedged_ = true;
-      return out;
-    }
-    ++out.tasks_completed;
-    if (t + 1 < task_number) {
-      if (next_address == 0) {
-        out.faults.push_back({fault_kind::hang, t, "the chain ends here but task_number asks for more tasks"});
-        wedged_ = true;
-        return out;
-      }
-      address = next_address;
-      amount = next_amount;
+      case entry_kind::op_enable:
+        run_op(memory, r, e.value(), t, c.pingpong, out);
+        ran = true;
+        break;
+      default: break;  // the 0x0041 preamble, zero padding, unknown targets
     }
   }
-  return out;
+  if (!ran) out.faults.push_back({fault_kind::hang, t, "the task has no op-enable in what the PC fetched"});
+  if (!out.completed()) {
+    wedged_ = true;
+    return false;
+  }
+  ++out.tasks_completed;
+  ++c.task;
+  if (c.task < c.task_number) {
+    if (next_address == 0) {
+      out.faults.push_back({fault_kind::hang, t, "the chain ends here but task_number asks for more tasks"});
+      wedged_ = true;
+      return false;
+    }
+    c.address = next_address;
+    c.amount = next_amount;
+  }
+  return !c.ended();
+}
+
+run_result npu::run(iova_space& memory, std::uint64_t regcmd_iova, std::uint32_t amount, std::uint32_t task_number,
+                    bool pingpong) {
+  chain c = start(regcmd_iova, amount, task_number, pingpong);
+  while (step(memory, c)) {
+  }
+  memory.end_job();  // buffers this job wrote are no longer fresh
+  return std::move(c.result);
 }
 
 void npu::run_op(iova_space& memory, const registers& r, std::uint32_t enable_mask, std::uint32_t task, bool pingpong,
@@ -457,7 +464,7 @@ void npu::run_matmul(iova_space& memory, const registers& r, std::uint32_t task,
       store_bits(c_bytes + w.output_at(m, n), bits, w.out_bytes);
     }
   if (corrupt_next_output) {
-    c_bytes[0] ^= 0x01;
+    c_bytes[w.output_at(0, 0) + w.out_bytes - 1] ^= 0x40;
     corrupt_next_output = false;
   }
 }

@@ -181,7 +181,7 @@ void npu::run_sdp(iova_space& memory, const registers& r, std::uint32_t task, bo
         store(c + (s * dst_stride + w) * 16 + lane * bytes, in, v);
       }
   if (corrupt_next_output) {
-    c[0] ^= 0x01;
+    c[bytes - 1] ^= 0x40;
     corrupt_next_output = false;
   }
 }

@@ -35,6 +35,8 @@ class iova_space {
   void add(std::uint64_t iova, std::span<std::uint8_t> bytes);
   void remove(std::uint64_t iova);
   void mark_warm(std::uint64_t iova);
+  // The end of a job: every region it wrote is warm from now on.
+  void end_job();
   // The region holding [iova, iova + size), or nullptr if no single region does.
   region* find(std::uint64_t iova, std::uint64_t size);
   const std::vector<region>& regions() const { return regions_; }
@@ -73,6 +75,17 @@ struct run_result {
   bool completed() const;  // no stopping fault
 };
 
+// A PC chain under way on one core: the task to fetch next and what the chain did so far.
+struct chain {
+  std::uint64_t address = 0;
+  std::uint32_t amount = 0;
+  std::uint32_t task = 0;  // tasks run so far
+  std::uint32_t task_number = 0;
+  bool pingpong = true;
+  run_result result;
+  bool ended() const { return task == task_number || !result.completed(); }
+};
+
 struct quirks {
   bool cold_start_stale = true;
   bool int8_entry_wedge = true;
@@ -84,6 +97,10 @@ class npu {
   // words (what PC_REGISTER_AMOUNTS holds), the next ones as their predecessor's tail says.
   run_result run(iova_space& memory, std::uint64_t regcmd_iova, std::uint32_t amount, std::uint32_t task_number,
                  bool pingpong);
+  // The same, a task at a time, so that several cores' chains can interleave: start, then
+  // step (one task) while it returns true, then memory.end_job() when every core is done.
+  chain start(std::uint64_t regcmd_iova, std::uint32_t amount, std::uint32_t task_number, bool pingpong) const;
+  bool step(iova_space& memory, chain& c);
   // RKNPU_ACT_RESET: clears a wedge and primes int8 mode.
   void reset();
   // A job that timed out for a reason outside the program (fault injection): wedged
@@ -93,8 +110,9 @@ class npu {
 
   quirks behaviour;
   unsigned threads = 0;  // 0: one per hardware thread
-  // Test aid: the next op flips the lowest bit of its first output byte, so tools that
-  // check results can be shown to catch a wrong one.
+  // Test aid: the next op flips bit 6 of its first output element's top byte (an exponent
+  // bit of a float, bit 30 / 14 / 6 of an integer), so tools that check results can be
+  // shown to catch a wrong one whatever their tolerance.
   bool corrupt_next_output = false;
 
  private:
