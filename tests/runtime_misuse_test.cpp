@@ -75,6 +75,24 @@ TEST_CASE("rknpu: a fresh intermediate buffer gets the warm-up a fresh output ge
   CHECK(third.value().submits == 1);
 }
 
+// Regression: cores::all put the chain's SDP task on another core than the matmul whose
+// result it reads; the cores of one submit run together, so the SDP read a stale
+// intermediate (1.5 came back where 9.5 was due) and run reported ok.
+TEST_CASE("rknpu: a chain that hands data on is not split over cores") {
+  const device d = open_device(driver::rknpu);
+  session npu{d};
+  constant_chain chain(d);
+  const auto split = npu.prepare(chain.program.view(), {cores::all});
+  REQUIRE_FALSE(split.ok());
+  CHECK(split.err().id() == "core-split");
+  CHECK(split.err().detail == "intermediate");
+  auto p = npu.prepare(chain.program.view()).value();
+  const buffer c = chain.intermediate(d);
+  REQUIRE(npu.bind(p, {.feature = &chain.a, .weight = &chain.w, .output = &chain.out, .intermediate = &c}).ok());
+  REQUIRE(npu.run(p).ok());
+  CHECK(chain.error() == 0);
+}
+
 // Regression: the output bound to the feature buffer was accepted; the NPU overwrote A
 // while reading it.
 TEST_CASE("a buffer the NPU writes bound to a second role is refused") {

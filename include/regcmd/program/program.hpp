@@ -100,6 +100,12 @@ struct program_view {
 
   constexpr std::size_t size_bytes() const { return entries.size() * 8; }
   constexpr submit_options options() const { return {pingpong, delta_tasks}; }
+  // Some task reads what an earlier one wrote (a fused chain's intermediate).
+  constexpr bool hands_on_data() const {
+    for (const slot& s : slots)
+      if (s.role == operand_role::intermediate) return true;
+    return false;
+  }
 };
 
 // A program with fixed capacity, usable as a constexpr value.

@@ -284,9 +284,10 @@
     "another (the NPU caches feature state by address; rotating buffers corrupts results)",         \
     "regcmd-isa-reference \"State gotchas\"")                                                        \
   X(core_split, "core-split",                                                                        \
-    "a program with delta tasks cannot be split over cores (later tasks rely on earlier ones' "     \
-    "registers): run it on one core or round-robin",                                                 \
-    "regcmd")                                                                                        \
+    "a program with delta tasks or an intermediate cannot be split over cores (later tasks rely "   \
+    "on earlier ones' registers or results, and the cores of one submit run together): run it on "  \
+    "one core or round-robin",                                                                       \
+    "rknpu-uapi §1.6 (SUBMIT starts every core of the mask)")                                       \
   X(bo_size, "bo-size",                                                                              \
     "a rocket buffer holds 1 byte to 4 GiB - 1 page (CREATE_BO takes a 32-bit size): split the "    \
     "operand",                                                                                       \

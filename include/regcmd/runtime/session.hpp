@@ -24,7 +24,8 @@
 //     submits corrupts results, so binding a different feature buffer is refused.
 // Multi-core (reference, "Multi-core submit"): one core (core_mask 1 << i), round-robin
 // single-core submits, or all three (tasks split in up to three chains). rocket: the
-// kernel picks the core of each job; the chains of cores::all become one job each.
+// kernel picks the core of each job; the chains of cores::all become one job each. Tasks
+// that hand data on (delta tasks, an intermediate) are never split: the cores run together.
 // The NPU's state (int8 mode, a reset owed) belongs to the node, whichever session or
 // thread ran last (npu_state.hpp).
 
@@ -208,7 +209,10 @@ class session {
     std::vector<task_chain> chains;
     const auto n = static_cast<std::uint32_t>(p.tasks_.size());
     if (options.use == cores::all && n > 1) {
-      if (program.delta_tasks) return make_error(rules::core_split, "prepare");
+      // The cores of one submit run together (vendor kernel) or in any order (rocket's
+      // scheduler): tasks that hand data on must stay in one chain.
+      if (program.delta_tasks) return make_error(rules::core_split, "prepare", "delta_tasks");
+      if (program.hands_on_data()) return make_error(rules::core_split, "prepare", "intermediate");
       const std::uint32_t count = std::min<std::uint32_t>(soc::rk3588::cores, n);
       for (std::uint32_t c = 0, first = 0; c < count; ++c) {
         const std::uint32_t length = n / count + (c < n % count ? 1 : 0);
