@@ -320,3 +320,53 @@ TEST_CASE("a program that binds nothing still submits its task") {
   CHECK(after.submits == before.submits + 1);
   if (d.kind() == driver::rocket) CHECK(after.jobs_done + after.timeouts == before.jobs_done + before.timeouts + 1);
 }
+
+// Run with REGCMD_EMU_FAULTS=timeout@2.2,timeout@3.1 REGCMD_EMU_STOP_MS=300 (its own ctest
+// entry). Regression: the emulated device stopped every job of a faulty submit at once and
+// ignored PREP_BO's deadline, so neither a per-job failure nor a wait cut short could show.
+TEST_CASE("job fault: rocket stops one job of a split submit; a wait shorter than the stop times out") {
+  REQUIRE_MESSAGE(std::getenv("REGCMD_EMU_FAULTS") != nullptr, "this case runs with REGCMD_EMU_FAULTS set");
+  const device d = open_device(driver::rocket);
+  session npu{d};
+  const std::uint32_t M = 16, K = 96, N = 64;
+  const auto built = build_plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = M, .K = K, .N = N},
+                                {.k_slice = 32});
+  REQUIRE(built.ok());
+  const auto& plan = built.value();
+  REQUIRE(plan.view().tasks.size() == 3);
+  const buffer a = make(d, plan_feature_bytes(plan.geometry)), b = make(d, plan.geometry.weight_bytes());
+  const buffer c = make(d, plan_output_bytes(plan.geometry));
+  // A = 1, B = 0.5 everywhere: every output is K / 2
+  REQUIRE(pack_features<float>(plan.geometry.whole, std::vector<float>(std::size_t{M} * K, 1.0f), a.bytes()).ok());
+  REQUIRE(pack_weights<float>(plan.geometry, std::vector<float>(std::size_t{K} * N, 0.5f), b.bytes()).ok());
+  auto split = npu.prepare(plan.view(), {cores::all}).value();
+  REQUIRE(npu.bind(split, {.feature = &a, .weight = &b, .output = &c}).ok());
+
+  // submit 1 warms the output up; submit 2's second job is stopped, the other two complete
+  const auto before = stats();
+  const auto stopped = npu.run(split);
+  REQUIRE_FALSE(stopped.ok());
+  CHECK(stopped.err().id() == "submit-timeout");
+  CHECK(stopped.err().os_errno == ECANCELED);
+  CHECK(stopped.err().note() == "rocket job 1: the kernel stopped it and reset its core");
+  CHECK(stats().timeouts == before.timeouts + 1);
+  CHECK(stats().jobs_done == before.jobs_done + 3 + 2);
+
+  // submit 3's first job is stopped only after 300 ms: a 50 ms wait, and a 20 ms PREP_BO
+  // deadline, end before it; a longer PREP_BO returns once the kernel has stopped it
+  const auto cut_short = npu.run(split, {.timeout_ms = 50});
+  REQUIRE_FALSE(cut_short.ok());
+  CHECK(cut_short.err().os_errno == ETIMEDOUT);
+  CHECK(cut_short.err().note() == "rocket job 0 fence");
+  const status waited = c.sync_from_device(20);
+  REQUIRE_FALSE(waited.ok());
+  CHECK((waited.err().os_errno == EBUSY || waited.err().os_errno == ETIMEDOUT));
+  CHECK(c.sync_from_device(2000).ok());
+
+  // the kernel reset the core: the next submit runs, and every output is K / 2
+  const auto next = npu.run(split);
+  REQUIRE_MESSAGE(next.ok(), to_string(next.err()));
+  std::vector<float> out(std::size_t{M} * N);
+  REQUIRE(finish_plan<float>(plan.geometry, c.bytes(), out).ok());
+  CHECK(std::all_of(out.begin(), out.end(), [](float v) { return v == K / 2.0f; }));
+}
