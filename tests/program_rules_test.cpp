@@ -4,6 +4,7 @@
 #include <string_view>
 #include <vector>
 
+#include <regcmd/programs/elementwise.hpp>
 #include <regcmd/programs/matmul.hpp>
 #include <regcmd/programs/plan.hpp>
 #include <regcmd/rules/program_rules.hpp>
@@ -217,4 +218,69 @@ TEST_CASE("program-empty: a program of no tasks is refused, with or without entr
   CHECK(id(validate_structure(no_tasks)) == "program-empty");
   CHECK(id(validate(program_view{})) == "program-empty");
   CHECK(validate(whole).ok());
+}
+
+namespace {
+// The slot of `role` with its extent one byte short: validate must name the register and
+// the bytes its DMA touches.
+struct short_slot {
+  std::string_view id, register_name;
+  std::uint64_t touched;
+};
+short_slot shorten(const heap_code& code, operand_role role) {
+  heap_code edited = code;
+  for (slot& s : edited.slots)
+    if (s.role == role) s.extent -= 1;
+  const status st = validate(edited.view());
+  if (st.ok()) return {"ok", {}, 0};
+  return {st.err().id(), st.err().detail, st.err().value};
+}
+}  // namespace
+
+// Regression: a slot's extent was trusted. An output slot claiming 0 bytes at offset 4096
+// validated; bound to a 4 KiB buffer, the DPU wrote the whole output past its end. The
+// bytes below are worked out by hand from the registers (reference "Key registers").
+TEST_CASE("slot-extent: each slot covers the bytes its DMA touches, by the task's registers") {
+  // surface fp16 -> fp32, M = 4, K = 64, N = 64: features in K/8 = 8 surfaces of 4 rows of
+  // 16 bytes (SURF_STRIDE + LINE_STRIDE = 0 + 4 units of 16 bytes apart): 512; weights
+  // K x N x 2 = 8192; outputs in 64 x 4 / 16 = 16 surfaces of 4 atoms: 1024.
+  const auto surface = build_matmul({.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64,
+                                     .layout = operand_layout::surface}).value();
+  CHECK(id(validate(surface.code.view())) == "ok");
+  heap_code lying = surface.code;
+  for (slot& s : lying.slots)
+    if (s.role == operand_role::output) s.extent = 0, s.offset = 4096;
+  CHECK(id(validate(lying.view())) == "slot-extent");
+  const short_slot feature = shorten(surface.code, operand_role::feature);
+  CHECK(feature.id == "slot-extent");
+  CHECK(feature.register_name == "CNA_FEATURE_DATA_ADDR");
+  CHECK(feature.touched == 512);
+  CHECK(shorten(surface.code, operand_role::weight).touched == 8192);
+  const short_slot output = shorten(surface.code, operand_role::output);
+  CHECK(output.register_name == "DPU_DST_BASE_ADDR");
+  CHECK(output.touched == 1024);
+
+  // row-major fp16 -> fp32 with padded pitches: 4 feature rows 256 bytes apart, 128 read
+  // from the last (3 x 256 + 128 = 896); 4 output rows 512 bytes apart, 256 written in the
+  // last (3 x 512 + 256 = 1792)
+  const auto rows = build_matmul({.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64,
+                                  .feature_pitch = 256, .output_pitch = 512}).value();
+  CHECK(id(validate(rows.code.view())) == "ok");
+  CHECK(shorten(rows.code, operand_role::feature).touched == 896);
+  CHECK(shorten(rows.code, operand_role::output).touched == 1792);
+
+  // an SDP add over 16 x 64 fp16: the source, the operand and the output are 8 surfaces
+  // of 16 atoms (2048 bytes); a per-channel operand is 64 x 2 = 128 bytes
+  const auto add = build_ew(ew_spec{.op = ew_op::add, .dtype = precision::fp16, .M = 16, .N = 64}).value();
+  CHECK(id(validate(add.code.view())) == "ok");
+  const short_slot source = shorten(add.code, operand_role::feature);
+  CHECK(source.register_name == "DPU_RDMA_RDMA_SRC_BASE_ADDR");
+  CHECK(source.touched == 2048);
+  const short_slot operand = shorten(add.code, operand_role::ew_operand);
+  CHECK(operand.register_name == "DPU_RDMA_RDMA_EW_BASE_ADDR");
+  CHECK(operand.touched == 2048);
+  CHECK(shorten(add.code, operand_role::output).touched == 2048);
+  const auto scale = build_ew(ew_spec{.op = ew_op::add, .dtype = precision::fp16, .M = 16, .N = 64,
+                                      .operand = ew_operand::per_channel}).value();
+  CHECK(shorten(scale.code, operand_role::ew_operand).touched == 128);
 }

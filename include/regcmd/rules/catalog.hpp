@@ -197,6 +197,11 @@
     "a task's PC_BASE_ADDRESS must point at the next task of the program (its first entry, its "    \
     "length): a link elsewhere runs another task, or none, in its place",                            \
     "fact sheet §2.3")                                                                               \
+  X(slot_extent, "slot-extent",                                                                      \
+    "an address slot's extent must cover the bytes its task's registers make the DMA touch (the "   \
+    "output cube and surface stride, the feature sizes and strides, the weight bytes, the EW "      \
+    "operand): a smaller extent lets a smaller buffer be bound, and the NPU then writes past it",    \
+    "regcmd-isa-reference \"Key registers\"")                                                       \
   X(program_empty, "program-empty",                                                                  \
     "a program has at least one task: a submit of none starts nothing (rknpu waits for an "          \
     "interrupt that never comes; rocket lists no job and reports nothing)",                         \

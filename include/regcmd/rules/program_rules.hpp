@@ -20,6 +20,7 @@
 #include <regcmd/registers/all.hpp>
 #include <regcmd/rules/catalog.hpp>
 #include <regcmd/rules/cbuf.hpp>
+#include <regcmd/rules/dma_extent.hpp>
 #include <regcmd/rules/limits.hpp>
 #include <regcmd/rules/precision_rules.hpp>
 
@@ -196,6 +197,24 @@ constexpr bool fetchable(const task& k) {
   return pc_fetch_amount(k.count) <= decltype(reg::PC_REGISTER_AMOUNTS::PC_DATA_AMOUNT)::shape.max_value();
 }
 
+// The address registers' values and the slot that last wrote each (index + 1; 0: none).
+struct dma_registers {
+  dma_state values;
+  std::array<std::uint32_t, address_register_count> slot_of{};
+};
+
+// slot-extent: the slot of each DMA the task runs covers what that DMA touches.
+constexpr status check_extents(const program_view& p, const dma_registers& dma, std::uint32_t enable_mask,
+                               std::string_view where) {
+  const auto blocks = unpack<reg::GLOBAL_OPERATION_ENABLE>(enable_mask);
+  for (std::size_t a = 0; a < address_registers.size(); ++a) {
+    const std::uint64_t touched = dma_extent(dma.values, address_registers[a], blocks);
+    if (touched != 0 && dma.slot_of[a] != 0 && p.slots[dma.slot_of[a] - 1].extent < touched)
+      return make_error(rules::slot_extent, where, address_registers[a].name, touched);
+  }
+  return {};
+}
+
 // The bounds and the length of every task, before anything reads their entries.
 constexpr status check_tasks(const program_view& p, std::string_view where) {
   if (p.tasks.empty()) return make_error(rules::program_empty, where);
@@ -226,24 +245,31 @@ constexpr status validate(const program_view& p, std::string_view where = "progr
   if (status s = detail::check_slots(p, where); !s) return s;
   detail::slot_cursor slots{p.slots};
   std::array<detail::op_state, 2> groups{};
+  std::array<detail::dma_registers, 2> dma_groups{};
   bool after_matmul = false;  // the task before was a matmul writing matmul_out
   precision matmul_out{};
   for (std::size_t t = 0; t < p.tasks.size(); ++t) {
     const task& k = p.tasks[t];
     detail::op_state& state = groups[p.pingpong ? t % 2 : 0];
+    detail::dma_registers& dma = dma_groups[p.pingpong ? t % 2 : 0];
     for (std::uint32_t i = k.first; i < body_end(k); ++i) {
       const entry e = p.entries[i];
       if (kind_of(e) == entry_kind::op_enable || kind_of(e) == entry_kind::op_enable_preamble)
         return make_error(rules::tail_complete, where, "task", t);
-      if (const std::size_t a = address_register_index(e); a < address_registers.size() && !slots.is_slot(i))
-        return make_error(rules::address_slots, where, address_registers[a].name, i);
+      if (const std::size_t a = address_register_index(e); a < address_registers.size()) {
+        const slot* s = slots.slot_at(i);
+        if (!s) return make_error(rules::address_slots, where, address_registers[a].name, i);
+        dma.slot_of[a] = static_cast<std::uint32_t>(s - p.slots.data()) + 1;
+      }
       state.write(e);
+      dma.values.write(e);
     }
     if (status s = detail::check_tail(p, t, slots, where); !s) return s;
     if (status s = detail::check_op<Soc>(state, k.enable_mask, where); !s) return s;
     const auto blocks = unpack<reg::GLOBAL_OPERATION_ENABLE>(k.enable_mask);
     if (blocks.DPU_RDMA_OP_EN.value() && !blocks.CNA_OP_EN.value())
       if (status s = detail::check_sdp(state, p.pingpong, after_matmul, matmul_out, where); !s) return s;
+    if (status s = detail::check_extents(p, dma, k.enable_mask, where); !s) return s;
     after_matmul = blocks.CNA_OP_EN.value() && state.data_format;
     if (after_matmul) matmul_out = unpack<reg::DPU_DATA_FORMAT>(*state.data_format).OUT_PRECISION.value();
   }

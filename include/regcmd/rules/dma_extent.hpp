@@ -1,0 +1,151 @@
+#pragma once
+// The bytes each DMA of a task touches from its base address, implied by the registers the
+// task runs with: what an address slot's extent must cover (rule slot-extent), so that
+// binding a buffer too small for what the NPU reads or writes is refused.
+//
+// Lower bounds, in the layouts the reference measured (W = 1 features and outputs):
+//   CNA feature  row-major (CNA_CONV_CON1 GROUP_LINE_OFF): M rows LINE_STRIDE·16 bytes apart,
+//                each K elements; surface: K/atom surfaces (SURF_STRIDE + LINE_STRIDE)·16
+//                bytes apart, of M rows LINE_STRIDE·4 bytes apart, 16 bytes each (reference
+//                "Key registers" 0x107c/0x1080; the M = 1 stride wraps to one row)
+//   CNA weight   CNA_WEIGHT_SIZE0 WEIGHT_BYTES
+//   DPU output   row-major: M rows (NOTCH_ADDR_1 + 1)·4 outputs apart, N outputs each;
+//                otherwise ceil(C·bytes/16) surfaces DST_SURF_STRIDE·16 bytes apart of W·H
+//                16-byte atoms (reference "Key registers" 0x4024, 0x4038)
+//   DPU_RDMA     source: ceil(C·bytes/16) contiguous surfaces of W·H atoms (the MRDMA has no
+//                source stride); EW operand: C elements per channel, or surfaces
+//                EW_SURF_STRIDE·16 bytes apart (reference "0x5034 DPU_RDMA_RDMA_ERDMA_CFG")
+//   others       (BS, BN while their DATA_USE is set, PPU): one 16-byte atom while the
+//                block runs
+// A register the program never wrote counts as 0, its reset value.
+
+#include <cstddef>
+#include <cstdint>
+
+#include <regcmd/core/precision.hpp>
+#include <regcmd/core/entry.hpp>
+#include <regcmd/registers/all.hpp>
+
+namespace regcmd {
+
+// The register values the extents read, as the task's op-enable sees them.
+struct dma_state {
+  std::uint32_t conv_con1 = 0, data_size0 = 0, data_size1 = 0, weight_size0 = 0, dma_con1 = 0, dma_con2 = 0;
+  std::uint32_t data_format = 0, dst_surf_stride = 0, cube_width = 0, cube_height = 0, cube_notch = 0, cube_channel = 0;
+  std::uint32_t rdma_width = 0, rdma_height = 0, rdma_channel = 0, rdma_feature_mode = 0, erdma_cfg = 0,
+                ew_surf_stride = 0, brdma_cfg = 0, nrdma_cfg = 0;
+
+  constexpr void write(entry e) {
+    using namespace reg;
+    if (is<CNA_CONV_CON1>(e)) conv_con1 = e.value();
+    else if (is<CNA_DATA_SIZE0>(e)) data_size0 = e.value();
+    else if (is<CNA_DATA_SIZE1>(e)) data_size1 = e.value();
+    else if (is<CNA_WEIGHT_SIZE0>(e)) weight_size0 = e.value();
+    else if (is<CNA_DMA_CON1>(e)) dma_con1 = e.value();
+    else if (is<CNA_DMA_CON2>(e)) dma_con2 = e.value();
+    else if (is<DPU_DATA_FORMAT>(e)) data_format = e.value();
+    else if (is<DPU_DST_SURF_STRIDE>(e)) dst_surf_stride = e.value();
+    else if (is<DPU_DATA_CUBE_WIDTH>(e)) cube_width = e.value();
+    else if (is<DPU_DATA_CUBE_HEIGHT>(e)) cube_height = e.value();
+    else if (is<DPU_DATA_CUBE_NOTCH_ADDR>(e)) cube_notch = e.value();
+    else if (is<DPU_DATA_CUBE_CHANNEL>(e)) cube_channel = e.value();
+    else if (is<DPU_RDMA_RDMA_DATA_CUBE_WIDTH>(e)) rdma_width = e.value();
+    else if (is<DPU_RDMA_RDMA_DATA_CUBE_HEIGHT>(e)) rdma_height = e.value();
+    else if (is<DPU_RDMA_RDMA_DATA_CUBE_CHANNEL>(e)) rdma_channel = e.value();
+    else if (is<DPU_RDMA_RDMA_FEATURE_MODE_CFG>(e)) rdma_feature_mode = e.value();
+    else if (is<DPU_RDMA_RDMA_ERDMA_CFG>(e)) erdma_cfg = e.value();
+    else if (is<DPU_RDMA_RDMA_EW_SURF_STRIDE>(e)) ew_surf_stride = e.value();
+    else if (is<DPU_RDMA_RDMA_BRDMA_CFG>(e)) brdma_cfg = e.value();
+    else if (is<DPU_RDMA_RDMA_NRDMA_CFG>(e)) nrdma_cfg = e.value();
+  }
+
+ private:
+  template <register_type R>
+  static constexpr bool is(entry e) {
+    return e.target() == static_cast<std::uint16_t>(R::block) && e.offset() == R::offset;
+  }
+};
+
+namespace detail {
+
+// The 16-byte atoms that `channels` elements of `bits` bits each take.
+constexpr std::uint64_t atoms(std::uint64_t channels, std::uint64_t bits) { return (channels * bits + 127) / 128; }
+
+constexpr std::uint64_t cna_feature_extent(const dma_state& s) {
+  using namespace reg;
+  const auto con1 = unpack<CNA_CONV_CON1>(s.conv_con1);
+  const std::uint64_t M = unpack<CNA_DATA_SIZE0>(s.data_size0).DATAIN_HEIGHT.value();
+  const std::uint64_t K = unpack<CNA_DATA_SIZE1>(s.data_size1).DATAIN_CHANNEL.value();
+  const std::uint64_t line = unpack<CNA_DMA_CON1>(s.dma_con1).LINE_STRIDE.value();
+  if (M == 0 || K == 0) return 0;
+  const precision in = con1.IN_PRECISION.value();
+  if (con1.GROUP_LINE_OFF.value()) return (M - 1) * line * 16 + bytes_of(in, K);
+  constexpr std::uint64_t surf_mask = decltype(CNA_DMA_CON2::SURF_STRIDE)::shape.max_value();
+  const std::uint64_t surface = ((unpack<CNA_DMA_CON2>(s.dma_con2).SURF_STRIDE.value() + line) & surf_mask) * 16;
+  const std::uint64_t surfaces = atoms(K, traits(in).bits_per_element);
+  return (surfaces - 1) * surface + (M - 1) * line * 4 + 16;
+}
+
+constexpr std::uint64_t dpu_output_extent(const dma_state& s, bool cna_runs) {
+  using namespace reg;
+  const std::uint64_t W = unpack<DPU_DATA_CUBE_WIDTH>(s.cube_width).WIDTH.value() + 1;
+  const std::uint64_t H = unpack<DPU_DATA_CUBE_HEIGHT>(s.cube_height).HEIGHT.value() + 1;
+  const std::uint64_t C = unpack<DPU_DATA_CUBE_CHANNEL>(s.cube_channel).CHANNEL.value() + 1;
+  const std::uint64_t bits = traits(unpack<DPU_DATA_FORMAT>(s.data_format).OUT_PRECISION.value()).bits_per_element;
+  if (cna_runs && unpack<CNA_CONV_CON1>(s.conv_con1).GROUP_LINE_OFF.value()) {
+    const std::uint64_t row = (unpack<DPU_DATA_CUBE_NOTCH_ADDR>(s.cube_notch).NOTCH_ADDR_1.value() + 1) * 4 * bits / 8;
+    return (H - 1) * row + (C * bits + 7) / 8;
+  }
+  const std::uint64_t surface = unpack<DPU_DST_SURF_STRIDE>(s.dst_surf_stride).DST_SURF_STRIDE.value() * 16;
+  return (atoms(C, bits) - 1) * surface + W * H * 16;
+}
+
+constexpr std::uint64_t rdma_source_extent(const dma_state& s) {
+  using namespace reg;
+  const auto mode = unpack<DPU_RDMA_RDMA_FEATURE_MODE_CFG>(s.rdma_feature_mode);
+  if (mode.MRDMA_DISABLE.value()) return 0;
+  const std::uint64_t W = unpack<DPU_RDMA_RDMA_DATA_CUBE_WIDTH>(s.rdma_width).WIDTH.value() + 1;
+  const std::uint64_t H = unpack<DPU_RDMA_RDMA_DATA_CUBE_HEIGHT>(s.rdma_height).HEIGHT.value() + 1;
+  const std::uint64_t C = unpack<DPU_RDMA_RDMA_DATA_CUBE_CHANNEL>(s.rdma_channel).CHANNEL.value() + 1;
+  return atoms(C, traits(mode.IN_PRECISION.value()).bits_per_element) * W * H * 16;
+}
+
+constexpr std::uint64_t rdma_ew_extent(const dma_state& s) {
+  using namespace reg;
+  const auto cfg = unpack<DPU_RDMA_RDMA_ERDMA_CFG>(s.erdma_cfg);
+  if (cfg.ERDMA_DISABLE.value()) return 0;
+  constexpr std::uint64_t bits_of_size[] = {4, 8, 16, 32};  // data_size: four_bit .. four_byte
+  const std::uint64_t bits = bits_of_size[static_cast<std::size_t>(cfg.ERDMA_DATA_SIZE.value()) & 3];
+  const std::uint64_t W = unpack<DPU_RDMA_RDMA_DATA_CUBE_WIDTH>(s.rdma_width).WIDTH.value() + 1;
+  const std::uint64_t H = unpack<DPU_RDMA_RDMA_DATA_CUBE_HEIGHT>(s.rdma_height).HEIGHT.value() + 1;
+  const std::uint64_t C = unpack<DPU_RDMA_RDMA_DATA_CUBE_CHANNEL>(s.rdma_channel).CHANNEL.value() + 1;
+  if (cfg.ERDMA_DATA_MODE.value() == ew_data_mode::per_channel) return (C * bits + 7) / 8;
+  const std::uint64_t surface = unpack<DPU_RDMA_RDMA_EW_SURF_STRIDE>(s.ew_surf_stride).EW_SURF_STRIDE.value() * 16;
+  return (atoms(C, bits) - 1) * surface + W * H * 16;
+}
+
+}  // namespace detail
+
+// The bytes the DMA through address register `a` (an index into address_registers)
+// touches in a task enabling `blocks`; 0 when that DMA does not run. The PC's own
+// addresses are the chain-link rule's.
+constexpr std::uint64_t dma_extent(const dma_state& s, const address_register& a, reg::GLOBAL_OPERATION_ENABLE blocks) {
+  using namespace reg;
+  const bool cna = blocks.CNA_OP_EN.value(), dpu = blocks.DPU_OP_EN.value(), rdma = blocks.DPU_RDMA_OP_EN.value();
+  switch (a.offset) {
+    case CNA_FEATURE_DATA_ADDR::offset: return cna ? detail::cna_feature_extent(s) : 0;
+    case CNA_DCOMP_ADDR0::offset: return cna ? unpack<CNA_WEIGHT_SIZE0>(s.weight_size0).WEIGHT_BYTES.value() : 0;
+    case DPU_DST_BASE_ADDR::offset: return dpu ? detail::dpu_output_extent(s, cna) : 0;
+    case DPU_RDMA_RDMA_SRC_BASE_ADDR::offset: return rdma ? detail::rdma_source_extent(s) : 0;
+    case DPU_RDMA_RDMA_EW_BASE_ADDR::offset: return rdma ? detail::rdma_ew_extent(s) : 0;
+    case DPU_RDMA_RDMA_BS_BASE_ADDR::offset:
+      return rdma && unpack<DPU_RDMA_RDMA_BRDMA_CFG>(s.brdma_cfg).BRDMA_DATA_USE.value() != 0 ? 16 : 0;
+    case DPU_RDMA_RDMA_BN_BASE_ADDR::offset:
+      return rdma && unpack<DPU_RDMA_RDMA_NRDMA_CFG>(s.nrdma_cfg).NRDMA_DATA_USE.value() != 0 ? 16 : 0;
+    case PPU_DST_BASE_ADDR::offset: return blocks.PPU_OP_EN.value() ? 16 : 0;
+    case PPU_RDMA_RDMA_SRC_BASE_ADDR::offset: return blocks.PPU_RDMA_OP_EN.value() ? 16 : 0;
+    default: return 0;
+  }
+}
+
+}  // namespace regcmd
