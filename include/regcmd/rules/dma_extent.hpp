@@ -28,6 +28,13 @@
 
 namespace regcmd {
 
+namespace detail {
+template <register_type R>
+constexpr bool writes(entry e) {
+  return e.target() == static_cast<std::uint16_t>(R::block) && e.offset() == R::offset;
+}
+}  // namespace detail
+
 // The register values the extents read, as the task's op-enable sees them.
 struct dma_state {
   std::uint32_t conv_con1 = 0, data_size0 = 0, data_size1 = 0, weight_size0 = 0, dma_con1 = 0, dma_con2 = 0;
@@ -37,32 +44,26 @@ struct dma_state {
 
   constexpr void write(entry e) {
     using namespace reg;
-    if (is<CNA_CONV_CON1>(e)) conv_con1 = e.value();
-    else if (is<CNA_DATA_SIZE0>(e)) data_size0 = e.value();
-    else if (is<CNA_DATA_SIZE1>(e)) data_size1 = e.value();
-    else if (is<CNA_WEIGHT_SIZE0>(e)) weight_size0 = e.value();
-    else if (is<CNA_DMA_CON1>(e)) dma_con1 = e.value();
-    else if (is<CNA_DMA_CON2>(e)) dma_con2 = e.value();
-    else if (is<DPU_DATA_FORMAT>(e)) data_format = e.value();
-    else if (is<DPU_DST_SURF_STRIDE>(e)) dst_surf_stride = e.value();
-    else if (is<DPU_DATA_CUBE_WIDTH>(e)) cube_width = e.value();
-    else if (is<DPU_DATA_CUBE_HEIGHT>(e)) cube_height = e.value();
-    else if (is<DPU_DATA_CUBE_NOTCH_ADDR>(e)) cube_notch = e.value();
-    else if (is<DPU_DATA_CUBE_CHANNEL>(e)) cube_channel = e.value();
-    else if (is<DPU_RDMA_RDMA_DATA_CUBE_WIDTH>(e)) rdma_width = e.value();
-    else if (is<DPU_RDMA_RDMA_DATA_CUBE_HEIGHT>(e)) rdma_height = e.value();
-    else if (is<DPU_RDMA_RDMA_DATA_CUBE_CHANNEL>(e)) rdma_channel = e.value();
-    else if (is<DPU_RDMA_RDMA_FEATURE_MODE_CFG>(e)) rdma_feature_mode = e.value();
-    else if (is<DPU_RDMA_RDMA_ERDMA_CFG>(e)) erdma_cfg = e.value();
-    else if (is<DPU_RDMA_RDMA_EW_SURF_STRIDE>(e)) ew_surf_stride = e.value();
-    else if (is<DPU_RDMA_RDMA_BRDMA_CFG>(e)) brdma_cfg = e.value();
-    else if (is<DPU_RDMA_RDMA_NRDMA_CFG>(e)) nrdma_cfg = e.value();
-  }
-
- private:
-  template <register_type R>
-  static constexpr bool is(entry e) {
-    return e.target() == static_cast<std::uint16_t>(R::block) && e.offset() == R::offset;
+    if (detail::writes<CNA_CONV_CON1>(e)) conv_con1 = e.value();
+    else if (detail::writes<CNA_DATA_SIZE0>(e)) data_size0 = e.value();
+    else if (detail::writes<CNA_DATA_SIZE1>(e)) data_size1 = e.value();
+    else if (detail::writes<CNA_WEIGHT_SIZE0>(e)) weight_size0 = e.value();
+    else if (detail::writes<CNA_DMA_CON1>(e)) dma_con1 = e.value();
+    else if (detail::writes<CNA_DMA_CON2>(e)) dma_con2 = e.value();
+    else if (detail::writes<DPU_DATA_FORMAT>(e)) data_format = e.value();
+    else if (detail::writes<DPU_DST_SURF_STRIDE>(e)) dst_surf_stride = e.value();
+    else if (detail::writes<DPU_DATA_CUBE_WIDTH>(e)) cube_width = e.value();
+    else if (detail::writes<DPU_DATA_CUBE_HEIGHT>(e)) cube_height = e.value();
+    else if (detail::writes<DPU_DATA_CUBE_NOTCH_ADDR>(e)) cube_notch = e.value();
+    else if (detail::writes<DPU_DATA_CUBE_CHANNEL>(e)) cube_channel = e.value();
+    else if (detail::writes<DPU_RDMA_RDMA_DATA_CUBE_WIDTH>(e)) rdma_width = e.value();
+    else if (detail::writes<DPU_RDMA_RDMA_DATA_CUBE_HEIGHT>(e)) rdma_height = e.value();
+    else if (detail::writes<DPU_RDMA_RDMA_DATA_CUBE_CHANNEL>(e)) rdma_channel = e.value();
+    else if (detail::writes<DPU_RDMA_RDMA_FEATURE_MODE_CFG>(e)) rdma_feature_mode = e.value();
+    else if (detail::writes<DPU_RDMA_RDMA_ERDMA_CFG>(e)) erdma_cfg = e.value();
+    else if (detail::writes<DPU_RDMA_RDMA_EW_SURF_STRIDE>(e)) ew_surf_stride = e.value();
+    else if (detail::writes<DPU_RDMA_RDMA_BRDMA_CFG>(e)) brdma_cfg = e.value();
+    else if (detail::writes<DPU_RDMA_RDMA_NRDMA_CFG>(e)) nrdma_cfg = e.value();
   }
 };
 
