@@ -145,10 +145,10 @@ struct capture_state {
   bool configured = false;
 
   // One line on stderr naming the directory and the reason, then no more captures: the
-  // program's own calls still pass through.
+  // program's own calls still pass through. Said before `dir` is cleared: `path` is often it.
   void give_up(const char* what, const std::string& path, int error) {
-    dir.clear();
     std::fprintf(stderr, "regcmd-capture: %s '%s': %s\n", what, path.c_str(), std::strerror(error));
+    dir.clear();
   }
   // Reads the environment when a DRM node is first opened, not at construction: a
   // sanitizer runtime calls open/close/mmap before the C library has set it up.

@@ -5,9 +5,10 @@
 // node (default /dev/accel/accel0), DRM_IOCTL_VERSION, each driver's ioctls and mmap() of
 // their buffers the way the kernels do, and runs submitted jobs on the functional model
 // (three cores). Everything else passes through to libc.
-// Both number GEM handles per open file, from 1, hand out page-aligned IOVAs first fit
-// (a freed range is reused), and read the caller's memory as copy_from_user does: a bad
-// pointer is EFAULT, a count too large to allocate ENOMEM, never a crash.
+// Both number GEM handles per open file (the lowest free from 1), hand out page-aligned
+// IOVAs first fit (a freed range is reused), and read the caller's memory as
+// copy_from_user does: a bad pointer is EFAULT, a count too large to allocate ENOMEM,
+// never a crash.
 //   rknpu (0.9.x, fact sheet §1): one IOVA space; RKNPU_SUBMIT runs the chained tasks
 //     of each core's subcore_task range and blocks. The cores of one submit start
 //     together: each round runs one task on every core, the highest core first, so a
@@ -108,7 +109,6 @@ struct emu_buffer {
 // and scheduler entity.
 struct open_file {
   driver kind = driver::rknpu;
-  std::uint32_t next_handle = 1;
   regcmd::model::iova_space domain;  // rocket only
   regcmd::emu::iova_allocator iovas;  // rocket only
   std::int64_t busy_until_ns = 0;     // rocket: when its last queued job ends
@@ -237,7 +237,11 @@ emu_buffer* new_buffer(device_state& s, int fd, std::uint64_t size, bool rocket)
       return nullptr;
     }
   }
-  b.handle = s.files[fd].next_handle++;
+  // drm_gem_handle_create_tail: idr_alloc(&file_priv->object_idr, obj, 1, 0), the lowest
+  // handle from 1 the file does not use, so a freed handle is given again.
+  b.handle = 1;
+  for (auto it = s.buffers.lower_bound({fd, 1}); it != s.buffers.end() && it->first == buffer_key{fd, b.handle}; ++it)
+    ++b.handle;
   b.fd = fd;
   ++s.stats.buffers_created;
   return &(s.buffers[{fd, b.handle}] = b);
@@ -245,6 +249,10 @@ emu_buffer* new_buffer(device_state& s, int fd, std::uint64_t size, bool rocket)
 
 void destroy(device_state& s, emu_buffer& b) {
   auto unmap = real<int (*)(void*, std::size_t)>("munmap");
+  // A dma-buf holds the object, not its handle: it must not find a later buffer the
+  // handle is given to (not emulated further: its fence is gone, EXPORT_SYNC_FILE fails).
+  for (auto& [dmabuf, object] : s.dmabufs)
+    if (object == std::pair{b.fd, b.handle}) object = {-1, 0};
   if (b.device != b.memory) {
     open_file& f = s.files[b.fd];
     f.domain.remove(b.iova);
@@ -756,8 +764,12 @@ int munmap(void* addr, std::size_t length) {
   {
     device_state& s = state();
     std::lock_guard g(s.lock);
+    // A BO's pages live until it is freed (its GEM object holds them), whatever part of
+    // the mapping is unmapped: a hole would crash the NPU's reads, or a later mapping
+    // would take its place.
+    const auto* lo = static_cast<const std::uint8_t*>(addr);
     for (auto& [h, b] : s.buffers)
-      if (addr == b.memory) return 0;  // the memory lives until the buffer is freed
+      if (lo < b.memory + b.size && b.memory < lo + length) return 0;
   }
   return real<int (*)(void*, std::size_t)>("munmap")(addr, length);
 }
