@@ -1,20 +1,42 @@
 #pragma once
-// What the command-line tools share: option values (numbers, precisions, element-wise ops)
-// and the request regcmd-gen and regcmd-run both parse (a matmul, a plan, an SDP op, a fused
-// chain).
+// What the command-line tools share: the exit-status convention, option values (numbers
+// in a range, precisions, element-wise ops), the options given (each once), the request
+// regcmd-gen and regcmd-run both parse (a matmul, a plan, an SDP op, a fused chain), and
+// library errors as one line.
 
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <regcmd/core/precision.hpp>
+#include <regcmd/core/soc.hpp>
+#include <regcmd/decode/format.hpp>
 #include <regcmd/programs/elementwise.hpp>
 #include <regcmd/programs/fused.hpp>
 #include <regcmd/programs/plan.hpp>
+#include <regcmd/rules/catalog.hpp>
 
 namespace regcmd::cli {
+
+// Every tool's exit status (each --help says so): 0 success, 1 a check failed (an output
+// differs from its reference), 2 bad usage, bad input or any other error, with one line
+// on stderr.
+inline constexpr int exit_success = 0, exit_check_failed = 1, exit_error = 2;
+
+// What is wrong with a command line, as its one stderr line; empty when nothing is.
+using problem = std::string;
+
+inline std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+// "--in takes fp16 | int8 | int4, not 'fp64'": the line for a value an option refuses.
+inline problem takes(std::string_view option, std::string_view accepted, std::string_view value) {
+  return std::string(option) + " takes " + std::string(accepted) + ", not " + quoted(value);
+}
 
 // A decimal or 0x-prefixed hexadecimal number that fits 64 bits.
 inline std::optional<std::uint64_t> parse_number(std::string_view s) {
@@ -36,59 +58,93 @@ inline std::optional<std::uint64_t> parse_number(std::string_view s) {
   return v;
 }
 
-// A number that fits 32 bits.
-inline std::optional<std::uint32_t> parse_u32(std::string_view s) {
-  const auto v = parse_number(s);
-  if (!v || *v > 0xffff'ffffu) return std::nullopt;
-  return static_cast<std::uint32_t>(*v);
+inline std::string hex(std::uint64_t v) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(v));
+  return text;
 }
 
-inline std::optional<float> parse_float(std::string_view s) {
-  const std::string text(s);
+// A number from `lo` to `hi` into `field`, or the line naming that range (in hex for
+// addresses). Checked here so that nothing wraps into the field's type.
+template <class T>
+problem number_in(T& field, std::string_view option, std::string_view v, std::uint64_t lo, std::uint64_t hi,
+                  bool in_hex = false) {
+  const auto n = parse_number(v);
+  if (!n || *n < lo || *n > hi) {
+    const std::string range = in_hex ? hex(lo) + " to " + hex(hi) : std::to_string(lo) + " to " + std::to_string(hi);
+    return takes(option, range, v);
+  }
+  field = static_cast<T>(*n);
+  return {};
+}
+
+// A 32-bit operand address (fact sheet §1.5: address registers are 32 bits wide).
+inline problem address_in(std::uint64_t& field, std::string_view option, std::string_view v) {
+  return number_in(field, option, v, 0, soc::rk3588::max_iova, true);
+}
+
+// Any enumerator of E by name, or the line listing them.
+template <declared_enum E>
+problem named(E& field, std::string_view option, std::string_view v) {
+  if (const enumerator_info* e = info_of<E>().find(v)) {
+    field = static_cast<E>(e->value);
+    return {};
+  }
+  std::string names;
+  for (const enumerator_info& e : info_of<E>().values) names += (names.empty() ? "" : " | ") + std::string(e.name);
+  return takes(option, names, v);
+}
+
+// One of `choices` (name, value) by name, or the line listing them.
+template <class T, std::size_t Count>
+problem one_of(T& field, std::string_view option, std::string_view v, const std::pair<std::string_view, T> (&choices)[Count]) {
+  std::string names;
+  for (const auto& [name, value] : choices) {
+    if (name == v) {
+      field = value;
+      return {};
+    }
+    names += (names.empty() ? "" : " | ") + std::string(name);
+  }
+  return takes(option, names, v);
+}
+
+// The SDP's immediate: a finite number within fp16's range, as the SDP computes fp16
+// (regcmd-isa-reference "0x4070 DPU_EW_CFG").
+inline problem immediate_in(float& field, std::string_view option, std::string_view v) {
+  const std::string text(v);
   char* end = nullptr;
-  const float v = std::strtof(text.c_str(), &end);
-  if (text.empty() || *end != '\0') return std::nullopt;
-  return v;
+  const double x = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !std::isfinite(x) || std::abs(x) > 65504.0)
+    return takes(option, "a number from -65504 to 65504 (fp16)", v);
+  field = static_cast<float>(x);
+  return {};
 }
 
-inline std::optional<precision> parse_precision(std::string_view s) {
-  if (const enumerator_info* e = info_of<precision>().find(s)) return static_cast<precision>(e->value);
-  return std::nullopt;
-}
+// The options given so far: each at most once, as a repeated one would silently
+// override the first.
+class given_options {
+ public:
+  problem add(std::string_view option) {
+    if (has(option)) return std::string(option) + " is given twice: give it once";
+    names_.push_back(option);
+    return {};
+  }
+  bool has(std::string_view option) const {
+    for (std::string_view n : names_)
+      if (n == option) return true;
+    return false;
+  }
+  // The line for the first of `options` given, saying why it does not apply.
+  problem refuse_any(std::initializer_list<std::string_view> options, std::string_view why) const {
+    for (std::string_view o : options)
+      if (has(o)) return std::string(o) + " does not apply " + std::string(why);
+    return {};
+  }
 
-inline std::optional<ew_op> parse_ew_op(std::string_view s) {
-  if (s == "add") return ew_op::add;
-  if (s == "mul") return ew_op::mul;
-  if (s == "max") return ew_op::max;
-  if (s == "min") return ew_op::min;
-  return std::nullopt;
-}
-
-inline std::optional<ew_operand> parse_ew_operand(std::string_view s) {
-  if (s == "per-element") return ew_operand::per_element;
-  if (s == "per-channel") return ew_operand::per_channel;
-  if (s == "immediate") return ew_operand::immediate;
-  return std::nullopt;
-}
-
-inline std::optional<ew_layout> parse_ew_layout(std::string_view s) {
-  if (s == "surface") return ew_layout::surface;
-  if (s == "flat") return ew_layout::flat;
-  return std::nullopt;
-}
-
-inline std::optional<operand_layout> parse_matmul_layout(std::string_view s) {
-  if (s == "row_major") return operand_layout::row_major;
-  if (s == "surface") return operand_layout::surface;
-  return std::nullopt;
-}
-
-// Stores a parsed value into `field`; false (and `field` unchanged) when it did not parse.
-template <class T, class U>
-bool assign(T& field, const std::optional<U>& parsed) {
-  if (parsed) field = static_cast<T>(*parsed);
-  return parsed.has_value();
-}
+ private:
+  std::vector<std::string_view> names_;  // views of argv, which outlives the parse
+};
 
 // The program a tool is asked for: `ew` (an SDP op), or `matmul` (planned, or with
 // `--then ew` a fused chain).
@@ -98,29 +154,92 @@ struct request {
   matmul_spec spec{};
   ew_spec ew{};
   plan_options options{};
-  bool have_m = false, have_k = false, have_n = false;
 
   fused_spec fused() const { return {.matmul = spec, .op = ew.op, .operand = ew.operand, .immediate = ew.immediate}; }
-  bool complete() const { return elementwise ? have_m && have_n : have_m && have_k && have_n; }
 };
 
-// Applies one valued option of the request: nullopt when `a` is not one, else whether `v`
-// is a value it takes.
-inline std::optional<bool> apply(request& r, std::string_view a, std::string_view v) {
-  const bool matmul = !r.elementwise, ew_options = r.elementwise || r.fused_ew;
-  if (a == "--then" && matmul) return r.fused_ew = v == "ew";
-  if (a == "--op" && ew_options) return assign(r.ew.op, parse_ew_op(v));
-  if (a == "--operand" && ew_options) return assign(r.ew.operand, parse_ew_operand(v));
-  if (a == "--value" && ew_options) return assign(r.ew.immediate, parse_float(v));
-  if (a == "--dtype" && r.elementwise) return assign(r.ew.dtype, parse_precision(v));
-  if (a == "--in" && matmul) return assign(r.spec.in, parse_precision(v));
-  if (a == "--out" && matmul) return assign(r.spec.out, parse_precision(v));
-  if (a == "-M") return r.have_m = assign(r.elementwise ? r.ew.M : r.spec.M, parse_u32(v));
-  if (a == "-K" && matmul) return r.have_k = assign(r.spec.K, parse_u32(v));
-  if (a == "-N") return r.have_n = assign(r.elementwise ? r.ew.N : r.spec.N, parse_u32(v));
-  if (a == "--k-slice" && matmul) return assign(r.options.k_slice, parse_u32(v));
-  if (a == "--layout") return r.elementwise ? assign(r.ew.layout, parse_ew_layout(v)) : assign(r.spec.layout, parse_matmul_layout(v));
+// The valued options apply() takes.
+inline bool is_request_option(std::string_view a) {
+  for (std::string_view o : {"--then", "--op", "--operand", "--value", "--dtype", "--in", "--out", "-M", "-K", "-N", "--k-slice", "--layout"})
+    if (a == o) return true;
+  return false;
+}
+
+// Applies one valued option of the request: nullopt when `a` is not one, else the
+// problem with `v` (empty when it applied). Which options fit the program is checked
+// once all are known (check_request), so their order does not matter.
+inline std::optional<problem> apply(request& r, std::string_view a, std::string_view v) {
+  constexpr std::uint64_t u32_max = 0xffff'ffffu;
+  static constexpr std::pair<std::string_view, ew_op> ops[] = {{"add", ew_op::add}, {"mul", ew_op::mul}, {"max", ew_op::max}, {"min", ew_op::min}};
+  static constexpr std::pair<std::string_view, ew_operand> operands[] = {
+      {"per-element", ew_operand::per_element}, {"per-channel", ew_operand::per_channel}, {"immediate", ew_operand::immediate}};
+  static constexpr std::pair<std::string_view, ew_layout> ew_layouts[] = {{"surface", ew_layout::surface}, {"flat", ew_layout::flat}};
+  static constexpr std::pair<std::string_view, operand_layout> matmul_layouts[] = {{"row_major", operand_layout::row_major},
+                                                                                  {"surface", operand_layout::surface}};
+  static constexpr std::pair<std::string_view, bool> then[] = {{"ew", true}};
+  if (a == "--then") return one_of(r.fused_ew, a, v, then);
+  if (a == "--op") return one_of(r.ew.op, a, v, ops);
+  if (a == "--operand") return one_of(r.ew.operand, a, v, operands);
+  if (a == "--value") return immediate_in(r.ew.immediate, a, v);
+  if (a == "--dtype") return named(r.ew.dtype, a, v);
+  if (a == "--in") {
+    precision p{};
+    problem bad = named(p, a, v);
+    if (bad.empty()) r.spec.in = p;
+    return bad;
+  }
+  if (a == "--out") return named(r.spec.out, a, v);
+  // The shape fields are 32 bits; the programs' rules give the real limits.
+  if (a == "-M") return number_in(r.elementwise ? r.ew.M : r.spec.M, a, v, 1, u32_max);
+  if (a == "-K") return number_in(r.spec.K, a, v, 1, u32_max);
+  if (a == "-N") return number_in(r.elementwise ? r.ew.N : r.spec.N, a, v, 1, u32_max);
+  if (a == "--k-slice") {
+    // k-slice-max and the weight tile's K of 32 (regcmd-isa-reference "Limits & tiling
+    // (RK3588)", "Operand tile layouts"); 0 would silently mean "choose".
+    const auto k = parse_number(v);
+    if (!k || *k < 32 || *k > soc::rk3588::max_k_slice || *k % 32 != 0)
+      return takes(a, "a multiple of 32 from 32 to " + std::to_string(soc::rk3588::max_k_slice), v);
+    r.options.k_slice = static_cast<std::uint32_t>(*k);
+    return problem{};
+  }
+  if (a == "--layout") return r.elementwise ? one_of(r.ew.layout, a, v, ew_layouts) : one_of(r.spec.layout, a, v, matmul_layouts);
   return std::nullopt;
+}
+
+// The request's options that do not fit its program (given once all are known), and the
+// shape options it needs.
+inline problem check_request(const request& r, const given_options& given) {
+  problem p;
+  if (r.elementwise) {
+    p = given.refuse_any({"--in", "--out", "-K", "--then", "--k-slice", "--delta"}, "to ew (a matmul option)");
+    if (p.empty() && !(given.has("-M") && given.has("-N"))) p = "ew needs -M and -N";
+  } else {
+    if (!r.fused_ew) p = given.refuse_any({"--op", "--operand", "--value"}, "to a matmul without --then ew");
+    if (p.empty()) p = given.refuse_any({"--dtype"}, r.fused_ew ? "after --then ew (the fused op computes fp16)" : "to matmul (--in and --out)");
+    if (p.empty() && r.fused_ew)
+      p = given.refuse_any({"--k-slice", "--delta"}, "with --then ew (the fused chain's matmul is one task, not a plan)");
+    if (p.empty() && !(given.has("-M") && given.has("-K") && given.has("-N"))) p = "matmul needs -M, -K and -N";
+  }
+  if (p.empty() && given.has("--value") && r.ew.operand != ew_operand::immediate)
+    p = "--value does not apply without --operand immediate";
+  return p;
+}
+
+// A library error as one line, a precision by its name and an address in hex: the doors
+// report the request's precision fields as numbers ("ew.dtype = 5" is fp32).
+inline std::string describe(const error& e) {
+  const bool precision_field = e.detail == "dtype" || e.detail == "in" || e.detail == "out" || e.detail == "matmul.in" ||
+                               e.detail == "matmul.out";
+  const std::string_view name = info_of<precision>().name_of(static_cast<std::uint32_t>(e.value));
+  std::string value;
+  if (e.has_value && e.breaks(rules::iova_32bit)) value = hex(e.value);
+  else if (e.has_value && precision_field && e.value <= 0xffff'ffffu && !name.empty()) value = name;
+  if (value.empty()) return to_string(e);
+  error named = e;
+  const std::string detail = std::string(e.detail) + " = " + value;
+  named.detail = detail;
+  named.has_value = false;
+  return to_string(named);
 }
 
 }  // namespace regcmd::cli

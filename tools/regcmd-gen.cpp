@@ -4,8 +4,11 @@
 //   regcmd-gen ew --op add --dtype fp16 -M 64 -N 256 --operand per-channel
 //   regcmd-gen matmul --in fp16 --out fp16 -M 8 -K 128 -N 17 --then ew --op mul --operand per-channel
 //
-// Exit status: 0 written, 2 bad usage or a shape that breaks a rule (its message on stderr).
+// Exit status: 0 written; 2 bad usage, a shape or address that breaks a rule, or an
+// unwritable output (one line on stderr). 1, a failed check, is regcmd-run's and
+// regcmd-diff's.
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -20,6 +23,7 @@
 #include <regcmd/programs/fused.hpp>
 #include <regcmd/programs/matmul.hpp>
 #include <regcmd/programs/plan.hpp>
+#include <regcmd/rules/limits.hpp>
 #include <regcmd/rules/program_rules.hpp>
 
 #include "cli.hpp"
@@ -39,14 +43,15 @@ matmul options:
   --in P              input precision: fp16 | int8 | int4              (default fp16)
   --weight-precision P  the weights' precision if it differs from --in (RK3588 refuses)
   --out P             output precision: fp32 | fp16 | int32 | int16    (default fp32)
-  -M N, -K N, -N N    the shape (required)
+  -M N, -K N, -N N    the shape (required; 1 to 4294967295, the rules narrow it)
   --layout L          row_major | surface                              (default row_major)
   --schedule S        auto | template | bank (the CBUF split; default auto)
   --no-pad            refuse K and N that are not multiples of the weight tile
-  --feature-pitch B   bytes between feature rows (row_major; default: a packed row)
-  --output-pitch B    bytes between output rows (row_major; default: a packed row)
+  --feature-pitch B   bytes between feature rows (row_major; default 0: a packed row)
+  --output-pitch B    bytes between output rows (row_major; default 0: a packed row)
   --plan              plan the operation (K-split, N/M tiling) instead of one op
-  --k-slice N         with --plan: K-split slice (multiple of 32, <= 2048; default: chosen)
+  --k-slice N         with --plan: K-split slice, a multiple of 32 from 32 to 2048
+                      (default: chosen)
   --delta             with --plan: tasks after the first two carry only what changed
   --then ew           fuse an SDP op after the matmul (with --op, --operand, --value)
 
@@ -55,11 +60,12 @@ ew options (and, after --then ew, of the fused op):
   --dtype P           fp16 | int8 | int16                               (default fp16)
   -M N, -N N          the shape (required)
   --operand K         per-element | per-channel | immediate             (default per-element)
-  --value X           the immediate operand (a number)
+  --value X           with --operand immediate: the operand, -65504 to 65504 (fp16)
   --layout L          surface | flat                                    (default surface)
   --no-pad            refuse an N that does not fill whole 16-byte atoms
 
-Addresses (patched into the program's slots; default 0):
+Addresses (patched into the program's slots; default 0), each for an operand the
+program has, 0 to 0xffffffff with every byte its DMA reaches below 4 GiB:
   --feature ADDR, --weight ADDR, --output ADDR, --ew-operand ADDR, --intermediate ADDR
   (a fused chain's matmul result), and --regcmd ADDR (the program's own buffer, which
   chained tasks' next-task addresses point into)
@@ -69,78 +75,105 @@ Output:
                       json (the regcmd-dis --json schema)               (default hex)
   -o FILE             write to FILE instead of standard output
   -h, --help          this text
+
+Each option is given once, and only where it applies. Each error is one line on standard
+error.
+Exit status: 0 written; 2 bad usage, a shape or address that breaks a rule, or an
+unwritable output. (1, a failed check, is regcmd-run's and regcmd-diff's.)
 )";
 
-int fail_usage(const std::string& message) {
-  std::fprintf(stderr, "regcmd-gen: %s\n(regcmd-gen --help lists the programs and options)\n", message.c_str());
-  return 2;
+// Every error is one line; the usage is printed for --help and for no arguments only.
+int fail(const std::string& message) {
+  std::fprintf(stderr, "regcmd-gen: %s\n", message.c_str());
+  return regcmd::cli::exit_error;
 }
 
-int fail_rule(const regcmd::error& e) {
-  std::fprintf(stderr, "regcmd-gen: %s\n", regcmd::to_string(e).c_str());
-  return 2;
-}
+// The address options and the operand each patches.
+struct address_option {
+  std::string_view name;
+  regcmd::operand_role role;
+};
+constexpr address_option address_options[] = {
+    {"--feature", regcmd::operand_role::feature},       {"--weight", regcmd::operand_role::weight},
+    {"--output", regcmd::operand_role::output},         {"--ew-operand", regcmd::operand_role::ew_operand},
+    {"--intermediate", regcmd::operand_role::intermediate}, {"--regcmd", regcmd::operand_role::regcmd}};
 
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace regcmd;
-  if (argc < 2) return fail_usage("no program given");
+  if (argc < 2) {
+    std::fputs(usage, stderr);
+    return cli::exit_error;
+  }
   const std::string_view program_name = argv[1];
   if (program_name == "-h" || program_name == "--help") {
     std::fputs(usage, stdout);
-    return 0;
+    return cli::exit_success;
   }
   cli::request r{.elementwise = program_name == "ew"};
   const bool elementwise = r.elementwise;
-  if (program_name != "matmul" && !elementwise) return fail_usage("unknown program '" + std::string(program_name) + "'");
+  if (program_name != "matmul" && !elementwise) return fail("unknown program '" + std::string(program_name) + "': matmul or ew");
 
   matmul_spec& spec = r.spec;
   std::optional<precision> weight;
   bool planned = false;
   operand_addresses addresses{};
-  std::string format = "hex", out_path;
+  std::string_view format = "hex";
+  std::string out_path;
+  cli::given_options given;
 
+  static constexpr std::pair<std::string_view, schedule> schedules[] = {
+      {"auto", schedule::automatic}, {"template", schedule::template_split}, {"bank", schedule::bank_split}};
+  static constexpr std::pair<std::string_view, std::string_view> formats[] = {{"hex", "hex"}, {"bin", "bin"}, {"json", "json"}};
   for (int i = 2; i < argc; ++i) {
     const std::string_view a = argv[i];
     if (a == "-h" || a == "--help") {
       std::fputs(usage, stdout);
-      return 0;
+      return cli::exit_success;
     }
+    if (cli::problem twice = given.add(a); !twice.empty()) return fail(twice);
     if (a == "--no-pad") {
       spec.pad = r.ew.pad = padding::none;
       continue;
     }
-    if (a == "--plan" && !elementwise) { planned = true; continue; }
-    if (a == "--delta" && !elementwise) { r.options.delta_tasks = true; continue; }
-    if (i + 1 >= argc) return fail_usage("option '" + std::string(a) + "' needs a value");
+    if (a == "--plan") { planned = true; continue; }
+    if (a == "--delta") { r.options.delta_tasks = true; continue; }
+    const auto address = std::find_if(std::begin(address_options), std::end(address_options),
+                                       [&](const address_option& o) { return o.name == a; });
+    const bool known = cli::is_request_option(a) || a == "--weight-precision" || a == "--schedule" || a == "--feature-pitch" ||
+                       a == "--output-pitch" || address != std::end(address_options) || a == "--format" || a == "-o";
+    if (!known) return fail("unknown option '" + std::string(a) + "' (regcmd-gen --help lists them)");
+    if (i + 1 >= argc) return fail(std::string(a) + " needs a value");
     const std::string_view v = argv[++i];
-    using namespace cli;
-    auto set_address = [&](operand_role role) { return assign(addresses[static_cast<std::size_t>(role)], parse_number(v)); };
-    bool ok = true;
-    if (const std::optional<bool> applied = apply(r, a, v)) ok = *applied;
-    else if (a == "--weight-precision" && !elementwise) ok = (weight = parse_precision(v)).has_value();
-    else if (a == "--schedule" && !elementwise) {
-      ok = v == "auto" || v == "template" || v == "bank";
-      spec.sched = v == "template" ? schedule::template_split : v == "bank" ? schedule::bank_split : schedule::automatic;
-    } else if (a == "--feature-pitch" && !elementwise) ok = assign(spec.feature_pitch, parse_u32(v));
-    else if (a == "--output-pitch" && !elementwise) ok = assign(spec.output_pitch, parse_u32(v));
-    else if (a == "--feature") ok = set_address(operand_role::feature);
-    else if (a == "--weight") ok = set_address(operand_role::weight);
-    else if (a == "--output") ok = set_address(operand_role::output);
-    else if (a == "--ew-operand") ok = set_address(operand_role::ew_operand);
-    else if (a == "--intermediate") ok = set_address(operand_role::intermediate);
-    else if (a == "--regcmd") ok = set_address(operand_role::regcmd);
-    else if (a == "--format") {
-      ok = v == "hex" || v == "bin" || v == "json";
-      format = v;
-    } else if (a == "-o") out_path = v;
-    else return fail_usage("unknown option '" + std::string(a) + "' for " + std::string(program_name));
-    if (!ok) return fail_usage("bad value '" + std::string(v) + "' for " + std::string(a));
+    cli::problem bad;
+    if (const std::optional<cli::problem> applied = cli::apply(r, a, v)) bad = *applied;
+    else if (a == "--weight-precision") {
+      precision w{};
+      if ((bad = cli::named(w, a, v)).empty()) weight = w;
+    }
+    else if (a == "--schedule") bad = cli::one_of(spec.sched, a, v, schedules);
+    else if (a == "--feature-pitch") bad = cli::number_in(spec.feature_pitch, a, v, 0, 0xffff'ffffu);
+    else if (a == "--output-pitch") bad = cli::number_in(spec.output_pitch, a, v, 0, 0xffff'ffffu);
+    else if (address != std::end(address_options)) bad = cli::address_in(addresses[static_cast<std::size_t>(address->role)], a, v);
+    else if (a == "--format") bad = cli::one_of(format, a, v, formats);
+    else if (v.empty()) bad = cli::takes(a, "a file name", v);  // -o, the option left
+    else out_path = v;
+    if (!bad.empty()) return fail(bad);
   }
-  if (!r.complete()) return fail_usage(elementwise ? "ew needs -M and -N" : "matmul needs -M, -K and -N");
+  if (cli::problem p = cli::check_request(r, given); !p.empty()) return fail(p);
+  if (elementwise) {
+    if (cli::problem p = given.refuse_any({"--plan", "--weight-precision", "--schedule", "--feature-pitch", "--output-pitch"},
+                                          "to ew (a matmul option)");
+        !p.empty())
+      return fail(p);
+  } else if (r.fused_ew) {
+    if (cli::problem p = given.refuse_any({"--plan"}, "with --then ew (the fused chain's matmul is one task, not a plan)"); !p.empty())
+      return fail(p);
+  } else if (!planned) {
+    if (cli::problem p = given.refuse_any({"--k-slice", "--delta"}, "without --plan"); !p.empty()) return fail(p);
+  }
   if (weight) spec.in = input_precisions{spec.in.features, *weight};
-  if (r.fused_ew && planned) return fail_usage("--then ew fuses one matmul task: drop --plan");
 
   struct {
     std::vector<entry> entries;
@@ -159,8 +192,24 @@ int main(int argc, char** argv) {
                        : r.fused_ew ? take(build_fused(r.fused()))
                        : planned    ? take(build_plan(spec, r.options))
                                     : take(build_matmul(spec));
-  if (!built) return fail_rule(built.err());
-  if (status s = patch_slots(p.entries, p.slots, addresses); !s) return fail_rule(s.err());
+  if (!built) return fail(cli::describe(built.err()));
+  // An address for an operand the program does not read or write would be dropped.
+  for (const address_option& o : address_options)
+    if (given.has(o.name) && std::none_of(p.slots.begin(), p.slots.end(), [&](const slot& s) { return s.role == o.role; }))
+      return fail(std::string(o.name) + " does not apply: the program has no " + std::string(name_of(o.role)) + " slot");
+  if (status s = patch_slots(p.entries, p.slots, addresses); !s) return fail(cli::describe(s.err()));
+  // Every byte a slot's DMA reaches needs a 32-bit address, not only its first (fact sheet
+  // §1.5): the extent counted from address 0, as the plans count an operand's.
+  for (const slot& s : p.slots) {
+    const std::uint64_t first = addresses[static_cast<std::size_t>(s.role)] + s.offset;  // fits: patch_slots checked it
+    if (fits_address_space<soc::rk3588>(first + s.extent)) continue;
+    const auto option = std::find_if(std::begin(address_options), std::end(address_options),
+                                     [&](const address_option& o) { return o.role == s.role; });
+    const std::string what = (option != std::end(address_options) ? std::string(option->name) + " " : std::string()) +
+                             cli::hex(addresses[static_cast<std::size_t>(s.role)]) + ": " + std::to_string(s.extent) +
+                             " bytes at offset " + cli::hex(s.offset) + " end at " + cli::hex(first + s.extent);
+    return fail(cli::describe(make_error(rules::iova_32bit, name_of(s.role)).with_note(what)));
+  }
 
   std::string text;
   if (format == "hex") {
@@ -180,5 +229,5 @@ int main(int argc, char** argv) {
   }
   const bool written = out_path.empty() ? cli::write_out(stdout, text, "regcmd-gen")
                                          : cli::write_file(out_path, text, "regcmd-gen");
-  return written ? 0 : 1;
+  return written ? cli::exit_success : cli::exit_error;
 }

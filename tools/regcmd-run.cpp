@@ -4,14 +4,18 @@
 //   regcmd-run ew --op mul --dtype fp16 -M 64 -N 256 --operand per-channel
 //   regcmd-run matmul --in fp16 --out fp16 -M 8 -K 128 -N 17 --then ew --op mul --operand per-channel
 //
-// Prints one line: max_abs_error=<x> max_rel_error=<y> submits=<n> us_per_submit=<t>
-// Exit status: 0 every output within tolerance, 1 some output is not, 2 an error.
+// Prints one line: max_abs_error=<x> max_rel_error=<y> submits=<n> us_per_submit=<t>, the
+// worst over every repeat (each repeat's output is checked), and for a repeat out of
+// tolerance one line on stderr naming it and its worst element.
+// Exit status: 0 every output within tolerance, 1 some output is not, 2 bad usage or an
+// error (one line on stderr).
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <random>
@@ -44,37 +48,44 @@ matmul options:
   --out P         fp32 | fp16 | int32 | int16               (default fp32)
   -M N, -K N, -N N
   --layout L      row_major | surface                       (default row_major)
-  --delta         delta tasks (later tasks carry only what changed)
-  --k-slice N     K-split slice (multiple of 32, <= 2048)
+  --delta         delta tasks (later tasks carry only what changed; not with --then)
+  --k-slice N     K-split slice, a multiple of 32 from 32 to 2048 (not with --then)
   --then ew       fuse an SDP op on the fp16 result (with --op, --operand, --value)
 ew options (and those of the fused op):
   --op O          add | mul | max | min                     (default add)
   --dtype P       fp16 | int8 | int16                       (default fp16)
   -M N, -N N
   --operand K     per-element | per-channel | immediate     (default per-element)
-  --value X       the immediate operand                     (default 1.5)
+  --value X       with --operand immediate: the operand, -65504 to 65504 (default 1.5)
   --layout L      surface | flat                            (default surface)
 running:
   --cores C       1 (one core) | 3 (tasks split in three chains: rknpu the 3-core mask,
                   rocket one job each, the kernel picks the cores)
-  --round-robin   with --cores 1: rotate the repeats over the three cores (rknpu)
+  --round-robin   rknpu, with --cores 1: rotate the repeats over the three cores
   --device PATH   the NPU node: /dev/dri/card1 (rknpu, vendor kernels) or /dev/accel/accel0
                   (rocket, mainline 6.18+); default $REGCMD_DEVICE, else the first found
-  --seed S        random data seed                          (default 1)
-  --repeat R      submits to time after the first           (default 1)
-  --nonblocking   submit with a fence and wait on it
+  --seed S        random data seed, 0 to 18446744073709551615 (default 1)
+  --repeat R      runs of the program, 1 to 1000000, every one's output checked
+                  (default 1; the first run may add a warm-up submit)
+  --nonblocking   rknpu: submit with a fence and wait on it (rocket always does)
   -h, --help      this text
 
 Tolerances: a matmul's relative error is |C - ref| / sum_k |A B|, within (K + 2) * 2^-24
 for fp32 accumulation plus 2^-11 for a fp16 output; an SDP op is exact for integers and
 within one fp16 rounding (2^-11 relative) for fp16, on top of the matmul's in a chain.
-Exit status: 0 within tolerance, 1 not, 2 an error (with its message).
+
+Each option is given once, and only where it applies. Each error is one line on standard
+error.
+Exit status: 0 every repeat's output within tolerance; 1 some output is not (stderr names
+the first such repeat and its worst element); 2 bad usage, a shape that breaks a rule, or
+a device or runtime error.
 )";
 
 int fail(const std::string& message) {
   std::fprintf(stderr, "regcmd-run: %s\n", message.c_str());
-  return 2;
+  return regcmd::cli::exit_error;
 }
+int fail(const regcmd::error& e) { return fail(regcmd::cli::describe(e)); }
 
 // How the program runs: cores, repeats, blocking.
 struct run_settings {
@@ -83,14 +94,77 @@ struct run_settings {
   bool three_cores = false, round_robin = false, nonblocking = false;
 };
 
+// One output against its reference, element by element: the largest errors, and the
+// element furthest out of tolerance (a NaN is as far out as can be).
+struct check {
+  double max_abs = 0, max_rel = 0;
+  bool within = true;
+  std::size_t worst = 0;  // with !within: the element furthest out
+  double worst_c = 0, worst_ref = 0, worst_allowed = 0, worst_excess = -1;
+
+  // |c - ref| <= tolerance * scale (exact when the tolerance is 0).
+  void add(std::size_t i, double c, double ref, double scale, double tolerance) {
+    const double err = std::abs(c - ref);
+    const double rel = err / std::max(scale, std::numeric_limits<double>::min());
+    max_abs = std::max(max_abs, err);
+    max_rel = std::max(max_rel, rel);
+    const double allowed = tolerance * scale;
+    if (tolerance == 0 ? err == 0 : rel <= tolerance) return;
+    within = false;
+    const double excess = std::isnan(err) ? std::numeric_limits<double>::infinity() : err - allowed;
+    if (excess > worst_excess) {
+      worst = i;
+      worst_c = c;
+      worst_ref = ref;
+      worst_allowed = tolerance == 0 ? 0 : allowed;
+      worst_excess = excess;
+    }
+  }
+};
+
+// Every repeat's check: the largest errors over all, and the first repeat out of tolerance.
 struct run_outcome {
   unsigned submits = 0;
   double total_us = 0;
+  check all;
+  std::uint64_t repeats = 0, wrong = 0, first_wrong = 0;  // first_wrong: 1-based
+  check first;
+
+  void add(const check& c) {
+    ++repeats;
+    all.max_abs = std::max(all.max_abs, c.max_abs);
+    all.max_rel = std::max(all.max_rel, c.max_rel);
+    if (c.within) return;
+    all.within = false;
+    if (wrong++ == 0) {
+      first_wrong = repeats;
+      first = c;
+    }
+  }
+
+  // The summary line on stdout and, when a repeat was out of tolerance, one line on stderr
+  // naming it (a corruption in any repeat fails the run, not only one in the last).
+  int report(const char* output, std::uint32_t N) const {
+    std::printf("max_abs_error=%.6g max_rel_error=%.6g submits=%u us_per_submit=%.1f\n", all.max_abs, all.max_rel, submits,
+                total_us / std::max(1u, submits));
+    if (all.within) return regcmd::cli::exit_success;
+    char others[64] = "";
+    if (repeats > 1)
+      std::snprintf(others, sizeof others, "; %llu of %llu repeats out of tolerance", static_cast<unsigned long long>(wrong),
+                    static_cast<unsigned long long>(repeats));
+    std::fprintf(stderr, "regcmd-run: repeat %llu of %llu is out of tolerance: %s[%zu][%zu] = %.9g, expected %.9g (off by %.3g, allowed %.3g)%s\n",
+                 static_cast<unsigned long long>(first_wrong), static_cast<unsigned long long>(repeats), output,
+                 first.worst / N, first.worst % N, first.worst_c, first.worst_ref, std::abs(first.worst_c - first.worst_ref),
+                 first.worst_allowed, others);
+    return regcmd::cli::exit_check_failed;
+  }
 };
 
-// Prepares, binds and runs the program `repeat` times (the first with its warm-up).
+// Prepares, binds and runs the program `repeat` times (the first with its warm-up),
+// checking each run's output with `verify` before the next run overwrites it.
+template <class Verify>
 regcmd::result<run_outcome> run(regcmd::runtime::session& npu, const regcmd::program_view& program,
-                                 const regcmd::runtime::operands& ops, const run_settings& settings) {
+                                const regcmd::runtime::operands& ops, const run_settings& settings, Verify&& verify) {
   using namespace regcmd;
   auto prepared = npu.prepare(program, {settings.three_cores ? runtime::cores::all : runtime::cores::one});
   if (!prepared) return prepared.err();
@@ -102,6 +176,9 @@ regcmd::result<run_outcome> run(regcmd::runtime::session& npu, const regcmd::pro
     if (!report) return report.err();
     out.submits += report.value().submits;
     out.total_us += report.value().wall_us;
+    const result<check> checked = verify();
+    if (!checked) return checked.err();
+    out.add(checked.value());
   }
   return out;
 }
@@ -117,24 +194,6 @@ regcmd::result<std::vector<regcmd::runtime::buffer>> buffers(const regcmd::runti
   }
   return out;
 }
-
-struct check {
-  double max_abs = 0, max_rel = 0;
-  bool within = true;
-  // One output against its reference: |c - ref| <= tolerance * scale.
-  void add(double c, double ref, double scale, double tolerance) {
-    const double err = std::abs(c - ref);
-    const double rel = err / std::max(scale, std::numeric_limits<double>::min());
-    max_abs = std::max(max_abs, err);
-    max_rel = std::max(max_rel, rel);
-    within = within && (tolerance == 0 ? err == 0 : rel <= tolerance);
-  }
-  int report(const run_outcome& o) const {
-    std::printf("max_abs_error=%.6g max_rel_error=%.6g submits=%u us_per_submit=%.1f\n", max_abs, max_rel, o.submits,
-                o.total_us / std::max(1u, o.submits));
-    return within ? 0 : 1;
-  }
-};
 
 double apply(regcmd::ew_op op, double x, double y) {
   switch (op) {
@@ -153,11 +212,11 @@ int run_matmul(const regcmd::runtime::device& dev, const regcmd::matmul_spec& sp
                const run_settings& settings) {
   using namespace regcmd;
   const auto built = build_plan(spec, options);
-  if (!built) return fail(to_string(built.err()));
+  if (!built) return fail(built.err());
   const plan_shape& shape = built.value().geometry;
   const matmul_geometry& g = shape.whole;
   auto bufs = buffers(dev, {plan_feature_bytes(shape), shape.weight_bytes(), plan_output_bytes(shape)});
-  if (!bufs) return fail(to_string(bufs.err()));
+  if (!bufs) return fail(bufs.err());
   runtime::buffer &feature = bufs.value()[0], &weight = bufs.value()[1], &output = bufs.value()[2];
 
   std::mt19937_64 rng(settings.seed);
@@ -179,25 +238,9 @@ int run_matmul(const regcmd::runtime::device& dev, const regcmd::matmul_spec& sp
     packed = pack_features<std::int8_t>(g, ai, feature.bytes());
     if (packed) packed = pack_weights<std::int8_t>(shape, bi, weight.bytes());
   }
-  if (!packed) return fail(to_string(packed.err()));
+  if (!packed) return fail(packed.err());
 
-  runtime::session npu{dev};
-  const auto ran = run(npu, built.value().view(), {.feature = &feature, .weight = &weight, .output = &output}, settings);
-  if (!ran) return fail(to_string(ran.err()));
-
-  // Check against a host matmul (double; exact for the integer pairs).
-  std::vector<double> c(MN);
-  status finished;
-  if (g.out == precision::fp32 || g.out == precision::fp16) {
-    std::vector<float> cf(MN);
-    finished = finish_plan<float>(shape, output.bytes(), cf);
-    std::copy(cf.begin(), cf.end(), c.begin());
-  } else {
-    std::vector<std::int64_t> ci(MN);
-    finished = finish_plan<std::int64_t>(shape, output.bytes(), ci);
-    std::copy(ci.begin(), ci.end(), c.begin());
-  }
-  if (!finished) return fail(to_string(finished.err()));
+  // The host matmul (double; exact for the integer pairs), once for every repeat.
   std::vector<double> ref(MN, 0.0), scale(MN, 0.0);
   for (std::uint32_t m = 0; m < spec.M; ++m)
     for (std::uint32_t k = 0; k < spec.K; ++k) {
@@ -214,9 +257,28 @@ int run_matmul(const regcmd::runtime::device& dev, const regcmd::matmul_spec& sp
     for (double& v : ref) v = std::clamp(v, -32768.0, 32767.0);  // the int16 accumulator saturates
   const bool exact = g.out == precision::int32 || g.out == precision::int16;
   const double tolerance = exact ? 0.0 : (spec.K + 2.0) * std::ldexp(1.0, -24) + (g.out == precision::fp16 ? std::ldexp(1.0, -11) : 0.0);
-  check result;
-  for (std::size_t i = 0; i < MN; ++i) result.add(c[i], ref[i], scale[i], tolerance);
-  return result.report(ran.value());
+
+  std::vector<double> c(MN);
+  auto verify = [&]() -> result<check> {
+    status finished;
+    if (g.out == precision::fp32 || g.out == precision::fp16) {
+      std::vector<float> cf(MN);
+      finished = finish_plan<float>(shape, output.bytes(), cf);
+      std::copy(cf.begin(), cf.end(), c.begin());
+    } else {
+      std::vector<std::int64_t> ci(MN);
+      finished = finish_plan<std::int64_t>(shape, output.bytes(), ci);
+      std::copy(ci.begin(), ci.end(), c.begin());
+    }
+    if (!finished) return finished.err();
+    check result;
+    for (std::size_t i = 0; i < MN; ++i) result.add(i, c[i], ref[i], scale[i], tolerance);
+    return result;
+  };
+  runtime::session npu{dev};
+  const auto ran = run(npu, built.value().view(), {.feature = &feature, .weight = &weight, .output = &output}, settings, verify);
+  if (!ran) return fail(ran.err());
+  return ran.value().report("C", spec.N);
 }
 
 // An SDP element-wise op.
@@ -224,10 +286,10 @@ template <class T>
 int run_ew_typed(const regcmd::runtime::device& dev, const regcmd::ew_spec& spec, const run_settings& settings) {
   using namespace regcmd;
   const auto built = build_ew(spec);
-  if (!built) return fail(to_string(built.err()));
+  if (!built) return fail(built.err());
   const ew_geometry& g = built.value().geometry;
   auto bufs = buffers(dev, {g.tensor_bytes(), g.operand_bytes(), g.tensor_bytes()});
-  if (!bufs) return fail(to_string(bufs.err()));
+  if (!bufs) return fail(bufs.err());
   runtime::buffer &a_buf = bufs.value()[0], &b_buf = bufs.value()[1], &c_buf = bufs.value()[2];
   std::mt19937_64 rng(settings.seed);
   const std::size_t MN = std::size_t{spec.M} * spec.N;
@@ -243,24 +305,27 @@ int run_ew_typed(const regcmd::runtime::device& dev, const regcmd::ew_spec& spec
   status packed = pack_ew_tensor<T>(g, a, a_buf.bytes());
   if (packed && spec.operand == ew_operand::per_element) packed = pack_ew_tensor<T>(g, b, b_buf.bytes());
   if (packed && spec.operand == ew_operand::per_channel) packed = pack_ew_vector<T>(g, b, b_buf.bytes());
-  if (!packed) return fail(to_string(packed.err()));
-  runtime::session npu{dev};
-  const auto ran = run(npu, built.value().view(), {.feature = &a_buf, .output = &c_buf, .ew_operand = &b_buf}, settings);
-  if (!ran) return fail(to_string(ran.err()));
-  if (status s = unpack_ew_tensor<T>(g, c_buf.bytes(), c); !s) return fail(to_string(s.err()));
-  check result;
+  if (!packed) return fail(packed.err());
   const bool fp16 = std::is_same_v<T, float>;
-  for (std::uint32_t m = 0; m < spec.M; ++m)
-    for (std::uint32_t n = 0; n < spec.N; ++n) {
-      const std::size_t i = std::size_t{m} * spec.N + n;
-      const double y = spec.operand == ew_operand::per_channel ? b[n]
-                       : spec.operand == ew_operand::immediate ? spec.immediate
-                                                               : b[i];
-      double ref = apply(spec.op, a[i], y);
-      if (!fp16) ref = std::clamp<double>(ref, std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
-      result.add(c[i], ref, std::max(std::abs(ref), 1e-3), fp16 ? std::ldexp(1.0, -11) : 0.0);
-    }
-  return result.report(ran.value());
+  auto verify = [&]() -> result<check> {
+    if (status s = unpack_ew_tensor<T>(g, c_buf.bytes(), c); !s) return s.err();
+    check result;
+    for (std::uint32_t m = 0; m < spec.M; ++m)
+      for (std::uint32_t n = 0; n < spec.N; ++n) {
+        const std::size_t i = std::size_t{m} * spec.N + n;
+        const double y = spec.operand == ew_operand::per_channel ? b[n]
+                         : spec.operand == ew_operand::immediate ? spec.immediate
+                                                                 : b[i];
+        double ref = apply(spec.op, a[i], y);
+        if (!fp16) ref = std::clamp<double>(ref, std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
+        result.add(i, c[i], ref, std::max(std::abs(ref), 1e-3), fp16 ? std::ldexp(1.0, -11) : 0.0);
+      }
+    return result;
+  };
+  runtime::session npu{dev};
+  const auto ran = run(npu, built.value().view(), {.feature = &a_buf, .output = &c_buf, .ew_operand = &b_buf}, settings, verify);
+  if (!ran) return fail(ran.err());
+  return ran.value().report("out", spec.N);
 }
 
 int run_ew(const regcmd::runtime::device& dev, const regcmd::ew_spec& spec, const run_settings& settings) {
@@ -274,11 +339,11 @@ int run_ew(const regcmd::runtime::device& dev, const regcmd::ew_spec& spec, cons
 int run_fused(const regcmd::runtime::device& dev, const regcmd::fused_spec& spec, const run_settings& settings) {
   using namespace regcmd;
   const auto built = build_fused(spec);
-  if (!built) return fail(to_string(built.err()));
+  if (!built) return fail(built.err());
   const fused_geometry& g = built.value().geometry;
   auto bufs = buffers(dev, {g.mm.feature_bytes(), g.mm.weight_bytes(), fused_intermediate_bytes(g),
                             fused_operand_bytes(g), fused_output_bytes(g)});
-  if (!bufs) return fail(to_string(bufs.err()));
+  if (!bufs) return fail(bufs.err());
   auto& v = bufs.value();
   const std::uint32_t M = spec.matmul.M, K = spec.matmul.K, N = spec.matmul.N;
   std::mt19937_64 rng(settings.seed);
@@ -291,16 +356,10 @@ int run_fused(const regcmd::runtime::device& dev, const regcmd::fused_spec& spec
   status packed = pack_features<float>(g.mm, a, v[0].bytes());
   if (packed) packed = pack_weights<float>(g.mm, w, v[1].bytes());
   if (packed && spec.operand != ew_operand::immediate) packed = pack_fused_operand<float>(g, b, v[3].bytes());
-  if (!packed) return fail(to_string(packed.err()));
-  runtime::session npu{dev};
-  const auto ran = run(npu, built.value().view(),
-                       {.feature = &v[0], .weight = &v[1], .output = &v[4], .ew_operand = &v[3], .intermediate = &v[2]},
-                       settings);
-  if (!ran) return fail(to_string(ran.err()));
-  if (status s = unpack_fused_output<float>(g, v[4].bytes(), c); !s) return fail(to_string(s.err()));
+  if (!packed) return fail(packed.err());
   // C = A . B to fp16 (the matmul's fp32 accumulation, (K + 2) 2^-24 of sum |A B|), then
-  // the op and its fp16 rounding: the bound scales both by |y|.
-  check result;
+  // the op and its fp16 rounding: the bound scales both by |y|. Once for every repeat.
+  std::vector<double> ref(std::size_t{M} * N), bound(std::size_t{M} * N);
   for (std::uint32_t m = 0; m < M; ++m)
     for (std::uint32_t n = 0; n < N; ++n) {
       double mm = 0, scale = 0;
@@ -311,60 +370,98 @@ int run_fused(const regcmd::runtime::device& dev, const regcmd::fused_spec& spec
       const double y = spec.operand == ew_operand::per_channel ? b[n]
                        : spec.operand == ew_operand::immediate ? spec.immediate
                                                                : b[std::size_t{m} * N + n];
-      const double ref = apply(spec.op, mm, y);
-      const double bound = (scale * (K + 2.0) * std::ldexp(1.0, -24) + std::abs(mm) * std::ldexp(1.0, -11)) *
-                               std::max(1.0, spec.op == ew_op::mul ? std::abs(y) : 1.0) +
-                           std::abs(ref) * std::ldexp(1.0, -11);
-      result.add(c[std::size_t{m} * N + n], ref, std::max(bound, 1e-30), 1.0);
+      const std::size_t i = std::size_t{m} * N + n;
+      ref[i] = apply(spec.op, mm, y);
+      bound[i] = std::max((scale * (K + 2.0) * std::ldexp(1.0, -24) + std::abs(mm) * std::ldexp(1.0, -11)) *
+                                  std::max(1.0, spec.op == ew_op::mul ? std::abs(y) : 1.0) +
+                              std::abs(ref[i]) * std::ldexp(1.0, -11),
+                          1e-30);
     }
-  return result.report(ran.value());
+  auto verify = [&]() -> result<check> {
+    if (status s = unpack_fused_output<float>(g, v[4].bytes(), c); !s) return s.err();
+    check result;
+    for (std::size_t i = 0; i < c.size(); ++i) result.add(i, c[i], ref[i], bound[i], 1.0);
+    return result;
+  };
+  runtime::session npu{dev};
+  const auto ran = run(npu, built.value().view(),
+                       {.feature = &v[0], .weight = &v[1], .output = &v[4], .ew_operand = &v[3], .intermediate = &v[2]},
+                       settings, verify);
+  if (!ran) return fail(ran.err());
+  return ran.value().report("out", N);
+}
+
+// A node that does not open reads like any file that does not, "cannot open 'PATH':
+// reason", then the rule that says what to do.
+std::string describe_open(const regcmd::error& e) {
+  if (e.os_errno == 0 || e.note().empty()) return regcmd::cli::describe(e);
+  return "cannot open '" + std::string(e.note()) + "': " + std::strerror(e.os_errno) + " (" +
+         regcmd::to_string(regcmd::make_error(*e.violated)) + ")";
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace regcmd;
-  const std::string_view program = argc >= 2 ? argv[1] : "";
+  if (argc < 2) {
+    std::fputs(usage, stderr);
+    return cli::exit_error;
+  }
+  const std::string_view program = argv[1];
   if (program == "-h" || program == "--help") {
     std::fputs(usage, stdout);
-    return 0;
+    return cli::exit_success;
   }
   cli::request r{.elementwise = program == "ew", .ew = {.immediate = 1.5f}};
-  if (program != "matmul" && !r.elementwise) return fail("the first argument is the program: matmul or ew (see --help)");
+  if (program != "matmul" && !r.elementwise) return fail("unknown program '" + std::string(program) + "': matmul or ew");
 
   run_settings settings;
+  cli::given_options given;
+  static constexpr std::pair<std::string_view, bool> core_counts[] = {{"1", false}, {"3", true}};
   for (int i = 2; i < argc; ++i) {
     const std::string_view a = argv[i];
-    if (a == "--delta" && !r.elementwise) { r.options.delta_tasks = true; continue; }
+    if (a == "-h" || a == "--help") {
+      std::fputs(usage, stdout);
+      return cli::exit_success;
+    }
+    if (cli::problem twice = given.add(a); !twice.empty()) return fail(twice);
+    if (a == "--delta") { r.options.delta_tasks = true; continue; }
     if (a == "--round-robin") { settings.round_robin = true; continue; }
     if (a == "--nonblocking") { settings.nonblocking = true; continue; }
-    if (a == "-h" || a == "--help") { std::fputs(usage, stdout); return 0; }
-    if (i + 1 >= argc) return fail("option '" + std::string(a) + "' needs a value");
+    const bool known = cli::is_request_option(a) || a == "--cores" || a == "--device" || a == "--seed" || a == "--repeat";
+    if (!known) return fail("unknown option '" + std::string(a) + "' (regcmd-run --help lists them)");
+    if (i + 1 >= argc) return fail(std::string(a) + " needs a value");
     const std::string_view v = argv[++i];
-    using namespace cli;
-    const auto n = parse_number(v);
-    bool ok = true;
-    if (const std::optional<bool> applied = apply(r, a, v)) ok = *applied;
-    else if (a == "--cores") {
-      ok = v == "1" || v == "3";
-      settings.three_cores = v == "3";
-    } else if (a == "--device") settings.device_path = v;
-    else if (a == "--seed") ok = assign(settings.seed, n);
-    else if (a == "--repeat") ok = n && *n >= 1 && assign(settings.repeat, n);
-    else return fail("unknown option '" + std::string(a) + "' for " + std::string(program) + " (see --help)");
-    if (!ok) return fail("bad value '" + std::string(v) + "' for " + std::string(a));
+    cli::problem bad;
+    if (const std::optional<cli::problem> applied = cli::apply(r, a, v)) bad = *applied;
+    else if (a == "--cores") bad = cli::one_of(settings.three_cores, a, v, core_counts);
+    else if (a == "--device") {
+      if (v.empty()) bad = cli::takes(a, "a device node", v);
+      settings.device_path = v;
+    } else if (a == "--seed") bad = cli::number_in(settings.seed, a, v, 0, UINT64_MAX);
+    else bad = cli::number_in(settings.repeat, a, v, 1, 1'000'000);  // --repeat
+    if (!bad.empty()) return fail(bad);
   }
+  if (cli::problem p = cli::check_request(r, given); !p.empty()) return fail(p);
+  // run-options: a program split over the cores takes no round-robin (every run already
+  // uses all three), whether or not this shape has tasks enough to split.
+  if (settings.three_cores && settings.round_robin) return fail("--round-robin does not apply with --cores 3 (a split program runs on all three cores at once)");
 
   // The program's rules first: a shape that breaks one needs no device.
   if (r.elementwise) {
-    if (const auto g = resolve_ew(r.ew); !g) return fail(to_string(g.err()));
+    if (const auto g = resolve_ew(r.ew); !g) return fail(g.err());
   } else if (r.fused_ew) {
-    if (const auto g = resolve_fused(r.fused()); !g) return fail(to_string(g.err()));
+    if (const auto g = resolve_fused(r.fused()); !g) return fail(g.err());
   } else if (const auto p = plan(r.spec, r.options); !p) {
-    return fail(to_string(p.err()));
+    return fail(p.err());
   }
   auto dev = runtime::device::open(settings.device_path);
-  if (!dev) return fail(to_string(dev.err()));
+  if (!dev) return fail(describe_open(dev.err()));
+  // rocket's kernel picks each job's core and always signals a fence (fact sheet §3).
+  if (dev.value().kind() == runtime::driver::rocket)
+    if (cli::problem p = given.refuse_any({"--round-robin", "--nonblocking"}, "to the rocket node (its kernel picks the core and always fences)");
+        !p.empty())
+      return fail(p);
   std::printf("device %s: %s\n", dev.value().path().c_str(), dev.value().driver_version().c_str());
   if (r.elementwise) return run_ew(dev.value(), r.ew, settings);
   if (r.fused_ew) return run_fused(dev.value(), r.fused(), settings);
