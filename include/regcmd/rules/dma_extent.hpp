@@ -74,11 +74,11 @@ constexpr std::uint64_t atoms(std::uint64_t channels, std::uint64_t bits) { retu
 
 constexpr std::uint64_t cna_feature_extent(const dma_state& s) {
   using namespace reg;
-  const auto con1 = unpack<CNA_CONV_CON1>(s.conv_con1);
   const std::uint64_t M = unpack<CNA_DATA_SIZE0>(s.data_size0).DATAIN_HEIGHT.value();
   const std::uint64_t K = unpack<CNA_DATA_SIZE1>(s.data_size1).DATAIN_CHANNEL.value();
-  const std::uint64_t line = unpack<CNA_DMA_CON1>(s.dma_con1).LINE_STRIDE.value();
   if (M == 0 || K == 0) return 0;
+  const auto con1 = unpack<CNA_CONV_CON1>(s.conv_con1);
+  const std::uint64_t line = unpack<CNA_DMA_CON1>(s.dma_con1).LINE_STRIDE.value();
   const precision in = con1.IN_PRECISION.value();
   if (con1.GROUP_LINE_OFF.value()) return (M - 1) * line * 16 + bytes_of(in, K);
   constexpr std::uint64_t surf_mask = decltype(CNA_DMA_CON2::SURF_STRIDE)::shape.max_value();

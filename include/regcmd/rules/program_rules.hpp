@@ -245,13 +245,13 @@ constexpr status validate(const program_view& p, std::string_view where = "progr
   if (status s = detail::check_slots(p, where); !s) return s;
   detail::slot_cursor slots{p.slots};
   std::array<detail::op_state, 2> groups{};
-  std::array<detail::dma_registers, 2> dma_groups{};
+  detail::dma_registers dma_even, dma_odd;  // the ping-pong groups (not an array: g++ 12 misreads one)
   bool after_matmul = false;  // the task before was a matmul writing matmul_out
   precision matmul_out{};
   for (std::size_t t = 0; t < p.tasks.size(); ++t) {
     const task& k = p.tasks[t];
     detail::op_state& state = groups[p.pingpong ? t % 2 : 0];
-    detail::dma_registers& dma = dma_groups[p.pingpong ? t % 2 : 0];
+    detail::dma_registers& dma = p.pingpong && t % 2 ? dma_odd : dma_even;
     for (std::uint32_t i = k.first; i < body_end(k); ++i) {
       const entry e = p.entries[i];
       if (kind_of(e) == entry_kind::op_enable || kind_of(e) == entry_kind::op_enable_preamble)
