@@ -201,7 +201,9 @@ void iova_space::end_job() {
 }
 
 chain npu::start(std::uint64_t regcmd_iova, std::uint32_t amount, std::uint32_t task_number, bool pingpong) const {
-  chain c{regcmd_iova, amount, 0, task_number, pingpong, {}};
+  // The kernel writes the first task's address into PC_BASE_ADDRESS, whose PC_SOURCE_ADDR
+  // holds bits 31:4: the PC fetches from the 16-byte boundary at or below it.
+  chain c{regcmd_iova & ~std::uint64_t{0xf}, amount, 0, task_number, pingpong, {}};
   if (wedged_) c.result.faults.push_back({fault_kind::hang, 0, "the NPU is still wedged by an earlier job: reset it (RKNPU_ACT_RESET)"});
   return c;
 }
@@ -213,7 +215,7 @@ bool npu::step(iova_space& memory, chain& c) {
   const std::uint64_t count = (std::uint64_t{c.amount} + 1) * 2;
   iova_space::region* code = memory.find(c.address, count * 8);
   if (!code) {
-    out.faults.push_back({fault_kind::wild_access, t, "the PC fetches outside every buffer"});
+    out.faults.push_back({fault_kind::wild_access, t, "the PC fetches outside every buffer", c.address, count * 8});
     wedged_ = true;
     return false;
   }
@@ -384,8 +386,10 @@ void npu::run_matmul(iova_space& memory, const registers& r, std::uint32_t task,
   iova_space::region* features = memory.find(feature_address, w.feature_extent());
   iova_space::region* weights = memory.find(weight_address, w.weight_extent());
   iova_space::region* output = memory.find(output_address, w.output_extent());
-  if (!features || !weights) return report(fault_kind::wild_access, "a feature or weight read outside every buffer");
-  if (!output) return report(fault_kind::wild_access, "the output write lands outside every buffer");
+  if (!features)
+    return report.wild(feature_address, w.feature_extent(), "a feature or weight read outside every buffer");
+  if (!weights) return report.wild(weight_address, w.weight_extent(), "a feature or weight read outside every buffer");
+  if (!output) return report.wild(output_address, w.output_extent(), "the output write lands outside every buffer");
   const std::uint8_t* a_bytes = features->bytes.data() + (feature_address - features->iova);
   const std::uint8_t* b_bytes = weights->bytes.data() + (weight_address - weights->iova);
   std::uint8_t* c_bytes = output->bytes.data() + (output_address - output->iova);

@@ -20,6 +20,10 @@ struct op_report {
   run_result& out;
   std::uint32_t task;
   void operator()(fault_kind k, std::string what) const { out.faults.push_back({k, task, std::move(what)}); }
+  // A wild access of the `bytes` from `address`.
+  void wild(std::uint64_t address, std::uint64_t bytes, std::string what) const {
+    out.faults.push_back({fault_kind::wild_access, task, std::move(what), address, bytes});
+  }
 };
 
 }  // namespace regcmd::model

@@ -116,22 +116,24 @@ void npu::run_sdp(iova_space& memory, const registers& r, std::uint32_t task, bo
   const data_size size = bytes == 1 ? data_size::one_byte : data_size::two_byte;
   bool per_channel = false;
   double immediate = 0;
-  std::uint32_t ew_stride = 0;
+  std::uint64_t ew_stride = 0;
   iova_space::region* operand = nullptr;
-  std::uint32_t operand_address = 0, operand_bytes = 0;
+  std::uint32_t operand_address = 0;
+  std::uint64_t operand_bytes = 0;  // 64 bits: a surface stride near the field's top must not wrap
   if (op != kind::pass) {
     if (two_inputs) {
       if (ew.EW_DATA_MODE.value() != erdma.ERDMA_DATA_MODE.value() || ew.EDATA_SIZE.value() != size ||
           erdma.ERDMA_DATA_SIZE.value() != size)
         return report(fault_kind::unmodelled, "EW_CFG and ERDMA_CFG disagree on the operand's mode or size");
       per_channel = ew.EW_DATA_MODE.value() == ew_data_mode::per_channel;
-      ew_stride = static_cast<std::uint32_t>(read<DPU_RDMA_RDMA_EW_SURF_STRIDE>(r).EW_SURF_STRIDE.value());
+      ew_stride = read<DPU_RDMA_RDMA_EW_SURF_STRIDE>(r).EW_SURF_STRIDE.value();
       if (per_channel ? ew_stride != 1 : ew_stride < W)
         return report(fault_kind::unmodelled, "an operand surface stride that is neither contiguous nor a whole surface");
       operand_address = static_cast<std::uint32_t>(read<DPU_RDMA_RDMA_EW_BASE_ADDR>(r).EW_BASE_ADDR.value());
-      operand_bytes = per_channel ? C * bytes : (surfaces - 1) * ew_stride * 16 + W * 16;
+      operand_bytes = per_channel ? std::uint64_t{C} * bytes : (surfaces - 1) * ew_stride * 16 + std::uint64_t{W} * 16;
       operand = memory.find(operand_address, operand_bytes);
-      if (!operand) return report(fault_kind::wild_access, "the element-wise operand read lies outside every buffer");
+      if (!operand)
+        return report.wild(operand_address, operand_bytes, "the element-wise operand read lies outside every buffer");
     } else {
       if (ew.EW_OP_SRC.value() != operand_source::immediate || !fp16)
         return report(fault_kind::unmodelled, "a register operand other than a fp16 SDP's EW_OP_VALUE");
@@ -143,13 +145,13 @@ void npu::run_sdp(iova_space& memory, const registers& r, std::uint32_t task, bo
   }
 
   // Operand DMA: every range inside one buffer.
-  const std::uint32_t tensor_bytes = surfaces * W * 16;
-  const std::uint32_t out_bytes = (surfaces - 1) * dst_stride * 16 + W * 16;
+  const std::uint64_t tensor_bytes = std::uint64_t{surfaces} * W * 16;
+  const std::uint64_t out_bytes = (surfaces - 1) * std::uint64_t{dst_stride} * 16 + std::uint64_t{W} * 16;
   const std::uint32_t dst_address = static_cast<std::uint32_t>(read<DPU_DST_BASE_ADDR>(r).DST_BASE_ADDR.value());
   source = memory.find(src_address, tensor_bytes);
   iova_space::region* output = memory.find(dst_address, out_bytes);
-  if (!source) return report(fault_kind::wild_access, "the SDP's main read lies outside every buffer");
-  if (!output) return report(fault_kind::wild_access, "the SDP's write lands outside every buffer");
+  if (!source) return report.wild(src_address, tensor_bytes, "the SDP's main read lies outside every buffer");
+  if (!output) return report.wild(dst_address, out_bytes, "the SDP's write lands outside every buffer");
 
   output->touched = true;
   output->touched_as = static_cast<int>(in);
@@ -162,7 +164,7 @@ void npu::run_sdp(iova_space& memory, const registers& r, std::uint32_t task, bo
   for (std::uint32_t s = 0; s < surfaces; ++s)
     for (std::uint32_t w = 0; w < W; ++w)
       for (std::uint32_t lane = 0; lane < atom; ++lane) {
-        const std::uint32_t at = (s * W + w) * 16 + lane * bytes;
+        const std::uint64_t at = (std::uint64_t{s} * W + w) * 16 + lane * bytes;
         const double x = load(a + at, in);
         double y = immediate;
         if (b) y = load(b + (per_channel ? (s * atom + lane) * bytes : (s * ew_stride + w) * 16 + lane * bytes), in);
@@ -178,7 +180,7 @@ void npu::run_sdp(iova_space& memory, const registers& r, std::uint32_t task, bo
           return p;
         };
         const double v = fp16 ? static_cast<double>(apply(static_cast<float>(x), static_cast<float>(y))) : apply(x, y);
-        store(c + (s * dst_stride + w) * 16 + lane * bytes, in, v);
+        store(c + (std::uint64_t{s} * dst_stride + w) * 16 + lane * bytes, in, v);
       }
   if (corrupt_next_output) {
     c[bytes - 1] ^= 0x40;

@@ -8,7 +8,7 @@ seconds="${1:-60}"
 cmake --workflow --preset fuzz >/dev/null
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for target in dump diff matmul; do
+for target in dump diff matmul validate; do
   mkdir -p "$work/$target"
   cp tests/fuzz/corpus/"$target"/* "$work/$target"/
   log="$work/$target.log"

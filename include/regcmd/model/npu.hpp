@@ -67,6 +67,9 @@ struct fault {
   fault_kind kind;
   std::uint32_t task;
   std::string what;
+  // wild_access: the range the DMA (or the PC's fetch) asked for, so that a caller can tell
+  // a DMA running past the end of a buffer from one starting outside every buffer.
+  std::uint64_t address = 0, bytes = 0;
 };
 
 struct run_result {
@@ -93,8 +96,9 @@ struct quirks {
 
 class npu {
  public:
-  // Runs `task_number` tasks from `regcmd_iova`, the first fetching `amount` + 1 128-bit
-  // words (what PC_REGISTER_AMOUNTS holds), the next ones as their predecessor's tail says.
+  // Runs `task_number` tasks from `regcmd_iova` (as PC_BASE_ADDRESS holds it: bits 31:4),
+  // the first fetching `amount` + 1 128-bit words (what PC_REGISTER_AMOUNTS holds), the next
+  // ones as their predecessor's tail says.
   run_result run(iova_space& memory, std::uint64_t regcmd_iova, std::uint32_t amount, std::uint32_t task_number,
                  bool pingpong);
   // The same, a task at a time, so that several cores' chains can interleave: start, then
