@@ -126,11 +126,55 @@ TEST_CASE("small-k-bank-split, k-single-op-max and n-max on the registers") {
   CHECK(id(check(op(512, 1, 8208))) == "n-max");
 }
 
-TEST_CASE("task-interrupts: the mask must be pair-complete") {
+TEST_CASE("task-interrupts: the mask must be pair-complete, and the last block's pair") {
   CHECK(id(check([](program_writer& w) {
           w.begin_task();
           w.end_task(matmul_blocks, 0x100);
         })) == "task-interrupts");
+  // Regression (fuzz_validate): a matmul waiting for the PPU pair validated; the kernel
+  // compares the status with the mask exactly, and a DPU op never raises 0xc00
+  CHECK(id(check([](program_writer& w) {
+          w.begin_task();
+          w.end_task(matmul_blocks, 0xc00);
+        })) == "task-interrupts");
+  CHECK(id(check([](program_writer& w) {
+          w.begin_task();
+          w.end_task(GLOBAL_OPERATION_ENABLE{.DPU_OP_EN = 1, .PPU_OP_EN = 1}, 0x300);
+        })) == "task-interrupts");
+  CHECK(id(check([](program_writer& w) {
+          w.begin_task();
+          w.end_task(GLOBAL_OPERATION_ENABLE{.DPU_OP_EN = 1, .PPU_OP_EN = 1}, 0xc00);
+        })) == "ok");
+}
+
+// Regressions found by fuzz_validate: programs edited by hand that validated.
+TEST_CASE("address-slots: a slot's role must be one its register can address") {
+  const auto mm = build_matmul({.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64}).value();
+  auto with_role = [&](operand_role from, operand_role to) {
+    heap_code edited = mm.code;
+    for (slot& s : edited.slots)
+      if (s.role == from) s.role = to;
+    return id(validate(edited.view()));
+  };
+  // the DPU's output into the program's own regcmd buffer, or into the features it reads
+  CHECK(with_role(operand_role::output, operand_role::regcmd) == "address-slots");
+  CHECK(with_role(operand_role::output, operand_role::feature) == "address-slots");
+  CHECK(with_role(operand_role::output, operand_role::intermediate) == "ok");
+  CHECK(with_role(operand_role::weight, operand_role::feature) == "address-slots");
+  CHECK(with_role(operand_role::feature, operand_role::output) == "address-slots");
+}
+
+TEST_CASE("task-alignment: a task starts on an even entry") {
+  const auto mm = build_matmul({.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64}).value();
+  heap_code moved = mm.code;  // a zero entry before the task: it starts at entry 1
+  moved.entries.insert(moved.entries.begin(), entry{});
+  moved.tasks[0].first = 1;
+  for (slot& s : moved.slots) s.entry += 1;
+  CHECK(id(validate(moved.view())) == "task-alignment");
+  moved.entries.insert(moved.entries.begin(), entry{});  // two: a whole 16-byte word
+  moved.tasks[0].first = 2;
+  for (slot& s : moved.slots) s.entry += 1;
+  CHECK(id(validate(moved.view())) == "ok");
 }
 
 TEST_CASE("writer rules: capacity and task structure") {

@@ -453,13 +453,22 @@ TEST_CASE("rocket: programs its kernel cannot run are refused before anything re
                                 {.delta_tasks = true});
   REQUIRE(delta.ok());
   CHECK(npu.prepare(delta.value().view()).err().id() == "rocket-delta-tasks");
-  // a task that does not end on a DPU interrupt never completes there
+  // a task that does not end on a DPU interrupt never completes there: a PPU task, whose
+  // PPU pair (0xc00) the program rules require
+  program<16, 1> pooling;
+  REQUIRE(fill(pooling, [](program_writer& w) {
+            w.begin_task();
+            w.end_task(reg::GLOBAL_OPERATION_ENABLE{.PPU_OP_EN = 1}, ppu_done_interrupts);
+          }).ok());
+  REQUIRE(validate(pooling.view()).ok());
+  CHECK(npu.prepare(pooling.view()).err().id() == "rocket-interrupt");
+  // a matmul whose mask names the PPU pair is refused on every node
   runtime_program<matmul_geometry> mm = build_matmul(fp16_op).value();
   std::vector<task> tasks(mm.code.view().tasks.begin(), mm.code.view().tasks.end());
-  tasks[0].int_mask = 0xc00;  // PPU_0 | PPU_1: pair-complete, so the program rules allow it
+  tasks[0].int_mask = 0xc00;
   const program_view pview = mm.code.view();
   const program_view ppu_done{pview.entries, pview.slots, tasks, pview.pingpong, pview.delta_tasks};
-  CHECK(npu.prepare(ppu_done).err().id() == "rocket-interrupt");
+  CHECK(npu.prepare(ppu_done).err().id() == "task-interrupts");
   CHECK(stats().submits == submits);
 }
 

@@ -179,7 +179,9 @@
     "fact sheet §2.3")                                                                               \
   X(address_slots, "address-slots",                                                                  \
     "address registers hold IOVAs patched at bind time and nothing else: every address register "   \
-    "must be an operand slot holding 0, and every slot an address register",                        \
+    "must be an operand slot holding 0, and every slot an address register of a role it can "      \
+    "address (the DPU writes only the output or an intermediate, the CNA reads weights from the "   \
+    "weight buffer, the PC fetches only regcmd)",                                                    \
     "regcmd-isa-reference \"Addressing model (rocket_job.c)\"")                                      \
   X(precision_consistent, "precision-consistent",                                                    \
     "the precision fields of CNA_CONV_CON1, CORE_MISC_CFG and DPU_DATA_FORMAT disagree: RK3588 "    \
@@ -202,6 +204,10 @@
     "output cube and surface stride, the feature sizes and strides, the weight bytes, the EW "      \
     "operand): a smaller extent lets a smaller buffer be bound, and the NPU then writes past it",    \
     "regcmd-isa-reference \"Key registers\"")                                                       \
+  X(task_alignment, "task-alignment",                                                                \
+    "every task must start on a 16-byte boundary (an even entry): the PC fetches from "            \
+    "PC_SOURCE_ADDR, bits 31:4, so a task at an odd entry is fetched from the entry before it",      \
+    "fact sheet §2.3")                                                                               \
   X(program_empty, "program-empty",                                                                  \
     "a program has at least one task: a submit of none starts nothing (rknpu waits for an "          \
     "interrupt that never comes; rocket lists no job and reports nothing)",                         \
@@ -211,8 +217,9 @@
     "entries per task; split the work into more tasks",                                              \
     "fact sheet §2.3")                                                                               \
   X(task_interrupts, "task-interrupts",                                                              \
-    "a task's interrupt mask must be pair-complete (both bits of each pair, e.g. 0x300) or the "    \
-    "kernel never sees it complete",                                                                 \
+    "a task's interrupt mask must be pair-complete (both bits of each pair, e.g. 0x300) and, for "  \
+    "a task ending on the DPU or the PPU, that block's pair (0x300, 0xc00): otherwise the kernel "   \
+    "never sees it complete",                                                                        \
     "fact sheet §1.6")                                                                               \
   X(sdp_pingpong, "sdp-pingpong",                                                                    \
     "a program with an SDP task (DPU_RDMA enabled) runs with ping-pong off: give its view "          \

@@ -5,7 +5,7 @@
 //
 // Lower bounds, in the layouts the reference measured (W = 1 features and outputs):
 //   CNA feature  row-major (CNA_CONV_CON1 GROUP_LINE_OFF): M rows LINE_STRIDE·16 bytes apart,
-//                each K elements; surface: K/atom surfaces (SURF_STRIDE + LINE_STRIDE)·16
+//                each K elements (int4: K bytes, read as int8 lines); surface: K/atom surfaces (SURF_STRIDE + LINE_STRIDE)·16
 //                bytes apart, of M rows LINE_STRIDE·4 bytes apart, 16 bytes each (reference
 //                "Key registers" 0x107c/0x1080; the M = 1 stride wraps to one row)
 //   CNA weight   CNA_WEIGHT_SIZE0 WEIGHT_BYTES
@@ -80,7 +80,9 @@ constexpr std::uint64_t cna_feature_extent(const dma_state& s) {
   const auto con1 = unpack<CNA_CONV_CON1>(s.conv_con1);
   const std::uint64_t line = unpack<CNA_DMA_CON1>(s.dma_con1).LINE_STRIDE.value();
   const precision in = con1.IN_PRECISION.value();
-  if (con1.GROUP_LINE_OFF.value()) return (M - 1) * line * 16 + bytes_of(in, K);
+  // int4 rows are read as int8 lines, K bytes: the nibbles and a zero half-line ("0x107c")
+  const std::uint64_t row = in == precision::int4 ? K : bytes_of(in, K);
+  if (con1.GROUP_LINE_OFF.value()) return (M - 1) * line * 16 + row;
   constexpr std::uint64_t surf_mask = decltype(CNA_DMA_CON2::SURF_STRIDE)::shape.max_value();
   const std::uint64_t surface = ((unpack<CNA_DMA_CON2>(s.dma_con2).SURF_STRIDE.value() + line) & surf_mask) * 16;
   const std::uint64_t surfaces = atoms(K, traits(in).bits_per_element);

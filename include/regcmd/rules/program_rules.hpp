@@ -147,6 +147,28 @@ class slot_cursor {
   const slot* end_;
 };
 
+// The interrupts the kernel must see for a task to complete: its last block's pair (it
+// compares the pair-widened status with the mask exactly, fact sheet §1.6); a task ending
+// on neither the DPU nor the PPU keeps the mask it has.
+constexpr std::uint32_t completion_interrupts(const task& k) {
+  const auto blocks = unpack<reg::GLOBAL_OPERATION_ENABLE>(k.enable_mask);
+  if (blocks.PPU_OP_EN.value()) return ppu_done_interrupts;
+  if (blocks.DPU_OP_EN.value()) return dpu_done_interrupts;
+  return k.int_mask;
+}
+
+// The roles an address register can take: the DPU and the PPU write, the PC fetches regcmd,
+// the CNA reads weights from the weight buffer, the other DMAs read operands.
+constexpr bool role_fits(entry e, operand_role role) {
+  using namespace reg;
+  if (is_register<PC_BASE_ADDRESS>(e) || is_register<PC_TASK_DMA_BASE_ADDR>(e))
+    return role == operand_role::regcmd || role == operand_role::next_program;
+  if (role == operand_role::regcmd || role == operand_role::next_program) return false;
+  if (is_register<DPU_DST_BASE_ADDR>(e) || is_register<PPU_DST_BASE_ADDR>(e)) return npu_writes(role);
+  if (is_register<CNA_DCOMP_ADDR0>(e)) return role == operand_role::weight;
+  return role != operand_role::output;
+}
+
 // The tail of task t: PC_BASE_ADDRESS (a slot to the next task, or 0 ending the chain),
 // PC_REGISTER_AMOUNTS (the next task's fetch amount, or 0), the 0x0041 preamble, the
 // op-enable with the task's mask; and a pair-complete interrupt mask.
@@ -170,7 +192,7 @@ constexpr status check_tail(const program_view& p, std::size_t t, slot_cursor& s
         link->extent != std::uint64_t{next.count} * 8)
       return make_error(rules::chain_link, where, "task", t);
   }
-  if (!pair_complete(k.int_mask)) return make_error(rules::task_interrupts, where, "task", t);
+  if (!pair_complete(k.int_mask) || k.int_mask != completion_interrupts(k)) return make_error(rules::task_interrupts, where, "task", t);
   return {};
 }
 
@@ -179,7 +201,7 @@ constexpr status check_slots(const program_view& p, std::string_view where) {
   std::uint64_t next_free = 0;  // slots are kept in entry order, one per entry
   for (const slot& s : p.slots) {
     if (s.entry >= p.entries.size() || !is_address_register(entries[s.entry]) || entries[s.entry].value() != 0 ||
-        s.entry < next_free)
+        s.entry < next_free || !role_fits(entries[s.entry], s.role))
       return make_error(rules::address_slots, where, name_of(s.role), s.entry);
     next_free = std::uint64_t{s.entry} + 1;
   }
@@ -220,6 +242,7 @@ constexpr status check_tasks(const program_view& p, std::string_view where) {
   if (p.tasks.empty()) return make_error(rules::program_empty, where);
   for (std::size_t t = 0; t < p.tasks.size(); ++t) {
     if (!fetchable(p.tasks.data()[t])) return make_error(rules::task_length, where, "task", t);
+    if (p.tasks.data()[t].first % 2 != 0) return make_error(rules::task_alignment, where, "task", t);
     if (!task_in_bounds(p, p.tasks.data()[t])) return make_error(rules::tail_complete, where, "task", t);
   }
   return {};
