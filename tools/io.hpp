@@ -17,6 +17,35 @@ inline bool write_out(std::FILE* out, std::string_view text, const char* tool, c
   return ok;
 }
 
+// Output written piece by piece as it is made (a 200 MiB dump decodes to gigabytes of text):
+// the first failed write ends it, and finish() says why in the same one line as write_out.
+class output_stream {
+ public:
+  output_stream(std::FILE* out, const char* tool) : out_(out), tool_(tool) {}
+
+  // False from the first failed write on; later writes are dropped.
+  bool write(std::string_view text) {
+    if (error_ != 0) return false;
+    errno = 0;
+    if (std::fwrite(text.data(), 1, text.size(), out_) != text.size()) error_ = errno ? errno : EIO;
+    return error_ == 0;
+  }
+  bool ok() const { return error_ == 0; }
+
+  // Flushes; on failure prints "<tool>: cannot write the output: <reason>".
+  bool finish() {
+    errno = 0;
+    if (error_ == 0 && std::fflush(out_) != 0) error_ = errno ? errno : EIO;
+    if (error_ != 0) std::fprintf(stderr, "%s: cannot write the output: %s\n", tool_, std::strerror(error_));
+    return error_ == 0;
+  }
+
+ private:
+  std::FILE* out_;
+  const char* tool_;
+  int error_ = 0;
+};
+
 // The same into the file `path`, created or truncated.
 inline bool write_file(const std::string& path, std::string_view text, const char* tool) {
   std::FILE* f = std::fopen(path.c_str(), "wb");

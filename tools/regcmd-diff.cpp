@@ -2,12 +2,16 @@
 //
 //   regcmd-diff [--ignore REG]... [--addresses] [--json] [--binary | --text] A B
 //
-// Exit status, like diff and cmp: 0 equal, 1 different, 2 bad input, usage or an unwritable
-// output.
+// Both dumps are held as their entries (8 bytes each) and the comparison as two numbers an
+// entry; the report is written as it is made.
+//
+// Exit status, like diff and cmp: 0 equal, 1 different, 2 bad usage, an unreadable or
+// malformed dump, or an unwritable output.
 
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <regcmd/decode/diff.hpp>
 #include <regcmd/decode/dump.hpp>
@@ -17,21 +21,22 @@
 
 namespace {
 
-constexpr const char* usage =
+constexpr const char* help =
     "usage: regcmd-diff [--ignore REG]... [--addresses] [--json] [--binary | --text] A B\n"
-    "Compare two regcmd dumps (the regcmd-dis formats; '-' reads standard input) register by\n"
-    "register, matching the n-th write of a register in A with its n-th write in B.\n"
+    "Compare two regcmd dumps (the regcmd-dis formats, detected the same way; '-' reads\n"
+    "standard input) register by register, matching the n-th write of a register in A with\n"
+    "its n-th write in B.\n"
     "  --ignore REG   leave register REG out (a rocket_registers.h name); repeatable\n"
     "  --addresses    leave every address register out (IOVAs differ run to run)\n"
     "  --json         print the comparison as JSON\n"
-    "Exit status: 0 equal, 1 different, 2 bad input.\n";
+    "  --binary, --text  read both dumps in that format instead of detecting it\n"
+    "Each option but --ignore is given once. Each error is one line on standard error,\n"
+    "naming the file and the reason.\n"
+    "Exit status: 0 equal, 1 different; 2 bad usage, an unreadable or malformed dump, or an\n"
+    "unwritable output.\n";
 
-// A usage mistake prints the usage too; a bad dump only says what is wrong with it.
-int bad_usage(const std::string& message) {
-  std::fprintf(stderr, "regcmd-diff: %s\n%s", message.c_str(), usage);
-  return 2;
-}
-int bad_input(const std::string& message) {
+// Every error is one line; the usage is printed for --help and for no arguments only.
+int fail(const std::string& message) {
   std::fprintf(stderr, "regcmd-diff: %s\n", message.c_str());
   return 2;
 }
@@ -39,6 +44,10 @@ int bad_input(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fputs(help, stderr);
+    return 2;
+  }
   regcmd::diff_options options;
   regcmd::dump_format format = regcmd::dump_format::detect;
   bool json = false;
@@ -47,29 +56,42 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     if (a == "-h" || a == "--help") {
-      std::fputs(usage, stdout);
+      std::fputs(help, stdout);
       return 0;
     }
-    if (a == "--json") json = true;
-    else if (a == "--addresses") options.ignore_addresses = true;
-    else if (a == "--binary") format = regcmd::dump_format::binary;
-    else if (a == "--text") format = regcmd::dump_format::text;
-    else if (a == "--ignore") {
-      if (i + 1 >= argc) return bad_usage("--ignore needs a register name");
+    if (a == "--json" || a == "--addresses") {
+      bool& flag = a == "--json" ? json : options.ignore_addresses;
+      if (flag) return fail(std::string(a) + " is given twice: give it once");
+      flag = true;
+    } else if (a == "--binary" || a == "--text") {
+      const regcmd::dump_format asked = a == "--binary" ? regcmd::dump_format::binary : regcmd::dump_format::text;
+      if (format == asked) return fail(std::string(a) + " is given twice: give it once");
+      if (format != regcmd::dump_format::detect) return fail("--binary and --text exclude each other: give one");
+      format = asked;
+    } else if (a == "--ignore") {
+      if (i + 1 >= argc) return fail("--ignore needs a register name");
       const regcmd::register_info* r = regcmd::find_register(argv[++i]);
-      if (!r) return bad_usage(std::string("unknown register '") + argv[i] + "'");
+      if (!r) return fail(std::string("unknown register '") + argv[i] + "' for --ignore (a rocket_registers.h name)");
       options.ignored.insert({static_cast<std::uint16_t>(r->block), r->offset});
-    } else if ((a == "-" || !a.starts_with("-")) && given < 2) paths[given++] = a;
-    else return bad_usage("unexpected argument '" + std::string(a) + "'");
+    } else if (a.starts_with("-") && a != "-") {
+      return fail("unknown option '" + std::string(a) + "' (regcmd-diff --help lists them)");
+    } else if (given == 2) {
+      return fail("two dumps at a time: '" + std::string(a) + "' is a third");
+    } else {
+      paths[given++] = a;
+    }
   }
-  if (given != 2) return bad_usage("two dumps are needed");
-  if (paths[0] == "-" && paths[1] == "-") return bad_usage("standard input can be read once: give one of the dumps as a file");
+  if (given != 2) return fail("two dumps are needed: A and B");
+  if (paths[0] == "-" && paths[1] == "-") return fail("standard input can be read once: give one of the dumps as a file");
   const regcmd::dump a = regcmd::read_dump(paths[0], format);
-  if (!a.ok()) return bad_input(a.error);
+  if (!a.ok()) return fail(a.error);
   const regcmd::dump b = regcmd::read_dump(paths[1], format);
-  if (!b.ok()) return bad_input(b.error);
-  const regcmd::dump_diff d = regcmd::diff_dumps(a.entries, b.entries, options);
-  const std::string out = json ? regcmd::format_diff_json(d) : regcmd::format_diff_text(d);
-  if (!regcmd::cli::write_out(stdout, out, "regcmd-diff")) return 2;
-  return d.equal() ? 0 : 1;
+  if (!b.ok()) return fail(b.error);
+  const regcmd::dump_comparison comparison(a.entries, b.entries, std::move(options));
+  regcmd::cli::output_stream out(stdout, "regcmd-diff");
+  auto write = [&](std::string_view s) { out.write(s); };
+  if (json) regcmd::write_diff_json(comparison, write);
+  else regcmd::write_diff_text(comparison, write);
+  if (!out.finish()) return 2;
+  return comparison.summary().equal() ? 0 : 1;
 }

@@ -2,12 +2,15 @@
 //
 //   regcmd-dis [--json] [--binary | --text] FILE      ('-' reads standard input)
 //
-// Exit status: 0 decoded, 1 an unreadable or malformed dump or an unwritable output, 2 bad usage.
+// Decoding streams: a file is read twice, once to check it (a bad dump prints nothing) and
+// once to print it a piece at a time, so memory stays the same whatever the dump's size.
+// Standard input can be read once: its entries are kept (8 bytes each) until it ends.
 
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <string_view>
-#include <vector>
+#include <system_error>
 
 #include <regcmd/decode/dump.hpp>
 #include <regcmd/decode/format.hpp>
@@ -16,40 +19,91 @@
 
 namespace {
 
-constexpr const char* usage =
+constexpr const char* help =
     "usage: regcmd-dis [--json] [--binary | --text] FILE\n"
-    "Decode a regcmd dump (raw little-endian u64 entries, or text with one hex entry per\n"
-    "line, '#' comments). FILE '-' reads standard input.\n";
+    "Decode a regcmd dump, one line per entry (--json: an array of objects). FILE '-' reads\n"
+    "standard input.\n"
+    "  binary  little-endian u64 entries, as the capture shim writes them\n"
+    "  text    one hex entry per line, '0x' optional, '#' comments, blank lines skipped;\n"
+    "          UTF-8 with an optional byte-order mark, LF or CRLF line ends, form feeds, and\n"
+    "          ANSI escape sequences (grep --color), which are dropped\n"
+    "The first 8 bytes decide the format: binary if they hold a control byte other than tab,\n"
+    "LF, VT, FF, CR and ESC (every entry holds a 0x00 or 0x01 byte in its target), text\n"
+    "otherwise; --binary or --text forces it. Any other byte in a text dump is an error\n"
+    "naming its byte offset.\n"
+    "Each option is given once. Each error is one line on standard error, naming the file\n"
+    "and the reason.\n"
+    "Exit status: 0 decoded; 2 bad usage, an unreadable or malformed dump, or an unwritable\n"
+    "output.\n";
+
+// Every error is one line; the usage is printed for --help and for no arguments only.
+int fail(const std::string& message) {
+  std::fprintf(stderr, "regcmd-dis: %s\n", message.c_str());
+  return 2;
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fputs(help, stderr);
+    return 2;
+  }
   bool json = false;
   regcmd::dump_format format = regcmd::dump_format::detect;
   std::string path;
   for (int i = 1; i < argc; ++i) {
-    std::string_view a = argv[i];
-    if (a == "--json") json = true;
-    else if (a == "--binary") format = regcmd::dump_format::binary;
-    else if (a == "--text") format = regcmd::dump_format::text;
-    else if (a == "-h" || a == "--help") { std::fputs(usage, stdout); return 0; }
-    else if (path.empty() && (a == "-" || !a.starts_with("-"))) path = a;
-    else { std::fprintf(stderr, "regcmd-dis: unexpected argument '%s'\n%s", argv[i], usage); return 2; }
+    const std::string_view a = argv[i];
+    if (a == "-h" || a == "--help") {
+      std::fputs(help, stdout);
+      return 0;
+    }
+    if (a == "--json") {
+      if (json) return fail("--json is given twice: give it once");
+      json = true;
+    } else if (a == "--binary" || a == "--text") {
+      const regcmd::dump_format asked = a == "--binary" ? regcmd::dump_format::binary : regcmd::dump_format::text;
+      if (format == asked) return fail(std::string(a) + " is given twice: give it once");
+      if (format != regcmd::dump_format::detect) return fail("--binary and --text exclude each other: give one");
+      format = asked;
+    } else if (a.starts_with("-") && a != "-") {
+      return fail("unknown option '" + std::string(a) + "' (regcmd-dis --help lists them)");
+    } else if (!path.empty()) {
+      return fail("one dump at a time: '" + std::string(a) + "' is a second");
+    } else {
+      path = a;
+    }
   }
-  if (path.empty()) { std::fputs(usage, stderr); return 2; }
+  if (path.empty()) return fail("no dump given: FILE, or '-' for standard input");
 
-  const regcmd::dump d = regcmd::read_dump(path, format);
-  if (!d.ok()) {
-    std::fprintf(stderr, "regcmd-dis: %s\n", d.error.c_str());
-    return 1;
+  regcmd::cli::output_stream out(stdout, "regcmd-dis");
+  std::size_t index = 0;
+  std::string text;
+  auto print = [&](regcmd::entry e) {
+    const regcmd::decoded_entry d = regcmd::decode(e);
+    if (json) {
+      text = index ? ",\n " : "[\n ";
+      text += regcmd::format_json(d, index);
+    } else {
+      text = regcmd::format_text(d, index);
+      text += '\n';
+    }
+    ++index;
+    return out.write(text);
+  };
+
+  std::string error;
+  std::error_code ec;
+  if (path != "-" && std::filesystem::is_regular_file(path, ec)) {
+    error = regcmd::scan_dump(path, format, [](regcmd::entry) { return true; });
+    if (error.empty()) error = regcmd::scan_dump(path, format, print);
+  } else {
+    const regcmd::dump d = regcmd::read_dump(path, format);
+    error = d.error;
+    for (regcmd::entry e : d.entries)
+      if (!print(e)) break;
   }
-  std::string out;
-  if (json) out += "[";
-  for (std::size_t i = 0; i < d.entries.size(); ++i) {
-    const regcmd::decoded_entry e = regcmd::decode(d.entries[i]);
-    if (json) out += (i ? ",\n " : "\n ") + regcmd::format_json(e, i);
-    else out += regcmd::format_text(e, i) + '\n';
-  }
-  if (json) out += d.entries.empty() ? "]\n" : "\n]\n";
-  return regcmd::cli::write_out(stdout, out, "regcmd-dis") ? 0 : 1;
+  if (!error.empty()) return fail(error);
+  if (json) out.write(index ? "\n]\n" : "[]\n");
+  return out.finish() ? 0 : 2;
 }
