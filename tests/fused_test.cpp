@@ -154,6 +154,27 @@ TEST_CASE("program rules on hand-made chains: the precision path, ping-pong, the
   }).ok());
   CHECK(validate(chain.view()).err().id() == "sdp-precision-path");
 
+  // Regression (fuzz_validate): only the task just before an SDP was compared with what it
+  // reads; a second SDP on the matmul's fp16 result, reading it as int8, validated
+  const auto fp16_matmul = build_matmul({.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 32}).value();
+  const auto int8_sdp = resolve_ew({.op = ew_op::add, .dtype = precision::int8, .M = 16, .N = 16, .layout = ew_layout::flat}).value();
+  program<512, 3> reread;
+  reread.pingpong = false;
+  REQUIRE(fill(reread, [&](program_writer& w) {
+    emit_task(w, matmul_task(fp16_matmul.geometry, {}, operand_role::intermediate));
+    emit_ew(w, sdp, operand_role::intermediate);
+    emit_ew(w, int8_sdp, operand_role::intermediate);
+  }).ok());
+  CHECK(validate(reread.view()).err().id() == "sdp-precision-path");
+  program<512, 3> twice;  // the same fp16 SDP twice is fine
+  twice.pingpong = false;
+  REQUIRE(fill(twice, [&](program_writer& w) {
+    emit_task(w, matmul_task(fp16_matmul.geometry, {}, operand_role::intermediate));
+    emit_ew(w, sdp, operand_role::intermediate);
+    emit_ew(w, sdp, operand_role::intermediate);
+  }).ok());
+  CHECK(validate(twice.view()).ok());
+
   program<64, 1> lone;
   REQUIRE(fill(lone, [&](program_writer& w) { emit_ew(w, sdp); }).ok());
   lone.pingpong = true;

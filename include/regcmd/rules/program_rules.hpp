@@ -62,9 +62,10 @@ constexpr bool pair_complete(std::uint32_t mask) {
 }
 
 // What an SDP task (DPU_RDMA enabled, no CNA) reads, against the reference's stalls.
-// `after_matmul`: the task before it was a matmul writing `matmul_out`.
+// `after_matmul`: the task before it was a matmul writing `matmul_out`; `source_written`:
+// the precision an earlier task of the program wrote the SDP's source in, plus one (0: none).
 constexpr status check_sdp(const op_state& s, bool pingpong, bool after_matmul, precision matmul_out,
-                           std::string_view where) {
+                           std::uint32_t source_written, std::string_view where) {
   using namespace reg;
   if (pingpong) return make_error(rules::sdp_pingpong, where);
   if (!s.rdma_feature_mode) return {};
@@ -72,7 +73,7 @@ constexpr status check_sdp(const op_state& s, bool pingpong, bool after_matmul, 
   if (!sdp_reads(in))
     return make_error(rules::sdp_feature_precision, where, "DPU_RDMA_RDMA_FEATURE_MODE_CFG", *s.rdma_feature_mode);
   const bool two_inputs = s.erdma_cfg && unpack<DPU_RDMA_RDMA_ERDMA_CFG>(*s.erdma_cfg).ERDMA_DISABLE.value() == 0;
-  if (two_inputs && after_matmul && matmul_out != in)
+  if (two_inputs && ((after_matmul && matmul_out != in) || (source_written != 0 && source_written != static_cast<std::uint32_t>(in) + 1)))
     return make_error(rules::sdp_precision_path, where, "DPU_RDMA_RDMA_FEATURE_MODE_CFG", *s.rdma_feature_mode);
   return {};
 }
@@ -237,6 +238,21 @@ constexpr status check_extents(const program_view& p, const dma_registers& dma, 
   return {};
 }
 
+// The index of register R in address_registers.
+template <register_type R>
+constexpr std::size_t address_index() {
+  std::size_t i = 0;
+  while (i < address_registers.size() && address_registers[i].offset != R::offset) ++i;
+  return i;
+}
+
+// The role of the slot that last wrote address register R in this group, if any.
+template <register_type R>
+constexpr std::optional<operand_role> role_of(const program_view& p, const dma_registers& dma) {
+  const std::uint32_t s = dma.slot_of[address_index<R>()];
+  return s ? std::optional<operand_role>{p.slots[s - 1].role} : std::nullopt;
+}
+
 // The bounds and the length of every task, before anything reads their entries.
 constexpr status check_tasks(const program_view& p, std::string_view where) {
   if (p.tasks.empty()) return make_error(rules::program_empty, where);
@@ -271,6 +287,7 @@ constexpr status validate(const program_view& p, std::string_view where = "progr
   detail::dma_registers dma_even, dma_odd;  // the ping-pong groups (not an array: g++ 12 misreads one)
   bool after_matmul = false;  // the task before was a matmul writing matmul_out
   precision matmul_out{};
+  std::array<std::uint32_t, operand_role_count> written_as{};  // per role: the DPU's precision + 1 (0: none)
   for (std::size_t t = 0; t < p.tasks.size(); ++t) {
     const task& k = p.tasks[t];
     detail::op_state& state = groups[p.pingpong ? t % 2 : 0];
@@ -290,9 +307,15 @@ constexpr status validate(const program_view& p, std::string_view where = "progr
     if (status s = detail::check_tail(p, t, slots, where); !s) return s;
     if (status s = detail::check_op<Soc>(state, k.enable_mask, where); !s) return s;
     const auto blocks = unpack<reg::GLOBAL_OPERATION_ENABLE>(k.enable_mask);
-    if (blocks.DPU_RDMA_OP_EN.value() && !blocks.CNA_OP_EN.value())
-      if (status s = detail::check_sdp(state, p.pingpong, after_matmul, matmul_out, where); !s) return s;
+    if (blocks.DPU_RDMA_OP_EN.value() && !blocks.CNA_OP_EN.value()) {
+      const auto source = detail::role_of<reg::DPU_RDMA_RDMA_SRC_BASE_ADDR>(p, dma);
+      const std::uint32_t source_written = source ? written_as[static_cast<std::size_t>(*source)] : 0;
+      if (status s = detail::check_sdp(state, p.pingpong, after_matmul, matmul_out, source_written, where); !s) return s;
+    }
     if (status s = detail::check_extents(p, dma, k.enable_mask, where); !s) return s;
+    if (const auto out = detail::role_of<reg::DPU_DST_BASE_ADDR>(p, dma); out && blocks.DPU_OP_EN.value())
+      written_as[static_cast<std::size_t>(*out)] =
+          static_cast<std::uint32_t>(unpack<reg::DPU_DATA_FORMAT>(dma.values.data_format).OUT_PRECISION.value()) + 1;
     after_matmul = blocks.CNA_OP_EN.value() && state.data_format;
     if (after_matmul) matmul_out = unpack<reg::DPU_DATA_FORMAT>(*state.data_format).OUT_PRECISION.value();
   }
