@@ -21,22 +21,11 @@
 #include <regcmd/rules/program_rules.hpp>
 
 #include "../ew_reference.hpp"
+#include "fuzz_input.hpp"
 
 namespace {
 using namespace regcmd;
-
-struct reader {
-  const std::uint8_t* data;
-  std::size_t size;
-  std::uint32_t take(unsigned bytes) {
-    std::uint32_t v = 0;
-    for (unsigned i = 0; i < bytes; ++i) {
-      v = v << 8 | (size ? *data : 0u);
-      if (size) ++data, --size;
-    }
-    return v;
-  }
-};
+using fuzzing::reader;
 
 // Operand values in {-1, 0, 1}: every sum a program here makes is exact in fp32 and within
 // fp16's range, so the host's result rounded once is what the NPU stores.

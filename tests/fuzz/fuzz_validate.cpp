@@ -62,24 +62,11 @@
 #include <regcmd/rules/program_rules.hpp>
 #include <regcmd/runtime/rknpu_jobs.hpp>
 #include <regcmd/runtime/rocket_jobs.hpp>
+#include "fuzz_input.hpp"
 
 namespace {
 using namespace regcmd;
-
-struct reader {
-  const std::uint8_t* data;
-  std::size_t size;
-  std::uint32_t take(unsigned bytes) {
-    std::uint32_t v = 0;
-    for (unsigned i = 0; i < bytes; ++i) {
-      v = v << 8 | (size ? *data : 0u);
-      if (size) ++data, --size;
-    }
-    return v;
-  }
-  std::size_t pick(std::size_t n) { return n ? take(2) % n : 0; }
-  std::int32_t small() { return static_cast<std::int8_t>(take(1)); }
-};
+using fuzzing::reader;
 
 // A program being edited.
 struct editable {

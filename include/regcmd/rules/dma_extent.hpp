@@ -28,13 +28,6 @@
 
 namespace regcmd {
 
-namespace detail {
-template <register_type R>
-constexpr bool writes(entry e) {
-  return e.target() == static_cast<std::uint16_t>(R::block) && e.offset() == R::offset;
-}
-}  // namespace detail
-
 // The register values the extents read, as the task's op-enable sees them.
 struct dma_state {
   std::uint32_t conv_con1 = 0, data_size0 = 0, data_size1 = 0, weight_size0 = 0, dma_con1 = 0, dma_con2 = 0;
@@ -42,28 +35,37 @@ struct dma_state {
   std::uint32_t rdma_width = 0, rdma_height = 0, rdma_channel = 0, rdma_feature_mode = 0, erdma_cfg = 0,
                 ew_surf_stride = 0, brdma_cfg = 0, nrdma_cfg = 0;
 
+  // One switch on the offset (each block owns its own offset window, so an offset names
+  // one register): programs are validated entry by entry at compile time, where every
+  // comparison is a counted step.
   constexpr void write(entry e) {
     using namespace reg;
-    if (detail::writes<CNA_CONV_CON1>(e)) conv_con1 = e.value();
-    else if (detail::writes<CNA_DATA_SIZE0>(e)) data_size0 = e.value();
-    else if (detail::writes<CNA_DATA_SIZE1>(e)) data_size1 = e.value();
-    else if (detail::writes<CNA_WEIGHT_SIZE0>(e)) weight_size0 = e.value();
-    else if (detail::writes<CNA_DMA_CON1>(e)) dma_con1 = e.value();
-    else if (detail::writes<CNA_DMA_CON2>(e)) dma_con2 = e.value();
-    else if (detail::writes<DPU_DATA_FORMAT>(e)) data_format = e.value();
-    else if (detail::writes<DPU_DST_SURF_STRIDE>(e)) dst_surf_stride = e.value();
-    else if (detail::writes<DPU_DATA_CUBE_WIDTH>(e)) cube_width = e.value();
-    else if (detail::writes<DPU_DATA_CUBE_HEIGHT>(e)) cube_height = e.value();
-    else if (detail::writes<DPU_DATA_CUBE_NOTCH_ADDR>(e)) cube_notch = e.value();
-    else if (detail::writes<DPU_DATA_CUBE_CHANNEL>(e)) cube_channel = e.value();
-    else if (detail::writes<DPU_RDMA_RDMA_DATA_CUBE_WIDTH>(e)) rdma_width = e.value();
-    else if (detail::writes<DPU_RDMA_RDMA_DATA_CUBE_HEIGHT>(e)) rdma_height = e.value();
-    else if (detail::writes<DPU_RDMA_RDMA_DATA_CUBE_CHANNEL>(e)) rdma_channel = e.value();
-    else if (detail::writes<DPU_RDMA_RDMA_FEATURE_MODE_CFG>(e)) rdma_feature_mode = e.value();
-    else if (detail::writes<DPU_RDMA_RDMA_ERDMA_CFG>(e)) erdma_cfg = e.value();
-    else if (detail::writes<DPU_RDMA_RDMA_EW_SURF_STRIDE>(e)) ew_surf_stride = e.value();
-    else if (detail::writes<DPU_RDMA_RDMA_BRDMA_CFG>(e)) brdma_cfg = e.value();
-    else if (detail::writes<DPU_RDMA_RDMA_NRDMA_CFG>(e)) nrdma_cfg = e.value();
+    std::uint32_t* field = nullptr;
+    block_id block{};
+    switch (e.offset()) {
+      case CNA_CONV_CON1::offset: field = &conv_con1, block = CNA_CONV_CON1::block; break;
+      case CNA_DATA_SIZE0::offset: field = &data_size0, block = CNA_DATA_SIZE0::block; break;
+      case CNA_DATA_SIZE1::offset: field = &data_size1, block = CNA_DATA_SIZE1::block; break;
+      case CNA_WEIGHT_SIZE0::offset: field = &weight_size0, block = CNA_WEIGHT_SIZE0::block; break;
+      case CNA_DMA_CON1::offset: field = &dma_con1, block = CNA_DMA_CON1::block; break;
+      case CNA_DMA_CON2::offset: field = &dma_con2, block = CNA_DMA_CON2::block; break;
+      case DPU_DATA_FORMAT::offset: field = &data_format, block = DPU_DATA_FORMAT::block; break;
+      case DPU_DST_SURF_STRIDE::offset: field = &dst_surf_stride, block = DPU_DST_SURF_STRIDE::block; break;
+      case DPU_DATA_CUBE_WIDTH::offset: field = &cube_width, block = DPU_DATA_CUBE_WIDTH::block; break;
+      case DPU_DATA_CUBE_HEIGHT::offset: field = &cube_height, block = DPU_DATA_CUBE_HEIGHT::block; break;
+      case DPU_DATA_CUBE_NOTCH_ADDR::offset: field = &cube_notch, block = DPU_DATA_CUBE_NOTCH_ADDR::block; break;
+      case DPU_DATA_CUBE_CHANNEL::offset: field = &cube_channel, block = DPU_DATA_CUBE_CHANNEL::block; break;
+      case DPU_RDMA_RDMA_DATA_CUBE_WIDTH::offset: field = &rdma_width, block = DPU_RDMA_RDMA_DATA_CUBE_WIDTH::block; break;
+      case DPU_RDMA_RDMA_DATA_CUBE_HEIGHT::offset: field = &rdma_height, block = DPU_RDMA_RDMA_DATA_CUBE_HEIGHT::block; break;
+      case DPU_RDMA_RDMA_DATA_CUBE_CHANNEL::offset: field = &rdma_channel, block = DPU_RDMA_RDMA_DATA_CUBE_CHANNEL::block; break;
+      case DPU_RDMA_RDMA_FEATURE_MODE_CFG::offset: field = &rdma_feature_mode, block = DPU_RDMA_RDMA_FEATURE_MODE_CFG::block; break;
+      case DPU_RDMA_RDMA_ERDMA_CFG::offset: field = &erdma_cfg, block = DPU_RDMA_RDMA_ERDMA_CFG::block; break;
+      case DPU_RDMA_RDMA_EW_SURF_STRIDE::offset: field = &ew_surf_stride, block = DPU_RDMA_RDMA_EW_SURF_STRIDE::block; break;
+      case DPU_RDMA_RDMA_BRDMA_CFG::offset: field = &brdma_cfg, block = DPU_RDMA_RDMA_BRDMA_CFG::block; break;
+      case DPU_RDMA_RDMA_NRDMA_CFG::offset: field = &nrdma_cfg, block = DPU_RDMA_RDMA_NRDMA_CFG::block; break;
+      default: return;
+    }
+    if (e.target() == static_cast<std::uint16_t>(block)) *field = e.value();
   }
 };
 

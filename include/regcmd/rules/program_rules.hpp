@@ -151,23 +151,27 @@ class slot_cursor {
 // The interrupts the kernel must see for a task to complete: its last block's pair (it
 // compares the pair-widened status with the mask exactly, fact sheet §1.6); a task ending
 // on neither the DPU nor the PPU keeps the mask it has.
+inline constexpr std::uint32_t ppu_enabled = pack(reg::GLOBAL_OPERATION_ENABLE{.PPU_OP_EN = 1}).value();
+inline constexpr std::uint32_t dpu_enabled = pack(reg::GLOBAL_OPERATION_ENABLE{.DPU_OP_EN = 1}).value();
 constexpr std::uint32_t completion_interrupts(const task& k) {
-  const auto blocks = unpack<reg::GLOBAL_OPERATION_ENABLE>(k.enable_mask);
-  if (blocks.PPU_OP_EN.value()) return ppu_done_interrupts;
-  if (blocks.DPU_OP_EN.value()) return dpu_done_interrupts;
+  if (k.enable_mask & ppu_enabled) return ppu_done_interrupts;
+  if (k.enable_mask & dpu_enabled) return dpu_done_interrupts;
   return k.int_mask;
 }
 
 // The roles an address register can take: the DPU and the PPU write, the PC fetches regcmd,
 // the CNA reads weights from the weight buffer, the other DMAs read operands.
-constexpr bool role_fits(entry e, operand_role role) {
+constexpr bool role_fits(std::uint16_t address_register_offset, operand_role role) {
   using namespace reg;
-  if (is_register<PC_BASE_ADDRESS>(e) || is_register<PC_TASK_DMA_BASE_ADDR>(e))
-    return role == operand_role::regcmd || role == operand_role::next_program;
-  if (role == operand_role::regcmd || role == operand_role::next_program) return false;
-  if (is_register<DPU_DST_BASE_ADDR>(e) || is_register<PPU_DST_BASE_ADDR>(e)) return npu_writes(role);
-  if (is_register<CNA_DCOMP_ADDR0>(e)) return role == operand_role::weight;
-  return role != operand_role::output;
+  const bool fetched = role == operand_role::regcmd || role == operand_role::next_program;
+  switch (address_register_offset) {
+    case PC_BASE_ADDRESS::offset:
+    case PC_TASK_DMA_BASE_ADDR::offset: return fetched;
+    case DPU_DST_BASE_ADDR::offset:
+    case PPU_DST_BASE_ADDR::offset: return npu_writes(role);
+    case CNA_DCOMP_ADDR0::offset: return role == operand_role::weight;
+    default: return !fetched && role != operand_role::output;
+  }
 }
 
 // The tail of task t: PC_BASE_ADDRESS (a slot to the next task, or 0 ending the chain),
@@ -193,7 +197,9 @@ constexpr status check_tail(const program_view& p, std::size_t t, slot_cursor& s
         link->extent != std::uint64_t{next.count} * 8)
       return make_error(rules::chain_link, where, "task", t);
   }
-  if (!pair_complete(k.int_mask) || k.int_mask != completion_interrupts(k)) return make_error(rules::task_interrupts, where, "task", t);
+  const bool ends_on_a_pair = k.enable_mask & (ppu_enabled | dpu_enabled) ? k.int_mask == completion_interrupts(k)
+                                                                            : pair_complete(k.int_mask);
+  if (!ends_on_a_pair) return make_error(rules::task_interrupts, where, "task", t);
   return {};
 }
 
@@ -202,7 +208,7 @@ constexpr status check_slots(const program_view& p, std::string_view where) {
   std::uint64_t next_free = 0;  // slots are kept in entry order, one per entry
   for (const slot& s : p.slots) {
     if (s.entry >= p.entries.size() || !is_address_register(entries[s.entry]) || entries[s.entry].value() != 0 ||
-        s.entry < next_free || !role_fits(entries[s.entry], s.role))
+        s.entry < next_free)
       return make_error(rules::address_slots, where, name_of(s.role), s.entry);
     next_free = std::uint64_t{s.entry} + 1;
   }
@@ -226,30 +232,35 @@ struct dma_registers {
   std::array<std::uint32_t, address_register_count> slot_of{};
 };
 
-// slot-extent: the slot of each DMA the task runs covers what that DMA touches.
-constexpr status check_extents(const program_view& p, const dma_registers& dma, std::uint32_t enable_mask,
-                               std::string_view where) {
+// slot-extent: the slot of each DMA the task runs covers what that DMA touches. Returns the
+// first address register whose slot falls short (address_registers.size(): none) and the
+// bytes its DMA touches; no status on the way (each is counted at compile time).
+struct extent_shortfall {
+  std::size_t reg = address_registers.size();
+  std::uint64_t touched = 0;
+};
+constexpr extent_shortfall short_extent(const program_view& p, const dma_registers& dma, std::uint32_t enable_mask) {
   const auto blocks = unpack<reg::GLOBAL_OPERATION_ENABLE>(enable_mask);
   for (std::size_t a = 0; a < address_registers.size(); ++a) {
+    if (dma.slot_of[a] == 0) continue;  // no slot: nothing to hold to an extent
     const std::uint64_t touched = dma_extent(dma.values, address_registers[a], blocks);
-    if (touched != 0 && dma.slot_of[a] != 0 && p.slots[dma.slot_of[a] - 1].extent < touched)
-      return make_error(rules::slot_extent, where, address_registers[a].name, touched);
+    if (p.slots[dma.slot_of[a] - 1].extent < touched) return {a, touched};
   }
   return {};
 }
 
 // The index of register R in address_registers.
 template <register_type R>
-constexpr std::size_t address_index() {
+inline constexpr std::size_t address_index = [] {
   std::size_t i = 0;
   while (i < address_registers.size() && address_registers[i].offset != R::offset) ++i;
   return i;
-}
+}();
 
 // The role of the slot that last wrote address register R in this group, if any.
 template <register_type R>
 constexpr std::optional<operand_role> role_of(const program_view& p, const dma_registers& dma) {
-  const std::uint32_t s = dma.slot_of[address_index<R>()];
+  const std::uint32_t s = dma.slot_of[address_index<R>];
   return s ? std::optional<operand_role>{p.slots[s - 1].role} : std::nullopt;
 }
 
@@ -257,9 +268,10 @@ constexpr std::optional<operand_role> role_of(const program_view& p, const dma_r
 constexpr status check_tasks(const program_view& p, std::string_view where) {
   if (p.tasks.empty()) return make_error(rules::program_empty, where);
   for (std::size_t t = 0; t < p.tasks.size(); ++t) {
-    if (!fetchable(p.tasks.data()[t])) return make_error(rules::task_length, where, "task", t);
-    if (p.tasks.data()[t].first % 2 != 0) return make_error(rules::task_alignment, where, "task", t);
-    if (!task_in_bounds(p, p.tasks.data()[t])) return make_error(rules::tail_complete, where, "task", t);
+    const task& k = p.tasks.data()[t];
+    if (!fetchable(k)) return make_error(rules::task_length, where, "task", t);
+    if (k.first % 2 != 0) return make_error(rules::task_alignment, where, "task", t);
+    if (!task_in_bounds(p, k)) return make_error(rules::tail_complete, where, "task", t);
   }
   return {};
 }
@@ -298,7 +310,8 @@ constexpr status validate(const program_view& p, std::string_view where = "progr
         return make_error(rules::tail_complete, where, "task", t);
       if (const std::size_t a = address_register_index(e); a < address_registers.size()) {
         const slot* s = slots.slot_at(i);
-        if (!s) return make_error(rules::address_slots, where, address_registers[a].name, i);
+        if (!s || !detail::role_fits(address_registers[a].offset, s->role))
+          return make_error(rules::address_slots, where, address_registers[a].name, i);
         dma.slot_of[a] = static_cast<std::uint32_t>(s - p.slots.data()) + 1;
       }
       state.write(e);
@@ -312,10 +325,11 @@ constexpr status validate(const program_view& p, std::string_view where = "progr
       const std::uint32_t source_written = source ? written_as[static_cast<std::size_t>(*source)] : 0;
       if (status s = detail::check_sdp(state, p.pingpong, after_matmul, matmul_out, source_written, where); !s) return s;
     }
-    if (status s = detail::check_extents(p, dma, k.enable_mask, where); !s) return s;
+    if (const auto f = detail::short_extent(p, dma, k.enable_mask); f.reg < address_registers.size())
+      return make_error(rules::slot_extent, where, address_registers[f.reg].name, f.touched);
     if (const auto out = detail::role_of<reg::DPU_DST_BASE_ADDR>(p, dma); out && blocks.DPU_OP_EN.value())
       written_as[static_cast<std::size_t>(*out)] =
-          static_cast<std::uint32_t>(unpack<reg::DPU_DATA_FORMAT>(dma.values.data_format).OUT_PRECISION.value()) + 1;
+          static_cast<std::uint32_t>(decltype(reg::DPU_DATA_FORMAT::OUT_PRECISION)::shape.extract(dma.values.data_format)) + 1;
     after_matmul = blocks.CNA_OP_EN.value() && state.data_format;
     if (after_matmul) matmul_out = unpack<reg::DPU_DATA_FORMAT>(*state.data_format).OUT_PRECISION.value();
   }
