@@ -280,8 +280,12 @@ std::string handle_list(std::uint64_t pointer, std::uint32_t count) {
     return out + why;
   }
   out += ":";
-  for (std::uint32_t i = 0; i < n; ++i) out += " " + std::to_string(handles[i]);
-  return count > n ? out + " ..." : out;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    out += ' ';  // appended in two steps: g++ 12 at -O3 misreads " " + to_string as overlapping
+    out += std::to_string(handles[i]);
+  }
+  if (count > n) out += " ...";
+  return out;
 }
 
 void capture_rocket_submit(record& r, const npu_file& f, const void* arg, std::size_t size) {
