@@ -119,6 +119,9 @@ bool multiplies(precision in, precision out) {
          (in == precision::int8 && out == precision::int32) || (in == precision::int4 && out == precision::int16);
 }
 
+// The N extent of a 1 KB weight tile: 1024 bytes over 32 K elements.
+std::uint32_t weight_tile_n(precision in) { return in == precision::fp16 ? 16 : in == precision::int4 ? 64 : 32; }
+
 // Where one op's operands lie, as the registers say.
 //   features  row-major (CNA_CONV_CON1.GROUP_LINE_OFF, one line per row): row m at
 //             m·LINE_STRIDE·16 bytes (reference "0x107c"); int4 rows hold K/2 bytes of
@@ -128,8 +131,10 @@ bool multiplies(precision in, precision out) {
 //             apart, modulo the field's 28 bits (Mesa: LINE_STRIDE = W·4, SURF_STRIDE =
 //             LINE_STRIDE·(H/4 − 1) for a [C1][H][W][16 B] cube; implementation A's M = 1
 //             value 0x0ffffffd wraps to one 16-byte row).
-//   weights   tiles of N16 × K32 (fp16) or N32 × K32 (int8; int4 two per byte), tile-rows
-//             of N, each K/32 tiles long (reference "Operand tile layouts").
+//   weights   1 KB tiles of N16 × K32 (fp16), N32 × K32 (int8) or N64 × K32 (int4, two
+//             per byte, even element in the low nibble), tile-rows of N, each K/32 tiles long
+//             (reference "Operand tile layouts", "The precision enum": "the 1 KB int4 atom
+//             (64N × 32K)").
 //   output    16-byte surfaces of channels DST_SURF_STRIDE·16 bytes apart; rows
 //             (NOTCH_ADDR_1 + 1)·4 outputs apart in the row-major mode, one 16-byte atom
 //             apart in the surface mode (reference "Key registers", 0x4038).
@@ -158,7 +163,7 @@ struct matmul_walk {
   }
   // Element index (in elements, nibbles for int4) of weight (k, n).
   std::uint64_t weight_element(std::uint32_t k, std::uint32_t n) const {
-    const std::uint32_t tile_n = in == precision::fp16 ? 16 : 32;
+    const std::uint32_t tile_n = weight_tile_n(in);
     return std::uint64_t{n / tile_n} * tile_n * K + std::uint64_t{k / 32} * tile_n * 32 + (n % tile_n) * 32 + k % 32;
   }
   std::uint64_t output_at(std::uint32_t m, std::uint32_t n) const {
@@ -338,7 +343,7 @@ void npu::run_matmul(iova_space& memory, const registers& r, std::uint32_t task,
   const std::uint64_t dst_surf_stride = read<DPU_DST_SURF_STRIDE>(r).DST_SURF_STRIDE.value();
   const auto notch = read<DPU_DATA_CUBE_NOTCH_ADDR>(r);
   const std::uint64_t expected_size_e = w.out == precision::fp32 ? 3 : w.out == precision::fp16 ? 1 : 7;
-  const std::uint32_t tile_n = in == precision::fp16 ? 16 : 32;
+  const std::uint32_t tile_n = weight_tile_n(in);
   if (M == 0 || K == 0 || N == 0 || K % 32 != 0 || N % tile_n != 0)
     return report(fault_kind::unmodelled, "M, K or N is 0 or K, N are not whole weight tiles");
   if (size_e != expected_size_e || bs_ow.SIZE_E_1.value() != size_e || bs_ow.SIZE_E_2.value() != size_e)

@@ -95,8 +95,12 @@ struct matmul_geometry {
   friend constexpr bool operator==(const matmul_geometry&, const matmul_geometry&) = default;
 };
 
-// The weight tile's N extent per input precision (K is 32 for every precision).
-constexpr std::uint32_t weight_tile_n(precision p) { return p == precision::fp16 ? 16 : 32; }
+// The weight tile's N extent per input precision (K is 32 for every precision): every tile
+// is 1 KB, so int4's holds 64 N (regcmd-isa-reference "The precision enum": "the 1 KB int4
+// atom (64N x 32K)"; the vendor's native int4 B is N64 x K32, rknn-matmul-api §1.6, §1.8).
+constexpr std::uint32_t weight_tile_n(precision p) {
+  return p == precision::fp16 ? 16 : p == precision::int4 ? 64 : 32;
+}
 
 // The widest output row pitch in outputs: NOTCH_ADDR_1 holds it in 4-output units minus
 // one, in 13 bits (reference "Key registers", 0x4038 notch; matmul.hpp checks the width).

@@ -9,8 +9,10 @@
 //   weights   B[K][N], row-major host array (or B^T[N][K] with weights_order::n_by_k)
 //     fp16       [N/16][K/32][16][32]: (n/16)*16*K + (k/32)*512 + (n%16)*32 + k%32
 //     int8       [N/32][K/32][32][32]: (n/32)*32*K + (k/32)*1024 + (n%32)*32 + k%32
-//     int4       the int8 tiling with two elements per byte, even index in the low nibble
-//                [assumed: no source gives the int4 weight packing; docs/matmul-values.md]
+//     int4       [N/64][K/32][64][32] nibbles: (n/64)*64*K + (k/32)*2048 + (n%64)*32 + k%32,
+//                two per byte, even index in the low nibble (the vendor's native int4 B:
+//                rknn-matmul-api §1.6; the 1 KB int4 atom, regcmd-isa-reference "The
+//                precision enum")
 //   outputs   C[M][N]
 //     row_major  row m at m * output_pitch, element n at n * bytes
 //     surface    NC1HWC2, C2 = 16 bytes (4 fp32/int32, 8 fp16)

@@ -2,6 +2,7 @@
 // of computing where the reference says the hardware does not.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -151,6 +152,42 @@ TEST_CASE("a deliberately wrong packer makes the model's result disagree with th
   };
   CHECK(run_with(false) < 1e-4);  // the reference's layout, packed by hand
   CHECK(run_with(true) > 0.1);    // the wrong one: the model does not undo it
+}
+
+// int4 weights in the vendor's native N64 × K32 tiles (rknn-matmul-api §1.6: nibble
+// ((n/64)·(K/32) + k/32)·2048 + (n%64)·32 + k%32, even nibble low), packed here by hand: the
+// model computes the host's result from them, and not from the int8 tiling (N32 × K32)
+// regcmd once assumed for int4.
+TEST_CASE("int4 weights: the native N64 tiling agrees with the host, an N32 tiling does not") {
+  constexpr std::uint32_t M = 4, K = 64, N = 128;
+  const auto mm = build({.in = precision::int4, .out = precision::int16, .M = M, .K = K, .N = N});
+  const matmul_geometry& g = mm.geometry;
+  REQUIRE(g.weight_bytes() == K * N / 2);
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> d(-8, 7);
+  std::vector<std::int8_t> a(M * K), w(K * N);
+  for (auto& v : a) v = static_cast<std::int8_t>(d(rng));
+  for (auto& v : w) v = static_cast<std::int8_t>(d(rng));
+  std::vector<double> ref(M * N, 0.0);
+  for (std::uint32_t m = 0; m < M; ++m)
+    for (std::uint32_t k = 0; k < K; ++k)
+      for (std::uint32_t n = 0; n < N; ++n) ref[m * N + n] += double(a[m * K + k]) * w[k * N + n];
+
+  auto run_with = [&](std::uint32_t tile_n) {
+    bench b(mm.view().entries.size() * 8, g.feature_bytes(), g.weight_bytes(), g.output_bytes());
+    REQUIRE(pack_features<std::int8_t>(g, a, b.feature).ok());
+    std::fill(b.weight.begin(), b.weight.end(), std::uint8_t{0});
+    for (std::uint32_t k = 0; k < K; ++k)
+      for (std::uint32_t n = 0; n < N; ++n) {
+        const std::size_t nibble = (std::size_t{n / tile_n} * (K / 32) + k / 32) * tile_n * 32 + (n % tile_n) * 32 + k % 32;
+        const auto bits = static_cast<std::uint8_t>(w[k * N + n] & 0xf);
+        b.weight[nibble / 2] |= static_cast<std::uint8_t>(nibble % 2 ? bits << 4 : bits);
+      }
+    REQUIRE(b.run(mm.view()).faults.empty());
+    return max_error(b, g, ref);
+  };
+  CHECK(run_with(64) == 0);  // the native tiling
+  CHECK(run_with(32) > 0);   // the int8 tiling with nibbles: wrong columns
 }
 
 TEST_CASE("a chained plan runs task after task through the PC tails") {

@@ -69,7 +69,7 @@ TEST_CASE("surface features: (k / C2) * M * C2 + m * C2 + k % C2, C2 = 8 for fp1
   CHECK(out[index * 2 + 1] == 0x40);
 }
 
-TEST_CASE("row-major features: padded rows at the pitch; int4 rows are nibbles and a zero half") {
+TEST_CASE("row-major features: padded rows at the pitch, int4 rows are nibbles and a zero half") {
   const auto g = geometry({.in = precision::fp16, .out = precision::fp32, .M = 2, .K = 40, .N = 16});
   CHECK(g.feature_pitch == 128);  // K padded to 64
   std::vector<float> a(2 * 40, 1.0f);
@@ -138,15 +138,30 @@ TEST_CASE("int8 surface features: element (m, k) at ((k / 16) * M + m) * 16 + k 
   for (std::size_t i = 0; i < out.size(); ++i) CHECK(out[i] == (i == 81 ? 0xfd : i == 255 ? 0x05 : 0x00));
 }
 
-TEST_CASE("int4 weights: the int8 tiling, two elements a byte, the even element in the low nibble") {
-  const auto g = geometry({.in = precision::int4, .out = precision::int16, .M = 1, .K = 64, .N = 64});
-  std::vector<std::int8_t> b(64 * 64, 0);
-  b[5 * 64 + 33] = -3;  // k = 5, n = 33: element (33/32)*32*64 + 0 + 1*32 + 5 = 2085, byte 1042 high
-  b[36 * 64 + 2] = 6;   // k = 36, n = 2: element 0 + 1*1024 + 2*32 + 4 = 1092, byte 546 low
+// The vendor's native int4 B (rknn-matmul-api §1.6): element (k, n) at nibble
+// ((n/64)·(K/32) + k/32)·2048 + (n%64)·32 + k%32, the even nibble low (§1.6 "Normal layouts").
+TEST_CASE("int4 weights: N64 x K32 tiles of nibbles, the even element in the low nibble") {
+  const auto g = geometry({.in = precision::int4, .out = precision::int16, .M = 1, .K = 64, .N = 128});
+  std::vector<std::int8_t> b(64 * 128, 0);
+  b[5 * 128 + 33] = -3;  // k = 5, n = 33: (0·2 + 0)·2048 + 33·32 + 5 = 1061, byte 530 high
+  b[36 * 128 + 2] = 6;   // k = 36, n = 2: (0·2 + 1)·2048 + 2·32 + 4 = 2116, byte 1058 low
+  b[40 * 128 + 70] = 5;  // k = 40, n = 70: (1·2 + 1)·2048 + 6·32 + 8 = 6344, byte 3172 low
+  b[31 * 128 + 127] = -8;  // k = 31, n = 127: (1·2 + 0)·2048 + 63·32 + 31 = 6143, byte 3071 high
   std::vector<std::uint8_t> out(g.weight_bytes(), 0xaa);
-  REQUIRE(out.size() == 2048);
+  REQUIRE(out.size() == 4096);
   REQUIRE(pack_weights<std::int8_t>(g, b, out).ok());
-  for (std::size_t i = 0; i < out.size(); ++i) CHECK(out[i] == (i == 1042 ? 0xd0 : i == 546 ? 0x06 : 0x00));
+  for (std::size_t i = 0; i < out.size(); ++i)
+    CHECK(out[i] == (i == 530 ? 0xd0 : i == 1058 ? 0x06 : i == 3172 ? 0x05 : i == 3071 ? 0x80 : 0x00));
+}
+
+TEST_CASE("int4 N pads to whole 64-column tiles, unpadded N must be a multiple of 64") {
+  CHECK(geometry({.in = precision::int4, .out = precision::int16, .M = 1, .K = 64, .N = 32}).N == 64);
+  CHECK(geometry({.in = precision::int4, .out = precision::int16, .M = 1, .K = 64, .N = 65}).N == 128);
+  CHECK(geometry({.in = precision::int4, .out = precision::int16, .M = 1, .K = 64, .N = 32}).weight_bytes() == 64 * 64 / 2);
+  const auto r = resolve({.in = precision::int4, .out = precision::int16, .M = 1, .K = 64, .N = 96, .pad = padding::none});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.err().id() == "n-alignment");
+  CHECK(resolve({.in = precision::int4, .out = precision::int16, .M = 1, .K = 64, .N = 128, .pad = padding::none}).ok());
 }
 
 TEST_CASE("plan weights: one packed block per (N tile, K slice)") {
