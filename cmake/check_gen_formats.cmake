@@ -1,6 +1,6 @@
 # regcmd-gen's three formats say the same thing: hex equals GOLDEN, bin decodes like
 # GOLDEN, json equals regcmd-dis --json of GOLDEN.
-#   cmake -DGEN=<regcmd-gen> -DDIS=<regcmd-dis> "-DARGS=<gen args, |-separated>" -DGOLDEN=<hex file>
+#   cmake [-DRUN=<emulator of a cross build>] -DGEN=<regcmd-gen> -DDIS=<regcmd-dis> "-DARGS=<gen args, |-separated>" -DGOLDEN=<hex file>
 #         -DWORK=<dir> -P check_gen_formats.cmake
 string(REPLACE "|" ";" ARGS "${ARGS}")
 file(MAKE_DIRECTORY "${WORK}")
@@ -12,18 +12,18 @@ function(run out_var)
   set(${out_var} "${out}" PARENT_SCOPE)
 endfunction()
 file(READ "${GOLDEN}" golden)
-run(hex "${GEN}" ${ARGS} --format hex)
+run(hex ${RUN} "${GEN}" ${ARGS} --format hex)
 if(NOT hex STREQUAL golden)
   message(FATAL_ERROR "regcmd-gen hex differs from ${GOLDEN}:\n${hex}")
 endif()
-run(ignored "${GEN}" ${ARGS} --format bin -o "${WORK}/program.bin")
-run(from_bin "${DIS}" "${WORK}/program.bin")
-run(from_golden "${DIS}" "${GOLDEN}")
+run(ignored ${RUN} "${GEN}" ${ARGS} --format bin -o "${WORK}/program.bin")
+run(from_bin ${RUN} "${DIS}" "${WORK}/program.bin")
+run(from_golden ${RUN} "${DIS}" "${GOLDEN}")
 if(NOT from_bin STREQUAL from_golden)
   message(FATAL_ERROR "the bin output decodes differently from ${GOLDEN}")
 endif()
-run(json "${GEN}" ${ARGS} --format json)
-run(golden_json "${DIS}" --json "${GOLDEN}")
+run(json ${RUN} "${GEN}" ${ARGS} --format json)
+run(golden_json ${RUN} "${DIS}" --json "${GOLDEN}")
 if(NOT json STREQUAL golden_json)
   message(FATAL_ERROR "regcmd-gen json differs from regcmd-dis --json of ${GOLDEN}")
 endif()

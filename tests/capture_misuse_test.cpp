@@ -108,19 +108,36 @@ child_result run_child(const fs::path& dir, const std::vector<std::string>& env)
     });
     if (!replaced) strings.emplace_back(entry);
   }
+  // Under qemu-user (the aarch64 tests on a PC, REGCMD_TEST_EMULATOR names it) the child is
+  // started through the emulator too, and the libraries to preload go to it as the guest's.
+  const char* emulator = std::getenv("REGCMD_TEST_EMULATOR");
+  std::vector<std::string> args;
+  if (emulator && *emulator) {
+    std::erase_if(strings, [](const std::string& v) { return v.starts_with("QEMU_SET_ENV="); });
+    for (auto& v : strings)
+      if (v.starts_with("LD_PRELOAD=")) v = "QEMU_SET_ENV=" + v;
+    for (std::string_view rest = emulator; !rest.empty();) {
+      const std::size_t space = std::min(rest.find(' '), rest.size());
+      if (space > 0) args.emplace_back(rest.substr(0, space));
+      rest.remove_prefix(std::min(space + 1, rest.size()));
+    }
+  }
   std::vector<char*> envp;
   for (auto& s : strings) envp.push_back(s.data());
   envp.push_back(nullptr);
-  std::string exe = fs::read_symlink("/proc/self/exe").string();
-  std::string no_skip = "--no-skip=true", only = std::string("--test-case=") + child_case;
-  std::vector<char*> argv{exe.data(), no_skip.data(), only.data(), nullptr};
+  args.push_back(fs::read_symlink("/proc/self/exe").string());
+  args.push_back("--no-skip=true");
+  args.push_back(std::string("--test-case=") + child_case);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
   const std::string out = (dir / "child.stdout").string(), err = (dir / "child.stderr").string();
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv.data(), envp.data());
+  const int spawned = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   REQUIRE_MESSAGE(spawned == 0, "posix_spawn: ", std::strerror(spawned));
   int status = 0;

@@ -11,7 +11,7 @@
 using namespace regcmd;
 
 namespace {
-struct write {
+struct expected_write {
   std::uint16_t target, offset;
   std::uint32_t value;
 };
@@ -37,7 +37,7 @@ std::uint32_t value_at(const runtime_program<matmul_geometry>& p, std::uint16_t 
 
 TEST_CASE("implementation A, fp16 x fp16 -> fp32, M=4 K=64 N=64: all 104 register writes") {
   // matmul-recipe §1.1, evaluated for M=4, K=64, N=64 (addresses 0 until bind)
-  constexpr std::array<write, 104> a{{
+  constexpr std::array<expected_write, 104> a{{
       {0x1001, 0x4004, 0xe},        {0x0201, 0x100c, 0x120},      {0x0201, 0x1010, 0x50},
       {0x0201, 0x1014, 0x9},        {0x0201, 0x1020, 0x10004},    {0x0201, 0x1024, 0x3f0040},
       {0x0201, 0x1028, 0x1},        {0x0201, 0x102c, 0x4},        {0x0201, 0x1030, 0x2000},

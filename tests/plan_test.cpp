@@ -86,7 +86,7 @@ TEST_CASE("an explicit slice is honoured, and refused above 2048") {
   CHECK(bad.err().id() == "k-slice-max");
 }
 
-TEST_CASE("M above the ceiling is tiled; the surface layout refuses M tiles") {
+TEST_CASE("M above the ceiling is tiled, the surface layout refuses M tiles") {
   const auto rows = plan(matmul_spec{.in = precision::int8, .out = precision::int32, .M = 2000, .K = 512, .N = 256});
   REQUIRE(rows.ok());
   CHECK(rows.value().m_tiles == 3);   // 704 rows per op at K = 512
@@ -155,13 +155,13 @@ TEST_CASE("delta tasks carry only the entries that change") {
 }
 
 TEST_CASE("a chain of 1000 tasks builds at compile time") {
-  constexpr auto p = plan_matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 8000, .K = 2048, .N = 64},
-                                 plan_options{.k_slice = 2048, .delta_tasks = true}>();
+  static constexpr auto p = plan_matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 8000, .K = 2048, .N = 64},
+                                        plan_options{.k_slice = 2048, .delta_tasks = true}>();
   CHECK(p.code.task_count == 1000);
   CHECK(p.code.tasks[999].count == 6);
   // and with every task written in full, within the compilers' default constexpr budgets
-  constexpr auto full = plan_matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 8000, .K = 2048, .N = 64},
-                                    plan_options{.k_slice = 2048}>();
+  static constexpr auto full = plan_matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 8000, .K = 2048, .N = 64},
+                                           plan_options{.k_slice = 2048}>();
   CHECK(full.code.task_count == 1000);
   CHECK(full.code.entry_count == 1000 * matmul_task_entries);
 }

@@ -16,6 +16,7 @@
 #include <regcmd/decode/diff.hpp>
 #include <regcmd/decode/dump.hpp>
 #include <regcmd/decode/lookup.hpp>
+#include <regcmd/version.hpp>
 
 #include "io.hpp"
 
@@ -30,6 +31,7 @@ constexpr const char* help =
     "  --addresses    leave every address register out (IOVAs differ run to run)\n"
     "  --json         print the comparison as JSON\n"
     "  --binary, --text  read both dumps in that format instead of detecting it\n"
+    "  --version      print the version (-h, --help: this text)\n"
     "Each option but --ignore is given once. Each error is one line on standard error,\n"
     "naming the file and the reason.\n"
     "Exit status: 0 equal, 1 different; 2 bad usage, an unreadable or malformed dump, or an\n"
@@ -57,6 +59,10 @@ int main(int argc, char** argv) {
     const std::string_view a = argv[i];
     if (a == "-h" || a == "--help") {
       std::fputs(help, stdout);
+      return 0;
+    }
+    if (a == "--version") {
+      std::printf("regcmd-diff %s\n", regcmd::version_string);
       return 0;
     }
     if (a == "--json" || a == "--addresses") {

@@ -14,6 +14,7 @@
 
 #include <regcmd/decode/dump.hpp>
 #include <regcmd/decode/format.hpp>
+#include <regcmd/version.hpp>
 
 #include "io.hpp"
 
@@ -31,6 +32,7 @@ constexpr const char* help =
     "LF, VT, FF, CR and ESC (every entry holds a 0x00 or 0x01 byte in its target), text\n"
     "otherwise; --binary or --text forces it. Any other byte in a text dump is an error\n"
     "naming its byte offset.\n"
+    "--version prints the version, -h or --help this text.\n"
     "Each option is given once. Each error is one line on standard error, naming the file\n"
     "and the reason.\n"
     "Exit status: 0 decoded; 2 bad usage, an unreadable or malformed dump, or an unwritable\n"
@@ -56,6 +58,10 @@ int main(int argc, char** argv) {
     const std::string_view a = argv[i];
     if (a == "-h" || a == "--help") {
       std::fputs(help, stdout);
+      return 0;
+    }
+    if (a == "--version") {
+      std::printf("regcmd-dis %s\n", regcmd::version_string);
       return 0;
     }
     if (a == "--json") {

@@ -75,6 +75,7 @@ Output:
                       json (the regcmd-dis --json schema)               (default hex)
   -o FILE             write to FILE instead of standard output
   -h, --help          this text
+  --version           print the version
 
 Each option is given once, and only where it applies. Each error is one line on standard
 error.
@@ -111,6 +112,7 @@ int main(int argc, char** argv) {
     std::fputs(usage, stdout);
     return cli::exit_success;
   }
+  if (program_name == "--version") return cli::print_version("regcmd-gen");
   cli::request r{.elementwise = program_name == "ew"};
   const bool elementwise = r.elementwise;
   if (program_name != "matmul" && !elementwise) return fail("unknown program '" + std::string(program_name) + "': matmul or ew");
@@ -132,6 +134,7 @@ int main(int argc, char** argv) {
       std::fputs(usage, stdout);
       return cli::exit_success;
     }
+    if (a == "--version") return cli::print_version("regcmd-gen");
     if (cli::problem twice = given.add(a); !twice.empty()) return fail(twice);
     if (a == "--no-pad") {
       spec.pad = r.ew.pad = padding::none;

@@ -69,6 +69,7 @@ running:
                   (default 1; the first run may add a warm-up submit)
   --nonblocking   rknpu: submit with a fence and wait on it (rocket always does)
   -h, --help      this text
+  --version       print the version
 
 Tolerances: a matmul's relative error is |C - ref| / sum_k |A B|, within (K + 2) * 2^-24
 for fp32 accumulation plus 2^-11 for a fp16 output; an SDP op is exact for integers and
@@ -412,6 +413,7 @@ int main(int argc, char** argv) {
     std::fputs(usage, stdout);
     return cli::exit_success;
   }
+  if (program == "--version") return cli::print_version("regcmd-run");
   cli::request r{.elementwise = program == "ew", .ew = {.immediate = 1.5f}};
   if (program != "matmul" && !r.elementwise) return fail("unknown program '" + std::string(program) + "': matmul or ew");
 
@@ -424,6 +426,7 @@ int main(int argc, char** argv) {
       std::fputs(usage, stdout);
       return cli::exit_success;
     }
+    if (a == "--version") return cli::print_version("regcmd-run");
     if (cli::problem twice = given.add(a); !twice.empty()) return fail(twice);
     if (a == "--delta") { r.options.delta_tasks = true; continue; }
     if (a == "--round-robin") { settings.round_robin = true; continue; }

@@ -1,12 +1,21 @@
 #!/usr/bin/env bash
 # The whole test suite: set up, then configure, build and test with g++ and with clang
-# (warnings are errors in both), again under AddressSanitizer + UBSan (g++), the runtime
-# tests under ThreadSanitizer, then run each fuzz target for 60 seconds (clang, libFuzzer).
+# (warnings are errors in both), for aarch64 (the board: Debian's cross compiler, the tests
+# under qemu-user), again under AddressSanitizer + UBSan (g++), the runtime tests under
+# ThreadSanitizer, then run each fuzz target for 60 seconds (clang, libFuzzer).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tools/setup.sh pkg-config clang libclang-rt-14-dev
+# On a PC the aarch64 suite is a cross build; on the board the native builds are that suite.
+cross=()
+if [ "$(dpkg --print-architecture)" != arm64 ]; then
+  cross=(g++-aarch64-linux-gnu qemu-user libdrm-dev:arm64 libboost-dev:arm64)
+fi
+bash tools/setup.sh pkg-config clang libclang-rt-14-dev "${cross[@]}"
 cmake --workflow --preset gcc
 cmake --workflow --preset clang
+if [ ${#cross[@]} -gt 0 ]; then
+  cmake --workflow --preset aarch64
+fi
 cmake --workflow --preset asan
 bash tools/run-tsan.sh
 bash tools/run-fuzz.sh 60

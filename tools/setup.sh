@@ -12,13 +12,24 @@ if [ ${#missing[@]} -eq 0 ]; then
 fi
 echo "regcmd setup: installing ${missing[*]}"
 if [ "$(id -u)" -eq 0 ]; then
-  apt_get=(apt-get)
+  as_root=()
 elif command -v sudo >/dev/null 2>&1; then
-  apt_get=(sudo apt-get)
+  as_root=(sudo)
 else
   echo "regcmd setup: missing packages (${missing[*]}) and not root; install them or run as root" >&2
   exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
-"${apt_get[@]}" update -qq
-"${apt_get[@]}" install -y -qq --no-install-recommends "${missing[@]}"
+# A package of another architecture (libdrm-dev:arm64 for the cross build) comes through
+# multiarch: that architecture is added to dpkg before the package lists are read.
+for p in "${missing[@]}"; do
+  case "$p" in
+    *:*)
+      arch=${p##*:}
+      if ! dpkg --print-foreign-architectures | grep -qx "$arch" && [ "$arch" != "$(dpkg --print-architecture)" ]; then
+        "${as_root[@]}" dpkg --add-architecture "$arch"
+      fi ;;
+  esac
+done
+"${as_root[@]}" apt-get update -qq
+"${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

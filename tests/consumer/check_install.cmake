@@ -1,16 +1,14 @@
-# Installs BUILD_DIR into a fresh prefix under WORK_DIR, then configures, builds and runs the
-# consumer project against that prefix only.
+# Installs BUILD_DIR into a fresh prefix under WORK_DIR, then builds and runs the consumer
+# project against that prefix only: with find_package, and by hand with pkg-config's flags.
+# Variables: BUILD_DIR, WORK_DIR, and those of consumer_checks.cmake.
+include("${CMAKE_CURRENT_LIST_DIR}/consumer_checks.cmake")
 file(REMOVE_RECURSE "${WORK_DIR}")
 set(prefix "${WORK_DIR}/prefix")
-function(run)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "failed (${rc}): ${ARGN}\n${out}")
-  endif()
-  message(STATUS "${out}")
-endfunction()
 run("${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${prefix}")
-run("${CMAKE_COMMAND}" -S "${CONSUMER_SOURCE}" -B "${WORK_DIR}/build" -G Ninja
-    "-DCMAKE_CXX_COMPILER=${CXX}" "-DCMAKE_PREFIX_PATH=${prefix}" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
-run("${CMAKE_COMMAND}" --build "${WORK_DIR}/build")
-run("${WORK_DIR}/build/consumer")
+build_consumer_with_cmake("${WORK_DIR}/build" "${prefix}")
+# The prefix's .pc files first, libdrm's from the target's usual directories.
+set(env "PKG_CONFIG_PATH=${prefix}/share/pkgconfig")
+if(PKG_CONFIG_TARGET_LIBDIR)
+  list(APPEND env "PKG_CONFIG_LIBDIR=${PKG_CONFIG_TARGET_LIBDIR}")
+endif()
+build_consumer_with_pkg_config("${WORK_DIR}/consumer-pkg-config" "${prefix}/include" "${env}")
