@@ -239,8 +239,8 @@ struct extent_shortfall {
   std::size_t reg = address_registers.size();
   std::uint64_t touched = 0;
 };
-constexpr extent_shortfall short_extent(const program_view& p, const dma_registers& dma, std::uint32_t enable_mask) {
-  const auto blocks = unpack<reg::GLOBAL_OPERATION_ENABLE>(enable_mask);
+constexpr extent_shortfall short_extent(const program_view& p, const dma_registers& dma,
+                                        const reg::GLOBAL_OPERATION_ENABLE& blocks) {
   for (std::size_t a = 0; a < address_registers.size(); ++a) {
     if (dma.slot_of[a] == 0) continue;  // no slot: nothing to hold to an extent
     const std::uint64_t touched = dma_extent(dma.values, address_registers[a], blocks);
@@ -288,10 +288,18 @@ constexpr status validate_structure(const program_view& p, std::string_view wher
   return {};
 }
 
+// Which register group each task writes and reads: with ping-pong the groups alternate
+// task by task (one submit runs them all, rknpu); the rocket kernel kicks every task alone
+// (TASK_NUMBER 1), each on group 0, so a task there finds the registers of the task just
+// before it, not of the one two before.
+enum class register_groups : std::uint8_t { as_programmed, one_per_kick };
+
 // Every rule on a program: its structure, every address register a slot, and the per-op
-// rules at each task's op-enable, with register state kept per ping-pong group.
+// rules at each task's op-enable, with register state kept per register group.
 template <class Soc = soc::rk3588>
-constexpr status validate(const program_view& p, std::string_view where = "program") {
+constexpr status validate(const program_view& p, std::string_view where = "program",
+                          register_groups groups_of_tasks = register_groups::as_programmed) {
+  const bool alternate = p.pingpong && groups_of_tasks == register_groups::as_programmed;
   if (status s = detail::check_tasks(p, where); !s) return s;
   if (status s = detail::check_slots(p, where); !s) return s;
   detail::slot_cursor slots{p.slots};
@@ -302,8 +310,8 @@ constexpr status validate(const program_view& p, std::string_view where = "progr
   std::array<std::uint32_t, operand_role_count> written_as{};  // per role: the DPU's precision + 1 (0: none)
   for (std::size_t t = 0; t < p.tasks.size(); ++t) {
     const task& k = p.tasks[t];
-    detail::op_state& state = groups[p.pingpong ? t % 2 : 0];
-    detail::dma_registers& dma = p.pingpong && t % 2 ? dma_odd : dma_even;
+    detail::op_state& state = groups[alternate ? t % 2 : 0];
+    detail::dma_registers& dma = alternate && t % 2 ? dma_odd : dma_even;
     for (std::uint32_t i = k.first; i < body_end(k); ++i) {
       const entry e = p.entries[i];
       if (kind_of(e) == entry_kind::op_enable || kind_of(e) == entry_kind::op_enable_preamble)
@@ -325,7 +333,7 @@ constexpr status validate(const program_view& p, std::string_view where = "progr
       const std::uint32_t source_written = source ? written_as[static_cast<std::size_t>(*source)] : 0;
       if (status s = detail::check_sdp(state, p.pingpong, after_matmul, matmul_out, source_written, where); !s) return s;
     }
-    if (const auto f = detail::short_extent(p, dma, k.enable_mask); f.reg < address_registers.size())
+    if (const auto f = detail::short_extent(p, dma, blocks); f.reg < address_registers.size())
       return make_error(rules::slot_extent, where, address_registers[f.reg].name, f.touched);
     if (const auto out = detail::role_of<reg::DPU_DST_BASE_ADDR>(p, dma); out && blocks.DPU_OP_EN.value())
       written_as[static_cast<std::size_t>(*out)] =

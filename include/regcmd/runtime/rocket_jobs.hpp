@@ -34,6 +34,7 @@
 #include <regcmd/runtime/buffer.hpp>
 #include <regcmd/runtime/device.hpp>
 #include <regcmd/rules/catalog.hpp>
+#include <regcmd/rules/program_rules.hpp>
 #include <regcmd/runtime/npu_state.hpp>
 #include <regcmd/runtime/rknpu_jobs.hpp>
 #include <regcmd/runtime/rocket_uapi.hpp>
@@ -48,14 +49,16 @@ class rocket_jobs {
     return {static_cast<std::uint32_t>(regcmd_iova + std::uint64_t{t.first} * 8), t.count};
   }
 
-  // What the rocket kernel cannot run (the program rules hold already).
+  // What the rocket kernel cannot run (the program rules hold already, as one submit runs
+  // the tasks). It kicks each task alone on register group 0, so the rules must also hold
+  // with the registers each task inherits that way.
   static constexpr status check(const program_view& p) {
     if (!p.pingpong) return make_error(rules::rocket_pingpong, "prepare");
     if (p.delta_tasks) return make_error(rules::rocket_delta_tasks, "prepare");
     for (std::size_t i = 0; i < p.tasks.size(); ++i)
       if (p.tasks[i].int_mask != dpu_done_interrupts)
         return make_error(rules::rocket_interrupt, "prepare", "task", i);
-    return {};
+    return validate(p, "prepare (rocket: every task kicked alone on register group 0)", register_groups::one_per_kick);
   }
 
   static result<rocket_jobs> create(const device& dev, const buffer& regcmd, std::span<const task> tasks,
