@@ -177,14 +177,20 @@ TEST_CASE("plans refuse what no plan can do") {
   CHECK(huge.err().id() == "operand-size");
   CHECK(huge.err().subject == "plan");
   CHECK(huge.err().value == 100000ull * 16384 * 4);
-  // A feature view strided past 4 GiB, and weights of 4 GiB.
+  // A feature view strided past 4 GiB, and weights of 4 GiB + 4 MiB (65600 x 32768 x 2).
   CHECK(plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64,
                          .feature_pitch = 0x6000'0000}).err().id() == "operand-size");
-  CHECK(plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 65536, .N = 32768}).err().id() ==
+  CHECK(plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 65600, .N = 32768}).err().id() ==
         "operand-size");
-  // Just inside: 3 rows at 1 GiB pitch plus one row.
+  // Just inside: 3 rows at 1 GiB pitch plus one row; weights of exactly 4 GiB (65536 x 32768
+  // x 2), whose last byte is at 0xffffffff from address 0; outputs of exactly 4 GiB (65536 x
+  // 16384 x 4), and one row more.
   CHECK(plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64,
                          .feature_pitch = 0x4000'0000}).ok());
+  CHECK(plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 65536, .N = 32768}).ok());
+  CHECK(plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 65536, .K = 64, .N = 16384}).ok());
+  CHECK(plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 65537, .K = 64, .N = 16384}).err().id() ==
+        "operand-size");
 }
 
 TEST_CASE("the output pitch is bounded by the notch register, in one op and in a plan") {

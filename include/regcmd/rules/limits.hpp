@@ -21,9 +21,10 @@ constexpr bool n_fits_one_op(std::uint64_t N) { return N <= Soc::max_n; }
 template <class Soc>
 constexpr bool k_slice_fits(std::uint64_t k) { return k <= Soc::max_k_slice; }
 
-// operand-size: every byte an operand's DMA reaches must have a 32-bit address.
+// operand-size: every byte an operand's DMA reaches must have a 32-bit address; from address
+// 0, `bytes` end at bytes - 1, so max_iova + 1 bytes fit.
 template <class Soc>
-constexpr bool fits_address_space(std::uint64_t bytes) { return bytes <= Soc::max_iova; }
+constexpr bool fits_address_space(std::uint64_t bytes) { return bytes <= Soc::max_iova + 1; }
 
 // m-register-limit: M rows in CNA_DATA_SIZE0.DATAIN_HEIGHT, the rows buffered before the
 // MACs start in CNA_CONV_CON2.FEATURE_GRAINS.
