@@ -215,6 +215,16 @@ TEST_CASE("row-major int8 -> int32, fp16 -> fp16 and int4 -> int16") {
   CHECK(value_at(q, 0x1001, 0x4050) == 0x7fe);
   CHECK(value_at(q, 0x0201, 0x107c) == 32);        // K / 16
   CHECK(value_at(q, 0x0201, 0x1030) == 512 * 64 / 2);  // K * N / 2
+  CHECK(value_at(q, 0x0201, 0x1034) == 512 / 2);       // K / 2 bytes a kernel
+  CHECK(value_at(q, 0x0201, 0x1044) == 8);             // ceil(K / 64): int4 reuses the int8 entry
+  // N = 40 pads to one 64-wide int4 weight tile (N32 tiles would give 64 too, but N = 80
+  // tells them apart: 128, not 96)
+  const auto r = built({.in = precision::int4, .out = precision::int16, .M = 8, .K = 512, .N = 40});
+  CHECK(value_at(r, 0x0201, 0x1038) == (0x1010000 | 64));  // WEIGHT_SIZE2: 64 kernels
+  CHECK(value_at(r, 0x0201, 0x1030) == 512 * 64 / 2);
+  const auto w = built({.in = precision::int4, .out = precision::int16, .M = 8, .K = 512, .N = 80});
+  CHECK(value_at(w, 0x0201, 0x1038) == (0x1010000 | 128));
+  CHECK(value_at(w, 0x0201, 0x1030) == 512 * 128 / 2);
 }
 
 TEST_CASE("strided features: LINE_STRIDE = pitch / 16") {

@@ -409,24 +409,6 @@ void edit(editable& p, reader& in) {
   }
 }
 
-// What prepare computes per role (session.hpp): whether a slot uses it and the furthest
-// byte its DMAs reach by the slots' word.
-struct role_use {
-  bool used = false;
-  std::uint64_t end = 0;
-};
-using role_uses = std::array<role_use, operand_role_count>;
-
-role_uses uses_of(std::span<const slot> slots) {
-  role_uses u{};
-  for (const slot& s : slots) {
-    role_use& r = u[static_cast<std::size_t>(s.role)];
-    r.used = true;
-    r.end = std::max(r.end, std::uint64_t{s.offset} + s.extent);
-  }
-  return u;
-}
-
 constexpr std::uint64_t page = 4096;
 constexpr std::uint64_t buffer_budget = 256u << 10;  // bytes of operand buffers per run (keeps a run fast)
 

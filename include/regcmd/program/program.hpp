@@ -13,6 +13,7 @@
 // `program<...>` is fixed-capacity storage usable as a constexpr value; program/writer.hpp
 // fills it (or any caller-owned storage). Nothing here allocates.
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -58,6 +59,26 @@ struct slot {
   std::uint32_t extent = 0;  // bytes the DMA touches from that address on
   friend constexpr bool operator==(const slot&, const slot&) = default;
 };
+
+// What a program's slots ask of the buffer of each operand role: whether a slot uses it, the
+// byte after the furthest one a DMA reaches, and the largest offset (so that a buffer is
+// checked once, not once a slot).
+struct role_use {
+  bool used = false;
+  std::uint64_t end = 0;
+  std::uint32_t max_offset = 0;
+};
+using role_uses = std::array<role_use, operand_role_count>;
+constexpr role_uses uses_of(std::span<const slot> slots) {
+  role_uses uses{};
+  for (const slot& s : slots) {
+    role_use& use = uses[static_cast<std::size_t>(s.role)];
+    use.used = true;
+    use.end = std::max(use.end, std::uint64_t{s.offset} + s.extent);
+    use.max_offset = std::max(use.max_offset, s.offset);
+  }
+  return uses;
+}
 
 // Entries every task ends with: PC_BASE_ADDRESS, PC_REGISTER_AMOUNTS, the 0x0041 preamble
 // and the op-enable (fact sheet §2.3); program/tail.hpp names them.

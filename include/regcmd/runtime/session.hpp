@@ -107,17 +107,10 @@ class prepared_program {
     operand_role role;
     std::uint8_t address_register;  // index into address_registers, for errors
   };
-  // Per operand role: whether a slot uses it, the furthest byte a DMA reaches and the
-  // largest offset (so bind checks each buffer once, not each slot).
-  struct role_use {
-    bool used = false;
-    std::uint64_t end = 0;
-    std::uint32_t max_offset = 0;
-  };
   std::vector<entry> entries_;
   std::vector<slot> slots_;
   std::vector<site> sites_;
-  std::array<role_use, operand_role_count> uses_{};
+  role_uses uses_{};
   std::vector<task> tasks_;
   bool int8_ = false;
   bool bound_ = false;
@@ -155,7 +148,7 @@ class session {
     std::array<const buffer*, operand_role_count> given{};
     for (std::size_t r = 0; r < operand_role_count; ++r) {
       const auto role = static_cast<operand_role>(r);
-      const prepared_program::role_use& use = p.uses_[r];
+      const role_use& use = p.uses_[r];
       if (!use.used) continue;
       const buffer* b = role == operand_role::regcmd ? &p.regcmd_ : ops.of(role);
       if (b == nullptr) return make_error(rules::operand_missing, "bind", name_of(role));
@@ -226,11 +219,8 @@ class session {
     for (const slot& s : p.slots_) {
       const auto reg = static_cast<std::uint8_t>(address_register_index(p.entries_[s.entry]));
       p.sites_.push_back({p.entries_[s.entry], s.entry, s.offset, address_registers[reg].alignment_mask(), s.role, reg});
-      prepared_program::role_use& use = p.uses_[static_cast<std::size_t>(s.role)];
-      use.used = true;
-      use.end = std::max(use.end, std::uint64_t{s.offset} + s.extent);
-      use.max_offset = std::max(use.max_offset, s.offset);
     }
+    p.uses_ = uses_of(p.slots_);
     auto regcmd = buffer::create(device_, p.entries_.size() * 8, buffer_use::regcmd);
     if (!regcmd) return regcmd.err();
     p.regcmd_ = std::move(regcmd.value());
