@@ -114,6 +114,59 @@
     "matmul-recipe §1.3")
 
 // Rules on element-wise (SDP) requests (programs/elementwise.hpp) and fused chains.
+// Convolution requests (programs/conv_spec.hpp): the shape against the register fields it
+// fills, the precisions, the quantization (docs/conv-values.md).
+#define REGCMD_CONV_RULES(X)                                                                         \
+  X(conv_shape_nonzero, "conv-shape-nonzero",                                                        \
+    "H, W, C, the output channels, the kernel, the strides and the dilations must each be at least 1", \
+    "regcmd")                                                                                        \
+  X(conv_precision, "conv-precision",                                                                \
+    "a quantized conv (uint8, int8) writes int8 through the DPU's requantization; an fp16 conv "     \
+    "writes fp16 or fp32",                                                                           \
+    "ops-reference §2.1 (Mesa, int8), §4 (fp16 conv)")                                              \
+  X(conv_depthwise, "conv-depthwise",                                                                \
+    "a depthwise conv has channel multiplier 1: out_channels must equal C",                          \
+    "ops-reference §3")                                                                              \
+  X(conv_input_size, "conv-input-size",                                                              \
+    "H and W must each fit CNA_DATA_SIZE0's 11-bit fields (at most 2047): split the image",          \
+    "rknpu-uapi-and-register-map §4 (CNA_DATA_SIZE0)")                                              \
+  X(conv_channels, "conv-channels",                                                                  \
+    "C must fit CNA_DATA_SIZE1.DATAIN_CHANNEL_REAL (C − 1 in 14 bits) and out_channels "             \
+    "CNA_WEIGHT_SIZE2.WEIGHT_KERNELS (14 bits): split the channels",                                 \
+    "rknpu-uapi-and-register-map §4 (CNA_DATA_SIZE1, CNA_WEIGHT_SIZE2)")                            \
+  X(conv_kernel_size, "conv-kernel-size",                                                            \
+    "the kernel's height and width must each fit CNA_WEIGHT_SIZE2's 5-bit fields (at most 31)",      \
+    "rknpu-uapi-and-register-map §4 (CNA_WEIGHT_SIZE2)")                                            \
+  X(conv_stride, "conv-stride",                                                                      \
+    "each stride must fit CNA_CONV_CON3's 3-bit fields (at most 7)",                                 \
+    "rknpu-uapi-and-register-map §4 (CNA_CONV_CON3)")                                               \
+  X(conv_dilation, "conv-dilation",                                                                  \
+    "each dilation must fit CNA_CONV_CON3's 5-bit ATROUS fields, which hold dilation − 1 (at most "  \
+    "32)",                                                                                           \
+    "rknpu-uapi-and-register-map §4 (CNA_CONV_CON3)")                                               \
+  X(conv_padding, "conv-padding",                                                                    \
+    "top and left padding must fit CNA_PAD_CON0's 4-bit fields (at most 15), and no side may "       \
+    "reach the dilated kernel's extent (an output of padding alone)",                                \
+    "rknpu-uapi-and-register-map §4 (CNA_PAD_CON0); ops-reference §2.2")                           \
+  X(conv_kernel_larger, "conv-kernel-larger",                                                        \
+    "the dilated kernel is larger than the padded input: there is no output; pad the input or use "  \
+    "a smaller kernel",                                                                              \
+    "regcmd")                                                                                        \
+  X(conv_output_size, "conv-output-size",                                                            \
+    "the output width must fit CNA_DATA_SIZE2 (11 bits) and its pixels CNA_DATA_SIZE3.DATAOUT_ATOMICS " \
+    "(22 bits)",                                                                                     \
+    "rknpu-uapi-and-register-map §4 (CNA_DATA_SIZE2, CNA_DATA_SIZE3)")                              \
+  X(conv_scale, "conv-scale",                                                                        \
+    "a quantization scale must be a finite number above 0",                                          \
+    "regcmd")                                                                                        \
+  X(conv_zero_point, "conv-zero-point",                                                              \
+    "a zero point must be a value of its type: 0..255 for uint8, -128..127 for int8",                \
+    "TFLite quantization")                                                                           \
+  X(conv_requant_range, "conv-requant-range",                                                        \
+    "the requantization multiplier input.scale * weights.scale / output.scale must be below 32767.5: " \
+    "DPU_OUT_CVT_SCALE holds it as 15 bits over a right shift",                                      \
+    "ops-reference §2.1 (DPU_OUT_CVT_SCALE/SHIFT)")
+
 #define REGCMD_EW_RULES(X)                                                                           \
   X(ew_precision, "ew-precision",                                                                    \
     "the SDP computes fp16, int8 and int16: its main read DMA does not take int32 features (it "     \
@@ -324,6 +377,7 @@ namespace regcmd::rules {
 REGCMD_MATMUL_RULES(REGCMD_DEFINE_RULE)
 REGCMD_PLAN_RULES(REGCMD_DEFINE_RULE)
 REGCMD_EW_RULES(REGCMD_DEFINE_RULE)
+REGCMD_CONV_RULES(REGCMD_DEFINE_RULE)
 REGCMD_PACKING_RULES(REGCMD_DEFINE_RULE)
 REGCMD_BIND_RULES(REGCMD_DEFINE_RULE)
 REGCMD_PROGRAM_RULES(REGCMD_DEFINE_RULE)
@@ -346,6 +400,7 @@ namespace regcmd {
   REGCMD_MATMUL_RULES(X)             \
   REGCMD_PLAN_RULES(X)               \
   REGCMD_EW_RULES(X)                 \
+  REGCMD_CONV_RULES(X)               \
   REGCMD_PACKING_RULES(X)            \
   REGCMD_BIND_RULES(X)               \
   REGCMD_PROGRAM_RULES(X)

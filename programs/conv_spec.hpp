@@ -1,0 +1,227 @@
+#pragma once
+// What a convolution is asked to compute, and the geometry it resolves to.
+//
+//   out[oh][ow][oc] = sum over kh, kw, c of in[oh·sy + kh·dy − top][ow·sx + kw·dx − left][c]
+//                                          · w[oc][kh][kw][c]   (+ bias, then the output stage)
+//
+// As for matmuls, `conv_spec` is a structural type: a template argument for a shape known at
+// compile time, a plain value for one known at run time, and `resolve_conv` applies every
+// rule of the request in one place. Depthwise convolutions (channel multiplier 1) take
+// `.depthwise = true` and out_channels = C; a pointwise convolution is the 1×1 case.
+// Register fields and the values chosen where sources disagree: docs/conv-values.md.
+
+#include <algorithm>
+#include <cstdint>
+
+#include <regcmd/core/error.hpp>
+#include <regcmd/core/precision.hpp>
+#include <regcmd/registers/cna.hpp>
+#include <regcmd/registers/dpu.hpp>
+#include <regcmd/rules/catalog.hpp>
+
+namespace regcmd {
+
+// The element type of the input and the weights. uint8 is TFLite's per-tensor asymmetric
+// quantization, which the NPU computes as int8 after a shift by −0x80 (Mesa's rocket driver,
+// ops-reference §2.3); int8 carries its own zero points; fp16 is not quantized.
+enum class conv_data : std::uint8_t { uint8, int8, fp16 };
+
+// A per-tensor quantization: real = scale · (q − zero_point).
+struct quantization {
+  float scale = 1.0f;
+  std::int32_t zero_point = 0;
+  friend constexpr bool operator==(const quantization&, const quantization&) = default;
+};
+
+// valid: no padding. same: TFLite's SAME (the output is ceil(input / stride); an odd total
+// puts the extra row or column at the bottom or right), which is also PyTorch's
+// padding="same" at stride 1. explicit_sides: the four sides given in `pad` (PyTorch's
+// padding=(p_h, p_w) is {p_h, p_h, p_w, p_w}).
+enum class conv_padding : std::uint8_t { valid, same, explicit_sides };
+
+struct padding_sides {
+  std::uint32_t top = 0, bottom = 0, left = 0, right = 0;
+  friend constexpr bool operator==(const padding_sides&, const padding_sides&) = default;
+};
+
+// The fused output stage: a clamp after the bias (ReLU: at 0, ReLU6: to [0, 6] in real
+// values); a residual add of a second tensor of the output's shape comes before it.
+enum class conv_activation : std::uint8_t { none, relu, relu6 };
+
+struct conv_spec {
+  conv_data in = conv_data::int8;
+  precision out = precision::int8;  // int8 for a quantized conv; fp16 or fp32 for fp16
+  std::uint32_t H = 0, W = 0, C = 0;
+  std::uint32_t out_channels = 0;
+  std::uint32_t kernel_h = 1, kernel_w = 1;
+  std::uint32_t stride_y = 1, stride_x = 1;
+  std::uint32_t dilation_y = 1, dilation_x = 1;
+  conv_padding padding = conv_padding::valid;
+  padding_sides pad{};  // conv_padding::explicit_sides only
+  bool depthwise = false;
+  quantization input{}, weights{}, output{};  // uint8 and int8 only
+  bool bias = false;                         // int32 per output channel (quantized), fp16 or fp32 otherwise
+  bool residual_add = false;
+  conv_activation activation = conv_activation::none;
+  friend constexpr bool operator==(const conv_spec&, const conv_spec&) = default;
+};
+
+// The DPU's requantization of the accumulator to the output: value · scale / 2^shift +
+// offset, the multiplier input·weight/output scale held as a 15-bit scale over a right
+// shift (DPU_OUT_CVT_SCALE, DPU_OUT_CVT_SHIFT, DPU_OUT_CVT_OFFSET; ops-reference §2.1).
+struct requantization {
+  std::uint32_t scale = 1;
+  std::uint32_t shift = 0;
+  std::int32_t offset = 0;
+  friend constexpr bool operator==(const requantization&, const requantization&) = default;
+};
+
+struct conv_geometry {
+  conv_spec spec{};         // as asked, with the padding resolved to its four sides
+  padding_sides pad{};
+  std::uint32_t out_h = 0, out_w = 0;
+  requantization requant{};  // quantized convs only
+  constexpr bool quantized() const { return spec.in != conv_data::fp16; }
+  constexpr bool pointwise() const { return spec.kernel_h == 1 && spec.kernel_w == 1; }
+  friend constexpr bool operator==(const conv_geometry&, const conv_geometry&) = default;
+};
+
+namespace detail {
+
+// The rows (or columns) a dilated kernel spans.
+constexpr std::uint64_t dilated_extent(std::uint32_t kernel, std::uint32_t dilation) {
+  return std::uint64_t{kernel - 1} * dilation + 1;
+}
+
+// TFLite's SAME along one axis: the output is ceil(input / stride), the padding whatever it
+// takes, the smaller half before.
+constexpr void same_sides(std::uint32_t input, std::uint32_t kernel, std::uint32_t stride, std::uint32_t dilation,
+                          std::uint32_t& before, std::uint32_t& after) {
+  const std::uint64_t out = (std::uint64_t{input} + stride - 1) / stride;
+  const std::uint64_t needed = (out - 1) * stride + dilated_extent(kernel, dilation);
+  const std::uint64_t total = needed > input ? needed - input : 0;
+  before = static_cast<std::uint32_t>(total / 2);
+  after = static_cast<std::uint32_t>(total - total / 2);
+}
+
+// A value the register field type Field can hold.
+template <class Field>
+constexpr bool fits_field(std::uint64_t v) {
+  return v <= Field::shape.max_value();
+}
+
+constexpr bool valid_scale(float s) { return s > 0.0f && s <= 3.4028234663852886e38f; }  // not NaN, 0, < 0 or inf
+
+constexpr bool zero_point_fits(conv_data d, std::int32_t z) {
+  return d == conv_data::uint8 ? z >= 0 && z <= 255 : z >= -128 && z <= 127;
+}
+
+// The multiplier as scale / 2^shift with the scale in [2^14, 2^15) (rounded to nearest, a
+// carry into 2^15 halving it), or as large a scale as 15 bits hold at shift 0.
+constexpr bool requantize(double multiplier, requantization& r) {
+  std::uint32_t shift = 0;
+  double v = multiplier;
+  while (v < 16384.0 && shift < 4095) {
+    v *= 2.0;
+    ++shift;
+  }
+  auto scale = static_cast<std::uint64_t>(v + 0.5);
+  if (scale == 32768 && shift > 0) {
+    scale = 16384;
+    --shift;
+  }
+  if (scale > 32767 || scale == 0) return false;
+  r.scale = static_cast<std::uint32_t>(scale);
+  r.shift = shift;
+  return true;
+}
+
+}  // namespace detail
+
+// Every rule of a convolution request, in the order a user would fix them.
+constexpr result<conv_geometry> resolve_conv(const conv_spec& s) {
+  using namespace reg;
+  if (s.H == 0 || s.W == 0 || s.C == 0 || s.out_channels == 0 || s.kernel_h == 0 || s.kernel_w == 0 ||
+      s.stride_y == 0 || s.stride_x == 0 || s.dilation_y == 0 || s.dilation_x == 0)
+    return make_error(rules::conv_shape_nonzero, "conv");
+  const bool quantized = s.in != conv_data::fp16;
+  if (quantized ? s.out != precision::int8 : s.out != precision::fp16 && s.out != precision::fp32)
+    return make_error(rules::conv_precision, "conv", "out");
+  if (s.depthwise && s.out_channels != s.C) return make_error(rules::conv_depthwise, "conv", "out_channels", s.out_channels);
+  if (!detail::fits_field<decltype(CNA_DATA_SIZE0::DATAIN_WIDTH)>(s.W)) return make_error(rules::conv_input_size, "conv", "W", s.W);
+  if (!detail::fits_field<decltype(CNA_DATA_SIZE0::DATAIN_HEIGHT)>(s.H)) return make_error(rules::conv_input_size, "conv", "H", s.H);
+  if (!detail::fits_field<decltype(CNA_DATA_SIZE1::DATAIN_CHANNEL_REAL)>(s.C - 1))
+    return make_error(rules::conv_channels, "conv", "C", s.C);
+  if (!detail::fits_field<decltype(CNA_WEIGHT_SIZE2::WEIGHT_KERNELS)>(s.out_channels))
+    return make_error(rules::conv_channels, "conv", "out_channels", s.out_channels);
+  if (!detail::fits_field<decltype(CNA_WEIGHT_SIZE2::WEIGHT_HEIGHT)>(s.kernel_h))
+    return make_error(rules::conv_kernel_size, "conv", "kernel_h", s.kernel_h);
+  if (!detail::fits_field<decltype(CNA_WEIGHT_SIZE2::WEIGHT_WIDTH)>(s.kernel_w))
+    return make_error(rules::conv_kernel_size, "conv", "kernel_w", s.kernel_w);
+  if (!detail::fits_field<decltype(CNA_CONV_CON3::CONV_Y_STRIDE)>(s.stride_y))
+    return make_error(rules::conv_stride, "conv", "stride_y", s.stride_y);
+  if (!detail::fits_field<decltype(CNA_CONV_CON3::CONV_X_STRIDE)>(s.stride_x))
+    return make_error(rules::conv_stride, "conv", "stride_x", s.stride_x);
+  // the dilation field holds dilation − 1 (docs/conv-values.md)
+  if (!detail::fits_field<decltype(CNA_CONV_CON3::ATROUS_Y_DILATION)>(s.dilation_y - 1))
+    return make_error(rules::conv_dilation, "conv", "dilation_y", s.dilation_y);
+  if (!detail::fits_field<decltype(CNA_CONV_CON3::ATROUS_X_DILATION)>(s.dilation_x - 1))
+    return make_error(rules::conv_dilation, "conv", "dilation_x", s.dilation_x);
+
+  conv_geometry g;
+  g.spec = s;
+  if (s.padding == conv_padding::same) {
+    detail::same_sides(s.H, s.kernel_h, s.stride_y, s.dilation_y, g.pad.top, g.pad.bottom);
+    detail::same_sides(s.W, s.kernel_w, s.stride_x, s.dilation_x, g.pad.left, g.pad.right);
+  } else if (s.padding == conv_padding::explicit_sides) {
+    g.pad = s.pad;
+  }
+  // Top and left are register fields; bottom and right only shorten the output, and a side
+  // wider than the kernel would make outputs of padding alone.
+  if (!detail::fits_field<decltype(CNA_PAD_CON0::PAD_TOP)>(g.pad.top)) return make_error(rules::conv_padding, "conv", "top", g.pad.top);
+  if (!detail::fits_field<decltype(CNA_PAD_CON0::PAD_LEFT)>(g.pad.left))
+    return make_error(rules::conv_padding, "conv", "left", g.pad.left);
+  const std::uint64_t span_y = detail::dilated_extent(s.kernel_h, s.dilation_y);
+  const std::uint64_t span_x = detail::dilated_extent(s.kernel_w, s.dilation_x);
+  if (g.pad.top >= span_y || g.pad.bottom >= span_y) return make_error(rules::conv_padding, "conv", "top/bottom", std::max(g.pad.top, g.pad.bottom));
+  if (g.pad.left >= span_x || g.pad.right >= span_x) return make_error(rules::conv_padding, "conv", "left/right", std::max(g.pad.left, g.pad.right));
+
+  const std::uint64_t padded_h = std::uint64_t{s.H} + g.pad.top + g.pad.bottom;
+  const std::uint64_t padded_w = std::uint64_t{s.W} + g.pad.left + g.pad.right;
+  if (span_y > padded_h) return make_error(rules::conv_kernel_larger, "conv", "kernel_h", span_y);
+  if (span_x > padded_w) return make_error(rules::conv_kernel_larger, "conv", "kernel_w", span_x);
+  g.out_h = static_cast<std::uint32_t>((padded_h - span_y) / s.stride_y + 1);
+  g.out_w = static_cast<std::uint32_t>((padded_w - span_x) / s.stride_x + 1);
+  if (!detail::fits_field<decltype(CNA_DATA_SIZE2::DATAOUT_WIDTH)>(g.out_w))
+    return make_error(rules::conv_output_size, "conv", "output width", g.out_w);
+  if (!detail::fits_field<decltype(CNA_DATA_SIZE3::DATAOUT_ATOMICS)>(std::uint64_t{g.out_w} * g.out_h))
+    return make_error(rules::conv_output_size, "conv", "output pixels", std::uint64_t{g.out_w} * g.out_h);
+
+  if (quantized) {
+    if (!detail::valid_scale(s.input.scale)) return make_error(rules::conv_scale, "conv", "input.scale");
+    if (!detail::valid_scale(s.weights.scale)) return make_error(rules::conv_scale, "conv", "weights.scale");
+    if (!detail::valid_scale(s.output.scale)) return make_error(rules::conv_scale, "conv", "output.scale");
+    if (!detail::zero_point_fits(s.in, s.input.zero_point))
+      return make_error(rules::conv_zero_point, "conv", "input.zero_point");
+    if (!detail::zero_point_fits(s.in, s.weights.zero_point))
+      return make_error(rules::conv_zero_point, "conv", "weights.zero_point");
+    if (!detail::zero_point_fits(s.in, s.output.zero_point))
+      return make_error(rules::conv_zero_point, "conv", "output.zero_point");
+    const double multiplier = double{s.input.scale} * double{s.weights.scale} / double{s.output.scale};
+    if (!detail::requantize(multiplier, g.requant)) return make_error(rules::conv_requant_range, "conv", "output.scale");
+    // uint8 runs as int8 shifted by −0x80, its output zero point with it
+    g.requant.offset = s.output.zero_point - (s.in == conv_data::uint8 ? 0x80 : 0);
+  }
+  return g;
+}
+
+// The compile-time face: a violated rule fails the compilation with its message.
+template <conv_spec Spec>
+constexpr conv_geometry conv_geometry_of() {
+  constexpr result<conv_geometry> g = resolve_conv(Spec);
+  static_assert(report<violated_rule(g)>());
+  if constexpr (g.ok()) return g.value();
+  else return {};  // not reached: the report above failed
+}
+
+}  // namespace regcmd
