@@ -210,7 +210,10 @@
     "the buffer is smaller than the operand's layout needs: size it with the *_bytes() of the "     \
     "geometry or plan",                                                                              \
     "regcmd")                                                                                        \
-  X(host_size, "host-size", "the host array does not have M*K, K*N or M*N elements", "regcmd")      \
+  X(host_size, "host-size",                                                                          \
+    "the host array does not have the operand's elements (a matmul's M*K, K*N or M*N; a conv's "     \
+    "H*W*C or out_h*out_w*out_channels) or not the element type of its precision",                   \
+    "regcmd")                                                                                        \
   X(int4_range, "int4-range", "an int4 value lies outside [-8, 7]", "regcmd")
 
 // Rules of binding addresses into a program (rules/program_rules.hpp: patch_slots).

@@ -1,0 +1,142 @@
+#pragma once
+// Convolution features and outputs between host tensors and the NPU's NC1HWC2 cubes.
+//
+//   host     one image, NHWC (TFLite: [H][W][C]) or NCHW (PyTorch: [C][H][W])
+//   NPU      [C1][H][W][C2]: surfaces of 16-byte atoms, C2 = 16 int8 or 8 fp16 channels (4
+//            fp32), W fastest; element (h, w, c) at byte
+//            ((c / C2) · H · W + h · W + w) · 16 + (c % C2) · bytes
+//            (ops-reference §2.3 and §4.1; docs/conv-values.md "axes")
+//
+// Features hold the channels padded to a multiple of 16 (the CNA reads whole 16-channel
+// groups: CNA_DATA_SIZE1.DATAIN_CHANNEL is C aligned to 16), the padding channels holding
+// the input's zero point, which the weights of those channels (their zero point) cancel.
+// uint8 tensors are stored as int8, shifted by −0x80, and read back shifted by +0x80.
+// Host element types: uint8 → std::uint8_t, int8 → std::int8_t, fp16 → float (rounded to
+// nearest even) or raw binary16 std::uint16_t; outputs: int8 → std::uint8_t (uint8 convs) or
+// std::int8_t, fp16 and fp32 → float.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <type_traits>
+
+#include <regcmd/core/error.hpp>
+#include <regcmd/core/half.hpp>
+#include <regcmd/core/math.hpp>
+#include <regcmd/programs/conv_spec.hpp>
+#include <regcmd/programs/packing.hpp>
+#include <regcmd/rules/catalog.hpp>
+
+namespace regcmd {
+
+enum class tensor_order : std::uint8_t { nhwc, nchw };
+
+namespace detail {
+
+// Channels per 16-byte atom of an element of `bytes` bytes.
+constexpr std::uint32_t channels_per_atom(std::uint32_t bytes) { return 16 / bytes; }
+
+// Byte offset of (h, w, c) in an NC1HWC2 cube of H × W pixels.
+constexpr std::size_t nc1hwc2_offset(std::uint32_t H, std::uint32_t W, std::uint32_t bytes, std::uint32_t h,
+                                     std::uint32_t w, std::uint32_t c) {
+  const std::uint32_t c2 = channels_per_atom(bytes);
+  return ((std::size_t{c / c2} * H + h) * W + w) * 16 + std::size_t{c % c2} * bytes;
+}
+
+// Index of (h, w, c) in a host tensor of H × W × C.
+constexpr std::size_t host_index(tensor_order order, std::uint32_t H, std::uint32_t W, std::uint32_t C,
+                                 std::uint32_t h, std::uint32_t w, std::uint32_t c) {
+  return order == tensor_order::nhwc ? (std::size_t{h} * W + w) * C + c : (std::size_t{c} * H + h) * W + w;
+}
+
+constexpr std::uint32_t conv_input_bytes(const conv_geometry& g) { return g.spec.in == conv_data::fp16 ? 2 : 1; }
+
+// The stored bits of one feature element.
+template <class T>
+constexpr std::uint32_t conv_feature_bits(conv_data d, T v) {
+  if (d == conv_data::fp16) {
+    if constexpr (std::is_same_v<T, std::uint16_t>) return v;
+    else return float_to_half(static_cast<float>(v));
+  }
+  const int value = d == conv_data::uint8 ? static_cast<int>(v) - 0x80 : static_cast<int>(v);
+  return static_cast<std::uint8_t>(static_cast<std::int8_t>(value));
+}
+
+template <class T>
+constexpr bool conv_host_type_fits(conv_data d) {
+  switch (d) {
+    case conv_data::uint8: return std::is_same_v<T, std::uint8_t>;
+    case conv_data::int8: return std::is_same_v<T, std::int8_t>;
+    case conv_data::fp16: return std::is_same_v<T, float> || std::is_same_v<T, std::uint16_t>;
+  }
+  return false;
+}
+
+}  // namespace detail
+
+// Bytes of the feature cube (C padded to 16 channels).
+constexpr std::size_t conv_feature_bytes(const conv_geometry& g) {
+  const std::uint32_t bytes = detail::conv_input_bytes(g);
+  return std::size_t{align_up(g.spec.C, 16)} * bytes / 16 * g.spec.H * g.spec.W * 16;
+}
+
+// Bytes from the output's base address through its last real channel.
+constexpr std::size_t conv_output_extent(const conv_geometry& g) {
+  const auto bytes = static_cast<std::uint32_t>(bytes_of(g.spec.out, 1));
+  const std::uint32_t c2 = detail::channels_per_atom(bytes);
+  return (std::size_t{g.spec.out_channels - 1} / c2 + 1) * g.out_h * g.out_w * 16;
+}
+
+// A host tensor of H × W × C into the feature cube.
+template <class T>
+constexpr status pack_conv_features(const conv_geometry& g, std::span<const T> host, tensor_order order,
+                                    std::span<std::uint8_t> out) {
+  static_assert(std::is_same_v<T, std::uint8_t> || std::is_same_v<T, std::int8_t> || std::is_same_v<T, float> ||
+                    std::is_same_v<T, std::uint16_t>,
+                "conv features: std::uint8_t (uint8), std::int8_t (int8), float or std::uint16_t (fp16)");
+  const conv_spec& s = g.spec;
+  if (!detail::conv_host_type_fits<T>(s.in)) return make_error(rules::host_size, "conv features", "element type");
+  if (host.size() != std::size_t{s.H} * s.W * s.C) return make_error(rules::host_size, "conv features");
+  if (out.size() < conv_feature_bytes(g)) return make_error(rules::buffer_size, "conv features", "", out.size());
+  const std::uint32_t bytes = detail::conv_input_bytes(g);
+  // the padding channels: the input's zero point (0 for fp16)
+  const std::uint32_t pad_bits =
+      s.in == conv_data::fp16 ? 0 : detail::conv_feature_bits(s.in, static_cast<T>(s.input.zero_point));
+  for (std::uint32_t c = 0; c < align_up(s.C, 16); ++c)
+    for (std::uint32_t h = 0; h < s.H; ++h)
+      for (std::uint32_t w = 0; w < s.W; ++w) {
+        const std::uint32_t bits =
+            c < s.C ? detail::conv_feature_bits(s.in, host[detail::host_index(order, s.H, s.W, s.C, h, w, c)]) : pad_bits;
+        detail::store_le(out, detail::nc1hwc2_offset(s.H, s.W, bytes, h, w, c), bits, bytes);
+      }
+  return {};
+}
+
+// The output cube into a host tensor of out_h × out_w × out_channels.
+template <class T>
+constexpr status unpack_conv_output(const conv_geometry& g, std::span<const std::uint8_t> in, tensor_order order,
+                                    std::span<T> host) {
+  const conv_spec& s = g.spec;
+  const bool types_fit = s.out == precision::int8
+                             ? (s.in == conv_data::uint8 ? std::is_same_v<T, std::uint8_t> : std::is_same_v<T, std::int8_t>)
+                             : std::is_same_v<T, float>;
+  if (!types_fit) return make_error(rules::host_size, "conv output", "element type");
+  if (host.size() != std::size_t{g.out_h} * g.out_w * s.out_channels) return make_error(rules::host_size, "conv output");
+  if (in.size() < conv_output_extent(g)) return make_error(rules::buffer_size, "conv output", "", in.size());
+  const auto bytes = static_cast<std::uint32_t>(bytes_of(s.out, 1));
+  for (std::uint32_t c = 0; c < s.out_channels; ++c)
+    for (std::uint32_t h = 0; h < g.out_h; ++h)
+      for (std::uint32_t w = 0; w < g.out_w; ++w) {
+        const std::size_t at = detail::nc1hwc2_offset(g.out_h, g.out_w, bytes, h, w, c);
+        T& v = host[detail::host_index(order, g.out_h, g.out_w, s.out_channels, h, w, c)];
+        if constexpr (std::is_same_v<T, float>) {
+          v = detail::read_output<float>(in, s.out, at);
+        } else {
+          const auto stored = static_cast<std::int8_t>(in[at]);
+          v = static_cast<T>(s.in == conv_data::uint8 ? stored + 0x80 : stored);
+        }
+      }
+  return {};
+}
+
+}  // namespace regcmd

@@ -1,0 +1,92 @@
+// Convolution features and outputs in NC1HWC2: byte positions evaluated by hand from
+// ((c / C2) · H · W + h · W + w) · 16 + (c % C2) · bytes (ops-reference §2.3, §4.1).
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include <regcmd/programs/conv_packing.hpp>
+
+using namespace regcmd;
+
+namespace {
+conv_geometry geometry(const conv_spec& s) {
+  const auto g = resolve_conv(s);
+  REQUIRE_MESSAGE(g.ok(), g.err().id());
+  return g.value();
+}
+}  // namespace
+
+TEST_CASE("uint8 features: shifted by -0x80, 16-channel surfaces, the padding channels at the zero point") {
+  // H = 2, W = 3, C = 20: two surfaces of 2·3 atoms (96 bytes each), channels 20..31 padding
+  const auto g = geometry({.in = conv_data::uint8, .H = 2, .W = 3, .C = 20, .out_channels = 16,
+                           .input = {0.5f, 100}, .weights = {0.5f, 0}, .output = {0.5f, 0}});
+  REQUIRE(conv_feature_bytes(g) == 192);
+  for (tensor_order order : {tensor_order::nhwc, tensor_order::nchw}) {
+    CAPTURE(static_cast<int>(order));
+    std::vector<std::uint8_t> host(2 * 3 * 20, 128);  // 128 is stored as 0
+    // (h 1, w 2, c 17) = 200: stored 72 at ((1·2 + 1)·3 + 2)·16 + 1 = 177
+    host[order == tensor_order::nhwc ? (1 * 3 + 2) * 20 + 17 : (17 * 2 + 1) * 3 + 2] = 200;
+    std::vector<std::uint8_t> out(192, 0xaa);
+    REQUIRE(pack_conv_features<std::uint8_t>(g, host, order, out).ok());
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      CAPTURE(i);
+      const bool padding = i >= 96 && i % 16 >= 4;  // channels 20..31: 100 - 128 = -28
+      CHECK(out[i] == (i == 177 ? 72 : padding ? 0xe4 : 0));
+    }
+  }
+}
+
+TEST_CASE("fp16 features: 8-channel atoms, C padded to 16 channels with zeros") {
+  // H = 1, W = 2, C = 9: 16 channels, two surfaces of 2 atoms (32 bytes each)
+  const auto g = geometry({.in = conv_data::fp16, .out = precision::fp16, .H = 1, .W = 2, .C = 9, .out_channels = 8});
+  REQUIRE(conv_feature_bytes(g) == 64);
+  std::vector<float> host(2 * 9, 0.0f);
+  host[1 * 9 + 8] = 1.0f;  // (h 0, w 1, c 8): ((1·1 + 0)·2 + 1)·16 + 0 = 48
+  host[0 * 9 + 3] = -2.0f;  // (h 0, w 0, c 3): 0·16 + 3·2 = 6
+  std::vector<std::uint8_t> out(64, 0xaa);
+  REQUIRE(pack_conv_features<float>(g, host, tensor_order::nhwc, out).ok());
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    CAPTURE(i);
+    CHECK(out[i] == (i == 49 ? 0x3c : i == 7 ? 0xc0 : 0));  // 1.0 = 0x3c00, -2.0 = 0xc000
+  }
+}
+
+TEST_CASE("outputs: int8 read back +0x80 for a uint8 conv, fp32 in 4-channel atoms") {
+  // out 2x2, 20 channels: two surfaces of 4 atoms; (h 1, w 0, c 18) at ((1·2 + 1)·2 + 0)·16 + 2 = 98
+  const auto q = geometry({.in = conv_data::uint8, .H = 2, .W = 2, .C = 16, .out_channels = 20,
+                           .input = {0.5f, 0}, .weights = {0.5f, 0}, .output = {0.5f, 0}});
+  REQUIRE(conv_output_extent(q) == 128);
+  std::vector<std::uint8_t> cube(128, 0x80);  // -128, read back as 0
+  cube[98] = 0x10;
+  std::vector<std::uint8_t> host(2 * 2 * 20);
+  REQUIRE(unpack_conv_output<std::uint8_t>(q, cube, tensor_order::nhwc, host).ok());
+  for (std::size_t i = 0; i < host.size(); ++i) CHECK(host[i] == (i == (1 * 2 + 0) * 20 + 18 ? 0x90 : 0));
+
+  // fp16 in, fp32 out 1x2, 6 channels: (h 0, w 1, c 5) at ((1·1 + 0)·2 + 1)·16 + 1·4 = 52
+  const auto f = geometry({.in = conv_data::fp16, .out = precision::fp32, .H = 1, .W = 2, .C = 8, .out_channels = 6});
+  REQUIRE(conv_output_extent(f) == 64);
+  std::vector<std::uint8_t> fcube(64, 0);
+  fcube[52 + 2] = 0x20, fcube[52 + 3] = 0x40;  // 2.5f = 0x40200000
+  std::vector<float> fhost(2 * 6);
+  REQUIRE(unpack_conv_output<float>(f, fcube, tensor_order::nchw, fhost).ok());
+  for (std::size_t i = 0; i < fhost.size(); ++i) CHECK(fhost[i] == (i == 5 * 2 + 1 ? 2.5f : 0.0f));
+}
+
+TEST_CASE("conv packers refuse a host tensor of the wrong size or type and a buffer too small") {
+  const auto g = geometry({.in = conv_data::uint8, .H = 2, .W = 2, .C = 16, .out_channels = 16,
+                           .input = {0.5f, 0}, .weights = {0.5f, 0}, .output = {0.5f, 0}});
+  std::vector<std::uint8_t> out(conv_feature_bytes(g));
+  std::vector<std::uint8_t> host(2 * 2 * 16);
+  std::vector<std::int8_t> signed_host(2 * 2 * 16);
+  CHECK(pack_conv_features<std::uint8_t>(g, std::span<const std::uint8_t>(host).first(63), tensor_order::nhwc, out)
+            .err().id() == "host-size");
+  CHECK(pack_conv_features<std::int8_t>(g, signed_host, tensor_order::nhwc, out).err().id() == "host-size");
+  CHECK(pack_conv_features<std::uint8_t>(g, host, tensor_order::nhwc, std::span(out).first(out.size() - 1)).err().id() ==
+        "buffer-size");
+  std::vector<std::int8_t> wrong_out(2 * 2 * 16);
+  CHECK(unpack_conv_output<std::int8_t>(g, out, tensor_order::nhwc, wrong_out).err().id() == "host-size");
+  std::vector<std::uint8_t> right_out(2 * 2 * 16);
+  CHECK(unpack_conv_output<std::uint8_t>(g, std::span<const std::uint8_t>(out).first(10), tensor_order::nhwc, right_out)
+            .err().id() == "buffer-size");
+}
