@@ -11,10 +11,24 @@
 // groups: CNA_DATA_SIZE1.DATAIN_CHANNEL is C aligned to 16), the padding channels holding
 // the input's zero point, which the weights of those channels (their zero point) cancel.
 // uint8 tensors are stored as int8, shifted by −0x80, and read back shifted by +0x80.
+//
+// Quantized weights (host OHWI as TFLite, or OIHW as PyTorch; depthwise [1][KH][KW][C] or
+// [C][1][KH][KW]) in Mesa's order (ops-reference §2.3): groups of 32 kernels, in each
+// groups of 32 input channels (the last 16 wide when C is an odd multiple of 16), in each
+// the kernel positions (kh, kw), in each the group's kernels, in each its channels:
+//   kernel o, channel i at  32·(o/32)·KH·KW·C16 + n·KH·KW·32·(i/32)
+//                           + ((kh·KW + kw)·n + o%32)·w + i%32
+// with C16 = C aligned to 16, n the kernels of o's group (32, fewer in the last), w the
+// channels of i's group. Depthwise: one kernel, groups of 64 channels, at
+// KH·KW·64·(c/64) + (kh·KW + kw)·w + c%64. Kernels are padded to an even count with zeros,
+// channels to C16 with the weights' zero point (so that they add nothing). Bias: int32 per
+// kernel, less the correction that the input's zero point makes (docs/conv-values.md).
 // Host element types: uint8 → std::uint8_t, int8 → std::int8_t, fp16 → float (rounded to
 // nearest even) or raw binary16 std::uint16_t; outputs: int8 → std::uint8_t (uint8 convs) or
 // std::int8_t, fp16 and fp32 → float.
 
+#include <algorithm>
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -136,6 +150,97 @@ constexpr status unpack_conv_output(const conv_geometry& g, std::span<const std:
           v = static_cast<T>(s.in == conv_data::uint8 ? stored + 0x80 : stored);
         }
       }
+  return {};
+}
+
+enum class weight_order : std::uint8_t { ohwi, oihw };
+
+namespace detail {
+
+constexpr std::uint32_t quantized_shift(conv_data d) { return d == conv_data::uint8 ? 0x80 : 0; }
+constexpr std::uint32_t conv_kernels(const conv_spec& s) { return s.depthwise ? 1 : align_up(s.out_channels, 2); }
+
+// Byte of kernel o, channel i at (kh, kw) in the packed weights.
+constexpr std::size_t conv_weight_offset(const conv_spec& s, std::uint32_t o, std::uint32_t i, std::uint32_t kh,
+                                         std::uint32_t kw) {
+  const std::uint32_t c16 = align_up(s.C, 16), taps = s.kernel_h * s.kernel_w, tap = kh * s.kernel_w + kw;
+  const std::uint32_t g = s.depthwise ? 64 : 32;  // channels a group
+  const std::uint32_t w = std::min(g, c16 - i / g * g);
+  if (s.depthwise) return std::size_t{taps} * g * (i / g) + std::size_t{tap} * w + i % g;
+  const std::uint32_t n = std::min(32u, conv_kernels(s) - o / 32 * 32);
+  return std::size_t{32} * (o / 32) * taps * c16 + std::size_t{n} * taps * 32 * (i / 32) +
+         (std::size_t{tap} * n + o % 32) * w + i % 32;
+}
+
+// Index of kernel o, channel i at (kh, kw) in the host weights; a depthwise conv's single
+// kernel is [1][KH][KW][C] (OHWI) or [C][1][KH][KW] (OIHW), the same formulas at o = 0.
+constexpr std::size_t conv_weight_host_index(const conv_spec& s, weight_order order, std::uint32_t o, std::uint32_t i,
+                                             std::uint32_t kh, std::uint32_t kw) {
+  const std::size_t kernel = s.depthwise ? 0 : o;
+  return order == weight_order::ohwi ? ((kernel * s.kernel_h + kh) * s.kernel_w + kw) * s.C + i
+                                     : ((kernel * s.C + i) * s.kernel_h + kh) * s.kernel_w + kw;
+}
+
+}  // namespace detail
+
+// Bytes of the packed quantized weights: CNA_WEIGHT_SIZE0's kernels · KH · KW · C16.
+constexpr std::size_t conv_weight_bytes(const conv_geometry& g) {
+  const conv_spec& s = g.spec;
+  return std::size_t{detail::conv_kernels(s)} * s.kernel_h * s.kernel_w * align_up(s.C, 16);
+}
+
+// Quantized weights (uint8 or int8 as the conv's input) into the weight buffer.
+template <class T>
+constexpr status pack_conv_weights(const conv_geometry& g, std::span<const T> host, weight_order order,
+                                   std::span<std::uint8_t> out) {
+  const conv_spec& s = g.spec;
+  if (s.in == conv_data::fp16 || !detail::conv_host_type_fits<T>(s.in))
+    return make_error(rules::host_size, "conv weights", "element type");
+  const std::size_t kernels = s.depthwise ? 1 : s.out_channels;
+  if (host.size() != kernels * s.kernel_h * s.kernel_w * s.C) return make_error(rules::host_size, "conv weights");
+  if (out.size() < conv_weight_bytes(g)) return make_error(rules::buffer_size, "conv weights", "", out.size());
+  const auto stored = [&](int v) { return static_cast<std::uint8_t>(static_cast<std::int8_t>(v - static_cast<int>(detail::quantized_shift(s.in)))); };
+  for (std::uint32_t o = 0; o < detail::conv_kernels(s); ++o)
+    for (std::uint32_t i = 0; i < align_up(s.C, 16); ++i)
+      for (std::uint32_t kh = 0; kh < s.kernel_h; ++kh)
+        for (std::uint32_t kw = 0; kw < s.kernel_w; ++kw) {
+          std::uint8_t v = 0;  // the padding kernel
+          if (o < kernels)
+            v = i < s.C ? stored(static_cast<int>(host[detail::conv_weight_host_index(s, order, o, i, kh, kw)]))
+                        : stored(s.weights.zero_point);
+          out[detail::conv_weight_offset(s, o, i, kh, kw)] = v;
+        }
+  return {};
+}
+
+// The int32 bias per kernel the DPU adds, from the host's (TFLite: int32 at scale
+// input.scale · weights.scale): bias − Σ (w − weights.zero_point) · (input.zero_point −
+// shift) over the kernel's taps and channels, shift 0x80 for uint8 and 0 for int8 (the
+// stored input is x − shift; the correction keeps Σ (x − input.zero_point)(w − zero_point)).
+template <class T>
+constexpr status pack_conv_bias(const conv_geometry& g, std::span<const std::int32_t> bias, std::span<const T> weights,
+                                weight_order order, std::span<std::uint8_t> out) {
+  const conv_spec& s = g.spec;
+  if (s.in == conv_data::fp16 || !detail::conv_host_type_fits<T>(s.in))
+    return make_error(rules::host_size, "conv bias", "element type");
+  const std::size_t kernels = s.depthwise ? 1 : s.out_channels;
+  if (bias.size() != s.out_channels) return make_error(rules::host_size, "conv bias");
+  if (weights.size() != kernels * s.kernel_h * s.kernel_w * s.C) return make_error(rules::host_size, "conv weights");
+  if (out.size() < std::size_t{s.out_channels} * 4) return make_error(rules::buffer_size, "conv bias", "", out.size());
+  const std::int64_t input_offset = std::int64_t{s.input.zero_point} - detail::quantized_shift(s.in);
+  for (std::uint32_t o = 0; o < s.out_channels; ++o) {
+    std::int64_t correction = 0;
+    for (std::uint32_t kh = 0; kh < s.kernel_h; ++kh)
+      for (std::uint32_t kw = 0; kw < s.kernel_w; ++kw)
+        for (std::uint32_t i = 0; i < (s.depthwise ? 1u : s.C); ++i) {
+          const std::uint32_t channel = s.depthwise ? o : i;
+          const auto w = static_cast<std::int64_t>(weights[detail::conv_weight_host_index(s, order, o, channel, kh, kw)]);
+          correction += (w - s.weights.zero_point) * input_offset;
+        }
+    const std::int64_t v = std::int64_t{bias[o]} - correction;
+    if (v < INT32_MIN || v > INT32_MAX) return make_error(rules::conv_bias_range, "conv bias", "kernel", o);
+    detail::store_le(out, std::size_t{o} * 4, static_cast<std::uint32_t>(static_cast<std::int32_t>(v)), 4);
+  }
   return {};
 }
 

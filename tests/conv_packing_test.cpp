@@ -90,3 +90,78 @@ TEST_CASE("conv packers refuse a host tensor of the wrong size or type and a buf
   CHECK(unpack_conv_output<std::uint8_t>(g, std::span<const std::uint8_t>(out).first(10), tensor_order::nhwc, right_out)
             .err().id() == "buffer-size");
 }
+
+// Weights in Mesa's order (ops-reference §2.3), positions evaluated by hand.
+TEST_CASE("quantized weights: 32-kernel groups of 32-channel groups of taps, padded channels at the zero point") {
+  // C = 40 (C16 = 48: channel groups of 32 and 16), 35 kernels (36: groups of 32 and 4), 2x1
+  const auto g = geometry({.in = conv_data::uint8, .H = 4, .W = 4, .C = 40, .out_channels = 35, .kernel_h = 2,
+                           .kernel_w = 1, .input = {0.5f, 100}, .weights = {0.5f, 120}, .output = {0.5f, 0}});
+  REQUIRE(conv_weight_bytes(g) == 36 * 2 * 48);
+  for (weight_order order : {weight_order::ohwi, weight_order::oihw}) {
+    CAPTURE(static_cast<int>(order));
+    std::vector<std::uint8_t> host(35 * 2 * 40, 128);  // stored as 0
+    const bool ohwi = order == weight_order::ohwi;
+    host[ohwi ? (33 * 2 + 1) * 40 + 39 : (33 * 40 + 39) * 2 + 1] = 200;  // o 33, i 39, kh 1 → 72
+    host[ohwi ? (5 * 2 + 0) * 40 + 3 : (5 * 40 + 3) * 2 + 0] = 130;      // o 5, i 3, kh 0 → 2
+    std::vector<std::uint8_t> out(conv_weight_bytes(g), 0xaa);
+    REQUIRE(pack_conv_weights<std::uint8_t>(g, host, order, out).ok());
+    // o 33, i 39, kh 1: 32·1·2·48 + 4·2·32·1 + ((1·4 + 1)·16 + 7) = 3072 + 256 + 87
+    CHECK(out[3415] == 72);
+    // o 5, i 3, kh 0: (0·32 + 5)·32 + 3
+    CHECK(out[163] == 2);
+    // o 0, i 45 (padding), kh 0: 32·2·32·1 + (0·32 + 0)·16 + 13 = 2061: 120 − 128
+    CHECK(out[2061] == 0xf8);
+    // o 35 (the padding kernel), i 0, kh 0: 3072 + (0·4 + 3)·32 = 3168
+    CHECK(out[3168] == 0);
+    // 35 kernels · 2 taps · 8 padding channels hold the zero point, the padding kernel zeros
+    std::size_t zero_points = 0, others = 0;
+    for (std::uint8_t b : out) {
+      if (b == 0xf8) ++zero_points;
+      else if (b != 0) ++others;
+    }
+    CHECK(zero_points == 35 * 2 * 8);
+    CHECK(others == 2);
+  }
+}
+
+TEST_CASE("depthwise weights: one kernel in 64-channel groups") {
+  // C = 80 (groups of 64 and 16), 3x3: 9 · 80 bytes; int8 stored as given
+  const auto g = geometry({.in = conv_data::int8, .H = 8, .W = 8, .C = 80, .out_channels = 80, .kernel_h = 3,
+                           .kernel_w = 3, .depthwise = true});
+  REQUIRE(conv_weight_bytes(g) == 720);
+  std::vector<std::int8_t> host(3 * 3 * 80, 0);
+  host[(2 * 3 + 1) * 80 + 70] = -5;  // c 70, kh 2, kw 1: 9·64·1 + 7·16 + 6 = 694
+  host[(0 * 3 + 2) * 80 + 10] = 7;   // c 10, kh 0, kw 2: 2·64 + 10 = 138
+  std::vector<std::uint8_t> out(720, 0xaa);
+  REQUIRE(pack_conv_weights<std::int8_t>(g, host, weight_order::ohwi, out).ok());
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    CAPTURE(i);
+    CHECK(out[i] == (i == 694 ? 0xfb : i == 138 ? 7 : 0));
+  }
+}
+
+TEST_CASE("bias: less the correction the input's zero point makes, little-endian int32 per kernel") {
+  // uint8, zp_in 100, zp_w 120, 1x1, C = 2: kernel 0 [130, 110], kernel 1 [120, 200]
+  // correction = Σ (w − 120) · (100 − 128): kernel 0 (10 − 10)·−28 = 0, kernel 1 80·−28 = −2240
+  const auto g = geometry({.in = conv_data::uint8, .H = 2, .W = 2, .C = 2, .out_channels = 2,
+                           .input = {0.5f, 100}, .weights = {0.5f, 120}, .output = {0.5f, 0}, .bias = true});
+  const std::uint8_t w[] = {130, 110, 120, 200};
+  const std::int32_t bias[] = {1000, -50};
+  std::uint8_t out[8] = {};
+  REQUIRE(pack_conv_bias<std::uint8_t>(g, bias, w, weight_order::ohwi, out).ok());
+  const std::uint8_t expected[8] = {0xe8, 0x03, 0, 0, 0x8e, 0x08, 0, 0};  // 1000, 2190
+  for (int i = 0; i < 8; ++i) CHECK(out[i] == expected[i]);
+
+  // int8 depthwise 1x2, zp_in 3 (int8: no shift): c 0 taps [4, 2] → 18, c 1 [−1, 5] → 12
+  const auto d = geometry({.in = conv_data::int8, .H = 2, .W = 2, .C = 2, .out_channels = 2, .kernel_h = 1,
+                           .kernel_w = 2, .depthwise = true, .input = {0.5f, 3}, .bias = true});
+  const std::int8_t dw[] = {4, -1, 2, 5};  // [1][1][2][2]: (kw 0: c 0, c 1), (kw 1: c 0, c 1)
+  const std::int32_t dbias[] = {0, 100};
+  REQUIRE(pack_conv_bias<std::int8_t>(d, dbias, dw, weight_order::ohwi, out).ok());
+  const std::uint8_t dexpected[8] = {0xee, 0xff, 0xff, 0xff, 88, 0, 0, 0};  // −18, 88
+  for (int i = 0; i < 8; ++i) CHECK(out[i] == dexpected[i]);
+
+  // a bias that the correction pushes past int32
+  const std::int32_t big[] = {1000, 2147483647};
+  CHECK(pack_conv_bias<std::uint8_t>(g, big, w, weight_order::ohwi, out).err().id() == "conv-bias-range");
+}

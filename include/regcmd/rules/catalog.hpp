@@ -214,7 +214,11 @@
     "the host array does not have the operand's elements (a matmul's M*K, K*N or M*N; a conv's "     \
     "H*W*C or out_h*out_w*out_channels) or not the element type of its precision",                   \
     "regcmd")                                                                                        \
-  X(int4_range, "int4-range", "an int4 value lies outside [-8, 7]", "regcmd")
+  X(int4_range, "int4-range", "an int4 value lies outside [-8, 7]", "regcmd")                        \
+  X(conv_bias_range, "conv-bias-range",                                                              \
+    "a kernel's bias, less the correction the input's zero point makes, does not fit the int32 the " \
+    "DPU adds",                                                                                      \
+    "ops-reference §2.3 (bias)")
 
 // Rules of binding addresses into a program (rules/program_rules.hpp: patch_slots).
 #define REGCMD_BIND_RULES(X)                                                                         \
