@@ -20,7 +20,6 @@
 #include <regcmd/programs/fused.hpp>
 #include <regcmd/programs/plan.hpp>
 #include <regcmd/rules/catalog.hpp>
-#include <regcmd/version.hpp>
 
 namespace regcmd::cli {
 
@@ -28,12 +27,6 @@ namespace regcmd::cli {
 // differs from its reference), 2 bad usage, bad input or any other error, with one line
 // on stderr.
 inline constexpr int exit_success = 0, exit_check_failed = 1, exit_error = 2;
-
-// --version: "<tool> <version>" on standard output, exit status 0 (as --help).
-inline int print_version(const char* tool) {
-  std::printf("%s %s\n", tool, version_string);
-  return exit_success;
-}
 
 // What is wrong with a command line, as its one stderr line; empty when nothing is.
 using problem = std::string;

@@ -7,7 +7,15 @@
 #include <string>
 #include <string_view>
 
+#include <regcmd/version.hpp>
+
 namespace regcmd::cli {
+
+// --version: "<tool> <version>" on standard output, exit status 0 (as --help).
+inline int print_version(const char* tool) {
+  std::printf("%s %s\n", tool, version_string);
+  return 0;
+}
 
 // Writes and flushes `text`; on failure prints "<tool>: cannot write <what>: <reason>".
 inline bool write_out(std::FILE* out, std::string_view text, const char* tool, const std::string& what = "the output") {

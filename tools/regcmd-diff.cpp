@@ -16,7 +16,6 @@
 #include <regcmd/decode/diff.hpp>
 #include <regcmd/decode/dump.hpp>
 #include <regcmd/decode/lookup.hpp>
-#include <regcmd/version.hpp>
 
 #include "io.hpp"
 
@@ -61,10 +60,7 @@ int main(int argc, char** argv) {
       std::fputs(help, stdout);
       return 0;
     }
-    if (a == "--version") {
-      std::printf("regcmd-diff %s\n", regcmd::version_string);
-      return 0;
-    }
+    if (a == "--version") return regcmd::cli::print_version("regcmd-diff");
     if (a == "--json" || a == "--addresses") {
       bool& flag = a == "--json" ? json : options.ignore_addresses;
       if (flag) return fail(std::string(a) + " is given twice: give it once");

@@ -14,7 +14,6 @@
 
 #include <regcmd/decode/dump.hpp>
 #include <regcmd/decode/format.hpp>
-#include <regcmd/version.hpp>
 
 #include "io.hpp"
 
@@ -60,10 +59,7 @@ int main(int argc, char** argv) {
       std::fputs(help, stdout);
       return 0;
     }
-    if (a == "--version") {
-      std::printf("regcmd-dis %s\n", regcmd::version_string);
-      return 0;
-    }
+    if (a == "--version") return regcmd::cli::print_version("regcmd-dis");
     if (a == "--json") {
       if (json) return fail("--json is given twice: give it once");
       json = true;

@@ -32,6 +32,7 @@
 #include <regcmd/runtime/session.hpp>
 
 #include "cli.hpp"
+#include "io.hpp"
 
 namespace {
 
