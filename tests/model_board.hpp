@@ -61,8 +61,9 @@ class model_board {
       case operand_role::ew_operand: return 4;
       case operand_role::intermediate: return 5;
       case operand_role::next_program: return 6;
+      case operand_role::bias: return 7;
     }
-    return 6;
+    return 7;
   }
   std::array<std::vector<std::uint8_t>, operand_role_count> buffers_;
 };

@@ -97,7 +97,8 @@ struct address_option {
 constexpr address_option address_options[] = {
     {"--feature", regcmd::operand_role::feature},       {"--weight", regcmd::operand_role::weight},
     {"--output", regcmd::operand_role::output},         {"--ew-operand", regcmd::operand_role::ew_operand},
-    {"--intermediate", regcmd::operand_role::intermediate}, {"--regcmd", regcmd::operand_role::regcmd}};
+    {"--intermediate", regcmd::operand_role::intermediate}, {"--regcmd", regcmd::operand_role::regcmd},
+    {"--bias-address", regcmd::operand_role::bias}};
 
 }  // namespace
 

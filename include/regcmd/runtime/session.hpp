@@ -66,6 +66,7 @@ struct operands {
   const buffer* ew_operand = nullptr;
   const buffer* next_program = nullptr;
   const buffer* intermediate = nullptr;
+  const buffer* bias = nullptr;
 
   constexpr const buffer* of(operand_role r) const {
     switch (r) {
@@ -75,6 +76,7 @@ struct operands {
       case operand_role::ew_operand: return ew_operand;
       case operand_role::next_program: return next_program;
       case operand_role::intermediate: return intermediate;
+      case operand_role::bias: return bias;
       case operand_role::regcmd: break;
     }
     return nullptr;
