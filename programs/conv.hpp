@@ -21,7 +21,7 @@
 //   weight    the packed kernels                         (CNA_DCOMP_ADDR0)
 //   output    NC1HWC2 output of the computed channels    (DPU_DST_BASE_ADDR)
 //   bias      int32 per computed channel (quantized)     (DPU_RDMA_RDMA_BS_BASE_ADDR)
-//   residual  the output's layout (role ew_operand)      (DPU_RDMA_RDMA_EW_BASE_ADDR)
+//   residual  the output's layout                        (DPU_RDMA_RDMA_EW_BASE_ADDR)
 
 #include <cstdint>
 
@@ -165,7 +165,7 @@ constexpr task_desc conv_task(const conv_plan& p, std::uint32_t j, std::uint32_t
       rdma.erdma_cfg = {.ERDMA_DATA_SIZE = quantized ? data_size::one_byte : data_size::two_byte,
                         .ERDMA_DATA_MODE = ew_data_mode::per_pixel};
       const std::uint32_t rb = quantized ? 1 : 2;  // the residual's element bytes
-      rdma.ew_operand = address{operand_role::ew_operand, (first * rb / 16) * out_surface * 16 + r.out_first * g.out_w * 16,
+      rdma.ew_operand = address{operand_role::residual, (first * rb / 16) * out_surface * 16 + r.out_first * g.out_w * 16,
                                 static_cast<std::uint32_t>(((std::uint64_t{channels} * rb + 15) / 16 - 1) * out_surface * 16 +
                                                            std::uint64_t{g.out_w} * r.out_rows * 16)};
       rdma.ew_surf_stride = {.EW_SURF_STRIDE = out_surface};

@@ -62,8 +62,9 @@ class model_board {
       case operand_role::intermediate: return 5;
       case operand_role::next_program: return 6;
       case operand_role::bias: return 7;
+      case operand_role::residual: return 8;
     }
-    return 7;
+    return 8;
   }
   std::array<std::vector<std::uint8_t>, operand_role_count> buffers_;
 };

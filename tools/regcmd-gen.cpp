@@ -98,7 +98,7 @@ constexpr address_option address_options[] = {
     {"--feature", regcmd::operand_role::feature},       {"--weight", regcmd::operand_role::weight},
     {"--output", regcmd::operand_role::output},         {"--ew-operand", regcmd::operand_role::ew_operand},
     {"--intermediate", regcmd::operand_role::intermediate}, {"--regcmd", regcmd::operand_role::regcmd},
-    {"--bias-address", regcmd::operand_role::bias}};
+    {"--bias-address", regcmd::operand_role::bias}, {"--add-address", regcmd::operand_role::residual}};
 
 }  // namespace
 

@@ -67,6 +67,7 @@ struct operands {
   const buffer* next_program = nullptr;
   const buffer* intermediate = nullptr;
   const buffer* bias = nullptr;
+  const buffer* residual = nullptr;
 
   constexpr const buffer* of(operand_role r) const {
     switch (r) {
@@ -77,6 +78,7 @@ struct operands {
       case operand_role::next_program: return next_program;
       case operand_role::intermediate: return intermediate;
       case operand_role::bias: return bias;
+      case operand_role::residual: return residual;
       case operand_role::regcmd: break;
     }
     return nullptr;
