@@ -1,7 +1,8 @@
 #pragma once
 // A board for tests on the functional model: operand buffers by role in one 32-bit IOVA
 // space (regcmd 0x1000'0000, feature 0x2000'0000, weight 0x3000'0000, output 0x4000'0000,
-// ew_operand 0x5000'0000, intermediate 0x6000'0000, next_program 0x7000'0000). run()
+// ew_operand 0x5000'0000, intermediate 0x6000'0000, next_program 0x7000'0000, bias
+// 0x8000'0000, residual 0x9000'0000). run()
 // patches a program's slots with those IOVAs, places it in the regcmd buffer and runs
 // its tasks as the kernel kicks them.
 #include <doctest/doctest.h>
