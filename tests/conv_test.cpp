@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include <regcmd/program/tail.hpp>
 #include <regcmd/programs/conv.hpp>
@@ -304,4 +305,18 @@ TEST_CASE("the output-stage rules: fp16 bias, the residual's scale, ReLU6's boun
   CHECK(refusal({.in = conv_data::int8, .H = 4, .W = 4, .C = 16, .out_channels = 16, .input = {1e-6f, 0},
                  .weights = {1e-6f, 0}, .output = {1e-6f, 0}, .activation = conv_activation::relu6}) ==
         "conv-activation-range");
+}
+
+TEST_CASE("conv-cbuf-row on a program: a task whose input rows overflow its data banks is refused") {
+  // example A's 20 rows of 13 entries need 2 data banks; a hand edit giving it 1 breaks the rule
+  const auto a = built(example_a);
+  std::vector<entry> entries(a.view().entries.begin(), a.view().entries.end());
+  for (entry& e : entries)
+    if (e.target() == cna && e.offset() == 0x1040) e = e.with_value(0xb1);
+  program_view edited = a.view();
+  edited.entries = entries;
+  const status s = validate<soc::rk3588>(edited, "edited");
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.err().id() == "conv-cbuf-row");
+  CHECK(validate<soc::rk3588>(a.view(), "as built").ok());
 }
