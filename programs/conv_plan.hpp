@@ -25,9 +25,11 @@
 #include <regcmd/core/error.hpp>
 #include <regcmd/core/math.hpp>
 #include <regcmd/core/soc.hpp>
+#include <regcmd/programs/conv_packing.hpp>
 #include <regcmd/programs/conv_spec.hpp>
 #include <regcmd/rules/catalog.hpp>
 #include <regcmd/rules/cbuf.hpp>
+#include <regcmd/rules/limits.hpp>
 
 namespace regcmd {
 
@@ -95,10 +97,16 @@ struct conv_plan {
   }
 };
 
-// The plan of a resolved convolution, or the CBUF rule it breaks.
+// The plan of a resolved convolution, or the rule it breaks: an operand beyond the 32-bit
+// address space, or the CBUF's.
 template <class Soc = soc::rk3588>
 constexpr result<conv_plan> plan_conv(const conv_geometry& g) {
   constexpr std::uint64_t banks = Soc::cbuf_banks, entries_per_bank = Soc::cbuf_bank_bytes / 128;
+  if (!fits_address_space<Soc>(conv_feature_bytes(g))) return make_error(rules::operand_size, "conv", "features", conv_feature_bytes(g));
+  if (!fits_address_space<Soc>(conv_weight_bytes(g))) return make_error(rules::operand_size, "conv", "weights", conv_weight_bytes(g));
+  if (!fits_address_space<Soc>(conv_output_bytes(g))) return make_error(rules::operand_size, "conv", "output", conv_output_bytes(g));
+  if (g.spec.residual_add && !fits_address_space<Soc>(conv_residual_bytes(g)))
+    return make_error(rules::operand_size, "conv", "residual", conv_residual_bytes(g));
   conv_plan p;
   p.conv = g;
   const conv_spec& s = g.spec;

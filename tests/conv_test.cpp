@@ -320,3 +320,8 @@ TEST_CASE("conv-cbuf-row on a program: a task whose input rows overflow its data
   CHECK(s.err().id() == "conv-cbuf-row");
   CHECK(validate<soc::rk3588>(a.view(), "as built").ok());
 }
+
+TEST_CASE("an operand beyond 4 GiB is refused, not wrapped: 2047x2047 pixels of 16383 fp32 channels") {
+  CHECK(refusal({.in = conv_data::fp16, .out = precision::fp32, .H = 2047, .W = 2047, .C = 16, .out_channels = 16383}) ==
+        "operand-size");
+}
