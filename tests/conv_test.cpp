@@ -252,7 +252,7 @@ TEST_CASE("kernel groups: 512 kernels of 3x3x512 int8 do not fit the CBUF at onc
   CHECK(slot_of(p, 3, operand_role::output).offset == 4 * 196 * 16 + 8 * 14 * 16);
 }
 
-TEST_CASE("ReLU6 clamps in the BN stage at 6 in accumulator units; a residual add moves it to EW") {
+TEST_CASE("ReLU6 clamps in the BN stage at 6 in accumulator units, and a residual add moves it to EW") {
   conv_spec s{.in = conv_data::int8, .H = 8, .W = 8, .C = 16, .out_channels = 16, .kernel_h = 1, .kernel_w = 1,
               .input = {0.5f, 3}, .weights = {0.25f, -2}, .output = {1.0f, 5}, .activation = conv_activation::relu6};
   {
