@@ -85,11 +85,12 @@ constexpr status check_sdp(const op_state& s, bool pingpong, bool after_matmul, 
 constexpr bool is_conv(const op_state& s, std::uint32_t enable_mask) {
   using namespace reg;
   const bool rdma = (enable_mask & pack(GLOBAL_OPERATION_ENABLE{.DPU_RDMA_OP_EN = 1}).value()) != 0;
-  const auto size0 = unpack<CNA_DATA_SIZE0>(s.data_size0.value_or(0));
-  const auto size2 = unpack<CNA_WEIGHT_SIZE2>(s.weight_size2.value_or(0));
-  const auto con1 = unpack<CNA_CONV_CON1>(s.conv_con1.value_or(0));
-  return rdma || size0.DATAIN_WIDTH.value() > 1 || size2.WEIGHT_WIDTH.value() > 1 || size2.WEIGHT_HEIGHT.value() > 1 ||
-         con1.CONV_MODE.value() == conv_mode::depthwise;
+  // (plain reads: g++ 12 refuses value_or on these optionals in constant evaluation)
+  const std::uint32_t size0_bits = s.data_size0 ? *s.data_size0 : 0u, size2_bits = s.weight_size2 ? *s.weight_size2 : 0u,
+                      con1_bits = s.conv_con1 ? *s.conv_con1 : 0u;
+  const auto size2 = unpack<CNA_WEIGHT_SIZE2>(size2_bits);
+  return rdma || unpack<CNA_DATA_SIZE0>(size0_bits).DATAIN_WIDTH.value() > 1 || size2.WEIGHT_WIDTH.value() > 1 ||
+         size2.WEIGHT_HEIGHT.value() > 1 || unpack<CNA_CONV_CON1>(con1_bits).CONV_MODE.value() == conv_mode::depthwise;
 }
 
 // The conv rule a task's registers can be judged by: its input rows fit its data banks.
