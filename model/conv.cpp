@@ -2,7 +2,7 @@
 // DPU_RDMA when it reads a bias or a residual operand, that run_op tells from a matmul.
 //
 // The register contract it executes (what the project's conv programs write; from
-// ops-reference §2-§4 and conv-facts §1, §4, §5, whose inferred points it takes as given):
+// ops-reference §2-§4 and docs/conv-values.md, whose inferred points it takes as given):
 //   precisions  CNA_CONV_CON1 IN = PROC = DPU_DATA_FORMAT IN = PROC: int8 (int8 out) or
 //               fp16 (fp16 or fp32 out).
 //   task        W × H input pixels (CNA_DATA_SIZE0), C16 channels (DATAIN_CHANNEL, a multiple
@@ -19,21 +19,21 @@
 //               channels' values cancel), depthwise over c = o only.
 //   features    NC1HWC2, 16-byte atoms: (y, x, c) at (c / C2)·surface + y·row + x·16 +
 //               (c % C2)·bytes, row = LINE_STRIDE·4, surface = (SURF_STRIDE + LINE_STRIDE,
-//               modulo 2^28)·16 (ops-reference §2.3, conv-facts §4.1).
-//   weights     Mesa's order (ops-reference §2.3, conv-facts §4.3): groups of 32 (int8) or 16
+//               modulo 2^28)·16 (ops-reference §2.3).
+//   weights     Mesa's order (ops-reference §2.3): groups of 32 (int8) or 16
 //               (fp16) kernels; in each, 32-channel groups laid out [tap = ky·kw + kx][kernel]
 //               [channel]; depthwise one kernel in 64 (int8) or 32 (fp16) channel groups laid
 //               out [tap][channel]. CNA_WEIGHT_SIZE0/1 = all / one kernel's bytes.
 //   output      NC1HWC2 at DPU_DST_BASE_ADDR: (oy, ox, o) at (o / C2)·DST_SURF_STRIDE·16 +
 //               (oy·out_w + ox)·16 + (o % C2)·bytes, C2 = 16 / bytes; the buffer holds every
 //               computed channel's surface. DPU_SURFACE_ADD = DST_SURF_STRIDE·(SIZE_E + 1).
-//   int8        acc = Σ x·w + OW_OP·Σ x (BS_OW_CFG.OD_BYPASS clear; conv-facts §5.2 infers
+//   int8        acc = Σ x·w + OW_OP·Σ x (BS_OW_CFG.OD_BYPASS clear; docs/conv-values.md infers
 //               this reading), exact; then the DPU's BS, BN and EW stages (each an ALU add of
 //               a per-channel int32 from memory (BS: the bias, ops-reference §2.3) or a
 //               register immediate, ReLU, ReLUX; EW adds the per-pixel residual operand,
 //               requantized (r + EW_CVT_OFFSET)·EW_OP_CVT_SCALE >> EW_OP_CVT_SHIFT), then
 //               y = (v·OUT_CVT_SCALE >> OUT_CVT_SHIFT) + OUT_CVT_OFFSET saturated to int8
-//               (conv-facts §5.3, §4.5). The rounding of those shifts is the model's
+//               (ops-reference §2.1). The rounding of those shifts is the model's
 //               requantization_rounding: no reference states it.
 //   fp16        fp32 products and sums in tap then channel order, BS bypassed (the fp16
 //               output hangs with it active, as the matmul's), BN ReLU/ReLUX, EW residual
@@ -95,8 +95,8 @@ struct conv_walk {
     return c / atom(bytes) * surface + y * row + std::uint64_t{x} * 16 + c % atom(bytes) * bytes;
   }
 
-  // Mesa's packing (ops-reference §2.3; conv-facts §4.3, its closed form), in 16-kernel
-  // groups for fp16 (conv-facts §4.6: per group of <= 16 output channels).
+  // Mesa's packing (ops-reference §2.3, its closed form), in 16-kernel
+  // groups for fp16 (ops-reference §4.1: per group of <= 16 output channels).
   std::uint64_t weight_extent() const {
     return std::uint64_t{depthwise ? 1 : kernels} * taps() * C16 * bytes;
   }
@@ -243,7 +243,7 @@ const char* copies_problem(const Group& r, const conv_walk& g) {
   return nullptr;
 }
 
-// What SIZE_E the DPU's write-out takes for the output precision (conv-facts §1, §2.1, §6).
+// What SIZE_E the DPU's write-out takes for the output precision (ops-reference §2.1, §3, §4).
 std::uint64_t expected_size_e(const conv_walk& g) {
   if (g.out == precision::fp32) return 3;
   return g.out == precision::int8 && g.depthwise ? 3 : 1;
@@ -303,7 +303,7 @@ const char* stage_problem(const alu_stage& s, bool is_bs, bool fp, bool dpu_rdma
   return nullptr;
 }
 
-// The EW stage: the per-pixel residual add (conv-facts §4.5, Mesa's fused add).
+// The EW stage: the per-pixel residual add (ops-reference §2.1, Mesa's fused add).
 struct residual_stage {
   bool active = false;   // EW_BYPASS clear
   bool convert = false;  // EW_OP_CVT_BYPASS clear: requantize the operand first

@@ -25,6 +25,7 @@ namespace {
 struct outcome {
   double max_error = 0;  // quantized: output steps; fp16: relative to the tolerance (≤ 1 passes)
   std::uint32_t tasks = 0;
+  std::vector<double> out;  // quantized: the outputs, NHWC
 };
 
 testing::host_conv host_of(const conv_geometry& g) {
@@ -43,7 +44,7 @@ double activate(conv_activation a, double v) {
 
 // Builds the conv, runs it on the model with random operands, and compares every output.
 template <class T>
-outcome run_quantized(const conv_spec& s, std::uint64_t seed) {
+outcome run_quantized(const conv_spec& s, std::uint64_t seed, model::rounding rounding = model::rounding::half_up) {
   const auto built = build_conv(s);
   REQUIRE_MESSAGE(built.ok(), built.err().id());
   const conv_geometry& g = built.value().geometry.conv;
@@ -67,6 +68,7 @@ outcome run_quantized(const conv_spec& s, std::uint64_t seed) {
   if (s.residual_add)
     REQUIRE(pack_conv_residual<T>(g, r, tensor_order::nhwc, board.allocate(operand_role::residual, conv_residual_bytes(g))).ok());
   board.allocate(operand_role::output, conv_output_bytes(g), 0xa5);
+  board.npu.requantization_rounding = rounding;
   const model::run_result ran = board.run(built.value().view());
   for (const model::fault& f : ran.faults) FAIL_CHECK("task ", f.task, ": ", model::name_of(f.kind), ": ", f.what);
   REQUIRE(ran.completed());
@@ -75,11 +77,11 @@ outcome run_quantized(const conv_spec& s, std::uint64_t seed) {
 
   std::vector<double> xd(x.begin(), x.end()), wd(w.begin(), w.end());
   const double accumulator_scale = double{s.input.scale} * s.weights.scale;
-  outcome o{.tasks = static_cast<std::uint32_t>(built.value().view().tasks.size())};
+  outcome o{.tasks = static_cast<std::uint32_t>(built.value().view().tasks.size()), .out = {out.begin(), out.end()}};
   for (int oy = 0; oy < h.OH; ++oy)
     for (int ox = 0; ox < h.OW; ++ox)
       for (int c = 0; c < h.OC; ++c) {
-        double real = (h.window(xd, s.input.zero_point, wd, s.weights.zero_point, oy, ox, c) + (s.bias ? bias[c] : 0)) *
+        double real = (h.window(xd, s.input.zero_point, wd, s.weights.zero_point, oy, ox, c) + (s.bias ? bias[testing::host_conv::at(c)] : 0)) *
                       accumulator_scale;
         const std::size_t i = h.out_index(oy, ox, c);
         if (s.residual_add) real += s.residual.scale * (static_cast<double>(r[i]) - s.residual.zero_point);
@@ -119,7 +121,7 @@ outcome run_fp16(const conv_spec& s, std::uint64_t seed) {
 
   std::vector<double> xd(x.begin(), x.end()), wd(w.begin(), w.end());
   const double terms = static_cast<double>(s.kernel_h) * s.kernel_w * (s.depthwise ? 1 : s.C);
-  outcome o{.tasks = static_cast<std::uint32_t>(built.value().view().tasks.size())};
+  outcome o{.tasks = static_cast<std::uint32_t>(built.value().view().tasks.size()), .out = {}};
   for (int oy = 0; oy < h.OH; ++oy)
     for (int ox = 0; ox < h.OW; ++ox)
       for (int c = 0; c < h.OC; ++c) {
@@ -191,6 +193,21 @@ TEST_CASE("quantized convs on the model agree with the host convolution within o
     CHECK(o.tasks == c.tasks);
     CHECK(o.max_error <= 1.0);
   }
+}
+
+TEST_CASE("the model's requantization rounding is a parameter: truncating moves outputs, within the step") {
+  const conv_spec s{.in = conv_data::int8, .H = 8, .W = 8, .C = 32, .out_channels = 32, .kernel_h = 3, .kernel_w = 3,
+                    .padding = conv_padding::same, .input = {0.05f, 0}, .weights = {0.01f, 0}, .output = {1.0f, 0},
+                    .bias = true};
+  const outcome nearest = run_quantized<std::int8_t>(s, 7), floor = run_quantized<std::int8_t>(s, 7, model::rounding::truncate);
+  CHECK(nearest.max_error <= 1.0);
+  CHECK(floor.max_error <= 1.0);
+  std::size_t moved = 0;
+  for (std::size_t i = 0; i < nearest.out.size(); ++i) {
+    CHECK(floor.out[i] <= nearest.out[i]);  // floor never above round-half-up
+    moved += floor.out[i] != nearest.out[i];
+  }
+  CHECK(moved > 0);
 }
 
 TEST_CASE("fp16 convs on the model agree with the host convolution within fp32 accumulation") {

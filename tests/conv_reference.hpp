@@ -25,8 +25,8 @@ struct host_conv {
         const int y = oy * SY + ky * DY - top, xx = ox * SX + kx * DX - left;
         if (y < 0 || y >= H || xx < 0 || xx >= W) continue;
         for (int c = depthwise ? o : 0; c < (depthwise ? o + 1 : C); ++c) {
-          const double a = x[(static_cast<std::size_t>(y) * W + xx) * C + c] - x0;
-          const double b = w[((static_cast<std::size_t>(depthwise ? 0 : o) * KH + ky) * KW + kx) * C + c] - w0;
+          const double a = x[at((long{y} * W + xx) * C + c)] - x0;
+          const double b = w[at(((long{depthwise ? 0 : o} * KH + ky) * KW + kx) * C + c)] - w0;
           sum += a * b;
           size += std::abs(a * b);
         }
@@ -34,7 +34,8 @@ struct host_conv {
     if (scale) *scale = size;
     return sum;
   }
-  std::size_t out_index(int oy, int ox, int o) const { return (static_cast<std::size_t>(oy) * OW + ox) * OC + o; }
+  std::size_t out_index(int oy, int ox, int o) const { return at((long{oy} * OW + ox) * OC + o); }
+  static std::size_t at(long i) { return static_cast<std::size_t>(i); }
 };
 
 }  // namespace regcmd::testing

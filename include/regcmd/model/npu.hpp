@@ -96,7 +96,7 @@ struct quirks {
 
 // How the DPU rounds a requantizing right shift by s > 0 (DPU_OUT_CVT_SHIFT of an int8
 // output, EW_OP_CVT_SHIFT of a residual operand). No reference states the hardware's
-// rounding: Mesa writes CVT_ROUND = 0 and nothing says what 0 means (conv-facts §5.3,
+// rounding: Mesa writes CVT_ROUND = 0 and nothing says what 0 means (ops-reference §2.1,
 // docs/conv-values.md), so it is a parameter of the model:
 //   half_up   (a + 2^(s-1)) >> s, arithmetic: halves round towards +infinity
 //   truncate  a >> s, arithmetic: floor
