@@ -118,16 +118,20 @@ problem one_of(T& field, std::string_view option, std::string_view v, const std:
   return takes(option, names, v);
 }
 
-// The SDP's immediate: a finite number within fp16's range, as the SDP computes fp16
-// (regcmd-isa-reference "0x4070 DPU_EW_CFG").
-inline problem immediate_in(float& field, std::string_view option, std::string_view v) {
+// A finite number of magnitude at most `limit` into `field`, or the line saying `accepted`.
+inline problem finite_in(float& field, std::string_view option, std::string_view v, double limit, std::string_view accepted) {
   const std::string text(v);
   char* end = nullptr;
   const double x = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !std::isfinite(x) || std::abs(x) > 65504.0)
-    return takes(option, "a number from -65504 to 65504 (fp16)", v);
+  if (text.empty() || *end != '\0' || !std::isfinite(x) || std::abs(x) > limit) return takes(option, accepted, v);
   field = static_cast<float>(x);
   return {};
+}
+
+// The SDP's immediate: a finite number within fp16's range, as the SDP computes fp16
+// (regcmd-isa-reference "0x4070 DPU_EW_CFG").
+inline problem immediate_in(float& field, std::string_view option, std::string_view v) {
+  return finite_in(field, option, v, 65504.0, "a number from -65504 to 65504 (fp16)");
 }
 
 // A signed 32-bit number (decimal or 0x-hexadecimal after an optional '-'): a zero point,
@@ -142,13 +146,7 @@ inline problem signed_in(std::int32_t& field, std::string_view option, std::stri
 
 // A scale: any finite number a float holds (0 and negative ones are the conv-scale rule's).
 inline problem scale_in(float& field, std::string_view option, std::string_view v) {
-  const std::string text(v);
-  char* end = nullptr;
-  const double x = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !std::isfinite(x) || std::abs(x) > 3.4028234663852886e38)
-    return takes(option, "a finite number", v);
-  field = static_cast<float>(x);
-  return {};
+  return finite_in(field, option, v, 3.4028234663852886e38, "a finite number");
 }
 
 // N or AxB (each 1 to 2^32 - 1): a kernel, stride or dilation, the same along both axes or
