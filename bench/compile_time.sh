@@ -6,6 +6,7 @@
 #   (a) the headers only          (b) one matmul program
 #   (c) the matmul family (4 precision pairs) over a 10-shape grid: 40 programs
 #   (d) chained plans of 10, 100 and 1000 tasks
+#   (e) one conv program (Mesa's example A)   (f) MobileNet v1's first block: 3 conv programs
 # Usage: bench/compile_time.sh [COMPILER...]; REGCMD_INCLUDE_DIRS overrides where the
 # headers are found (default: include/ and the release build's include/).
 set -euo pipefail
@@ -19,7 +20,8 @@ compilers=("$@")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-head='#include <regcmd/programs/matmul.hpp>
+head='#include <regcmd/programs/conv.hpp>
+#include <regcmd/programs/matmul.hpp>
 #include <regcmd/programs/plan.hpp>
 using namespace regcmd;'
 
@@ -49,6 +51,25 @@ static_assert(p.code.task_count == %s);
 int main() { return static_cast<int>(p.code.entry_count & 1); }\n' "$head" "$tasks" "$tasks" >"$work/d_plan$tasks.cpp"
 done
 
+printf '%s
+constexpr auto p = conv<conv_spec{.in = conv_data::uint8, .H = 20, .W = 20, .C = 80, .out_channels = 40, .kernel_h = 3,
+    .kernel_w = 3, .padding = conv_padding::same, .input = {0.02f, 100}, .weights = {0.005f, 140}, .output = {0.04f, 90},
+    .bias = true}>();
+int main() { return static_cast<int>(p.code.entry_count & 1); }\n' "$head" >"$work/e_conv.cpp"
+
+printf '%s
+constexpr quantization q{6.0f / 255, 0};
+constexpr auto stem = conv<conv_spec{.in = conv_data::uint8, .H = 224, .W = 224, .C = 3, .out_channels = 32, .kernel_h = 3,
+    .kernel_w = 3, .stride_y = 2, .stride_x = 2, .padding = conv_padding::same, .input = {0.0078f, 128},
+    .weights = {0.02f, 120}, .output = q, .bias = true, .activation = conv_activation::relu6}>();
+constexpr auto dw = conv<conv_spec{.in = conv_data::uint8, .H = 112, .W = 112, .C = 32, .out_channels = 32, .kernel_h = 3,
+    .kernel_w = 3, .padding = conv_padding::same, .depthwise = true, .input = q, .weights = {0.05f, 130}, .output = q,
+    .bias = true, .activation = conv_activation::relu6}>();
+constexpr auto pw = conv<conv_spec{.in = conv_data::uint8, .H = 112, .W = 112, .C = 32, .out_channels = 64, .input = q,
+    .weights = {0.02f, 125}, .output = q, .bias = true, .activation = conv_activation::relu6}>();
+int main() { return static_cast<int>((stem.code.entry_count + dw.code.entry_count + pw.code.entry_count) & 1); }\n' \
+  "$head" >"$work/f_mobilenet.cpp"
+
 flags=(-std=c++20 -O2)
 for d in $include_dirs; do flags+=("-I$d"); done
 
@@ -71,13 +92,14 @@ for cxx in "${compilers[@]}"; do
   name="$cxx $("$cxx" -dumpversion)"
   group="compile, $name"
   declare -A s=() mb=()
-  for tu in a_headers b_one c_family d_plan10 d_plan100 d_plan1000; do
+  for tu in a_headers b_one c_family d_plan10 d_plan100 d_plan1000 e_conv f_mobilenet; do
     read -r s[$tu] mb[$tu] < <(measure "$cxx" "$work/$tu.cpp")
     printf '%-22s %-12s %6s s %6s MB\n' "$name" "$tu" "${s[$tu]}" "${mb[$tu]}"
   done
   awk -v g="$group" -v a="${s[a_headers]}" -v b="${s[b_one]}" -v c="${s[c_family]}" \
       -v d10="${s[d_plan10]}" -v d100="${s[d_plan100]}" -v d1000="${s[d_plan1000]}" \
-      -v ma="${mb[a_headers]}" -v mb_="${mb[b_one]}" -v mc="${mb[c_family]}" -v md="${mb[d_plan1000]}" 'BEGIN {
+      -v ma="${mb[a_headers]}" -v mb_="${mb[b_one]}" -v mc="${mb[c_family]}" -v md="${mb[d_plan1000]}" \
+      -v e="${s[e_conv]}" -v f="${s[f_mobilenet]}" -v me="${mb[e_conv]}" -v mf="${mb[f_mobilenet]}" 'BEGIN {
     t = "\t"
     print "ROW" t g t "(a) headers only" t a " s, " ma " MB" t t
     print "ROW" t g t "(b) one matmul program" t b " s, " mb_ " MB" t t
@@ -89,6 +111,10 @@ for cxx in "${compilers[@]}"; do
     ratio = early > 0 ? late / early : 1
     printf "ROW%s%s%s(d) ms per task, 10->100 / 100->1000%s%.2f / %.2f%slinear (<= 1.5x)%s%s\n", t, g, t, t, early * 1000, late * 1000, t, t, (ratio <= 1.5 ? "hit" : "MISSED")
     printf "ROW%s%s%s(d) 1000 tasks%s%.2f s%s<= 10 s%s%s\n", t, g, t, t, d1000, t, t, (d1000 <= 10 ? "hit" : "MISSED")
+    print "ROW" t g t "(e) one conv program (example A)" t e " s, " me " MB" t t
+    printf "ROW%s%s%s(e) - (a); (e) / (a)%s%.2f s; %.2f%s<= 0.3 s%s%s\n", t, g, t, t, e - a, e / a, t, t, (e - a <= 0.3 ? "hit" : "MISSED")
+    print "ROW" t g t "(f) MobileNet block, 3 conv programs" t f " s, " mf " MB" t t
+    printf "ROW%s%s%s(f) - (a); (f) / (a)%s%.2f s; %.2f%s<= 1 s%s%s\n", t, g, t, t, f - a, f / a, t, t, (f - a <= 1 ? "hit" : "MISSED")
     print "ROW" t g t "raised -fconstexpr-ops-limit / -fconstexpr-steps" t "none" t "none" t "hit"
   }'
 done

@@ -27,6 +27,8 @@ run() {
 
 echo "== program size"
 run "$bin/bench_size"
+echo "== conv task splitting"
+run "$bin/bench_conv"
 echo "== bind and submit preparation"
 status=0
 run "$bin/bench_bind" || status=$?

@@ -97,22 +97,6 @@ void gemm(const In* a, const In* b, Acc* c, std::uint32_t M, std::uint32_t K, st
 
 using namespace regcmd::reg;
 
-// The reference's numbers the model judges a matmul by, named once here and nowhere else
-// in the model (regcmd-isa-reference "Limits & tiling (RK3588)", "The M-tiling scheduler",
-// "Small-K validity of the 0x1040 schedule", "0x107c").
-namespace measured {
-constexpr std::uint64_t cbuf_banks = 12;
-constexpr std::uint64_t bank_bytes = 32768;
-constexpr std::uint32_t max_k = 10752;  // K = 10784 wedges
-constexpr std::uint32_t max_n = 8192;   // wider is silently wrong
-constexpr std::uint32_t fp16_split_min_k = 96, int8_split_min_k = 256;  // bank split below: zeros
-constexpr std::uint32_t fp16_k128_rows = 256;                           // fp16 at K = 128: correct up to here
-// int8's bank split: one bank per 64-row group of K/512 banks; the weight stays resident,
-// so 64·floor(11·512/K) rows at most (704/320/128/64 at K = 512/1024/2048/4096).
-constexpr std::uint32_t int8_group_rows = 64, int8_k_per_bank = 512;
-constexpr std::uint32_t int4_rows_times_k = 16384;  // int4's activation budget
-}  // namespace measured
-
 // The precision pairs RK3588 multiplies (regcmd-isa-reference "Platform support matrix").
 bool multiplies(precision in, precision out) {
   return (in == precision::fp16 && (out == precision::fp32 || out == precision::fp16)) ||
@@ -172,24 +156,18 @@ struct matmul_walk {
   }
 };
 
-std::uint32_t load_bits(const std::uint8_t* p, std::uint32_t bytes) {
-  std::uint32_t v = 0;
-  for (std::uint32_t i = 0; i < bytes; ++i) v |= std::uint32_t{p[i]} << (8 * i);
-  return v;
-}
-void store_bits(std::uint8_t* p, std::uint32_t v, std::uint32_t bytes) {
-  for (std::uint32_t i = 0; i < bytes; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
-}
-
-// One input element as the MAC array reads it: fp16 as float, int8 and int4 sign-extended.
-template <class T>
-T load_input(const std::uint8_t* base, std::uint64_t at, precision in, bool high_nibble) {
-  if (in == precision::fp16) return static_cast<T>(half_to_float(static_cast<std::uint16_t>(load_bits(base + at, 2))));
-  if (in == precision::int4) {
-    const auto nibble = static_cast<std::uint8_t>(high_nibble ? base[at] >> 4 : base[at] & 0xf);
-    return static_cast<T>(static_cast<std::int8_t>(static_cast<std::uint8_t>(nibble << 4)) >> 4);
-  }
-  return static_cast<T>(static_cast<std::int8_t>(base[at]));
+// Whether a CNA + CORE + DPU op is a convolution rather than a matmul: anything a matmul
+// never configures (a bias or residual read, a width, a kernel, depthwise), or a surface
+// layout whose K or N is not whole weight tiles (a matmul's always are: reference "Operand
+// tile layouts").
+template <class Group>
+bool configures_convolution(const Group& r, bool dpu_rdma) {
+  const auto con1 = read<CNA_CONV_CON1>(r);
+  const auto kernel = read<CNA_WEIGHT_SIZE2>(r);
+  const std::uint64_t channels = read<CNA_DATA_SIZE1>(r).DATAIN_CHANNEL.value(), kernels = kernel.WEIGHT_KERNELS.value();
+  return dpu_rdma || read<CNA_DATA_SIZE0>(r).DATAIN_WIDTH.value() > 1 || kernel.WEIGHT_WIDTH.value() > 1 ||
+         kernel.WEIGHT_HEIGHT.value() > 1 || con1.CONV_MODE.value() == conv_mode::depthwise ||
+         (!con1.GROUP_LINE_OFF.value() && (channels % 32 != 0 || kernels % weight_tile_n(con1.IN_PRECISION.value()) != 0));
 }
 
 }  // namespace
@@ -289,10 +267,14 @@ void npu::run_op(iova_space& memory, const registers& r, std::uint32_t enable_ma
   const auto blocks = unpack<GLOBAL_OPERATION_ENABLE>(enable_mask);
   const bool cna = blocks.CNA_OP_EN.value(), core = blocks.CORE_OP_EN.value(), dpu = blocks.DPU_OP_EN.value();
   const bool rdma = blocks.DPU_RDMA_OP_EN.value(), ppu = blocks.PPU_OP_EN.value() || blocks.PPU_RDMA_OP_EN.value();
-  if (cna && core && dpu && !rdma && !ppu) return run_matmul(memory, r, task, out);
+  if (cna && core && dpu && !ppu) {
+    if (configures_convolution(r, rdma)) return run_conv(memory, r, task, rdma, out);
+    return run_matmul(memory, r, task, out);
+  }
   if (!cna && !core && dpu && rdma && !ppu) return run_sdp(memory, r, task, pingpong, out);
   out.faults.push_back({fault_kind::unmodelled, task,
-                        "only matmul (CNA + CORE + DPU) and SDP (DPU + DPU_RDMA) ops are modelled"});
+                        "only matmul and convolution (CNA + CORE + DPU, with or without DPU_RDMA) and SDP "
+                        "(DPU + DPU_RDMA) ops are modelled"});
 }
 
 void npu::run_matmul(iova_space& memory, const registers& r, std::uint32_t task, run_result& out) {
@@ -311,16 +293,11 @@ void npu::run_matmul(iova_space& memory, const registers& r, std::uint32_t task,
   const std::uint32_t M = w.M, K = w.K, N = w.N;
 
   // The state quirk first: entering int8 mode without a reset wedges the first int8 job.
-  if (in == precision::int8 && behaviour.int8_entry_wedge && last_precision_ != static_cast<int>(precision::int8) &&
-      !int8_primed_)
-    return report(fault_kind::wedge, "first int8 job after entering int8 mode without RKNPU_ACT_RESET");
-  last_precision_ = static_cast<int>(in);
-  int8_primed_ = in == precision::int8 && int8_primed_;
+  if (int8_entry_wedges(behaviour, last_precision_, int8_primed_, in, report)) return;
 
   // The reference's failures, in the order the hardware meets them.
-  const std::uint64_t data_banks = cbuf.DATA_BANK.value(), weight_banks = cbuf.WEIGHT_BANK.value();
-  if (data_banks + weight_banks != measured::cbuf_banks || data_banks > measured::cbuf_banks - 1 || weight_banks < 1)
-    return report(fault_kind::hang, "CNA_CBUF_CON0 is not a 12-bank split (DATA_BANK + WEIGHT_BANK = 12, DATA_BANK <= 11)");
+  if (cbuf_split_hangs(cbuf, report)) return;
+  const std::uint64_t data_banks = cbuf.DATA_BANK.value();
   if (K > measured::max_k) return report(fault_kind::wedge, "K beyond the raw single-op cap 10752");
   if (N > measured::max_n) return report(fault_kind::wrong_result, "N beyond 8192 is silently wrong (nothing useful written)");
   if (in == precision::int8 && w.out != precision::int32)
@@ -420,10 +397,7 @@ void npu::run_matmul(iova_space& memory, const registers& r, std::uint32_t task,
   }
 
   // Cold start: the first job writing a freshly allocated buffer leaves it stale.
-  output->touched = true;
-  output->touched_as = static_cast<int>(w.out);
-  if (behaviour.cold_start_stale && !output->warm)
-    return report(fault_kind::stale_output, "first job writing a freshly allocated output buffer");
+  if (cold_start_stale(behaviour, *output, w.out, report)) return;
 
   // The operands as the MAC array reads them, row-major for the host arithmetic.
   const unsigned workers = threads ? threads : std::thread::hardware_concurrency();

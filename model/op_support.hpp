@@ -1,11 +1,15 @@
 #pragma once
 // What the model's op implementations share (model/*.cpp).
 
+#include <cstdint>
 #include <string>
 #include <utility>
 
+#include <regcmd/core/half.hpp>
 #include <regcmd/core/layout.hpp>
+#include <regcmd/core/precision.hpp>
 #include <regcmd/model/npu.hpp>
+#include <regcmd/registers/cna.hpp>
 
 namespace regcmd::model {
 
@@ -25,5 +29,79 @@ struct op_report {
     out.faults.push_back({fault_kind::wild_access, task, std::move(what), address, bytes});
   }
 };
+
+// The reference's numbers the model judges CNA ops by, named once here and nowhere else in
+// the model (regcmd-isa-reference "Limits & tiling (RK3588)", "The M-tiling scheduler",
+// "Small-K validity of the 0x1040 schedule", "0x107c").
+namespace measured {
+constexpr std::uint64_t cbuf_banks = 12;
+constexpr std::uint64_t bank_bytes = 32768;
+constexpr std::uint32_t max_k = 10752;  // K = 10784 wedges
+constexpr std::uint32_t max_n = 8192;   // wider is silently wrong
+constexpr std::uint32_t fp16_split_min_k = 96, int8_split_min_k = 256;  // bank split below: zeros
+constexpr std::uint32_t fp16_k128_rows = 256;                           // fp16 at K = 128: correct up to here
+// int8's bank split: one bank per 64-row group of K/512 banks; the weight stays resident,
+// so 64·floor(11·512/K) rows at most (704/320/128/64 at K = 512/1024/2048/4096).
+constexpr std::uint32_t int8_group_rows = 64, int8_k_per_bank = 512;
+constexpr std::uint32_t int4_rows_times_k = 16384;  // int4's activation budget
+}  // namespace measured
+
+// CNA_CBUF_CON0 outside the 12-bank split hangs the submit (reference "The M-tiling
+// scheduler": below 0x1b). True, and reported, when it does.
+inline bool cbuf_split_hangs(const reg::CNA_CBUF_CON0& cbuf, const op_report& report) {
+  const std::uint64_t data_banks = cbuf.DATA_BANK.value(), weight_banks = cbuf.WEIGHT_BANK.value();
+  if (data_banks + weight_banks == measured::cbuf_banks && data_banks <= measured::cbuf_banks - 1 && weight_banks >= 1)
+    return false;
+  report(fault_kind::hang, "CNA_CBUF_CON0 is not a 12-bank split (DATA_BANK + WEIGHT_BANK = 12, DATA_BANK <= 11)");
+  return true;
+}
+
+// The int8 entry wedge (npu.hpp; regcmd-isa-reference "State gotchas"): entering int8 mode
+// without a reset wedges the first int8 job. Otherwise records the op's precision in the
+// NPU's state. True, and reported, when the op wedges.
+inline bool int8_entry_wedges(const quirks& behaviour, int& last_precision, bool& int8_primed, precision in,
+                              const op_report& report) {
+  if (in == precision::int8 && behaviour.int8_entry_wedge && last_precision != static_cast<int>(precision::int8) &&
+      !int8_primed) {
+    report(fault_kind::wedge, "first int8 job after entering int8 mode without RKNPU_ACT_RESET");
+    return true;
+  }
+  last_precision = static_cast<int>(in);
+  int8_primed = in == precision::int8 && int8_primed;
+  return false;
+}
+
+// Cold start (npu.hpp): the first job writing a freshly allocated buffer leaves it stale.
+// Marks the output as written by this job in precision `out`; true, and reported, when
+// the write does not land.
+inline bool cold_start_stale(const quirks& behaviour, iova_space::region& output, precision out,
+                             const op_report& report) {
+  output.touched = true;
+  output.touched_as = static_cast<int>(out);
+  if (!behaviour.cold_start_stale || output.warm) return false;
+  report(fault_kind::stale_output, "first job writing a freshly allocated output buffer");
+  return true;
+}
+
+// Little-endian element bits of 1 to 4 bytes.
+inline std::uint32_t load_bits(const std::uint8_t* p, std::uint32_t bytes) {
+  std::uint32_t v = 0;
+  for (std::uint32_t i = 0; i < bytes; ++i) v |= std::uint32_t{p[i]} << (8 * i);
+  return v;
+}
+inline void store_bits(std::uint8_t* p, std::uint32_t v, std::uint32_t bytes) {
+  for (std::uint32_t i = 0; i < bytes; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+}
+
+// One input element as the MAC array reads it: fp16 as float, int8 and int4 sign-extended.
+template <class T>
+T load_input(const std::uint8_t* base, std::uint64_t at, precision in, bool high_nibble) {
+  if (in == precision::fp16) return static_cast<T>(half_to_float(static_cast<std::uint16_t>(load_bits(base + at, 2))));
+  if (in == precision::int4) {
+    const auto nibble = static_cast<std::uint8_t>(high_nibble ? base[at] >> 4 : base[at] & 0xf);
+    return static_cast<T>(static_cast<std::int8_t>(static_cast<std::uint8_t>(nibble << 4)) >> 4);
+  }
+  return static_cast<T>(static_cast<std::int8_t>(base[at]));
+}
 
 }  // namespace regcmd::model

@@ -62,6 +62,7 @@ struct conv_spec {
   quantization input{}, weights{}, output{};  // uint8 and int8 only
   bool bias = false;                         // int32 per output channel (quantized), fp16 or fp32 otherwise
   bool residual_add = false;
+  quantization residual{};  // the residual's quantization (uint8, int8); its shape is the output's
   conv_activation activation = conv_activation::none;
   friend constexpr bool operator==(const conv_spec&, const conv_spec&) = default;
 };
@@ -81,8 +82,22 @@ struct conv_geometry {
   padding_sides pad{};
   std::uint32_t out_h = 0, out_w = 0;
   requantization requant{};  // quantized convs only
+  // A quantized residual in accumulator units: (stored + offset) · scale / 2^shift
+  // (DPU_EW_CVT_OFFSET_VALUE, DPU_EW_CVT_SCALE_VALUE).
+  requantization residual_cvt{};
+  // ReLU6's upper bound as the clamp compares it (DPU_*_RELUX_CMP_VALUE): 6 in accumulator
+  // units (input.scale · weights.scale) for a quantized conv, the fp32 bits of 6 for fp16.
+  std::uint32_t activation_max = 0;
   constexpr bool quantized() const { return spec.in != conv_data::fp16; }
   constexpr bool pointwise() const { return spec.kernel_h == 1 && spec.kernel_w == 1; }
+  // The channels the DPU computes and writes for `real` output channels
+  // (DPU_DATA_CUBE_CHANNEL.CHANNEL + 1): int8 aligned to 32, depthwise to 64 (Mesa,
+  // ops-reference §2.1, §3), fp16 to 16 (the second fp16 implementation, §4.1).
+  constexpr std::uint32_t dpu_channels(std::uint32_t real) const {
+    const std::uint32_t a = !quantized() ? 16 : spec.depthwise ? 64 : 32;
+    return (std::max(real, a) + a - 1) / a * a;
+  }
+  constexpr std::uint32_t computed_channels() const { return dpu_channels(spec.out_channels); }
   friend constexpr bool operator==(const conv_geometry&, const conv_geometry&) = default;
 };
 
@@ -117,11 +132,12 @@ constexpr bool zero_point_fits(conv_data d, std::int32_t z) {
 }
 
 // The multiplier as scale / 2^shift with the scale in [2^14, 2^15) (rounded to nearest, a
-// carry into 2^15 halving it), or as large a scale as 15 bits hold at shift 0.
-constexpr bool requantize(double multiplier, requantization& r) {
+// carry into 2^15 halving it), or as large a scale as 15 bits hold at shift 0, or, at the
+// largest shift the field holds, the scale that is left (at least 1).
+constexpr bool requantize(double multiplier, requantization& r, std::uint32_t max_shift) {
   std::uint32_t shift = 0;
   double v = multiplier;
-  while (v < 16384.0 && shift < 4095) {
+  while (v < 16384.0 && shift < max_shift) {
     v *= 2.0;
     ++shift;
   }
@@ -208,9 +224,30 @@ constexpr result<conv_geometry> resolve_conv(const conv_spec& s) {
     if (!detail::zero_point_fits(s.in, s.output.zero_point))
       return make_error(rules::conv_zero_point, "conv", "output.zero_point");
     const double multiplier = double{s.input.scale} * double{s.weights.scale} / double{s.output.scale};
-    if (!detail::requantize(multiplier, g.requant)) return make_error(rules::conv_requant_range, "conv", "output.scale");
+    constexpr std::uint32_t out_shift_max = decltype(DPU_OUT_CVT_SHIFT::OUT_CVT_SHIFT)::shape.max_value();
+    if (!detail::requantize(multiplier, g.requant, out_shift_max))
+      return make_error(rules::conv_requant_range, "conv", "output.scale");
     // uint8 runs as int8 shifted by −0x80, its output zero point with it
-    g.requant.offset = s.output.zero_point - (s.in == conv_data::uint8 ? 0x80 : 0);
+    const std::int32_t shift = s.in == conv_data::uint8 ? 0x80 : 0;
+    g.requant.offset = s.output.zero_point - shift;
+    const double accumulator_scale = double{s.input.scale} * double{s.weights.scale};
+    if (s.residual_add) {
+      if (!detail::valid_scale(s.residual.scale)) return make_error(rules::conv_scale, "conv", "residual.scale");
+      if (!detail::zero_point_fits(s.in, s.residual.zero_point))
+        return make_error(rules::conv_zero_point, "conv", "residual.zero_point");
+      constexpr std::uint32_t ew_shift_max = decltype(DPU_EW_CVT_SCALE_VALUE::EW_OP_CVT_SHIFT)::shape.max_value();
+      if (!detail::requantize(double{s.residual.scale} / accumulator_scale, g.residual_cvt, ew_shift_max))
+        return make_error(rules::conv_residual_scale, "conv", "residual.scale");
+      g.residual_cvt.offset = shift - s.residual.zero_point;  // stored + offset = r − zero point
+    }
+    if (s.activation == conv_activation::relu6) {
+      const double bound = 6.0 / accumulator_scale + 0.5;
+      if (bound >= 2147483648.0) return make_error(rules::conv_activation_range, "conv", "input.scale * weights.scale");
+      g.activation_max = static_cast<std::uint32_t>(bound);
+    }
+  } else {
+    if (s.bias) return make_error(rules::conv_fp16_bias, "conv", "bias");
+    if (s.activation == conv_activation::relu6) g.activation_max = 0x40c00000;  // 6.0f
   }
   return g;
 }

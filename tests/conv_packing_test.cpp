@@ -2,7 +2,10 @@
 // ((c / C2) · H · W + h · W + w) · 16 + (c % C2) · bytes (ops-reference §2.3, §4.1).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
+#include <span>
 #include <vector>
 
 #include <regcmd/programs/conv_packing.hpp>
@@ -147,16 +150,30 @@ TEST_CASE("bias: less the correction the input's zero point makes, little-endian
                            .input = {0.5f, 100}, .weights = {0.5f, 120}, .output = {0.5f, 0}, .bias = true});
   const std::uint8_t w[] = {130, 110, 120, 200};
   const std::int32_t bias[] = {1000, -50};
-  std::uint8_t out[8] = {};
-  REQUIRE(pack_conv_bias<std::uint8_t>(g, bias, w, weight_order::ohwi, out).ok());
+  // an int32 per computed channel (32 for an int8 conv), the 30 past the real ones 0
+  REQUIRE(conv_bias_bytes(g) == 128);
+  std::uint8_t out[256];
+  std::fill(std::begin(out), std::end(out), 0xff);
+  REQUIRE(pack_conv_bias<std::uint8_t>(g, bias, w, weight_order::ohwi, std::span(out, 128)).ok());
   const std::uint8_t expected[8] = {0xe8, 0x03, 0, 0, 0x8e, 0x08, 0, 0};  // 1000, 2190
   for (int i = 0; i < 8; ++i) CHECK(out[i] == expected[i]);
+  for (int i = 8; i < 128; ++i) CHECK(out[i] == 0);
+  CHECK(pack_conv_bias<std::uint8_t>(g, bias, w, weight_order::ohwi, std::span(out, 127)).err().id() == "buffer-size");
+
+  // without a bias the operand still carries the correction: 0, then 0 − (−2240)
+  auto no_bias = g;
+  no_bias.spec.bias = false;
+  REQUIRE(pack_conv_bias<std::uint8_t>(no_bias, {}, w, weight_order::ohwi, std::span(out, 128)).ok());
+  const std::uint8_t corrected[8] = {0, 0, 0, 0, 0xc0, 0x08, 0, 0};  // 0, 2240
+  for (int i = 0; i < 8; ++i) CHECK(out[i] == corrected[i]);
+  CHECK(pack_conv_bias<std::uint8_t>(no_bias, bias, w, weight_order::ohwi, std::span(out, 128)).err().id() == "host-size");
 
   // int8 depthwise 1x2, zp_in 3 (int8: no shift): c 0 taps [4, 2] → 18, c 1 [−1, 5] → 12
   const auto d = geometry({.in = conv_data::int8, .H = 2, .W = 2, .C = 2, .out_channels = 2, .kernel_h = 1,
                            .kernel_w = 2, .depthwise = true, .input = {0.5f, 3}, .bias = true});
   const std::int8_t dw[] = {4, -1, 2, 5};  // [1][1][2][2]: (kw 0: c 0, c 1), (kw 1: c 0, c 1)
   const std::int32_t dbias[] = {0, 100};
+  REQUIRE(conv_bias_bytes(d) == 256);  // depthwise computes 64 channels
   REQUIRE(pack_conv_bias<std::int8_t>(d, dbias, dw, weight_order::ohwi, out).ok());
   const std::uint8_t dexpected[8] = {0xee, 0xff, 0xff, 0xff, 88, 0, 0, 0};  // −18, 88
   for (int i = 0; i < 8; ++i) CHECK(out[i] == dexpected[i]);

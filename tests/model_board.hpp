@@ -1,7 +1,8 @@
 #pragma once
 // A board for tests on the functional model: operand buffers by role in one 32-bit IOVA
 // space (regcmd 0x1000'0000, feature 0x2000'0000, weight 0x3000'0000, output 0x4000'0000,
-// ew_operand 0x5000'0000, intermediate 0x6000'0000, next_program 0x7000'0000). run()
+// ew_operand 0x5000'0000, intermediate 0x6000'0000, next_program 0x7000'0000, bias
+// 0x8000'0000, residual 0x9000'0000). run()
 // patches a program's slots with those IOVAs, places it in the regcmd buffer and runs
 // its tasks as the kernel kicks them.
 #include <doctest/doctest.h>
@@ -61,8 +62,10 @@ class model_board {
       case operand_role::ew_operand: return 4;
       case operand_role::intermediate: return 5;
       case operand_role::next_program: return 6;
+      case operand_role::bias: return 7;
+      case operand_role::residual: return 8;
     }
-    return 6;
+    return 8;
   }
   std::array<std::vector<std::uint8_t>, operand_role_count> buffers_;
 };

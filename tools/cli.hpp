@@ -1,14 +1,15 @@
 #pragma once
 // What the command-line tools share: the exit-status convention, option values (numbers
 // in a range, precisions, element-wise ops), the options given (each once), the request
-// regcmd-gen and regcmd-run both parse (a matmul, a plan, an SDP op, a fused chain), and
-// library errors as one line.
+// regcmd-gen and regcmd-run both parse (a matmul, a plan, an SDP op, a fused chain, a
+// convolution), and library errors as one line.
 
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,7 @@
 #include <regcmd/core/precision.hpp>
 #include <regcmd/core/soc.hpp>
 #include <regcmd/decode/format.hpp>
+#include <regcmd/programs/conv_spec.hpp>
 #include <regcmd/programs/elementwise.hpp>
 #include <regcmd/programs/fused.hpp>
 #include <regcmd/programs/plan.hpp>
@@ -109,15 +111,70 @@ problem one_of(T& field, std::string_view option, std::string_view v, const std:
   return takes(option, names, v);
 }
 
-// The SDP's immediate: a finite number within fp16's range, as the SDP computes fp16
-// (regcmd-isa-reference "0x4070 DPU_EW_CFG").
-inline problem immediate_in(float& field, std::string_view option, std::string_view v) {
+// A finite number of magnitude at most `limit` into `field`, or the line saying `accepted`.
+inline problem finite_in(float& field, std::string_view option, std::string_view v, double limit, std::string_view accepted) {
   const std::string text(v);
   char* end = nullptr;
   const double x = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !std::isfinite(x) || std::abs(x) > 65504.0)
-    return takes(option, "a number from -65504 to 65504 (fp16)", v);
+  if (text.empty() || *end != '\0' || !std::isfinite(x) || std::abs(x) > limit) return takes(option, accepted, v);
   field = static_cast<float>(x);
+  return {};
+}
+
+// The SDP's immediate: a finite number within fp16's range, as the SDP computes fp16
+// (regcmd-isa-reference "0x4070 DPU_EW_CFG").
+inline problem immediate_in(float& field, std::string_view option, std::string_view v) {
+  return finite_in(field, option, v, 65504.0, "a number from -65504 to 65504 (fp16)");
+}
+
+// A signed 32-bit number (decimal or 0x-hexadecimal after an optional '-'): a zero point,
+// which the conv's rules narrow to its type's range.
+inline problem signed_in(std::int32_t& field, std::string_view option, std::string_view v) {
+  const bool negative = !v.empty() && v[0] == '-';
+  const auto n = parse_number(negative ? v.substr(1) : v);
+  if (!n || *n > (negative ? 0x8000'0000u : 0x7fff'ffffu)) return takes(option, "-2147483648 to 2147483647", v);
+  field = static_cast<std::int32_t>(negative ? -static_cast<std::int64_t>(*n) : static_cast<std::int64_t>(*n));
+  return {};
+}
+
+// A scale: any finite number a float holds (0 and negative ones are the conv-scale rule's).
+inline problem scale_in(float& field, std::string_view option, std::string_view v) {
+  return finite_in(field, option, v, 3.4028234663852886e38, "a finite number");
+}
+
+// N or AxB (each 1 to 2^32 - 1): a kernel, stride or dilation, the same along both axes or
+// y then x.
+inline problem pair_in(std::uint32_t& y, std::uint32_t& x, std::string_view option, std::string_view v,
+                       std::string_view forms) {
+  // the 'x' between the two, not a 0x prefix's
+  const std::size_t cross = v.find('x', v.size() > 1 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X') ? 2 : 0);
+  const auto a = parse_number(v.substr(0, cross));
+  const auto b = cross == std::string_view::npos ? a : parse_number(v.substr(cross + 1));
+  if (!a || !b || *a < 1 || *b < 1 || *a > 0xffff'ffffu || *b > 0xffff'ffffu)
+    return takes(option, std::string(forms) + " (each 1 to 4294967295)", v);
+  y = static_cast<std::uint32_t>(*a);
+  x = static_cast<std::uint32_t>(*b);
+  return {};
+}
+
+// same | valid | T,B,L,R (each 0 to 2^32 - 1).
+inline problem conv_padding_in(conv_spec& s, std::string_view option, std::string_view v) {
+  if (v == "same" || v == "valid") {
+    s.padding = v == "same" ? conv_padding::same : conv_padding::valid;
+    return {};
+  }
+  std::uint32_t sides[4]{};
+  std::string_view rest = v;
+  for (std::size_t i = 0; i < 4; ++i) {
+    const std::size_t comma = i < 3 ? rest.find(',') : std::string_view::npos;
+    if (i < 3 && comma == std::string_view::npos) return takes(option, "same | valid | T,B,L,R (each 0 to 4294967295)", v);
+    const auto n = parse_number(rest.substr(0, comma));
+    if (!n || *n > 0xffff'ffffu) return takes(option, "same | valid | T,B,L,R (each 0 to 4294967295)", v);
+    sides[i] = static_cast<std::uint32_t>(*n);
+    if (i < 3) rest.remove_prefix(comma + 1);
+  }
+  s.padding = conv_padding::explicit_sides;
+  s.pad = {.top = sides[0], .bottom = sides[1], .left = sides[2], .right = sides[3]};
   return {};
 }
 
@@ -146,23 +203,70 @@ class given_options {
   std::vector<std::string_view> names_;  // views of argv, which outlives the parse
 };
 
-// The program a tool is asked for: `ew` (an SDP op), or `matmul` (planned, or with
-// `--then ew` a fused chain).
+// The program a tool is asked for: `ew` (an SDP op), `conv` (a convolution), or `matmul`
+// (planned, or with `--then ew` a fused chain).
 struct request {
   bool elementwise = false;
   bool fused_ew = false;
+  bool convolution = false;
   matmul_spec spec{};
   ew_spec ew{};
+  conv_spec conv{};
   plan_options options{};
 
   fused_spec fused() const { return {.matmul = spec, .op = ew.op, .operand = ew.operand, .immediate = ew.immediate}; }
 };
 
+// A conv's valued options (conv only) and its quantization options (quantized convs only;
+// the --add ones with --add only).
+inline constexpr std::string_view conv_options[] = {"-H", "-W", "-C", "--out-channels", "--kernel", "--stride", "--dilation", "--pad"};
+inline constexpr std::string_view conv_quantization_options[] = {
+    "--input-zero-point", "--input-scale",  "--weight-zero-point", "--weight-scale",
+    "--output-zero-point", "--output-scale", "--add-zero-point",    "--add-scale"};
+inline constexpr std::string_view conv_flags[] = {"--depthwise", "--bias", "--relu", "--relu6", "--add"};
+
 // The valued options apply() takes.
 inline bool is_request_option(std::string_view a) {
   for (std::string_view o : {"--then", "--op", "--operand", "--value", "--dtype", "--in", "--out", "-M", "-K", "-N", "--k-slice", "--layout"})
     if (a == o) return true;
+  for (std::string_view o : conv_options)
+    if (a == o) return true;
+  for (std::string_view o : conv_quantization_options)
+    if (a == o) return true;
   return false;
+}
+
+// Applies a flag of the request (a conv's): false when `a` is not one.
+inline bool apply_flag(request& r, std::string_view a) {
+  if (a == "--depthwise") r.conv.depthwise = true;
+  else if (a == "--bias") r.conv.bias = true;
+  else if (a == "--relu") r.conv.activation = conv_activation::relu;
+  else if (a == "--relu6") r.conv.activation = conv_activation::relu6;
+  else if (a == "--add") r.conv.residual_add = true;
+  else return false;
+  return true;
+}
+
+// A conv's valued option (nullopt when `a` is not one).
+inline std::optional<problem> apply_conv(conv_spec& c, std::string_view a, std::string_view v) {
+  constexpr std::uint64_t u32_max = 0xffff'ffffu;
+  if (a == "-H") return number_in(c.H, a, v, 1, u32_max);
+  if (a == "-W") return number_in(c.W, a, v, 1, u32_max);
+  if (a == "-C") return number_in(c.C, a, v, 1, u32_max);
+  if (a == "--out-channels") return number_in(c.out_channels, a, v, 1, u32_max);
+  if (a == "--kernel") return pair_in(c.kernel_h, c.kernel_w, a, v, "K or KHxKW");
+  if (a == "--stride") return pair_in(c.stride_y, c.stride_x, a, v, "S or SYxSX");
+  if (a == "--dilation") return pair_in(c.dilation_y, c.dilation_x, a, v, "D or DYxDX");
+  if (a == "--pad") return conv_padding_in(c, a, v);
+  if (a == "--input-zero-point") return signed_in(c.input.zero_point, a, v);
+  if (a == "--weight-zero-point") return signed_in(c.weights.zero_point, a, v);
+  if (a == "--output-zero-point") return signed_in(c.output.zero_point, a, v);
+  if (a == "--add-zero-point") return signed_in(c.residual.zero_point, a, v);
+  if (a == "--input-scale") return scale_in(c.input.scale, a, v);
+  if (a == "--weight-scale") return scale_in(c.weights.scale, a, v);
+  if (a == "--output-scale") return scale_in(c.output.scale, a, v);
+  if (a == "--add-scale") return scale_in(c.residual.scale, a, v);
+  return std::nullopt;
 }
 
 // Applies one valued option of the request: nullopt when `a` is not one, else the
@@ -177,6 +281,15 @@ inline std::optional<problem> apply(request& r, std::string_view a, std::string_
   static constexpr std::pair<std::string_view, operand_layout> matmul_layouts[] = {{"row_major", operand_layout::row_major},
                                                                                   {"surface", operand_layout::surface}};
   static constexpr std::pair<std::string_view, bool> then[] = {{"ew", true}};
+  if (r.convolution) {
+    static constexpr std::pair<std::string_view, conv_data> conv_inputs[] = {
+        {"uint8", conv_data::uint8}, {"int8", conv_data::int8}, {"fp16", conv_data::fp16}};
+    static constexpr std::pair<std::string_view, precision> conv_outputs[] = {
+        {"int8", precision::int8}, {"fp16", precision::fp16}, {"fp32", precision::fp32}};
+    if (a == "--in") return one_of(r.conv.in, a, v, conv_inputs);
+    if (a == "--out") return one_of(r.conv.out, a, v, conv_outputs);
+  }
+  if (const std::optional<problem> conv = apply_conv(r.conv, a, v)) return conv;  // refused below unless conv
   if (a == "--then") return one_of(r.fused_ew, a, v, then);
   if (a == "--op") return one_of(r.ew.op, a, v, ops);
   if (a == "--operand") return one_of(r.ew.operand, a, v, operands);
@@ -210,6 +323,25 @@ inline std::optional<problem> apply(request& r, std::string_view a, std::string_
 // shape options it needs.
 inline problem check_request(const request& r, const given_options& given) {
   problem p;
+  if (r.convolution) {
+    p = given.refuse_any({"-M", "-K", "-N", "--layout"}, "to conv (a matmul and ew option)");
+    if (p.empty()) p = given.refuse_any({"--then", "--k-slice", "--delta"}, "to conv (a matmul option)");
+    if (p.empty()) p = given.refuse_any({"--op", "--operand", "--value", "--dtype"}, "to conv (an ew option)");
+    for (std::string_view o : conv_quantization_options)
+      if (p.empty() && r.conv.in == conv_data::fp16 && given.has(o))
+        p = std::string(o) + " does not apply to an fp16 conv (quantized inputs only)";
+    if (p.empty() && !r.conv.residual_add) p = given.refuse_any({"--add-zero-point", "--add-scale"}, "without --add");
+    if (p.empty() && given.has("--relu") && given.has("--relu6")) p = "--relu and --relu6 exclude each other: give one";
+    if (p.empty() && !(given.has("-H") && given.has("-W") && given.has("-C") && (given.has("--out-channels") || r.conv.depthwise)))
+      p = "conv needs -H, -W, -C and --out-channels (with --depthwise, --out-channels is C)";
+    return p;
+  }
+  // a conv's options, before anything else is asked of the matmul or ew
+  for (auto options : {std::span<const std::string_view>(conv_options), std::span<const std::string_view>(conv_quantization_options),
+                       std::span<const std::string_view>(conv_flags)})
+    for (std::string_view o : options)
+      if (p.empty() && given.has(o)) p = std::string(o) + " does not apply to " + (r.elementwise ? "ew" : "matmul") + " (a conv option)";
+  if (!p.empty()) return p;
   if (r.elementwise) {
     p = given.refuse_any({"--in", "--out", "-K", "--then", "--k-slice", "--delta"}, "to ew (a matmul option)");
     if (p.empty() && !(given.has("-M") && given.has("-N"))) p = "ew needs -M and -N";
@@ -223,6 +355,30 @@ inline problem check_request(const request& r, const given_options& given) {
   if (p.empty() && given.has("--value") && r.ew.operand != ew_operand::immediate)
     p = "--value does not apply without --operand immediate";
   return p;
+}
+
+// A conv's defaults, once its options are known (check_request passed): the output int8 for
+// a quantized input and fp16 for fp16; zero points 0 (int8) or 128 (uint8); scales: input
+// 0.05, weights 0.02, output input · weights · 128 · sqrt(KH · KW · C) (C 1 for depthwise),
+// which keeps a sum of that many products of uniformly random int8 values mostly within the
+// output's range; the residual's the output's. A depthwise conv's out_channels is C.
+inline void complete_conv(request& r, const given_options& given) {
+  conv_spec& c = r.conv;
+  if (!given.has("--out")) c.out = c.in == conv_data::fp16 ? precision::fp16 : precision::int8;
+  if (c.depthwise && !given.has("--out-channels")) c.out_channels = c.C;
+  if (c.in == conv_data::fp16) return;
+  const std::int32_t zero = c.in == conv_data::uint8 ? 128 : 0;
+  if (!given.has("--input-zero-point")) c.input.zero_point = zero;
+  if (!given.has("--weight-zero-point")) c.weights.zero_point = zero;
+  if (!given.has("--output-zero-point")) c.output.zero_point = zero;
+  if (!given.has("--add-zero-point")) c.residual.zero_point = zero;
+  if (!given.has("--input-scale")) c.input.scale = 0.05f;
+  if (!given.has("--weight-scale")) c.weights.scale = 0.02f;
+  if (!given.has("--output-scale")) {
+    const double taps = double(c.kernel_h) * c.kernel_w * (c.depthwise ? 1.0 : double(c.C));
+    c.output.scale = static_cast<float>(double(c.input.scale) * c.weights.scale * 128.0 * std::sqrt(taps));
+  }
+  if (!given.has("--add-scale")) c.residual.scale = c.output.scale;
 }
 
 // A library error as one line, a precision by its name and an address in hex: the doors

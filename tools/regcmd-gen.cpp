@@ -3,6 +3,7 @@
 //   regcmd-gen matmul --in fp16 --out fp32 -M 64 -K 512 -N 256 [options]
 //   regcmd-gen ew --op add --dtype fp16 -M 64 -N 256 --operand per-channel
 //   regcmd-gen matmul --in fp16 --out fp16 -M 8 -K 128 -N 17 --then ew --op mul --operand per-channel
+//   regcmd-gen conv --in uint8 -H 20 -W 20 -C 80 --out-channels 40 --kernel 3 --pad same --bias
 //
 // Exit status: 0 written; 2 bad usage, a shape or address that breaks a rule, or an
 // unwritable output (one line on stderr). 1, a failed check, is regcmd-run's and
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include <regcmd/decode/format.hpp>
+#include <regcmd/programs/conv.hpp>
 #include <regcmd/programs/elementwise.hpp>
 #include <regcmd/programs/fused.hpp>
 #include <regcmd/programs/matmul.hpp>
@@ -38,6 +40,8 @@ Programs:
             as the shape needs (K-split, N-tiling, M-tiling) in one chained program; with
             --then ew, a fused chain: the matmul, then an SDP op on its fp16 result
   ew        out[M][N] = a (op) b on the SDP (DPU + DPU_RDMA)
+  conv      a 2-D convolution of one H x W x C image (conv2d, depthwise, pointwise), as
+            many tasks as the CBUF plan needs (row tasks, kernel groups) in one program
 
 matmul options:
   --in P              input precision: fp16 | int8 | int4              (default fp16)
@@ -64,11 +68,36 @@ ew options (and, after --then ew, of the fused op):
   --layout L          surface | flat                                    (default surface)
   --no-pad            refuse an N that does not fill whole 16-byte atoms
 
+conv options:
+  --in P              uint8 | int8 | fp16                              (default int8)
+  --out P             int8 (uint8 and int8 inputs) | fp16 | fp32 (fp16 input)
+                      (default int8 for uint8 and int8, fp16 for fp16)
+  -H N, -W N, -C N    the input's height, width and channels (required)
+  --out-channels N    the output channels (required; with --depthwise, C)
+  --kernel K|KHxKW    the kernel: K x K, or KH x KW                    (default 1)
+  --stride S|SYxSX    the stride: both axes, or y then x               (default 1)
+  --dilation D|DYxDX  the dilation: both axes, or y then x             (default 1)
+  --pad P             valid | same (TFLite's) | T,B,L,R                (default valid)
+  --depthwise         one kernel per channel (channel multiplier 1)
+  --bias              an int32 bias per output channel (quantized only)
+  --relu, --relu6     clamp the output at 0, or to [0, 6] (real values); one of them
+  --add               add a residual tensor of the output's shape (before the clamp)
+  quantization, for uint8 and int8 (real = scale * (q - zero point)); zero points default
+  to 0 for int8 and 128 for uint8:
+  --input-zero-point Z, --input-scale S      (default scale 0.05)
+  --weight-zero-point Z, --weight-scale S    (default scale 0.02)
+  --output-zero-point Z, --output-scale S    (default scale input * weight * 128 *
+                      sqrt(KH * KW * C), C 1 for depthwise: random full-range data mostly
+                      within the output's range)
+  --add-zero-point Z, --add-scale S          with --add: the residual's (default scale the
+                      output's)
+
 Addresses (patched into the program's slots; default 0), each for an operand the
 program has, 0 to 0xffffffff with every byte its DMA reaches below 4 GiB:
   --feature ADDR, --weight ADDR, --output ADDR, --ew-operand ADDR, --intermediate ADDR
-  (a fused chain's matmul result), and --regcmd ADDR (the program's own buffer, which
-  chained tasks' next-task addresses point into)
+  (a fused chain's matmul result), --bias-address ADDR (a quantized conv's int32 bias,
+  which it always reads), --add-address ADDR (a conv's --add residual), and --regcmd ADDR
+  (the program's own buffer, which chained tasks' next-task addresses point into)
 
 Output:
   --format F          hex (one 0x%016x entry per line) | bin (little-endian u64) |
@@ -97,7 +126,8 @@ struct address_option {
 constexpr address_option address_options[] = {
     {"--feature", regcmd::operand_role::feature},       {"--weight", regcmd::operand_role::weight},
     {"--output", regcmd::operand_role::output},         {"--ew-operand", regcmd::operand_role::ew_operand},
-    {"--intermediate", regcmd::operand_role::intermediate}, {"--regcmd", regcmd::operand_role::regcmd}};
+    {"--intermediate", regcmd::operand_role::intermediate}, {"--regcmd", regcmd::operand_role::regcmd},
+    {"--bias-address", regcmd::operand_role::bias}, {"--add-address", regcmd::operand_role::residual}};
 
 }  // namespace
 
@@ -113,9 +143,10 @@ int main(int argc, char** argv) {
     return cli::exit_success;
   }
   if (program_name == "--version") return cli::print_version("regcmd-gen");
-  cli::request r{.elementwise = program_name == "ew"};
+  cli::request r{.elementwise = program_name == "ew", .convolution = program_name == "conv"};
   const bool elementwise = r.elementwise;
-  if (program_name != "matmul" && !elementwise) return fail("unknown program '" + std::string(program_name) + "': matmul or ew");
+  if (program_name != "matmul" && !elementwise && !r.convolution)
+    return fail("unknown program '" + std::string(program_name) + "': matmul, ew or conv");
 
   matmul_spec& spec = r.spec;
   std::optional<precision> weight;
@@ -142,6 +173,7 @@ int main(int argc, char** argv) {
     }
     if (a == "--plan") { planned = true; continue; }
     if (a == "--delta") { r.options.delta_tasks = true; continue; }
+    if (cli::apply_flag(r, a)) continue;
     const auto address = std::find_if(std::begin(address_options), std::end(address_options),
                                        [&](const address_option& o) { return o.name == a; });
     const bool known = cli::is_request_option(a) || a == "--weight-precision" || a == "--schedule" || a == "--feature-pitch" ||
@@ -165,7 +197,13 @@ int main(int argc, char** argv) {
     if (!bad.empty()) return fail(bad);
   }
   if (cli::problem p = cli::check_request(r, given); !p.empty()) return fail(p);
-  if (elementwise) {
+  if (r.convolution) {
+    cli::problem p = given.refuse_any({"--plan", "--weight-precision", "--schedule", "--feature-pitch", "--output-pitch"},
+                                      "to conv (a matmul option)");
+    if (p.empty()) p = given.refuse_any({"--no-pad"}, "to conv (a matmul and ew option)");
+    if (!p.empty()) return fail(p);
+    cli::complete_conv(r, given);
+  } else if (elementwise) {
     if (cli::problem p = given.refuse_any({"--plan", "--weight-precision", "--schedule", "--feature-pitch", "--output-pitch"},
                                           "to ew (a matmul option)");
         !p.empty())
@@ -191,10 +229,11 @@ int main(int argc, char** argv) {
     if (built) keep(built.value().view());
     return built ? status{} : status{built.err()};
   };
-  const status built = elementwise ? take(build_ew(r.ew))
-                       : r.fused_ew ? take(build_fused(r.fused()))
-                       : planned    ? take(build_plan(spec, r.options))
-                                    : take(build_matmul(spec));
+  const status built = r.convolution ? take(build_conv(r.conv))
+                       : elementwise   ? take(build_ew(r.ew))
+                       : r.fused_ew    ? take(build_fused(r.fused()))
+                       : planned       ? take(build_plan(spec, r.options))
+                                       : take(build_matmul(spec));
   if (!built) return fail(cli::describe(built.err()));
   // An address for an operand the program does not read or write would be dropped.
   for (const address_option& o : address_options)

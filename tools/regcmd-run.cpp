@@ -3,6 +3,7 @@
 //   regcmd-run matmul --in fp16 --out fp32 -M 64 -K 512 -N 256 [options]
 //   regcmd-run ew --op mul --dtype fp16 -M 64 -N 256 --operand per-channel
 //   regcmd-run matmul --in fp16 --out fp16 -M 8 -K 128 -N 17 --then ew --op mul --operand per-channel
+//   regcmd-run conv --in uint8 -H 20 -W 20 -C 80 --out-channels 40 --kernel 3 --pad same --bias
 //
 // Prints one line: max_abs_error=<x> max_rel_error=<y> submits=<n> us_per_submit=<t>, the
 // worst over every repeat (each repeat's output is checked), and for a repeat out of
@@ -24,6 +25,8 @@
 #include <vector>
 
 #include <regcmd/decode/format.hpp>
+#include <regcmd/programs/conv.hpp>
+#include <regcmd/programs/conv_packing.hpp>
 #include <regcmd/programs/elementwise.hpp>
 #include <regcmd/programs/ew_packing.hpp>
 #include <regcmd/programs/fused.hpp>
@@ -38,10 +41,12 @@ namespace {
 
 constexpr const char* usage = R"(usage: regcmd-run matmul --in P --out P -M N -K N -N N [options] [--then ew ...]
        regcmd-run ew --op O --dtype P -M N -N N [--operand K] [options]
+       regcmd-run conv --in P -H N -W N -C N --out-channels N [options]
 
 Builds the program (a matmul as a plan: K-split, N/M tiling when the shape needs them; an
-SDP element-wise op; or a matmul fused with an SDP op), fills the operands with seeded
-random data, runs it on the NPU, checks every output element against the host and prints
+SDP element-wise op; a matmul fused with an SDP op; or a convolution in the tasks its CBUF
+plan needs), fills the operands with seeded random data, runs it on the NPU, checks every
+output element against the host and prints
   max_abs_error=<x> max_rel_error=<y> submits=<n> us_per_submit=<t>
 
 matmul options:
@@ -59,6 +64,21 @@ ew options (and those of the fused op):
   --operand K     per-element | per-channel | immediate     (default per-element)
   --value X       with --operand immediate: the operand, -65504 to 65504 (default 1.5)
   --layout L      surface | flat                            (default surface)
+conv options (host tensors NHWC, weights OHWI; an output element out[h * W' + w][c]):
+  --in P          uint8 | int8 | fp16                       (default int8)
+  --out P         int8 (uint8, int8) | fp16 | fp32 (fp16)   (default int8, fp16 for fp16)
+  -H N, -W N, -C N, --out-channels N (with --depthwise, --out-channels is C)
+  --kernel K|KHxKW, --stride S|SYxSX, --dilation D|DYxDX    (default 1 each)
+  --pad P         valid | same | T,B,L,R                    (default valid)
+  --depthwise     one kernel per channel
+  --bias          a random int32 bias per output channel (quantized only)
+  --relu, --relu6 clamp at 0, or to [0, 6] (one of them)
+  --add           a random residual added before the clamp
+  --input-zero-point Z, --weight-zero-point Z, --output-zero-point Z, --add-zero-point Z
+                  (quantized only; default 0 for int8, 128 for uint8)
+  --input-scale S (default 0.05), --weight-scale S (default 0.02), --output-scale S
+                  (default input * weight * 128 * sqrt(KH * KW * C), C 1 for depthwise),
+                  --add-scale S (default the output's); quantized only, --add-* with --add
 running:
   --cores C       1 (one core) | 3 (tasks split in three chains: rknpu the 3-core mask,
                   rocket one job each, the kernel picks the cores)
@@ -74,7 +94,11 @@ running:
 
 Tolerances: a matmul's relative error is |C - ref| / sum_k |A B|, within (K + 2) * 2^-24
 for fp32 accumulation plus 2^-11 for a fp16 output; an SDP op is exact for integers and
-within one fp16 rounding (2^-11 relative) for fp16, on top of the matmul's in a chain.
+within one fp16 rounding (2^-11 relative) for fp16, on top of the matmul's in a chain. A
+quantized conv's output is within 1 of the host's (in output units, the error printed
+both as absolute and relative: the requantization scale is 15 bits and its rounding is not
+documented); an fp16 conv's relative error is |out - ref| / (sum |x w| + |residual|),
+within (KH KW C + 2) * 2^-24 plus 2^-11 for an fp16 output plus 2^-11 with --add.
 
 Each option is given once, and only where it applies. Each error is one line on standard
 error.
@@ -393,6 +417,110 @@ int run_fused(const regcmd::runtime::device& dev, const regcmd::fused_spec& spec
   return ran.value().report("out", N);
 }
 
+// A convolution: T the input's host type (std::uint8_t uint8, std::int8_t int8, float
+// fp16), O the output's (the same for a quantized conv, float for fp16).
+template <class T, class O>
+int run_conv_typed(const regcmd::runtime::device& dev, const regcmd::conv_spec& spec, const run_settings& settings) {
+  using namespace regcmd;
+  const auto built = build_conv(spec);
+  if (!built) return fail(built.err());
+  const conv_geometry& g = built.value().geometry.conv;
+  const bool quantized = g.quantized(), add = spec.residual_add, depthwise = spec.depthwise;
+  auto bufs = buffers(dev, {conv_feature_bytes(g), conv_weight_bytes(g), conv_output_bytes(g),
+                            quantized ? conv_bias_bytes(g) : 0, add ? conv_residual_bytes(g) : 0});
+  if (!bufs) return fail(bufs.err());
+  runtime::buffer &feature = bufs.value()[0], &weight = bufs.value()[1], &output = bufs.value()[2];
+  runtime::buffer &bias_buf = bufs.value()[3], &residual_buf = bufs.value()[4];
+
+  const std::uint32_t H = spec.H, W = spec.W, C = spec.C, OC = spec.out_channels, KH = spec.kernel_h, KW = spec.kernel_w;
+  const std::uint32_t OH = g.out_h, OW = g.out_w;
+  const std::size_t kernels = depthwise ? 1 : OC, out_count = std::size_t{OH} * OW * OC;
+  std::mt19937_64 rng(settings.seed);
+  // quantized: uniform over the type's range; fp16: uniform in [-1, 1], rounded to fp16
+  auto draw = [&]() -> T {
+    if constexpr (std::is_same_v<T, float>) return to_half(std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng));
+    else return static_cast<T>(std::uniform_int_distribution<int>(std::numeric_limits<T>::min(), std::numeric_limits<T>::max())(rng));
+  };
+  std::vector<T> x(std::size_t{H} * W * C), w(kernels * KH * KW * C), r(add ? out_count : 0);
+  std::vector<std::int32_t> bias(spec.bias ? OC : 0);
+  for (T& v : x) v = draw();
+  for (T& v : w) v = draw();
+  for (std::int32_t& v : bias) v = std::uniform_int_distribution<std::int32_t>(-5000, 5000)(rng);
+  for (T& v : r) v = draw();
+  status packed = pack_conv_features<T>(g, x, tensor_order::nhwc, feature.bytes());
+  if (packed) packed = pack_conv_weights<T>(g, w, weight_order::ohwi, weight.bytes());
+  if constexpr (!std::is_same_v<T, float>)  // the operand carries the zero points' correction, bias or not
+    if (packed) packed = pack_conv_bias<T>(g, bias, w, weight_order::ohwi, bias_buf.bytes());
+  if (packed && add) packed = pack_conv_residual<T>(g, r, tensor_order::nhwc, residual_buf.bytes());
+  if (!packed) return fail(packed.err());
+
+  // The host convolution (double, NHWC; exact sums for the integers), once for every repeat:
+  // padded positions contribute nothing (they hold the input's zero point).
+  const double zx = spec.input.zero_point, zw = spec.weights.zero_point;
+  const double s_acc = double(spec.input.scale) * spec.weights.scale;
+  const double lo = std::is_same_v<T, std::uint8_t> ? 0 : -128, hi = std::is_same_v<T, std::uint8_t> ? 255 : 127;
+  std::vector<double> ref(out_count), scale(out_count, 1.0);
+  for (std::uint32_t oh = 0; oh < OH; ++oh)
+    for (std::uint32_t ow = 0; ow < OW; ++ow)
+      for (std::uint32_t oc = 0; oc < OC; ++oc) {
+        double sum = 0, magnitude = 0;
+        for (std::uint32_t kh = 0; kh < KH; ++kh) {
+          const std::int64_t ih = std::int64_t{oh} * spec.stride_y + std::int64_t{kh} * spec.dilation_y - g.pad.top;
+          if (ih < 0 || ih >= H) continue;
+          for (std::uint32_t kw = 0; kw < KW; ++kw) {
+            const std::int64_t iw = std::int64_t{ow} * spec.stride_x + std::int64_t{kw} * spec.dilation_x - g.pad.left;
+            if (iw < 0 || iw >= W) continue;
+            const T* xs = &x[(static_cast<std::size_t>(ih) * W + static_cast<std::size_t>(iw)) * C];
+            const T* ws = &w[((std::size_t{depthwise ? 0 : oc} * KH + kh) * KW + kw) * C];
+            for (std::uint32_t c = depthwise ? oc : 0; c < (depthwise ? oc + 1 : C); ++c) {
+              const double p = quantized ? (xs[c] - zx) * (ws[c] - zw) : double(xs[c]) * double(ws[c]);
+              sum += p;
+              magnitude += std::abs(p);
+            }
+          }
+        }
+        const std::size_t i = (std::size_t{oh} * OW + ow) * OC + oc;
+        double real = quantized ? (sum + (spec.bias ? bias[oc] : 0)) * s_acc : sum;
+        if (add) real += quantized ? double(spec.residual.scale) * (r[i] - double(spec.residual.zero_point)) : double(r[i]);
+        if (spec.activation == conv_activation::relu) real = std::max(real, 0.0);
+        if (spec.activation == conv_activation::relu6) real = std::clamp(real, 0.0, 6.0);
+        if (quantized) {
+          ref[i] = std::clamp(std::round(real / spec.output.scale) + spec.output.zero_point, lo, hi);
+        } else {
+          ref[i] = real;
+          scale[i] = std::max(magnitude + (add ? std::abs(double(r[i])) : 0.0), std::numeric_limits<double>::min());
+        }
+      }
+  // quantized: within 1 in output units; fp16: the matmul's bound over KH KW C products, an
+  // fp16 rounding of the output and one of the sum with the residual
+  const double products = double(KH) * KW * (depthwise ? 1.0 : double(C)), fp16_rounding = std::ldexp(1.0, -11);
+  const double tolerance = quantized ? 1.0
+                                     : (products + 2.0) * std::ldexp(1.0, -24) + (spec.out == precision::fp16 ? fp16_rounding : 0.0) +
+                                           (add ? fp16_rounding : 0.0);
+
+  std::vector<O> out(out_count);
+  auto verify = [&]() -> result<check> {
+    if (status s = unpack_conv_output<O>(g, output.bytes(), tensor_order::nhwc, out); !s) return s.err();
+    check result;
+    for (std::size_t i = 0; i < out_count; ++i) result.add(i, double(out[i]), ref[i], scale[i], tolerance);
+    return result;
+  };
+  runtime::session npu{dev};
+  const auto ran = run(npu, built.value().view(),
+                       {.feature = &feature, .weight = &weight, .output = &output, .bias = quantized ? &bias_buf : nullptr,
+                        .residual = add ? &residual_buf : nullptr},
+                       settings, verify);
+  if (!ran) return fail(ran.err());
+  return ran.value().report("out", OC);
+}
+
+int run_conv(const regcmd::runtime::device& dev, const regcmd::conv_spec& spec, const run_settings& settings) {
+  using regcmd::conv_data;
+  if (spec.in == conv_data::uint8) return run_conv_typed<std::uint8_t, std::uint8_t>(dev, spec, settings);
+  if (spec.in == conv_data::int8) return run_conv_typed<std::int8_t, std::int8_t>(dev, spec, settings);
+  return run_conv_typed<float, float>(dev, spec, settings);
+}
+
 // A node that does not open reads like any file that does not, "cannot open 'PATH':
 // reason", then the rule that says what to do.
 std::string describe_open(const regcmd::error& e) {
@@ -415,8 +543,9 @@ int main(int argc, char** argv) {
     return cli::exit_success;
   }
   if (program == "--version") return cli::print_version("regcmd-run");
-  cli::request r{.elementwise = program == "ew", .ew = {.immediate = 1.5f}};
-  if (program != "matmul" && !r.elementwise) return fail("unknown program '" + std::string(program) + "': matmul or ew");
+  cli::request r{.elementwise = program == "ew", .convolution = program == "conv", .ew = {.immediate = 1.5f}};
+  if (program != "matmul" && !r.elementwise && !r.convolution)
+    return fail("unknown program '" + std::string(program) + "': matmul, ew or conv");
 
   run_settings settings;
   cli::given_options given;
@@ -432,6 +561,7 @@ int main(int argc, char** argv) {
     if (a == "--delta") { r.options.delta_tasks = true; continue; }
     if (a == "--round-robin") { settings.round_robin = true; continue; }
     if (a == "--nonblocking") { settings.nonblocking = true; continue; }
+    if (cli::apply_flag(r, a)) continue;
     const bool known = cli::is_request_option(a) || a == "--cores" || a == "--device" || a == "--seed" || a == "--repeat";
     if (!known) return fail("unknown option '" + std::string(a) + "' (regcmd-run --help lists them)");
     if (i + 1 >= argc) return fail(std::string(a) + " needs a value");
@@ -447,12 +577,15 @@ int main(int argc, char** argv) {
     if (!bad.empty()) return fail(bad);
   }
   if (cli::problem p = cli::check_request(r, given); !p.empty()) return fail(p);
+  if (r.convolution) cli::complete_conv(r, given);
   // run-options: a program split over the cores takes no round-robin (every run already
   // uses all three), whether or not this shape has tasks enough to split.
   if (settings.three_cores && settings.round_robin) return fail("--round-robin does not apply with --cores 3 (a split program runs on all three cores at once)");
 
   // The program's rules first: a shape that breaks one needs no device.
-  if (r.elementwise) {
+  if (r.convolution) {
+    if (const auto p = conv_kind::resolve<soc::rk3588>(r.conv); !p) return fail(p.err());
+  } else if (r.elementwise) {
     if (const auto g = resolve_ew(r.ew); !g) return fail(g.err());
   } else if (r.fused_ew) {
     if (const auto g = resolve_fused(r.fused()); !g) return fail(g.err());
@@ -467,6 +600,7 @@ int main(int argc, char** argv) {
         !p.empty())
       return fail(p);
   std::printf("device %s: %s\n", dev.value().path().c_str(), dev.value().driver_version().c_str());
+  if (r.convolution) return run_conv(dev.value(), r.conv, settings);
   if (r.elementwise) return run_ew(dev.value(), r.ew, settings);
   if (r.fused_ew) return run_fused(dev.value(), r.fused(), settings);
   return run_matmul(dev.value(), r.spec, r.options, settings);

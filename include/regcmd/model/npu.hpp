@@ -94,6 +94,14 @@ struct quirks {
   bool int8_entry_wedge = true;
 };
 
+// How the DPU rounds a requantizing right shift by s > 0 (DPU_OUT_CVT_SHIFT of an int8
+// output, EW_OP_CVT_SHIFT of a residual operand). No reference states the hardware's
+// rounding: Mesa writes CVT_ROUND = 0 and nothing says what 0 means (ops-reference §2.1,
+// docs/conv-values.md), so it is a parameter of the model:
+//   half_up   (a + 2^(s-1)) >> s, arithmetic: halves round towards +infinity
+//   truncate  a >> s, arithmetic: floor
+enum class rounding { half_up, truncate };
+
 class npu {
  public:
   // Runs `task_number` tasks from `regcmd_iova` (as PC_BASE_ADDRESS holds it: bits 31:4),
@@ -118,6 +126,8 @@ class npu {
   // bit of a float, bit 30 / 14 / 6 of an integer), so tools that check results can be
   // shown to catch a wrong one whatever their tolerance.
   bool corrupt_next_output = false;
+  // The rounding of a convolution's int8 requantization (see `rounding`).
+  rounding requantization_rounding = rounding::half_up;
 
  private:
   struct registers {
@@ -127,6 +137,8 @@ class npu {
   void run_op(iova_space& memory, const registers& r, std::uint32_t enable_mask, std::uint32_t task, bool pingpong,
               run_result& out);
   void run_matmul(iova_space& memory, const registers& r, std::uint32_t task, run_result& out);
+  // A convolution (model/conv.cpp); `dpu_rdma`: the op enables the DPU_RDMA (bias, residual).
+  void run_conv(iova_space& memory, const registers& r, std::uint32_t task, bool dpu_rdma, run_result& out);
   void run_sdp(iova_space& memory, const registers& r, std::uint32_t task, bool pingpong, run_result& out);
 
   registers groups_[2];

@@ -33,8 +33,10 @@ enum class operand_role : std::uint8_t {
   regcmd,        // this program's own regcmd buffer: a task tail's next-task address
   next_program,  // the regcmd buffer of a program chained after this one
   intermediate,  // written by one task and read by a later one (a fused chain's matmul result)
+  bias,          // a conv's per-kernel bias, added by the DPU's BS stage (DPU_RDMA_RDMA_BS_BASE_ADDR)
+  residual,      // a conv's residual tensor, added by the DPU's EW stage (DPU_RDMA_RDMA_EW_BASE_ADDR)
 };
-inline constexpr std::size_t operand_role_count = 7;
+inline constexpr std::size_t operand_role_count = 9;
 
 // The roles the NPU writes; every other role it only reads.
 constexpr bool npu_writes(operand_role r) { return r == operand_role::output || r == operand_role::intermediate; }
@@ -48,6 +50,8 @@ constexpr std::string_view name_of(operand_role r) {
     case operand_role::regcmd: return "regcmd";
     case operand_role::next_program: return "next_program";
     case operand_role::intermediate: return "intermediate";
+    case operand_role::bias: return "bias";
+    case operand_role::residual: return "residual";
   }
   return "?";
 }

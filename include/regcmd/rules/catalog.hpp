@@ -165,7 +165,27 @@
   X(conv_requant_range, "conv-requant-range",                                                        \
     "the requantization multiplier input.scale * weights.scale / output.scale must be below 32767.5: " \
     "DPU_OUT_CVT_SCALE holds it as 15 bits over a right shift",                                      \
-    "ops-reference §2.1 (DPU_OUT_CVT_SCALE/SHIFT)")
+    "ops-reference §2.1 (DPU_OUT_CVT_SCALE/SHIFT)")                                                 \
+  X(conv_residual_scale, "conv-residual-scale",                                                      \
+    "the residual's multiplier residual.scale / (input.scale * weights.scale) must be below 32767.5 " \
+    "and at least 2^-64: DPU_EW_CVT_SCALE_VALUE holds it as 15 bits over a 6-bit right shift",        \
+    "ops-reference §2.1 (Mesa's fused add: DPU_EW_CVT_SCALE_VALUE)")                                 \
+  X(conv_activation_range, "conv-activation-range",                                                  \
+    "ReLU6's bound, 6 / (input.scale * weights.scale) in accumulator units, must fit the int32 "     \
+    "DPU_BN_RELUX_CMP_VALUE: the scales are too small for a clamp at 6",                             \
+    "rknpu-uapi-and-register-map §4 (DPU_*_RELUX_CMP_VALUE); docs/conv-values.md")                  \
+  X(conv_fp16_bias, "conv-fp16-bias",                                                                \
+    "an fp16 conv takes no bias: no source gives the DPU's BS operand format for fp16 (the vendor's " \
+    "fp16 conv bypasses BS); add the bias on the host or as an element-wise op",                     \
+    "ops-reference §4.2, §8; docs/conv-values.md")                                                   \
+  X(conv_cbuf_row, "conv-cbuf-row",                                                                  \
+    "the input rows one output row needs (the dilated kernel height x W x C, in CBUF entries) "      \
+    "exceed the 11 data banks a task can have: narrow the image or split the input channels",        \
+    "ops-reference §2.2 (Mesa's bank arithmetic); rknpu-uapi-and-register-map §5.3")                 \
+  X(conv_cbuf_weights, "conv-cbuf-weights",                                                          \
+    "one group of 32 kernels (16 for fp16) does not fit the CBUF beside the input rows of one "      \
+    "output row: split the input channels or use a smaller kernel",                                  \
+    "ops-reference §2.2; rknpu-uapi-and-register-map §5.3")
 
 #define REGCMD_EW_RULES(X)                                                                           \
   X(ew_precision, "ew-precision",                                                                    \

@@ -62,4 +62,16 @@ constexpr std::uint32_t k128_row_cap(precision in, std::uint32_t K) {
 }
 constexpr bool within_fp16_k128_cap(precision in, std::uint32_t K, std::uint32_t M) { return M <= k128_row_cap(in, K); }
 
+// conv-cbuf-row: a conv task's input rows must fit its data banks. A row takes Mesa's count
+// of 128-byte CBUF entries: each pixel's 16-byte channel atoms packed 8 to an entry, a
+// remainder of 3 atoms taking an entry per pixel (ops-reference §2.2, "entries_per_slice").
+constexpr std::uint64_t cbuf_row_entries(std::uint64_t width, std::uint32_t atoms) {
+  const std::uint32_t last = atoms % 8;
+  return std::uint64_t{atoms / 8} * width + (last == 3 ? width : (std::uint64_t{last} * width + 7) / 8);
+}
+template <class Soc>
+constexpr bool conv_rows_fit(std::uint64_t data_banks, std::uint64_t rows, std::uint64_t row_entries) {
+  return rows * row_entries <= data_banks * (Soc::cbuf_bank_bytes / 128);
+}
+
 }  // namespace regcmd

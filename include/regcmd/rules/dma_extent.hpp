@@ -3,11 +3,12 @@
 // task runs with: what an address slot's extent must cover (rule slot-extent), so that
 // binding a buffer too small for what the NPU reads or writes is refused.
 //
-// Lower bounds, in the layouts the reference measured (W = 1 features and outputs):
+// Lower bounds, in the layouts the reference measured and Mesa's conv:
 //   CNA feature  row-major (CNA_CONV_CON1 GROUP_LINE_OFF): M rows LINE_STRIDE·16 bytes apart,
-//                each K elements (int4: K bytes, read as int8 lines); surface: K/atom surfaces (SURF_STRIDE + LINE_STRIDE)·16
-//                bytes apart, of M rows LINE_STRIDE·4 bytes apart, 16 bytes each (reference
-//                "Key registers" 0x107c/0x1080; the M = 1 stride wraps to one row)
+//                each K elements (int4: K bytes, read as int8 lines); surface: K/atom surfaces
+//                (SURF_STRIDE + LINE_STRIDE)·16 bytes apart, of M rows LINE_STRIDE·4 bytes
+//                apart, each W (DATAIN_WIDTH) 16-byte atoms (reference "Key registers"
+//                0x107c/0x1080, ops-reference §2.1; the M = 1 stride wraps to one row)
 //   CNA weight   CNA_WEIGHT_SIZE0 WEIGHT_BYTES
 //   DPU output   row-major: M rows (NOTCH_ADDR_1 + 1)·4 outputs apart, N outputs each;
 //                otherwise ceil(C·bytes/16) surfaces DST_SURF_STRIDE·16 bytes apart of W·H
@@ -15,10 +16,11 @@
 //   DPU_RDMA     source: ceil(C·bytes/16) contiguous surfaces of W·H atoms (the MRDMA has no
 //                source stride); EW operand: C elements per channel, or surfaces
 //                EW_SURF_STRIDE·16 bytes apart (reference "0x5034 DPU_RDMA_RDMA_ERDMA_CFG")
-//   others       (BS, BN while their DATA_USE is set, PPU): one 16-byte atom while the
-//                block runs
+//   BS operand   while BRDMA_DATA_USE is set: an int32 per channel (Mesa's conv bias)
+//   others       (BN while its DATA_USE is set, PPU): one 16-byte atom while the block runs
 // A register the program never wrote counts as 0, its reset value.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -77,6 +79,7 @@ constexpr std::uint64_t atoms(std::uint64_t channels, std::uint64_t bits) { retu
 constexpr std::uint64_t cna_feature_extent(const dma_state& s) {
   using namespace reg;
   const std::uint64_t M = unpack<CNA_DATA_SIZE0>(s.data_size0).DATAIN_HEIGHT.value();
+  const std::uint64_t W = std::max<std::uint64_t>(unpack<CNA_DATA_SIZE0>(s.data_size0).DATAIN_WIDTH.value(), 1);
   const std::uint64_t K = unpack<CNA_DATA_SIZE1>(s.data_size1).DATAIN_CHANNEL.value();
   if (M == 0 || K == 0) return 0;
   const auto con1 = unpack<CNA_CONV_CON1>(s.conv_con1);
@@ -88,7 +91,7 @@ constexpr std::uint64_t cna_feature_extent(const dma_state& s) {
   constexpr std::uint64_t surf_mask = decltype(CNA_DMA_CON2::SURF_STRIDE)::shape.max_value();
   const std::uint64_t surface = ((unpack<CNA_DMA_CON2>(s.dma_con2).SURF_STRIDE.value() + line) & surf_mask) * 16;
   const std::uint64_t surfaces = atoms(K, traits(in).bits_per_element);
-  return (surfaces - 1) * surface + (M - 1) * line * 4 + 16;
+  return (surfaces - 1) * surface + (M - 1) * line * 4 + W * 16;
 }
 
 constexpr std::uint64_t dpu_output_extent(const dma_state& s, bool cna_runs) {
@@ -143,8 +146,10 @@ constexpr std::uint64_t dma_extent(const dma_state& s, const address_register& a
     case DPU_DST_BASE_ADDR::offset: return dpu ? detail::dpu_output_extent(s, cna) : 0;
     case DPU_RDMA_RDMA_SRC_BASE_ADDR::offset: return rdma ? detail::rdma_source_extent(s) : 0;
     case DPU_RDMA_RDMA_EW_BASE_ADDR::offset: return rdma ? detail::rdma_ew_extent(s) : 0;
-    case DPU_RDMA_RDMA_BS_BASE_ADDR::offset:
-      return rdma && unpack<DPU_RDMA_RDMA_BRDMA_CFG>(s.brdma_cfg).BRDMA_DATA_USE.value() != 0 ? 16 : 0;
+    case DPU_RDMA_RDMA_BS_BASE_ADDR::offset:  // an int32 operand per channel (Mesa's conv bias)
+      return rdma && unpack<DPU_RDMA_RDMA_BRDMA_CFG>(s.brdma_cfg).BRDMA_DATA_USE.value() != 0
+                 ? (unpack<DPU_RDMA_RDMA_DATA_CUBE_CHANNEL>(s.rdma_channel).CHANNEL.value() + 1) * 4
+                 : 0;
     case DPU_RDMA_RDMA_BN_BASE_ADDR::offset:
       return rdma && unpack<DPU_RDMA_RDMA_NRDMA_CFG>(s.nrdma_cfg).NRDMA_DATA_USE.value() != 0 ? 16 : 0;
     case PPU_DST_BASE_ADDR::offset: return blocks.PPU_OP_EN.value() ? 16 : 0;

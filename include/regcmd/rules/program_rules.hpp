@@ -35,8 +35,8 @@ constexpr bool is_register(entry e) {
 
 // The registers the per-op rules read.
 struct op_state {
-  std::optional<std::uint32_t> cbuf_con0, conv_con1, data_size0, data_size1, misc_cfg, core_out1, data_format, bs_cfg,
-      bs_ow_cfg, out_cvt_scale, rdma_feature_mode, erdma_cfg;
+  std::optional<std::uint32_t> cbuf_con0, conv_con1, data_size0, data_size1, weight_size2, misc_cfg, core_out1, data_format,
+      bs_cfg, bs_ow_cfg, out_cvt_scale, rdma_feature_mode, erdma_cfg;
 
   constexpr void write(entry e) {
     using namespace reg;
@@ -44,6 +44,7 @@ struct op_state {
     else if (is_register<CNA_CONV_CON1>(e)) conv_con1 = e.value();
     else if (is_register<CNA_DATA_SIZE0>(e)) data_size0 = e.value();
     else if (is_register<CNA_DATA_SIZE1>(e)) data_size1 = e.value();
+    else if (is_register<CNA_WEIGHT_SIZE2>(e)) weight_size2 = e.value();
     else if (is_register<CORE_MISC_CFG>(e)) misc_cfg = e.value();
     else if (is_register<CORE_DATAOUT_SIZE_1>(e)) core_out1 = e.value();
     else if (is_register<DPU_DATA_FORMAT>(e)) data_format = e.value();
@@ -78,6 +79,34 @@ constexpr status check_sdp(const op_state& s, bool pingpong, bool after_matmul, 
   return {};
 }
 
+// A CNA op is a convolution (rather than a matmul, which the matmul rules judge) when it
+// reads a bias or residual (DPU_RDMA on), a feature row wider than one pixel, a kernel
+// larger than 1×1, or runs depthwise.
+constexpr bool is_conv(const op_state& s, std::uint32_t enable_mask) {
+  using namespace reg;
+  const bool rdma = (enable_mask & pack(GLOBAL_OPERATION_ENABLE{.DPU_RDMA_OP_EN = 1}).value()) != 0;
+  // (plain reads: g++ 12 refuses value_or on these optionals in constant evaluation)
+  const std::uint32_t size0_bits = s.data_size0 ? *s.data_size0 : 0u, size2_bits = s.weight_size2 ? *s.weight_size2 : 0u,
+                      con1_bits = s.conv_con1 ? *s.conv_con1 : 0u;
+  const auto size2 = unpack<CNA_WEIGHT_SIZE2>(size2_bits);
+  return rdma || unpack<CNA_DATA_SIZE0>(size0_bits).DATAIN_WIDTH.value() > 1 || size2.WEIGHT_WIDTH.value() > 1 ||
+         size2.WEIGHT_HEIGHT.value() > 1 || unpack<CNA_CONV_CON1>(con1_bits).CONV_MODE.value() == conv_mode::depthwise;
+}
+
+// The conv rule a task's registers can be judged by: its input rows fit its data banks.
+template <class Soc>
+constexpr status check_conv(const op_state& s, std::string_view where) {
+  using namespace reg;
+  if (!s.cbuf_con0 || !s.data_size0 || !s.data_size1 || !s.conv_con1) return {};
+  const auto size0 = unpack<CNA_DATA_SIZE0>(*s.data_size0);
+  const std::uint64_t channels = unpack<CNA_DATA_SIZE1>(*s.data_size1).DATAIN_CHANNEL.value();
+  const std::uint64_t bytes = bytes_of(unpack<CNA_CONV_CON1>(*s.conv_con1).IN_PRECISION.value(), channels);
+  const std::uint64_t entries = cbuf_row_entries(size0.DATAIN_WIDTH.value(), static_cast<std::uint32_t>((bytes + 15) / 16));
+  if (!conv_rows_fit<Soc>(unpack<CNA_CBUF_CON0>(*s.cbuf_con0).DATA_BANK.value(), size0.DATAIN_HEIGHT.value(), entries))
+    return make_error(rules::conv_cbuf_row, where, "CNA_DATA_SIZE0", *s.data_size0);
+  return {};
+}
+
 template <class Soc>
 constexpr status check_op(const op_state& s, std::uint32_t enable_mask, std::string_view where) {
   using namespace reg;
@@ -99,7 +128,10 @@ constexpr status check_op(const op_state& s, std::uint32_t enable_mask, std::str
     out = f.OUT_PRECISION.value();
   }
   if (!consistent) return make_error(rules::precision_consistent, where, "CNA_CONV_CON1", *s.conv_con1);
-  if (out && !int8_writes_int32(in, *out))
+  const bool conv = is_conv(s, enable_mask);
+  // Mesa's int8 conv writes int8 through the BS stage (0x1d) and completes; the matmul's
+  // narrow output does not
+  if (out && !conv && !int8_writes_int32(in, *out))
     return make_error(rules::int8_output_int32, where, "DPU_DATA_FORMAT", *s.data_format);
   if (in == precision::fp16 && out == precision::fp16) {
     const bool bypassed = s.bs_cfg && *s.bs_cfg == pack(reg::bypass::bs).value();
@@ -111,6 +143,7 @@ constexpr status check_op(const op_state& s, std::uint32_t enable_mask, std::str
         return make_error(rules::fp16_output_atom8, where, "DPU_BS_OW_CFG", *s.bs_ow_cfg);
     }
   }
+  if (conv) return check_conv<Soc>(s, where);  // the matmul's measured K and M limits are not a conv's
   if (s.data_size1) {
     const auto K = static_cast<std::uint32_t>(unpack<CNA_DATA_SIZE1>(*s.data_size1).DATAIN_CHANNEL.value());
     if (!k_fits_one_op<Soc>(K)) return make_error(rules::k_single_op_max, where, "K", K);
@@ -160,7 +193,9 @@ constexpr std::uint32_t completion_interrupts(const task& k) {
 }
 
 // The roles an address register can take: the DPU and the PPU write, the PC fetches regcmd,
-// the CNA reads weights from the weight buffer, the other DMAs read operands.
+// the CNA reads weights from the weight buffer, the DPU_RDMA's BS read a bias (or, for an
+// SDP op, its operand) and its EW read a residual (or an operand), the other DMAs read
+// operands.
 constexpr bool role_fits(std::uint16_t address_register_offset, operand_role role) {
   using namespace reg;
   const bool fetched = role == operand_role::regcmd || role == operand_role::next_program;
@@ -170,7 +205,10 @@ constexpr bool role_fits(std::uint16_t address_register_offset, operand_role rol
     case DPU_DST_BASE_ADDR::offset:
     case PPU_DST_BASE_ADDR::offset: return npu_writes(role);
     case CNA_DCOMP_ADDR0::offset: return role == operand_role::weight;
-    default: return !fetched && role != operand_role::output;
+    case DPU_RDMA_RDMA_BS_BASE_ADDR::offset: return role == operand_role::bias || role == operand_role::ew_operand;
+    case DPU_RDMA_RDMA_EW_BASE_ADDR::offset: return !fetched && role != operand_role::output && role != operand_role::bias;
+    default:
+      return !fetched && role != operand_role::output && role != operand_role::bias && role != operand_role::residual;
   }
 }
 

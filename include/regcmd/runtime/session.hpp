@@ -66,6 +66,8 @@ struct operands {
   const buffer* ew_operand = nullptr;
   const buffer* next_program = nullptr;
   const buffer* intermediate = nullptr;
+  const buffer* bias = nullptr;
+  const buffer* residual = nullptr;
 
   constexpr const buffer* of(operand_role r) const {
     switch (r) {
@@ -75,6 +77,8 @@ struct operands {
       case operand_role::ew_operand: return ew_operand;
       case operand_role::next_program: return next_program;
       case operand_role::intermediate: return intermediate;
+      case operand_role::bias: return bias;
+      case operand_role::residual: return residual;
       case operand_role::regcmd: break;
     }
     return nullptr;

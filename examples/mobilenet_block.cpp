@@ -1,0 +1,170 @@
+// MobileNet v1's first block, quantized as TFLite runs it (uint8): a 3×3 stride-2 conv
+// (224×224×3 → 112×112×32), a 3×3 depthwise conv (112×112×32) and a 1×1 pointwise conv
+// (→ 112×112×64), each with its bias and ReLU6. The three programs are built at compile
+// time; each layer's output buffer is the next layer's input as it stands (the NC1HWC2 cube
+// a conv writes is the one the next conv reads), so the host packs only the image and the
+// weights. Every output is checked against a host convolution.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <random>
+#include <string_view>
+#include <vector>
+
+#include <regcmd/decode/format.hpp>
+#include <regcmd/programs/conv.hpp>
+#include <regcmd/programs/conv_packing.hpp>
+#include <regcmd/runtime/session.hpp>
+
+using namespace regcmd;
+
+namespace {
+
+// Each layer's output quantization is the next layer's input quantization: ReLU6 outputs
+// over [0, 6] in uint8.
+constexpr quantization image{1.0f / 128, 128}, activations{6.0f / 255, 0};
+
+constexpr conv_spec stem{.in = conv_data::uint8, .H = 224, .W = 224, .C = 3, .out_channels = 32, .kernel_h = 3,
+                         .kernel_w = 3, .stride_y = 2, .stride_x = 2, .padding = conv_padding::same, .input = image,
+                         .weights = {0.02f, 120}, .output = activations, .bias = true,
+                         .activation = conv_activation::relu6};
+constexpr conv_spec depthwise{.in = conv_data::uint8, .H = 112, .W = 112, .C = 32, .out_channels = 32, .kernel_h = 3,
+                              .kernel_w = 3, .padding = conv_padding::same, .depthwise = true, .input = activations,
+                              .weights = {0.01f, 130}, .output = activations, .bias = true,
+                              .activation = conv_activation::relu6};
+constexpr conv_spec pointwise{.in = conv_data::uint8, .H = 112, .W = 112, .C = 32, .out_channels = 64,
+                              .input = activations, .weights = {0.004f, 125}, .output = activations, .bias = true,
+                              .activation = conv_activation::relu6};
+
+// Built at compile time: a shape or quantization that breaks a rule would not compile.
+constexpr auto stem_program = conv<stem>();
+constexpr auto depthwise_program = conv<depthwise>();
+constexpr auto pointwise_program = conv<pointwise>();
+
+// One layer's host data: NHWC uint8 tensors, OHWI weights, int32 bias.
+struct layer_data {
+  std::vector<std::uint8_t> weights;
+  std::vector<std::int32_t> bias;
+};
+
+layer_data random_layer(const conv_spec& s, std::mt19937& rng) {
+  std::uniform_int_distribution<int> byte(0, 255), bias(-3000, 3000);
+  layer_data d;
+  d.weights.resize(std::size_t{s.depthwise ? 1 : s.out_channels} * s.kernel_h * s.kernel_w * s.C);
+  for (std::uint8_t& w : d.weights) w = static_cast<std::uint8_t>(byte(rng));
+  d.bias.resize(s.out_channels);
+  for (std::int32_t& b : d.bias) b = bias(rng);
+  return d;
+}
+
+// The layer on the host, as TFLite defines it: real values from the quantized ones, the
+// accumulator's scale input·weights, rounded to the output's quantization after ReLU6.
+std::vector<std::uint8_t> host_layer(const conv_geometry& g, const std::vector<std::uint8_t>& in, const layer_data& d) {
+  const conv_spec& s = g.spec;
+  std::vector<std::uint8_t> out(std::size_t{g.out_h} * g.out_w * s.out_channels);
+  for (std::uint32_t oy = 0; oy < g.out_h; ++oy)
+    for (std::uint32_t ox = 0; ox < g.out_w; ++ox)
+      for (std::uint32_t o = 0; o < s.out_channels; ++o) {
+        std::int64_t acc = d.bias[o];
+        for (std::uint32_t ky = 0; ky < s.kernel_h; ++ky)
+          for (std::uint32_t kx = 0; kx < s.kernel_w; ++kx) {
+            const std::int64_t y = std::int64_t{oy} * s.stride_y + ky - g.pad.top;
+            const std::int64_t x = std::int64_t{ox} * s.stride_x + kx - g.pad.left;
+            if (y < 0 || y >= s.H || x < 0 || x >= s.W) continue;  // padding: the zero point, adds 0
+            for (std::uint32_t c = s.depthwise ? o : 0; c < (s.depthwise ? o + 1 : s.C); ++c) {
+              const std::int64_t a = in[(std::size_t(y) * s.W + std::size_t(x)) * s.C + c] - s.input.zero_point;
+              const std::size_t k = s.depthwise ? 0 : o;
+              const std::int64_t w = d.weights[((k * s.kernel_h + ky) * s.kernel_w + kx) * s.C + c] - s.weights.zero_point;
+              acc += a * w;
+            }
+          }
+        const double real = std::clamp(double(acc) * s.input.scale * s.weights.scale, 0.0, 6.0);
+        const double q = std::round(real / s.output.scale) + s.output.zero_point;
+        out[(std::size_t{oy} * g.out_w + ox) * s.out_channels + o] = static_cast<std::uint8_t>(std::clamp(q, 0.0, 255.0));
+      }
+  return out;
+}
+
+}  // namespace
+
+// Exit status: 0 checked, 1 a wrong result, 2 an error, 3 no NPU device here.
+int main() {
+  auto device = runtime::device::open();
+  if (!device) {
+    std::fprintf(stderr, "mobilenet-block: %s\n", to_string(device.err()).c_str());
+    const std::string_view id = device.err().id();
+    return id == "device-missing" || id == "wrong-driver" ? 3 : 2;
+  }
+  std::printf("device %s: %s\n", device.value().path().c_str(), device.value().driver_version().c_str());
+  const runtime::device& dev = device.value();
+  const auto fail = [](const error& e) {
+    std::fprintf(stderr, "mobilenet-block: %s\n", to_string(e).c_str());
+    return 2;
+  };
+
+  std::mt19937 rng(2026);
+  std::vector<std::uint8_t> image_data(std::size_t{stem.H} * stem.W * stem.C);
+  for (std::uint8_t& v : image_data) v = static_cast<std::uint8_t>(std::uniform_int_distribution<int>(0, 255)(rng));
+  const layer_data layers[] = {random_layer(stem, rng), random_layer(depthwise, rng), random_layer(pointwise, rng)};
+  const conv_geometry* geometries[] = {&stem_program.geometry.conv, &depthwise_program.geometry.conv,
+                                       &pointwise_program.geometry.conv};
+  const program_view programs[] = {stem_program.view(), depthwise_program.view(), pointwise_program.view()};
+  const char* names[] = {"3x3 stride-2 conv + ReLU6", "3x3 depthwise + ReLU6", "1x1 pointwise + ReLU6"};
+
+  // The image, then each layer's output, which the next layer reads.
+  auto input = runtime::buffer::create(dev, conv_feature_bytes(*geometries[0]));
+  if (!input) return fail(input.err());
+  if (status s = pack_conv_features<std::uint8_t>(*geometries[0], image_data, tensor_order::nhwc, input.value().bytes()); !s)
+    return fail(s.err());
+  std::vector<runtime::buffer> outputs;
+  runtime::session npu{dev};
+  std::vector<std::uint8_t> expected = image_data;
+  int status_code = 0;
+  for (int l = 0; l < 3; ++l) {
+    const conv_geometry& g = *geometries[l];
+    const conv_spec& s = g.spec;
+    // a layer reads whole 16-channel atoms of the one before: its output holds at least those
+    if (l > 0 && conv_output_bytes(*geometries[l - 1]) < conv_feature_bytes(g)) return 2;
+    auto weights = runtime::buffer::create(dev, conv_weight_bytes(g));
+    auto bias = runtime::buffer::create(dev, conv_bias_bytes(g));
+    auto output = runtime::buffer::create(dev, conv_output_bytes(g));
+    if (!weights || !bias || !output) return 2;
+    if (status st = pack_conv_weights<std::uint8_t>(g, layers[l].weights, weight_order::ohwi, weights.value().bytes()); !st)
+      return fail(st.err());
+    if (status st = pack_conv_bias<std::uint8_t>(g, layers[l].bias, layers[l].weights, weight_order::ohwi, bias.value().bytes());
+        !st)
+      return fail(st.err());
+    auto prepared = npu.prepare(programs[l]);
+    if (!prepared) return fail(prepared.err());
+    const runtime::buffer& in = l == 0 ? input.value() : outputs.back();
+    if (status st = npu.bind(prepared.value(), {.feature = &in, .weight = &weights.value(), .output = &output.value(),
+                                                .bias = &bias.value()});
+        !st)
+      return fail(st.err());
+    const auto report = npu.run(prepared.value());
+    if (!report) return fail(report.err());
+
+    expected = host_layer(g, expected, layers[l]);
+    std::vector<std::uint8_t> got(expected.size());
+    if (status st = unpack_conv_output<std::uint8_t>(g, output.value().bytes(), tensor_order::nhwc, got); !st)
+      return fail(st.err());
+    int worst = 0;
+    std::size_t inside = 0;  // outputs neither clamped at 0 nor at 6: the check is not of clamps alone
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      worst = std::max(worst, std::abs(int(got[i]) - int(expected[i])));
+      inside += expected[i] > 0 && expected[i] < 255;
+    }
+    // one step: the NPU's 15-bit requantization scale and its (undocumented) rounding
+    std::printf("%-26s %3ux%3ux%-3u -> %3ux%3ux%-3u %u task%s, %u submits, %2.0f%% inside (0, 6): max error %d step%s: %s\n",
+                names[l], s.H, s.W, s.C, g.out_h, g.out_w, s.out_channels, static_cast<unsigned>(programs[l].tasks.size()),
+                programs[l].tasks.size() == 1 ? "" : "s", report.value().submits,
+                100.0 * static_cast<double>(inside) / static_cast<double>(got.size()), worst, worst == 1 ? "" : "s",
+                worst <= 1 ? "PASS" : "FAIL");
+    if (worst > 1) status_code = 1;
+    // the next layer continues from the NPU's output, as a network would
+    expected = got;
+    outputs.push_back(std::move(output).value());
+  }
+  return status_code;
+}

@@ -1,0 +1,327 @@
+// Convolution programs against register values evaluated by hand: Mesa's worked examples
+// (ops-reference §2.1 table, §2.2 splits, §3 depthwise), the vendor's fp16 conv template
+// (§4.2), and the formulas of docs/conv-values.md for what no source shows (row tasks,
+// kernel groups, ReLU6, the residual add).
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include <regcmd/program/tail.hpp>
+#include <regcmd/programs/conv.hpp>
+#include <regcmd/programs/conv_packing.hpp>
+
+using namespace regcmd;
+
+namespace {
+
+constexpr std::uint16_t cna = 0x0201, core = 0x0801, dpu = 0x1001, rdma = 0x2001;
+
+struct expected_write {
+  std::uint16_t target, offset;
+  std::uint32_t value;
+};
+
+runtime_program<conv_plan> built(const conv_spec& s) {
+  const auto r = build_conv(s);
+  REQUIRE_MESSAGE(r.ok(), r.err().id());
+  return r.value();
+}
+
+std::string_view refusal(const conv_spec& s) {
+  const auto r = build_conv(s);
+  REQUIRE_FALSE(r.ok());
+  return r.err().id();
+}
+
+// The value task `t` writes to (target, offset); the register must be written once.
+std::uint32_t value_at(const program_view& p, std::uint32_t t, std::uint16_t target, std::uint16_t offset) {
+  const task& k = p.tasks[t];
+  std::uint32_t value = 0, seen = 0;
+  for (std::uint32_t i = k.first; i < k.first + k.count; ++i) {
+    const entry e = p.entries[i];
+    if (e.target() == target && e.offset() == offset) {
+      value = e.value();
+      ++seen;
+    }
+  }
+  REQUIRE_MESSAGE(seen == 1, "register ", target, ":", offset, " written ", seen, " times");
+  return value;
+}
+
+bool written(const program_view& p, std::uint32_t t, std::uint16_t target, std::uint16_t offset) {
+  const task& k = p.tasks[t];
+  for (std::uint32_t i = k.first; i < k.first + k.count; ++i)
+    if (p.entries[i].target() == target && p.entries[i].offset() == offset) return true;
+  return false;
+}
+
+// The slot of task t with `role`: its offset and extent.
+slot slot_of(const program_view& p, std::uint32_t t, operand_role role) {
+  const task& k = p.tasks[t];
+  for (const slot& s : p.slots)
+    if (s.role == role && s.entry >= k.first && s.entry < k.first + k.count) return s;
+  FAIL("no slot of that role in the task");
+  return {};
+}
+
+template <std::size_t N>
+void check_writes(const program_view& p, std::uint32_t t, const std::array<expected_write, N>& expected) {
+  for (const expected_write& w : expected) {
+    CAPTURE(w.target);
+    CAPTURE(w.offset);
+    CHECK(value_at(p, t, w.target, w.offset) == w.value);
+  }
+}
+
+// Mesa's worked example A (ops-reference §2.1): uint8 20x20x80 -> 40, 3x3, stride 1, SAME,
+// zero points 100 / 140 / 90, scales 0.02 / 0.005 / 0.04.
+constexpr conv_spec example_a{.in = conv_data::uint8, .H = 20, .W = 20, .C = 80, .out_channels = 40,
+                              .kernel_h = 3, .kernel_w = 3, .padding = conv_padding::same,
+                              .input = {0.02f, 100}, .weights = {0.005f, 140}, .output = {0.04f, 90}, .bias = true};
+
+}  // namespace
+
+TEST_CASE("example A, one task: every register Mesa's table gives, and the skeleton's zeros") {
+  static constexpr auto a = conv<example_a>();
+  const program_view p = a.view();
+  REQUIRE(p.tasks.size() == 1);
+  // 48 CNA + 5 CORE + 51 DPU + 14 DPU_RDMA (Mesa's 18 less the unused SRC, BN and EW
+  // addresses and the EW stride) + the 4-entry tail
+  CHECK(p.tasks[0].count == 122);
+  check_writes(p, 0, std::array<expected_write, 40>{{
+      {cna, 0x100c, 0},          {cna, 0x1010, 0x340},      {cna, 0x1014, 0x9},        {cna, 0x1020, 0x140014},
+      {cna, 0x1024, 0x4f0050},   {cna, 0x1028, 20},         {cna, 0x102c, 400},        {cna, 0x1030, 28800},
+      {cna, 0x1034, 720},        {cna, 0x1038, 0x3030028},  {cna, 0x1040, 0xa2},       {cna, 0x1044, 25},
+      {cna, 0x104c, 0xb},        {cna, 0x1050, 0x10000},    {cna, 0x1068, 0x11},       {cna, 0x1078, 0xf000f},
+      {cna, 0x107c, 80},         {cna, 0x1080, 320},        {cna, 0x1084, 0x140014},   {cna, 0x1088, 80},
+      {cna, 0x1180, 0},          {cna, 0x1184, 0xffffffe4}, {core, 0x3010, 0x1},       {core, 0x3014, 0x130013},
+      {core, 0x3018, 63},        {core, 0x301c, 0},         {dpu, 0x4004, 0xe},        {dpu, 0x400c, 0x1e4},
+      {dpu, 0x4010, 0},          {dpu, 0x4024, 0x1900},     {dpu, 0x403c, 0x27003f},   {dpu, 0x4040, 0x20150},
+      {dpu, 0x4050, 0x124},      {dpu, 0x4054, 0xfff4},     {dpu, 0x405c, 0x130013},   {dpu, 0x4080, 0xffffffda},
+      {dpu, 0x4084, 0x51ec},     {dpu, 0x4088, 23},         {dpu, 0x40c0, 0x3200},     {dpu, 0x4070, 0x383},
+  }});
+  check_writes(p, 0, std::array<expected_write, 9>{{
+      {rdma, 0x5004, 0xe}, {rdma, 0x500c, 19}, {rdma, 0x5010, 19}, {rdma, 0x5014, 63}, {rdma, 0x501c, 0x2},
+      {rdma, 0x5034, 0x1}, {rdma, 0x5044, 0x7810}, {rdma, 0x5068, 0x01010101}, {dpu, 0x4060, 0x53},
+  }});
+  CHECK(value_at(p, 0, 0x0081, 0x0008) == 0x1d);  // CNA | CORE | DPU | DPU_RDMA
+  // operand extents: 5 input surfaces of 20x20 atoms; 28800 weight bytes; 4 output
+  // surfaces (64 computed channels) of 20x20 atoms; 64 int32 biases
+  CHECK(slot_of(p, 0, operand_role::feature).extent == 5 * 400 * 16);
+  CHECK(slot_of(p, 0, operand_role::weight).extent == 28800);
+  CHECK(slot_of(p, 0, operand_role::output).extent == 4 * 400 * 16);
+  CHECK(slot_of(p, 0, operand_role::bias).extent == 64 * 4);
+  CHECK(conv_output_bytes(a.geometry.conv) == 4 * 400 * 16);
+  CHECK(conv_bias_bytes(a.geometry.conv) == 256);
+}
+
+TEST_CASE("example B, 88x88x80 stride 2: two row tasks, the second reusing the weights") {
+  conv_spec b = example_a;
+  b.H = b.W = 88;
+  b.stride_y = b.stride_x = 2;
+  const auto built_b = built(b);
+  const program_view p = built_b.view();
+  const conv_plan& plan = built_b.geometry;
+  // a row is 55 CBUF entries (5 atoms: ceil(5·88/8)); 88 rows need 19 banks; weights
+  // 28800 bytes take 1 + 1 banks, leaving 10: 2560 / 55 = 46 rows a task
+  CHECK(plan.row_entries == 55);
+  CHECK(plan.data_banks == 10);
+  REQUIRE(p.tasks.size() == 2);
+  // task 0: output rows 0..21 read input rows 0..44 (row 2·21 + 2, no top padding); Mesa
+  // reads 46; task 1: output rows 22..43 from input row 44 to the end (44 rows)
+  CHECK(value_at(p, 0, cna, 0x1020) == (88u << 16 | 45));
+  CHECK(value_at(p, 1, cna, 0x1020) == (88u << 16 | 44));
+  CHECK(value_at(p, 0, cna, 0x1040) == 0x2a);
+  CHECK(value_at(p, 1, cna, 0x1040) == 0x202a);
+  CHECK(value_at(p, 0, cna, 0x1010) == 53u << 4);  // 50 + stride + 1
+  CHECK(value_at(p, 0, cna, 0x1014) == 0x12);
+  CHECK(value_at(p, 0, cna, 0x1068) == 0);  // SAME at stride 2 on 88: top 0, bottom 1
+  CHECK(value_at(p, 1, cna, 0x107c) == 352);
+  CHECK(value_at(p, 1, cna, 0x1080) == 88 * 88 - 352);  // the whole cube's surface, every task
+  CHECK(value_at(p, 0, cna, 0x102c) == 44 * 22);
+  CHECK(value_at(p, 0, core, 0x3014) == (21u << 16 | 43));
+  CHECK(value_at(p, 1, core, 0x3014) == (21u << 16 | 43));
+  CHECK(value_at(p, 1, dpu, 0x4024) == 44u * 44 << 4);      // full-height surfaces
+  CHECK(value_at(p, 1, dpu, 0x40c0) == 2u * 44 * 44 << 4);
+  CHECK(slot_of(p, 0, operand_role::feature).offset == 0);
+  CHECK(slot_of(p, 1, operand_role::feature).offset == 61952);  // 44 rows of 88 atoms (Mesa's)
+  CHECK(slot_of(p, 1, operand_role::output).offset == 15488);   // 22 rows of 44 atoms (Mesa's)
+  CHECK(slot_of(p, 1, operand_role::weight).offset == 0);
+  // 45 + 44 rows read for 88: one row read twice (Mesa's split: 46 + 44, two)
+  CHECK(plan.reread_rows() == 1);
+}
+
+TEST_CASE("example C, depthwise 100x100x48 SAME: Mesa's five row tasks exactly") {
+  const auto c = built({.in = conv_data::uint8, .H = 100, .W = 100, .C = 48, .out_channels = 48, .kernel_h = 3,
+                        .kernel_w = 3, .padding = conv_padding::same, .depthwise = true, .input = {0.02f, 100},
+                        .weights = {0.005f, 140}, .output = {0.04f, 90}, .bias = true});
+  const program_view p = c.view();
+  REQUIRE(p.tasks.size() == 5);
+  // rows 0-24, 23-47, 46-70, 69-93, 92-99 with 24, 23, 23, 23, 7 output rows (ops-reference §2.2)
+  constexpr std::array<std::uint32_t, 5> tops{0, 23, 46, 69, 92}, rows{25, 25, 25, 25, 8}, outs{24, 23, 23, 23, 7};
+  for (std::uint32_t t = 0; t < 5; ++t) {
+    CAPTURE(t);
+    CHECK(value_at(p, t, cna, 0x1020) == (100u << 16 | rows[t]));
+    CHECK(value_at(p, t, core, 0x3014) == ((outs[t] - 1) << 16 | 99));
+    CHECK(slot_of(p, t, operand_role::feature).offset == tops[t] * 100 * 16);
+    CHECK(value_at(p, t, cna, 0x1068) == (t == 0 ? 0x11u : 0x10u));
+    CHECK(value_at(p, t, cna, 0x1040) == (t == 0 ? 0x2au : 0x202au));
+  }
+  CHECK(value_at(p, 0, cna, 0x100c) == 0x3);        // CONV_MODE depthwise
+  CHECK(value_at(p, 0, cna, 0x1030) == 432);        // 9 taps x 48 channels, one kernel
+  CHECK(value_at(p, 0, cna, 0x1034) == 432);
+  CHECK(value_at(p, 0, cna, 0x1038) == 0x3030001);
+  CHECK(value_at(p, 0, core, 0x3010) == 0x3);       // QD_EN | DW_EN
+  CHECK(value_at(p, 0, core, 0x3018) == 63);        // 64 computed channels
+  CHECK(value_at(p, 0, dpu, 0x400c) == 0x1fc);
+  CHECK(value_at(p, 0, dpu, 0x403c) == 0x2f003f);
+  CHECK(value_at(p, 0, dpu, 0x4050) == 0x36c);
+  CHECK(value_at(p, 0, dpu, 0x40c0) == 100u * 100 * 4 << 4);
+  CHECK(value_at(p, 0, rdma, 0x5044) == 0x7816);
+}
+
+TEST_CASE("example D, depthwise 24x24x16: one task, Mesa's values") {
+  static constexpr auto d = conv<conv_spec{.in = conv_data::uint8, .H = 24, .W = 24, .C = 16, .out_channels = 16,
+                                           .kernel_h = 3, .kernel_w = 3, .padding = conv_padding::same, .depthwise = true,
+                                           .input = {0.5f, 128}, .weights = {0.5f, 128}, .output = {1.0f, 128}}>();
+  const program_view p = d.view();
+  REQUIRE(p.tasks.size() == 1);
+  check_writes(p, 0, std::array<expected_write, 9>{{
+      {cna, 0x1040, 0xb1}, {cna, 0x1024, 0xf0010}, {cna, 0x1030, 144}, {cna, 0x1034, 144}, {cna, 0x1038, 0x3030001},
+      {cna, 0x1044, 6}, {core, 0x3018, 63}, {dpu, 0x403c, 0xf003f}, {dpu, 0x4024, 0x2400},
+  }});
+  CHECK(value_at(p, 0, dpu, 0x40c0) == 0x9000);
+  // zero points at 128: no padding offset, no weight correction, output offset 0
+  CHECK(value_at(p, 0, cna, 0x1184) == 0);
+  CHECK(value_at(p, 0, dpu, 0x4054) == 0);
+  CHECK(value_at(p, 0, dpu, 0x4080) == 0);
+  // multiplier 0.25: 16384 / 2^16
+  CHECK(value_at(p, 0, dpu, 0x4084) == 16384);
+  CHECK(value_at(p, 0, dpu, 0x4088) == 16);
+}
+
+TEST_CASE("the vendor's fp16 conv template: 14x14x32 -> 128, 3x3 VALID, fp16 out") {
+  static constexpr auto f = conv<conv_spec{.in = conv_data::fp16, .out = precision::fp16, .H = 14, .W = 14, .C = 32,
+                                           .out_channels = 128, .kernel_h = 3, .kernel_w = 3}>();
+  const program_view p = f.view();
+  REQUIRE(p.tasks.size() == 1);
+  CHECK(p.tasks[0].count == 108);  // 104 registers (the template's 108 less its 4 repeated CNA writes) + 4
+  check_writes(p, 0, std::array<expected_write, 36>{{
+      {cna, 0x100c, 0x120},       {cna, 0x1010, 0x110},      {cna, 0x1014, 0x9},        {cna, 0x1020, 0xe000e},
+      {cna, 0x1024, 0x1f0020},    {cna, 0x1028, 0xc},        {cna, 0x102c, 0x90},       {cna, 0x1030, 0x12000},
+      {cna, 0x1034, 0x240},       {cna, 0x1038, 0x3030080},  {cna, 0x1040, 0xb1},       {cna, 0x1044, 0xe},
+      {cna, 0x104c, 0xb},         {cna, 0x1068, 0},          {cna, 0x107c, 0x38},       {cna, 0x1080, 0x8c},
+      {cna, 0x1084, 0xe000e},     {cna, 0x1088, 0x20},       {cna, 0x1180, 0},          {cna, 0x1184, 0},
+      {core, 0x3010, 0x200},      {core, 0x3014, 0xb000b},   {core, 0x3018, 0x7f},      {core, 0x301c, 0},
+      {dpu, 0x400c, 0x1e4},       {dpu, 0x4010, 0x48000002}, {dpu, 0x4024, 0x900},      {dpu, 0x403c, 0x7f007f},
+      {dpu, 0x4040, 0x53},        {dpu, 0x4050, 0x126},      {dpu, 0x4054, 0},          {dpu, 0x4058, 0x7f},
+      {dpu, 0x4084, 0x10001},     {dpu, 0x4088, 0},          {dpu, 0x40c0, 0x1200},     {dpu, 0x4060, 0x53},
+  }});
+  CHECK(value_at(p, 0, 0x0081, 0x0008) == 0x0d);
+  CHECK_FALSE(written(p, 0, rdma, 0x5004));
+}
+
+TEST_CASE("kernel groups: 512 kernels of 3x3x512 int8 do not fit the CBUF at once") {
+  const auto r = built({.in = conv_data::int8, .H = 14, .W = 14, .C = 512, .out_channels = 512, .kernel_h = 3,
+                        .kernel_w = 3, .padding = conv_padding::same, .input = {0.1f, 0}, .weights = {0.1f, 0},
+                        .output = {0.1f, 0}});
+  const conv_plan& plan = r.geometry;
+  // a kernel is 9 x 512 = 4608 bytes; 64 kernels take 294912 bytes = 9 banks + 1, leaving 2
+  // data banks: 512 entries / 56 a row (32 atoms: 4 x 14) = 9 rows, so task 0 makes 8
+  // output rows (9 + 1 - 3 + 1) and task 1 the other 6: 8 groups x 2 tasks = 16. Groups of
+  // 32 (6 weight banks, 1 task each) also give 16; the larger groups win the tie.
+  CHECK(plan.group_kernels == 64);
+  CHECK(plan.groups == 8);
+  CHECK(plan.row_tasks == 2);
+  CHECK(plan.data_banks == 2);
+  const program_view p = r.view();
+  REQUIRE(p.tasks.size() == 16);
+  // group 1, its first row task: kernels 64..127 from byte 64 x 4608, channels 64..127 at
+  // output surface 64 / 16 = 4 (of 196 atoms), biases from byte 256; a fresh weight load
+  CHECK(slot_of(p, 2, operand_role::weight).offset == 294912);
+  CHECK(slot_of(p, 2, operand_role::weight).extent == 294912);
+  CHECK(slot_of(p, 2, operand_role::output).offset == 4 * 196 * 16);
+  CHECK(slot_of(p, 2, operand_role::bias).offset == 256);
+  CHECK(value_at(p, 2, cna, 0x1040) == 0xa2);
+  CHECK(value_at(p, 3, cna, 0x1040) == 0x20a2);
+  CHECK(value_at(p, 3, cna, 0x1038) == (3u << 24 | 3u << 16 | 64));
+  CHECK(value_at(p, 3, dpu, 0x403c) == (63u << 16 | 63));
+  CHECK(slot_of(p, 3, operand_role::output).offset == 4 * 196 * 16 + 8 * 14 * 16);
+}
+
+TEST_CASE("ReLU6 clamps in the BN stage at 6 in accumulator units, and a residual add moves it to EW") {
+  conv_spec s{.in = conv_data::int8, .H = 8, .W = 8, .C = 16, .out_channels = 16, .kernel_h = 1, .kernel_w = 1,
+              .input = {0.5f, 3}, .weights = {0.25f, -2}, .output = {1.0f, 5}, .activation = conv_activation::relu6};
+  {
+    const auto r = built(s);
+    // BN: ALU and MUL bypassed, ReLU on, ReLUX at 6 / (0.5 · 0.25) = 48
+    CHECK(value_at(r.view(), 0, dpu, 0x4060) == 0x92);
+    CHECK(value_at(r.view(), 0, dpu, 0x406c) == 48);
+    CHECK(value_at(r.view(), 0, dpu, 0x4070) == 0x383);
+    // int8 needs no shift: padding value 3, OW_OP 0 - (-2) = 2, output offset 5
+    CHECK(value_at(r.view(), 0, cna, 0x1184) == 3);
+    CHECK(value_at(r.view(), 0, dpu, 0x4054) == 2);
+    CHECK(value_at(r.view(), 0, dpu, 0x4080) == 5);
+  }
+  s.residual_add = true;
+  s.residual = {0.5f, -4};
+  const auto r = built(s);
+  const program_view p = r.view();
+  CHECK(value_at(p, 0, dpu, 0x4060) == 0x53);
+  // EW: memory operand per pixel, one byte, SUM, converted (type 1), ReLU + ReLUX, LUT bypassed:
+  // bits 6, 7, 10, 16-19 = 2, 22-23 = 1, 28-29 = 1, 31
+  CHECK(value_at(p, 0, dpu, 0x4070) == 0x904204c0);
+  // the residual in accumulator units: 0.5 / 0.125 = 4 = 16384 / 2^12, offset 0 - (-4)
+  CHECK(value_at(p, 0, dpu, 0x4078) == (12u << 16 | 16384));
+  CHECK(value_at(p, 0, dpu, 0x4074) == 4);
+  CHECK(value_at(p, 0, dpu, 0x407c) == 48);
+  CHECK(value_at(p, 0, rdma, 0x5034) == 0x40000004);  // per pixel, one byte
+  CHECK(value_at(p, 0, rdma, 0x5040) == 64u << 4);    // residual surfaces of 8x8 atoms
+  CHECK(slot_of(p, 0, operand_role::residual).extent == 2 * 64 * 16);  // 32 computed channels
+}
+
+TEST_CASE("the CBUF rules refuse what no plan fits") {
+  // three rows of 2047 pixels x 512 channels need far more than 11 banks
+  CHECK(refusal({.in = conv_data::int8, .H = 8, .W = 2047, .C = 512, .out_channels = 16, .kernel_h = 3, .kernel_w = 3,
+                 .input = {0.1f, 0}, .weights = {0.1f, 0}, .output = {0.1f, 0}}) == "conv-cbuf-row");
+  // one group of 32 kernels of 3x3x4096 is 1179648 bytes: 36 banks
+  CHECK(refusal({.in = conv_data::int8, .H = 8, .W = 8, .C = 4096, .out_channels = 32, .kernel_h = 3, .kernel_w = 3,
+                 .input = {0.1f, 0}, .weights = {0.1f, 0}, .output = {0.1f, 0}}) == "conv-cbuf-weights");
+}
+
+TEST_CASE("the output-stage rules: fp16 bias, the residual's scale, ReLU6's bound") {
+  CHECK(refusal({.in = conv_data::fp16, .out = precision::fp16, .H = 4, .W = 4, .C = 16, .out_channels = 16, .bias = true}) ==
+        "conv-fp16-bias");
+  // residual 1.0 over an accumulator scale of 1e-6: a multiplier of 10^6 > 32767
+  CHECK(refusal({.in = conv_data::int8, .H = 4, .W = 4, .C = 16, .out_channels = 16, .input = {0.001f, 0},
+                 .weights = {0.001f, 0}, .output = {0.1f, 0}, .residual_add = true, .residual = {1.0f, 0}}) ==
+        "conv-residual-scale");
+  CHECK(refusal({.in = conv_data::int8, .H = 4, .W = 4, .C = 16, .out_channels = 16, .input = {0.001f, 0},
+                 .weights = {0.001f, 0}, .output = {0.001f, 0}, .residual_add = true, .residual = {1.0f, 200}}) ==
+        "conv-zero-point");
+  CHECK(refusal({.in = conv_data::int8, .H = 4, .W = 4, .C = 16, .out_channels = 16, .input = {1e-6f, 0},
+                 .weights = {1e-6f, 0}, .output = {1e-6f, 0}, .activation = conv_activation::relu6}) ==
+        "conv-activation-range");
+}
+
+TEST_CASE("conv-cbuf-row on a program: a task whose input rows overflow its data banks is refused") {
+  // example A's 20 rows of 13 entries need 2 data banks; a hand edit giving it 1 breaks the rule
+  const auto a = built(example_a);
+  std::vector<entry> entries(a.view().entries.begin(), a.view().entries.end());
+  for (entry& e : entries)
+    if (e.target() == cna && e.offset() == 0x1040) e = e.with_value(0xb1);
+  program_view edited = a.view();
+  edited.entries = entries;
+  const status s = validate<soc::rk3588>(edited, "edited");
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.err().id() == "conv-cbuf-row");
+  CHECK(validate<soc::rk3588>(a.view(), "as built").ok());
+}
+
+TEST_CASE("an operand beyond 4 GiB is refused, not wrapped: 2047x2047 pixels of 16383 fp32 channels") {
+  CHECK(refusal({.in = conv_data::fp16, .out = precision::fp32, .H = 2047, .W = 2047, .C = 16, .out_channels = 16383}) ==
+        "operand-size");
+}
