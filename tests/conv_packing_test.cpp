@@ -182,3 +182,53 @@ TEST_CASE("bias: less the correction the input's zero point makes, little-endian
   const std::int32_t big[] = {1000, 2147483647};
   CHECK(pack_conv_bias<std::uint8_t>(g, big, w, weight_order::ohwi, out).err().id() == "conv-bias-range");
 }
+
+TEST_CASE("fp16 weights: 16-kernel groups of 32-channel groups of taps (ops-reference §4.1), binary16") {
+  // 1x1, C 16, 17 kernels: group 0 holds kernels 0..15 (16 x 16 elements), group 1 kernel 16
+  const auto g = geometry({.in = conv_data::fp16, .out = precision::fp16, .H = 1, .W = 1, .C = 16, .out_channels = 17});
+  REQUIRE(conv_weight_bytes(g) == 17 * 16 * 2);
+  std::vector<float> w(17 * 16, 0.0f);
+  w[1 * 16 + 3] = 1.5f;   // kernel 1, channel 3: element (0·16 + 1)·16 + 3 = 19
+  w[16 * 16 + 5] = -2.0f;  // kernel 16, channel 5: element 16·16 + 5 = 261
+  std::vector<std::uint8_t> out(conv_weight_bytes(g), 0xff);
+  REQUIRE(pack_conv_weights<float>(g, w, weight_order::ohwi, out).ok());
+  CHECK(out[38] == 0x00);
+  CHECK(out[39] == 0x3e);  // 1.5 = 0x3e00
+  CHECK(out[522] == 0x00);
+  CHECK(out[523] == 0xc0);  // -2 = 0xc000
+  CHECK(out[0] == 0);
+  // 3x3, C 16, 16 kernels: kernel 2, channel 4 at tap (1, 2) = 5: element (5·16 + 2)·16 + 4 = 1316
+  const auto s = geometry({.in = conv_data::fp16, .out = precision::fp16, .H = 3, .W = 3, .C = 16, .out_channels = 16,
+                           .kernel_h = 3, .kernel_w = 3});
+  std::vector<std::uint16_t> raw(16 * 9 * 16, 0);
+  raw[((2 * 3 + 1) * 3 + 2) * 16 + 4] = 0x1234;  // OHWI
+  std::vector<std::uint8_t> packed(conv_weight_bytes(s), 0xff);
+  REQUIRE(pack_conv_weights<std::uint16_t>(s, raw, weight_order::ohwi, packed).ok());
+  CHECK(packed[2632] == 0x34);
+  CHECK(packed[2633] == 0x12);
+}
+
+TEST_CASE("a residual: the output's cube at the input's element type, its tensor checked") {
+  // uint8, 2x2 output, 2 channels: (h, w, c) at (h·2 + w)·16 + c, stored r − 0x80, 32
+  // computed channels (2 surfaces), the padding channels 0
+  const auto g = geometry({.in = conv_data::uint8, .H = 2, .W = 2, .C = 16, .out_channels = 2, .input = {0.5f, 0},
+                           .weights = {0.5f, 0}, .output = {0.5f, 0}, .residual_add = true, .residual = {0.5f, 0}});
+  REQUIRE(conv_residual_bytes(g) == 2 * 4 * 16);
+  const std::uint8_t r[] = {10, 20, 30, 40, 50, 60, 70, 80};  // NHWC
+  std::vector<std::uint8_t> out(conv_residual_bytes(g), 0xff);
+  REQUIRE(pack_conv_residual<std::uint8_t>(g, r, tensor_order::nhwc, out).ok());
+  CHECK(out[0] == 0x8a);   // 10 − 128
+  CHECK(out[1] == 0x94);   // 20 − 128
+  CHECK(out[16] == 0x9e);  // (0, 1, 0): 30 − 128
+  CHECK(out[48] == 0xc6);  // (1, 1, 0): 70 − 128
+  CHECK(out[2] == 0);
+  CHECK(out[64] == 0);
+  // a tensor of the wrong shape or type, a short buffer, a conv without a residual
+  CHECK(pack_conv_residual<std::uint8_t>(g, std::span(r, 7), tensor_order::nhwc, out).err().id() == "host-size");
+  const std::int8_t signed_r[8] = {};
+  CHECK(pack_conv_residual<std::int8_t>(g, signed_r, tensor_order::nhwc, out).err().id() == "host-size");
+  CHECK(pack_conv_residual<std::uint8_t>(g, r, tensor_order::nhwc, std::span(out.data(), 127)).err().id() == "buffer-size");
+  auto plain = g;
+  plain.spec.residual_add = false;
+  CHECK(pack_conv_residual<std::uint8_t>(plain, r, tensor_order::nhwc, out).err().id() == "host-size");
+}

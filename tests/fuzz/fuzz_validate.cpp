@@ -54,6 +54,7 @@
 
 #include <regcmd/model/npu.hpp>
 #include <regcmd/program/tail.hpp>
+#include <regcmd/programs/conv.hpp>
 #include <regcmd/programs/elementwise.hpp>
 #include <regcmd/programs/fused.hpp>
 #include <regcmd/programs/matmul.hpp>
@@ -669,6 +670,11 @@ const std::vector<editable>& full_programs() {
     std::vector<editable> out;
     if (auto p = take_program(build_matmul({.M = 4, .K = 32, .N = 16}), "matmul")) out.push_back(*p);
     if (auto p = take_program(build_ew({.M = 4, .N = 16}), "ew")) out.push_back(*p);
+    // the CNA + CORE + DPU + DPU_RDMA task: a quantized conv's complete list
+    if (auto p = take_program(build_conv({.in = conv_data::int8, .H = 4, .W = 4, .C = 16, .out_channels = 16, .kernel_h = 3,
+                                          .kernel_w = 3, .padding = conv_padding::same}),
+                              "conv"))
+      out.push_back(*p);
     return out;
   }();
   return list;
