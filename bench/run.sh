@@ -29,6 +29,8 @@ echo "== program size"
 run "$bin/bench_size"
 echo "== conv task splitting"
 run "$bin/bench_conv"
+echo "== lookup-table activations: accuracy on the model, program size"
+run "$bin/bench_activation"
 echo "== bind and submit preparation"
 status=0
 run "$bin/bench_bind" || status=$?

@@ -5,14 +5,7 @@
 //   a, out   [M][N] tensors; b per element ([M][N]), per channel ([N], broadcast along the
 //            rows) or one register immediate (fp16 ALU ops).
 //
-// Layouts (reference "SDP element-wise + DPU output-stage registers"; the vendor's
-// standalone add/mul captures and B's element-wise programs):
-//   surface  NC1HWC2 with H = 1, W = M pixels, C = N channels and C2 = 16 bytes of
-//            channels: [ceil(N / C2)][M][C2]. The vendor's layout; per channel needs it.
-//   flat     the tensor as a vector of M*N elements in one surface of C2 channels (B's
-//            layout): plain row-major [M][N] in memory, for per-element ops and the
-//            immediate, e.g. on a matmul's row-major output. Long vectors take several
-//            chained tasks of at most 8000 pixels (B's tiling).
+// Layouts: programs/sdp_shape.hpp (surface: NC1HWC2, per channel needs it; flat: row-major).
 //
 // Register values come from hardware-run sources, named at each write below and in
 // docs/sdp-values.md.
@@ -31,6 +24,7 @@
 #include <regcmd/program/writer.hpp>
 #include <regcmd/programs/door.hpp>
 #include <regcmd/programs/matmul_spec.hpp>
+#include <regcmd/programs/sdp_shape.hpp>
 #include <regcmd/registers/dpu.hpp>
 #include <regcmd/registers/dpu_rdma.hpp>
 #include <regcmd/rules/catalog.hpp>
@@ -41,7 +35,6 @@ namespace regcmd {
 
 enum class ew_op : std::uint8_t { add, mul, max, min };
 enum class ew_operand : std::uint8_t { per_element, per_channel, immediate };
-enum class ew_layout : std::uint8_t { surface, flat };
 
 struct ew_spec {
   ew_op op = ew_op::add;
@@ -56,91 +49,40 @@ struct ew_spec {
   friend constexpr bool operator==(const ew_spec&, const ew_spec&) = default;
 };
 
-// What one SDP task computes: W pixels of C channels (C padded to whole 16-byte atoms).
-struct ew_task_shape {
-  std::uint32_t pixels = 0;
-  std::uint32_t channels = 0;
-  friend constexpr bool operator==(const ew_task_shape&, const ew_task_shape&) = default;
-};
-
-// Pixels per task in the flat layout: B's tiling, 64-byte aligned tile addresses.
-inline constexpr std::uint32_t ew_flat_task_pixels = 8000;
-// DATA_CUBE_WIDTH / CHANNEL hold value - 1 in 13 bits.
-inline constexpr std::uint32_t ew_max_pixels = 8192, ew_max_channels = 8192;
-
-struct ew_geometry {
+// An element-wise op over an SDP tensor: its shape, the op and the second operand.
+struct ew_geometry : sdp_shape {
   ew_op op{};
-  precision dtype{};
   ew_operand operand{};
-  ew_layout layout{};
-  std::uint32_t M = 0, N = 0;      // the logical tensor
-  std::uint32_t atom = 0;          // C2: channels per 16-byte atom (8, or 16 for int8)
-  std::uint32_t padded_N = 0;      // surface: N rounded up to whole atoms
-  std::uint32_t elements = 0;      // flat: M*N rounded up to whole atoms
   std::uint32_t immediate_bits = 0;
 
-  constexpr std::uint32_t element_bytes() const { return static_cast<std::uint32_t>(bytes_of(dtype, 1)); }
-  constexpr std::uint32_t surfaces() const { return padded_N / atom; }
-  // Bytes of a, of out, and of b (per element: as a; per channel: padded_N values).
-  constexpr std::uint32_t tensor_bytes() const {
-    return layout == ew_layout::flat ? elements * element_bytes() : surfaces() * M * 16;
-  }
+  // Bytes of b: per element as a, per channel padded_N values, none for an immediate.
   constexpr std::uint32_t operand_bytes() const {
     return operand == ew_operand::per_element ? tensor_bytes()
            : operand == ew_operand::per_channel ? padded_N * element_bytes()
                                                 : 0;
   }
-  constexpr std::uint32_t tasks() const {
-    return layout == ew_layout::flat ? ceil_div(elements / atom, ew_flat_task_pixels) : 1;
-  }
-  // Task t: its shape and the byte offset of its slice of a, b and out.
-  constexpr ew_task_shape task_shape(std::uint32_t t) const {
-    if (layout == ew_layout::surface) return {M, padded_N};
-    const std::uint32_t pixels = elements / atom;
-    return {std::min(ew_flat_task_pixels, pixels - t * ew_flat_task_pixels), atom};
-  }
-  constexpr std::uint32_t task_offset(std::uint32_t t) const { return t * ew_flat_task_pixels * 16; }
   friend constexpr bool operator==(const ew_geometry&, const ew_geometry&) = default;
 };
-
-constexpr std::uint32_t ew_atom(precision p) { return 16 / static_cast<std::uint32_t>(bytes_of(p, 1)); }
 
 // The fp32 bits of an immediate (B: fp16 processing reads its register operand as fp32).
 constexpr std::uint32_t fp32_bits(float v) { return std::bit_cast<std::uint32_t>(v); }
 
-// Every rule of an element-wise request, in the order a user would fix them.
+// Every rule of an element-wise request, in the order a user would fix them (the shape's
+// last: programs/sdp_shape.hpp).
 template <class Soc = soc::rk3588>
 constexpr result<ew_geometry> resolve_ew(const ew_spec& s) {
-  if (s.M == 0 || s.N == 0) return make_error(rules::shape_nonzero, "ew");
-  if (!sdp_reads(s.dtype))
-    return make_error(rules::ew_precision, "ew", "dtype", static_cast<std::uint32_t>(s.dtype));
   if (s.input_pitch != 0) return make_error(rules::ew_line_stride, "ew", "input_pitch", s.input_pitch);
   if (s.operand == ew_operand::immediate && (s.dtype != precision::fp16 || s.op == ew_op::mul))
     return make_error(rules::ew_immediate, "ew");
   if (s.operand == ew_operand::per_channel && s.layout == ew_layout::flat)
     return make_error(rules::ew_per_channel_layout, "ew");
+  const result<sdp_shape> shape = resolve_sdp_shape<Soc>(s.dtype, s.M, s.N, s.layout, s.pad, "ew");
+  if (!shape) return shape.err();
   ew_geometry g;
+  static_cast<sdp_shape&>(g) = shape.value();
   g.op = s.op;
-  g.dtype = s.dtype;
   g.operand = s.operand;
-  g.layout = s.layout;
-  g.M = s.M;
-  g.N = s.N;
-  g.atom = ew_atom(s.dtype);
   g.immediate_bits = s.operand == ew_operand::immediate ? fp32_bits(s.immediate) : 0;
-  if (s.layout == ew_layout::surface) {
-    if (s.pad == padding::none && s.N % g.atom != 0) return make_error(rules::ew_n_alignment, "ew", "N", s.N);
-    if (s.M > ew_max_pixels) return make_error(rules::ew_width, "ew", "M", s.M);
-    g.padded_N = align_up(s.N, g.atom);
-    if (g.padded_N > ew_max_channels) return make_error(rules::ew_width, "ew", "N", s.N);
-  } else {
-    const std::uint64_t count = std::uint64_t{s.M} * s.N;
-    if (s.pad == padding::none && count % g.atom != 0) return make_error(rules::ew_n_alignment, "ew", "M*N", count);
-    const std::uint64_t padded = (count + g.atom - 1) / g.atom * g.atom;
-    if (!fits_address_space<Soc>(padded * g.element_bytes())) return make_error(rules::operand_size, "ew", "M*N", count);
-    g.elements = static_cast<std::uint32_t>(padded);
-    g.padded_N = g.atom;
-  }
   return g;
 }
 
@@ -188,13 +130,6 @@ constexpr ew_config ew_config_of(const ew_geometry& g) {
 }
 }  // namespace detail
 
-// Byte offsets of a task's a, b and out inside their buffers.
-struct ew_offsets {
-  std::uint32_t input = 0;
-  std::uint32_t operand = 0;
-  std::uint32_t output = 0;
-};
-
 // Entries of one SDP task: 53 register writes, the 4-entry tail and the padding that
 // starts the next task on 16 bytes.
 inline constexpr std::uint32_t ew_task_entries = 58;
@@ -206,49 +141,20 @@ inline constexpr std::uint32_t ew_task_entries = 58;
 constexpr task_desc ew_task(const ew_geometry& g, const ew_task_shape& shape, const ew_offsets& at = {},
                             operand_role input_role = operand_role::feature,
                             operand_role output_role = operand_role::output) {
-  using namespace reg;
-  const precision p = g.dtype;
-  const std::uint32_t W = shape.pixels, C = shape.channels;
-  const std::uint32_t tensor_bytes = C / g.atom * W * 16;
-  const bool fp16 = p == precision::fp16;
   const bool channel = g.operand == ew_operand::per_channel;
   const detail::ew_config config = detail::ew_config_of(g);
-  // The immediate in every operand group (B: which group a surface uses is not established).
-  const auto immediates = every_element(DPU_EW_OP_VALUE{.EW_OPERAND = g.immediate_bits});
-
-  task_desc t;
-  // DPU (the vendor's standalone add/mul captures): flying mode, output to memory. Surfaces
-  // of W pixels x 16 bytes: DST_SURF_STRIDE and SURFACE_ADD count 16-byte units.
-  t.dpu = dpu_stage{
-      .feature_mode = {.FLYING_MODE = 1, .OUTPUT_MODE = 2, .BURST_LEN = 15},
-      .data_format = {.PROC_PRECISION = p, .IN_PRECISION = p, .OUT_PRECISION = p},
-      .output = {output_role, at.output, tensor_bytes},
-      .dst_surf_stride = {.DST_SURF_STRIDE = W},
-      .cube_width = {.WIDTH = W - 1},
-      .cube_channel = {.CHANNEL = C - 1, .ORIG_CHANNEL = C - 1},
-      .bs_ow_cfg = {.OD_BYPASS = 1},
-      .wdma_size_0 = {.CHANNEL_WDMA = C - 1},
-      .wdma_size_1 = {.WIDTH_WDMA = W - 1},
-      // EW_CVT_SCALE stays 1: "integer EW conversion needs a scale of 1" (B).
-      .ew = {.cfg = config.ew, .operands = immediates},
-      .out_convert = {.scale = {.OUT_CVT_SCALE = 1, .FP32TOFP16_EN = fp16}},
-      .surface_add = {.SURF_ADD = W},
-      .complete = false,
-  };
-  // DPU_RDMA: the main read (MRDMA, flying) and the second operand (ERDMA); a per-channel
-  // vector is contiguous, one 16-byte atom per surface (B).
-  t.dpu_rdma = dpu_rdma_stage{
-      .cube_width = {.WIDTH = W - 1},
-      .cube_channel = {.CHANNEL = C - 1},
-      .source = address{input_role, at.input, tensor_bytes},
-      .erdma_cfg = config.erdma,
-      .ew_operand = g.operand == ew_operand::immediate
-                        ? std::optional<address>{}
-                        : address{operand_role::ew_operand, at.operand, channel ? C * g.element_bytes() : tensor_bytes},
-      .ew_surf_stride = {.EW_SURF_STRIDE = channel ? 1u : W},
-      .feature_mode = {.FLYING_MODE = 1, .MRDMA_FP16TOFP32_EN = fp16, .PROC_PRECISION = p, .BURST_LEN = 15,
-                       .IN_PRECISION = p},
-  };
+  task_desc t = sdp_task(g, shape, at, input_role, output_role);
+  // EW_CVT_SCALE stays 1: "integer EW conversion needs a scale of 1" (B). The immediate goes
+  // in every operand group (B: which group a surface uses is not established).
+  t.dpu->ew = {.cfg = config.ew, .operands = every_element(reg::DPU_EW_OP_VALUE{.EW_OPERAND = g.immediate_bits})};
+  // The second operand (ERDMA); a per-channel vector is contiguous, one 16-byte atom per
+  // surface (B).
+  t.dpu_rdma->erdma_cfg = config.erdma;
+  if (g.operand != ew_operand::immediate) {
+    const std::uint32_t W = shape.pixels, C = shape.channels;
+    t.dpu_rdma->ew_operand = address{operand_role::ew_operand, at.operand, channel ? C * g.element_bytes() : C / g.atom * W * 16};
+    t.dpu_rdma->ew_surf_stride = {.EW_SURF_STRIDE = channel ? 1u : W};
+  }
   return t;
 }
 

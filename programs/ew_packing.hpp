@@ -1,6 +1,6 @@
 #pragma once
 // Operand packers for element-wise (SDP) programs: host [M][N] tensors and [N] vectors in
-// the layouts of programs/elementwise.hpp.
+// the layouts of programs/sdp_shape.hpp (element-wise and activation programs).
 //
 //   surface   element (m, n) at ((n / C2) * M + m) * 16 + (n % C2) * bytes; C2 = 16 / bytes
 //   flat      element (m, n) at (m * N + n) * bytes (row-major), zero-padded to whole atoms
@@ -16,14 +16,14 @@
 
 #include <regcmd/core/error.hpp>
 #include <regcmd/core/half.hpp>
-#include <regcmd/programs/elementwise.hpp>
+#include <regcmd/programs/sdp_shape.hpp>
 #include <regcmd/programs/packing.hpp>
 #include <regcmd/rules/catalog.hpp>
 
 namespace regcmd {
 
 namespace detail {
-constexpr std::size_t ew_offset(const ew_geometry& g, std::uint32_t m, std::uint32_t n) {
+constexpr std::size_t ew_offset(const sdp_shape& g, std::uint32_t m, std::uint32_t n) {
   const std::uint32_t bytes = g.element_bytes();
   if (g.layout == ew_layout::flat) return (std::size_t{m} * g.N + n) * bytes;
   return (std::size_t{n / g.atom} * g.M + m) * 16 + std::size_t{n % g.atom} * bytes;
@@ -53,7 +53,7 @@ constexpr T ew_value(precision p, std::uint32_t bits) {
 // a[M][N] (row-major host array) into the layout of an input, a per-element operand or an
 // output of geometry g.
 template <class T>
-constexpr status pack_ew_tensor(const ew_geometry& g, std::span<const T> a, std::span<std::uint8_t> out) {
+constexpr status pack_ew_tensor(const sdp_shape& g, std::span<const T> a, std::span<std::uint8_t> out) {
   if (a.size() != std::size_t{g.M} * g.N) return make_error(rules::host_size, "ew tensor", "", a.size());
   if (out.size() < g.tensor_bytes()) return make_error(rules::buffer_size, "ew tensor", "", out.size());
   detail::fill_zero(out.first(g.tensor_bytes()));
@@ -66,7 +66,7 @@ constexpr status pack_ew_tensor(const ew_geometry& g, std::span<const T> a, std:
 
 // v[N] into the per-channel operand of geometry g.
 template <class T>
-constexpr status pack_ew_vector(const ew_geometry& g, std::span<const T> v, std::span<std::uint8_t> out) {
+constexpr status pack_ew_vector(const sdp_shape& g, std::span<const T> v, std::span<std::uint8_t> out) {
   if (v.size() != g.N) return make_error(rules::ew_vector_size, "ew vector", "", v.size());
   if (out.size() < std::size_t{g.padded_N} * g.element_bytes())
     return make_error(rules::buffer_size, "ew vector", "", out.size());
@@ -80,7 +80,7 @@ constexpr status pack_ew_vector(const ew_geometry& g, std::span<const T> v, std:
 // an SDP reading the flat layout (the vendor's compiler broadcasts it the same way;
 // reference "0x4070 DPU_EW_CFG + 0x5034 ERDMA_CFG data-mode fields").
 template <class T>
-constexpr status pack_ew_broadcast(const ew_geometry& g, std::span<const T> v, std::span<std::uint8_t> out) {
+constexpr status pack_ew_broadcast(const sdp_shape& g, std::span<const T> v, std::span<std::uint8_t> out) {
   if (v.size() != g.N) return make_error(rules::ew_vector_size, "ew vector", "", v.size());
   if (out.size() < g.tensor_bytes()) return make_error(rules::buffer_size, "ew tensor", "", out.size());
   detail::fill_zero(out.first(g.tensor_bytes()));
@@ -92,7 +92,7 @@ constexpr status pack_ew_broadcast(const ew_geometry& g, std::span<const T> v, s
 
 // The output (or any tensor) of geometry g back into c[M][N].
 template <class T>
-constexpr status unpack_ew_tensor(const ew_geometry& g, std::span<const std::uint8_t> in, std::span<T> c) {
+constexpr status unpack_ew_tensor(const sdp_shape& g, std::span<const std::uint8_t> in, std::span<T> c) {
   if (c.size() != std::size_t{g.M} * g.N) return make_error(rules::host_size, "ew tensor", "", c.size());
   if (in.size() < g.tensor_bytes()) return make_error(rules::buffer_size, "ew tensor", "", in.size());
   for (std::uint32_t m = 0; m < g.M; ++m)

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <regcmd/model/npu.hpp>
+#include <regcmd/programs/elementwise.hpp>
 #include <regcmd/programs/ew_packing.hpp>
 #include <regcmd/rules/program_rules.hpp>
 

@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdint>
 
+#include <regcmd/programs/elementwise.hpp>
 #include <regcmd/programs/ew_packing.hpp>
 
 using namespace regcmd;

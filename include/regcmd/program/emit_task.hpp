@@ -1,7 +1,8 @@
 #pragma once
 // Writes a task description (program/task.hpp) as one task of a program:
 //
-//   - the DPU's S_POINTER first (implementation A and the vendor's captures start with it),
+//   - a lookup-table upload first, where the task carries one (ops-reference §6.2),
+//   - the DPU's S_POINTER (implementation A and the vendor's captures start with it),
 //   - then every present block in the order CNA, CORE, DPU, DPU_RDMA, PPU, PPU_RDMA, each
 //     register of a block in ascending offset (the vendor's and Mesa's order), an address
 //     register as a slot of the program,
@@ -119,10 +120,12 @@ constexpr void put_stage(program_writer& w, const dpu_stage& s) {
   w.put(s.out_convert.shift);
   put_array(w, s.ew.operands);
   w.put(s.surface_add);
-  if (!s.complete) return;
+  if (!s.complete && !s.lut_config) return;
   w.put(s.unnamed_40c4);
-  w.put(s.lut.access_cfg);
-  w.put(s.lut.access_data);
+  if (s.complete) {
+    w.put(s.lut.access_cfg);
+    w.put(s.lut.access_data);
+  }
   w.put(s.lut.cfg);
   w.put(s.lut.info);
   w.put(s.lut.le_start);
@@ -133,6 +136,16 @@ constexpr void put_stage(program_writer& w, const dpu_stage& s) {
   w.put(s.lut.le_slope_shift);
   w.put(s.lut.lo_slope_scale);
   w.put(s.lut.lo_slope_shift);
+}
+
+// LUT_ACCESS_CFG in write mode at entry 0 of a table, then its entries (auto-increment).
+constexpr void put_lut_upload(program_writer& w, const lut_upload& u) {
+  using namespace reg;
+  for (const std::int16_t* table : {u.le, u.lo}) {
+    w.put(DPU_LUT_ACCESS_CFG{.LUT_TABLE_ID = table == u.lo, .LUT_ACCESS_TYPE = 1});
+    for (std::uint32_t i = 0; i < u.entries; ++i)
+      w.put(DPU_LUT_ACCESS_DATA{.LUT_ACCESS_DATA = static_cast<std::uint16_t>(table[i])});
+  }
 }
 
 constexpr void put_stage(program_writer& w, const dpu_rdma_stage& s) {
@@ -194,6 +207,7 @@ constexpr void put_stage(program_writer& w, const ppu_rdma_stage& s) {
 
 constexpr void emit_task(program_writer& w, const task_desc& t) {
   w.begin_task();
+  if (t.dpu && t.dpu->upload) detail::put_lut_upload(w, *t.dpu->upload);
   if (t.dpu) w.put(t.dpu->pointer);
   if (t.cna) detail::put_stage(w, *t.cna);
   if (t.core) detail::put_stage(w, *t.core);

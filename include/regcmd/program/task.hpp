@@ -140,6 +140,14 @@ struct lut_stage {
   reg::DPU_LUT_LO_SLOPE_SHIFT lo_slope_shift{};
 };
 
+// Tables for the DPU's lookup table, written through LUT_ACCESS_CFG / LUT_ACCESS_DATA: the LE
+// table then the LO table, `entries` signed 16-bit values each (ops-reference §6.2).
+struct lut_upload {
+  const std::int16_t* le = nullptr;
+  const std::int16_t* lo = nullptr;
+  std::uint32_t entries = 0;
+};
+
 // DPU: the output stage. Defaults: ping-pong pointer (0xe), output to memory with bursts of
 // 16 (0x1e4), every stage bypassed.
 struct dpu_stage {
@@ -168,6 +176,11 @@ struct dpu_stage {
   // entries) also writes OFFSET_PEND, 0x40C4 and the LUT stage, so that nothing an earlier
   // task left there survives; the vendor's element-wise captures leave those 14 out.
   bool complete = true;
+  // A lookup-table op without the complete list writes 0x40C4 and the LUT configuration
+  // (LUT_CFG to the slopes) but not the access pair (AB-SILU's order, ops-reference §6.2).
+  bool lut_config = false;
+  // Tables uploaded at the start of the task, before every other register (AB-SILU, AB-OPS).
+  std::optional<lut_upload> upload{};
 };
 
 // DPU_RDMA: the DPU's reads (the main feature in flying mode, the BS/BN/EW operands). An

@@ -225,6 +225,60 @@
     "regcmd-isa-reference \"fp16 matmul -> fp16 output stage\"")
 
 // Rules on host operands (programs/packing.hpp).
+// Rules on an activation request (programs/activation.hpp) and on a lookup table
+// (programs/lut_table.hpp).
+#define REGCMD_ACT_RULES(X)                                                                          \
+  X(lut_range, "lut-range",                                                                          \
+    "a lookup table's range needs lo < hi, both finite, and its larger bound within [0.2502, "      \
+    "65504]: the index scale 16384 / bound is a fp16 multiplier (DPU_BN_MUL_CFG)",                  \
+    "ops-reference §6.2 (BN_MUL_CFG, LUT_LE_START / LUT_LO_END)")                                     \
+  X(lut_not_finite, "lut-not-finite",                                                                \
+    "the function is NaN or infinite at a point of its table (or of a linear tail's secant): "      \
+    "narrow the range to where it is finite, or hold the tail",                                      \
+    "ops-reference §6.3")                                                                            \
+  X(lut_entry_range, "lut-entry-range",                                                              \
+    "the function's values do not fit the table's signed 16-bit entries (|f| > 32767 on the "       \
+    "range): narrow the range or scale the function",                                                \
+    "ops-reference §6.2 (LUT_ACCESS_DATA 15:0)")                                                     \
+  X(lut_slope_range, "lut-slope-range",                                                              \
+    "a linear tail's slope does not fit the LUT slope registers (a signed 16-bit scale): hold the "  \
+    "tail (lut_tail::hold) or narrow the range",                                                     \
+    "ops-reference §6.2 (LUT_*_SLOPE_SCALE / SHIFT)")                                                 \
+  X(act_lut_precision, "act-lut-precision",                                                          \
+    "lookup-table activations run on fp16 data (every public LUT program is fp16; the index "       \
+    "scaling of an integer input is unknown): convert the tensor to fp16 first",                    \
+    "ops-reference §9 (no int8 LUT activations)")                                                    \
+  X(act_clip_bounds, "act-clip-bounds",                                                              \
+    "clip needs finite bounds lo < hi, integers within the dtype's range for int8 / int16 "         \
+    "(ReLUX compares with an integer there)",                                                        \
+    "rknpu-uapi-and-register-map §4 (DPU_BN_RELUX_CMP_VALUE)")                                       \
+  X(act_leaky_slope, "act-leaky-slope",                                                              \
+    "the leaky ReLU slope must lie in [0, 1): it multiplies the negatives as a fp16 operand, or as " \
+    "a signed 16-bit multiplier and a shift for int8 / int16",                                       \
+    "rknpu-uapi-and-register-map §4 (DPU_BN_MUL_CFG, BN_MUL_PRELU)")
+
+// Rules on a pooling request (programs/pooling.hpp).
+#define REGCMD_POOL_RULES(X)                                                                         \
+  X(pool_precision, "pool-precision", "the PPU pools fp16 or int8 data: give dtype fp16 or int8",   \
+    "ops-reference §5.1 (PPU_DATA_FORMAT, PPU_RDMA_RDMA_DATA_FORMAT)")                              \
+  X(pool_int8_average, "pool-int8-average",                                                          \
+    "no source states how the PPU averages int8 (the reciprocal's format differs between "          \
+    "sources): average fp16 data, or use max pooling",                                              \
+    "ops-reference §8 (RECIP_KERNEL), §9")                                                           \
+  X(pool_size, "pool-size",                                                                          \
+    "the PPU's cube registers hold W, H and the padded C minus 1 in 13 bits (at most 8192), and a "  \
+    "row task writes 8191 / W output rows (W at most 8191): make the image smaller",                \
+    "ops-reference §5.1, §5.2 (row tiling)")                                                         \
+  X(pool_kernel, "pool-kernel",                                                                      \
+    "the kernel and the stride are 1 to 16 (POOLING_KERNEL_CFG's 4-bit fields; a global pool's "    \
+    "kernel is the whole image, so H and W are at most 16), and the kernel fits the padded input: " \
+    "pool in two steps for a larger window",                                                         \
+    "ops-reference §5.1 (POOLING_KERNEL_CFG)")                                                       \
+  X(pool_padding, "pool-padding",                                                                    \
+    "each padding side is 0 to 7 (POOLING_PADDING_CFG's 3-bit fields) and narrower than the kernel " \
+    "(a wider one makes outputs of padding alone)",                                                  \
+    "ops-reference §5.1 (POOLING_PADDING_CFG)")
+
 #define REGCMD_PACKING_RULES(X)                                                                      \
   X(buffer_size, "buffer-size",                                                                      \
     "the buffer is smaller than the operand's layout needs: size it with the *_bytes() of the "     \
@@ -405,6 +459,8 @@ REGCMD_MATMUL_RULES(REGCMD_DEFINE_RULE)
 REGCMD_PLAN_RULES(REGCMD_DEFINE_RULE)
 REGCMD_EW_RULES(REGCMD_DEFINE_RULE)
 REGCMD_CONV_RULES(REGCMD_DEFINE_RULE)
+REGCMD_ACT_RULES(REGCMD_DEFINE_RULE)
+REGCMD_POOL_RULES(REGCMD_DEFINE_RULE)
 REGCMD_PACKING_RULES(REGCMD_DEFINE_RULE)
 REGCMD_BIND_RULES(REGCMD_DEFINE_RULE)
 REGCMD_PROGRAM_RULES(REGCMD_DEFINE_RULE)
@@ -428,6 +484,8 @@ namespace regcmd {
   REGCMD_PLAN_RULES(X)               \
   REGCMD_EW_RULES(X)                 \
   REGCMD_CONV_RULES(X)               \
+  REGCMD_ACT_RULES(X)                \
+  REGCMD_POOL_RULES(X)               \
   REGCMD_PACKING_RULES(X)            \
   REGCMD_BIND_RULES(X)               \
   REGCMD_PROGRAM_RULES(X)

@@ -1,0 +1,166 @@
+// Activation programs end to end on the functional model: the ReLU family for every dtype
+// and layout against a host computation on random data, and every lookup-table function
+// against the exact function over a dense sweep of fp16 inputs (all of them within 1.25x
+// the function's range), with the accuracy bounds bench/README.md reports.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include <regcmd/core/half.hpp>
+#include <regcmd/model/npu.hpp>
+#include <regcmd/programs/activation.hpp>
+#include <regcmd/programs/ew_packing.hpp>
+
+#include "model_board.hpp"
+
+using namespace regcmd;
+
+namespace {
+
+// Runs an activation program on x; returns out.
+template <class T>
+std::vector<T> run_on_model(const runtime_program<act_geometry>& p, const std::vector<T>& x) {
+  const act_geometry& g = p.geometry;
+  testing::model_board board;
+  auto& in = board.allocate(operand_role::feature, g.tensor_bytes());
+  auto& out = board.allocate(operand_role::output, g.tensor_bytes(), 0xee);
+  REQUIRE(pack_ew_tensor<T>(g, x, in).ok());
+  const auto r = board.run(p.view());
+  REQUIRE_MESSAGE(r.faults.empty(), r.faults.front().what);
+  REQUIRE(r.tasks_completed == p.view().tasks.size());
+  std::vector<T> y(x.size());
+  REQUIRE(unpack_ew_tensor<T>(g, out, y).ok());
+  return y;
+}
+
+runtime_program<act_geometry> built(const act_spec& s) {
+  auto r = build_activation(s);
+  REQUIRE_MESSAGE(r.ok(), r.err().id());
+  return std::move(r).value();
+}
+
+float fp16(double v) { return half_to_float(float_to_half(static_cast<float>(v))); }
+
+// The ReLU family on the host: clip and ReLU exact, the leaky multiply in fp32 (fp16) or
+// x·round(a·2^15) / 2^15 rounded half up (integers).
+double host_relu_family(const act_spec& s, double x) {
+  switch (s.fn) {
+    case activation::relu: return std::max(x, 0.0);
+    case activation::relu6: return std::clamp(x, 0.0, 6.0);
+    case activation::clip: return std::clamp(x, double{s.lo}, double{s.hi});
+    default: break;
+  }
+  if (x >= 0) return x;
+  if (s.dtype == precision::fp16) return static_cast<double>(static_cast<float>(x) * fp16(s.slope));
+  const double m = std::floor(double{s.slope} * 32768 + 0.5);
+  return std::floor(x * m / 32768 + 0.5);
+}
+
+template <class T>
+void check_relu_family(const act_spec& s, std::uint32_t seed) {
+  CAPTURE(static_cast<int>(s.fn));
+  CAPTURE(static_cast<int>(s.dtype));
+  CAPTURE(static_cast<int>(s.layout));
+  const auto p = built(s);
+  std::mt19937 rng(seed);
+  std::vector<T> x(std::size_t{s.M} * s.N);
+  for (T& v : x) {
+    if constexpr (std::is_same_v<T, float>) v = fp16(std::uniform_real_distribution<double>(-10, 10)(rng));
+    else v = static_cast<T>(std::uniform_int_distribution<int>(std::numeric_limits<T>::min(), std::numeric_limits<T>::max())(rng));
+  }
+  const std::vector<T> y = run_on_model(p, x);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    double want = host_relu_family(s, x[i]);
+    if constexpr (std::is_same_v<T, float>) want = fp16(want);
+    else want = std::clamp<double>(want, std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
+    CAPTURE(x[i]);
+    REQUIRE(static_cast<double>(y[i]) == want);
+  }
+}
+
+// The largest absolute error, and the largest relative one where |f| >= 2^-4, of a table
+// function over every fp16 input in [lo, hi].
+struct accuracy {
+  double absolute = 0, relative = 0;
+};
+
+template <class F>
+accuracy sweep(activation fn, const F& exact, double lo, double hi) {
+  std::vector<float> x;
+  for (std::uint32_t h = 0; h < 0x10000; ++h) {
+    const float v = half_to_float(static_cast<std::uint16_t>(h));
+    if (v >= lo && v <= hi) x.push_back(v);
+  }
+  const auto p = built({.fn = fn, .M = 1, .N = static_cast<std::uint32_t>(x.size())});
+  const std::vector<float> y = run_on_model(p, x);
+  accuracy a;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double want = exact(static_cast<double>(x[i])), err = std::abs(y[i] - want);
+    a.absolute = std::max(a.absolute, err);
+    if (std::abs(want) >= 0.0625) a.relative = std::max(a.relative, err / std::abs(want));
+  }
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("the ReLU family on the model: every dtype and layout against the host") {
+  for (const ew_layout layout : {ew_layout::flat, ew_layout::surface}) {
+    for (const activation fn : {activation::relu, activation::relu6, activation::clip, activation::leaky_relu}) {
+      const act_spec f{.fn = fn, .M = 9, .N = 40, .layout = layout, .lo = -2.5f, .hi = 3.0f, .slope = 0.1f};
+      check_relu_family<float>(f, 1);
+      act_spec i16 = f;
+      i16.dtype = precision::int16;
+      i16.lo = -300;
+      i16.hi = 1000;
+      check_relu_family<std::int16_t>(i16, 2);
+      act_spec i8 = f;
+      i8.dtype = precision::int8;
+      i8.N = 48;
+      i8.lo = -20;
+      i8.hi = 50;
+      check_relu_family<std::int8_t>(i8, 3);
+    }
+  }
+}
+
+TEST_CASE("a flat activation over several tasks, and N padded to whole atoms") {
+  check_relu_family<float>({.fn = activation::leaky_relu, .M = 200, .N = 1000, .slope = 0.25f}, 4);  // 4 tasks
+  check_relu_family<float>({.fn = activation::relu6, .M = 3, .N = 13, .layout = ew_layout::surface}, 5);
+  check_relu_family<std::int8_t>({.fn = activation::relu, .dtype = precision::int8, .M = 7, .N = 3}, 6);
+}
+
+TEST_CASE("every table function on the model against the exact function, within its stated bound") {
+  struct row {
+    activation fn;
+    double (*exact)(double);
+    double lo, hi;  // the sweep: 1.25x the default range; exp's inputs x - max <= 0
+    double max_absolute;
+  };
+  // Bounds: the measured error (bench/README.md) with a margin; the held tails dominate
+  // beyond the ranges.
+  const row rows[] = {
+      {activation::sigmoid, [](double x) { return 1 / (1 + std::exp(-x)); }, -10, 10, 1e-3},
+      {activation::tanh, [](double x) { return std::tanh(x); }, -6.25, 6.25, 1e-3},
+      {activation::silu, [](double x) { return x / (1 + std::exp(-x)); }, -15, 15, 1e-2},
+      {activation::gelu,
+       [](double x) { return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); },
+       -7.5, 7.5, 1e-2},
+      {activation::gelu_erf, [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }, -7.5, 7.5, 1e-2},
+      {activation::hardswish, [](double x) { return x * std::clamp(x + 3, 0.0, 6.0) / 6; }, -5, 5, 1e-2},
+      {activation::hardsigmoid, [](double x) { return std::clamp(x + 3, 0.0, 6.0) / 6; }, -5, 5, 1e-3},
+      {activation::exp, [](double x) { return std::exp(x); }, -20, 0, 1e-3},
+      {activation::mish, [](double x) { return x * std::tanh(std::log1p(std::exp(x))); }, -15, 15, 1e-2},
+  };
+  for (const row& r : rows) {
+    CAPTURE(static_cast<int>(r.fn));
+    const accuracy got = sweep(r.fn, r.exact, r.lo, r.hi);
+    MESSAGE("fn ", static_cast<int>(r.fn), ": max abs error ", got.absolute, ", max rel error (|f| >= 1/16) ", got.relative);
+    CHECK(got.absolute <= r.max_absolute);
+  }
+}

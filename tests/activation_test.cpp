@@ -1,0 +1,220 @@
+// Activation programs against values typed by hand: the LUT registers of the public programs
+// (ops-reference §6.2: BN_CFG 0x00020040, EW_CFG 0x302, LUT_CFG 0x68, LUT_INFO 0x050500,
+// LE_START -16384, LO_END 16384, the sigmoid's OUT_CVT_SHIFT 0x8000f000), table entries
+// evaluated from the formulas of docs/activation-values.md, and the ReLU-family stage values.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include <regcmd/programs/activation.hpp>
+
+using namespace regcmd;
+
+namespace {
+constexpr std::uint16_t dpu = 0x1001;
+
+// The value written to (target, offset) by task `t`, which must write it exactly once.
+std::uint32_t value_at(const program_view& p, std::uint16_t target, std::uint16_t offset, std::size_t t = 0) {
+  std::uint32_t value = 0, seen = 0;
+  const task& k = p.tasks[t];
+  for (std::uint32_t i = k.first; i < k.first + k.count; ++i)
+    if (p.entries[i].target() == target && p.entries[i].offset() == offset) {
+      value = p.entries[i].value();
+      ++seen;
+    }
+  REQUIRE(seen == 1);
+  return value;
+}
+
+std::uint32_t count_of(const program_view& p, std::uint16_t target, std::uint16_t offset, std::size_t t = 0) {
+  std::uint32_t seen = 0;
+  const task& k = p.tasks[t];
+  for (std::uint32_t i = k.first; i < k.first + k.count; ++i)
+    seen += p.entries[i].target() == target && p.entries[i].offset() == offset;
+  return seen;
+}
+
+// The values of the `n`-th table upload (0: LE, 1: LO) of task 0, as signed entries.
+std::vector<std::int16_t> uploaded(const program_view& p, int table) {
+  std::vector<std::int16_t> out;
+  int seen = -1;
+  for (std::uint32_t i = p.tasks[0].first; i < p.tasks[0].first + p.tasks[0].count; ++i) {
+    const entry e = p.entries[i];
+    if (e.target() != dpu) continue;
+    if (e.offset() == 0x4100) ++seen;
+    if (e.offset() == 0x4104 && seen == table) out.push_back(static_cast<std::int16_t>(e.value()));
+  }
+  return out;
+}
+
+runtime_program<act_geometry> built(const act_spec& s) {
+  auto r = build_activation(s);
+  REQUIRE_MESSAGE(r.ok(), r.err().id());
+  return std::move(r).value();
+}
+}  // namespace
+
+TEST_CASE("sigmoid: the public LUT registers, its Q0.15 output conversion and entries by hand") {
+  const auto p = built({.fn = activation::sigmoid, .M = 4, .N = 64});
+  const program_view v = p.view();
+  // Range [-8, 8]: index scale 16384 / 8 = 2048 (fp16 0x6800), step 32 / 2048 = 1/64.
+  CHECK(value_at(v, dpu, 0x4060) == 0x00020040);  // BN: ALU add, MUL on, ReLU bypassed
+  CHECK(value_at(v, dpu, 0x4064) == 0x80000000);  // -0.0f
+  CHECK(value_at(v, dpu, 0x4068) == 0x68000000);  // fp16(2048) << 16
+  CHECK(value_at(v, dpu, 0x4070) == 0x302);
+  CHECK(value_at(v, dpu, 0x4108) == 0x68);
+  CHECK(value_at(v, dpu, 0x410c) == 0x050500);
+  CHECK(value_at(v, dpu, 0x4110) == 0xffffc000);
+  CHECK(value_at(v, dpu, 0x4114) == 0);
+  CHECK(value_at(v, dpu, 0x4118) == 0);
+  CHECK(value_at(v, dpu, 0x411c) == 0x4000);
+  // max sigmoid on the range 0.99966 -> e = 15 (32757 fits, 65514 does not): the public
+  // sigmoid's own conversion, CVT_TYPE | MINUS_EXP 15.
+  CHECK(value_at(v, dpu, 0x4088) == 0x8000f000);
+  CHECK(value_at(v, dpu, 0x4084) == 0x00010001);
+  CHECK(value_at(v, dpu, 0x4010) == 0x48000002);
+  // held tails: both slopes 0
+  CHECK(value_at(v, dpu, 0x4120) == 0);
+  CHECK(value_at(v, dpu, 0x4124) == 0);
+  CHECK(value_at(v, dpu, 0x4128) == 0);
+  CHECK(value_at(v, dpu, 0x412c) == 0);
+  // the upload: ACCESS_CFG 0x20000 (table 0, write) and 0x30000 (table 1), 513 entries each
+  CHECK(count_of(v, dpu, 0x4100) == 2);
+  CHECK(count_of(v, dpu, 0x4104) == 1026);
+  CHECK(v.entries[v.tasks[0].first] == entry::make(dpu, 0x00020000, 0x4100));
+  CHECK(v.entries[v.tasks[0].first + 514] == entry::make(dpu, 0x00030000, 0x4100));
+  const std::vector<std::int16_t> le = uploaded(v, 0), lo = uploaded(v, 1);
+  REQUIRE(le.size() == 513);
+  REQUIRE(lo.size() == 513);
+  // LE[i] = round(32768 σ(-(512 - i) / 64)), LO[i] = round(32768 σ(i / 64)):
+  CHECK(le[0] == 11);       // 32768 σ(-8) = 10.989
+  CHECK(le[256] == 589);    // 32768 σ(-4) = 589.4
+  CHECK(le[511] == 16256);  // 32768 σ(-1/64) = 16256.0
+  CHECK(le[512] == 16384);
+  CHECK(lo[0] == 16384);
+  CHECK(lo[1] == 16512);    // 32768 σ(1/64) = 16512.0
+  CHECK(lo[256] == 32179);  // 32768 σ(4) = 32178.6
+  CHECK(lo[512] == 32757);  // 32768 σ(8) = 32757.0
+}
+
+TEST_CASE("SiLU: its own range and exponent, a linear overflow tail by hand") {
+  const auto p = built({.fn = activation::silu, .M = 1, .N = 1024});
+  const program_view v = p.view();
+  // Range [-12, 12]: 16384 / 12 = 1365.3 -> fp16 at most 1365 (0x6555); step 32 / 1365.
+  CHECK(value_at(v, dpu, 0x4068) == 0x65550000);
+  // max |silu| = silu(12) = 11.99993 -> e = 11 (24576 fits, 49152 does not)
+  CHECK(value_at(v, dpu, 0x4088) == 0x8000b000);
+  const std::vector<std::int16_t> le = uploaded(v, 0), lo = uploaded(v, 1);
+  CHECK(lo[1] == 24);        // 2048 silu(0.023443) = 24.29
+  CHECK(lo[256] == 12261);   // 2048 silu(6.00147) = 12260.7
+  CHECK(lo[512] == 24576);   // x = 12.003 held at 12: 2048 * 11.99993
+  CHECK(le[256] == -30);     // 2048 silu(-6.00147) = -30.3
+  CHECK(le[0] == 0);         // 2048 silu(-12) = -0.15
+  // overflow: secant of silu over [12.003, 24.006] = 1.0000061 per x, * 2048 / 1365 =
+  // 1.5003755 per v-unit = 24582 * 2^-14 (the largest shift keeping 16 bits)
+  CHECK(value_at(v, dpu, 0x4128) == 24582u << 16);
+  CHECK(value_at(v, dpu, 0x412c) == 14u << 5);
+  // underflow held
+  CHECK(value_at(v, dpu, 0x4120) == 0);
+}
+
+TEST_CASE("only the first task of a flat LUT program uploads the tables") {
+  const auto p = built({.fn = activation::tanh, .M = 100, .N = 200});  // 20000 fp16 = 2500 pixels
+  const program_view v = p.view();
+  REQUIRE(v.tasks.size() == 1);
+  const auto many = built({.fn = activation::tanh, .M = 1000, .N = 200});  // 25000 pixels: 4 tasks
+  const program_view w = many.view();
+  REQUIRE(w.tasks.size() == 4);
+  CHECK(count_of(w, dpu, 0x4104, 0) == 1026);
+  for (std::size_t t = 1; t < 4; ++t) {
+    CHECK(count_of(w, dpu, 0x4104, t) == 0);
+    CHECK(count_of(w, dpu, 0x4100, t) == 0);
+    CHECK(value_at(w, dpu, 0x4108, t) == 0x68);
+    CHECK(w.tasks[t].count == 66);  // 62 writes + the 4-entry tail
+  }
+  CHECK(w.tasks[0].count == 1028 + 66);
+}
+
+TEST_CASE("ReLU family stage values: BN ReLU, ReLUX, PReLU multiplier, the shifted clip") {
+  SUBCASE("relu: BN on with ALU and MUL bypassed") {
+    const auto p = built({.fn = activation::relu, .M = 2, .N = 16});
+    CHECK(value_at(p.view(), dpu, 0x4060) == 0x12);  // ALU_BYPASS | MUL_BYPASS
+    CHECK(value_at(p.view(), dpu, 0x4070) == 0x383);
+    CHECK(count_of(p.view(), dpu, 0x4108) == 0);     // no LUT registers
+  }
+  SUBCASE("relu6 fp16: ReLUX at 6.0f, as Mesa's fused ReLU6") {
+    const auto p = built({.fn = activation::relu6, .M = 2, .N = 16});
+    CHECK(value_at(p.view(), dpu, 0x4060) == 0x92);  // + RELUX_EN
+    CHECK(value_at(p.view(), dpu, 0x406c) == 0x40c00000);
+  }
+  SUBCASE("relu6 int8: ReLUX at the integer 6") {
+    const auto p = built({.fn = activation::relu6, .dtype = precision::int8, .M = 2, .N = 16});
+    CHECK(value_at(p.view(), dpu, 0x406c) == 6);
+    CHECK(value_at(p.view(), dpu, 0x4010) == 0);  // int8 everywhere
+  }
+  SUBCASE("clip(-1, 1) fp16: BN adds 1.0f, clamps to [0, 2.0f], the EW immediate adds -1.0f") {
+    const auto p = built({.fn = activation::clip, .M = 2, .N = 16, .lo = -1, .hi = 1});
+    CHECK(value_at(p.view(), dpu, 0x4060) == 0x00020090);  // SUM, RELUX_EN, MUL bypassed
+    CHECK(value_at(p.view(), dpu, 0x4064) == 0x3f800000);
+    CHECK(value_at(p.view(), dpu, 0x406c) == 0x40000000);
+    CHECK(value_at(p.view(), dpu, 0x4070) == 0x10820280);  // B's immediate add
+    CHECK(value_at(p.view(), dpu, 0x4090) == 0xbf800000);
+  }
+  SUBCASE("clip(-5, 100) int16: the offset on the way out") {
+    const auto p = built({.fn = activation::clip, .dtype = precision::int16, .M = 2, .N = 16, .lo = -5, .hi = 100});
+    CHECK(value_at(p.view(), dpu, 0x4064) == 5);
+    CHECK(value_at(p.view(), dpu, 0x406c) == 105);
+    CHECK(value_at(p.view(), dpu, 0x4080) == 0xfffffffb);
+  }
+  SUBCASE("leaky 0.1: fp16 0x2e66 as the multiplier, PReLU, ReLU bypassed") {
+    const auto p = built({.fn = activation::leaky_relu, .M = 2, .N = 16, .slope = 0.1f});
+    CHECK(value_at(p.view(), dpu, 0x4060) == 0x62);  // ALU_BYPASS | MUL_PRELU | RELU_BYPASS
+    CHECK(value_at(p.view(), dpu, 0x4068) == 0x2e660000);
+  }
+  SUBCASE("leaky 0.1 int8: round(0.1 * 2^15) = 3277, shift 15") {
+    const auto p = built({.fn = activation::leaky_relu, .dtype = precision::int8, .M = 2, .N = 16, .slope = 0.1f});
+    CHECK(value_at(p.view(), dpu, 0x4068) == (3277u << 16 | 15u << 8));
+  }
+}
+
+TEST_CASE("activation rules at run time") {
+  auto fails = [](const act_spec& s, const rule& r) {
+    auto b = build_activation(s);
+    REQUIRE_FALSE(b.ok());
+    CHECK(b.err().id() == r.id);
+  };
+  fails({.fn = activation::sigmoid, .dtype = precision::int8, .M = 1, .N = 16}, rules::act_lut_precision);
+  fails({.fn = activation::clip, .M = 1, .N = 16, .lo = 2, .hi = 1}, rules::act_clip_bounds);
+  fails({.fn = activation::clip, .dtype = precision::int8, .M = 1, .N = 16, .lo = 0, .hi = 200}, rules::act_clip_bounds);
+  fails({.fn = activation::clip, .dtype = precision::int8, .M = 1, .N = 16, .lo = 0.5f, .hi = 2}, rules::act_clip_bounds);
+  fails({.fn = activation::leaky_relu, .M = 1, .N = 16, .slope = 1.5f}, rules::act_leaky_slope);
+  fails({.fn = activation::exp, .M = 1, .N = 16, .range = {-4, 12}}, rules::lut_entry_range);  // e^12 = 162755
+  fails({.fn = activation::sigmoid, .M = 1, .N = 16, .range = {-0.1, 0.1}}, rules::lut_range);
+  fails({.fn = activation::sigmoid, .M = 1, .N = 16, .range = {1, -1}}, rules::lut_range);
+  fails({.fn = activation::relu, .M = 0, .N = 16}, rules::shape_nonzero);
+  fails({.fn = activation::relu, .dtype = precision::int32, .M = 1, .N = 16}, rules::ew_precision);
+  // a function NaN on part of its range, and a tail too steep for the slope registers
+  auto log_of = [](double x) { return x > 0 ? cmath::log(x) : std::numeric_limits<double>::quiet_NaN(); };
+  CHECK(build_lut_activation(log_of, {-1, 1}, {.M = 1, .N = 16}).err().id() == rules::lut_not_finite.id);
+  auto steep = [](double x) { return x <= 1 ? x : 1e9 * x; };
+  CHECK(build_lut_activation(steep, {-1, 1, lut_tail::hold, lut_tail::linear}, {.M = 1, .N = 16}).err().id() ==
+        rules::lut_slope_range.id);
+}
+
+// A user function compiled into a table: x / (1 + e^-x) is SiLU, so its table is the
+// built-in one's over the same range.
+constexpr auto user_silu = lut_activation<[](double x) { return x / (1 + cmath::exp(-x)); },
+                                          lut_range{-12, 12, lut_tail::hold, lut_tail::linear},
+                                          act_spec{.M = 8, .N = 64}>();
+constexpr auto builtin_silu = activation_program<act_spec{.fn = activation::silu, .M = 8, .N = 64}>();
+static_assert(user_silu.geometry.table.index_scale == 0x6555);
+static_assert(user_silu.geometry.table.exponent == 11);
+
+TEST_CASE("a user constexpr function compiles into a table, equal to the built-in one for the same function") {
+  CHECK(user_silu.geometry.table.lo == builtin_silu.geometry.table.lo);
+  CHECK(user_silu.geometry.table.le == builtin_silu.geometry.table.le);
+  CHECK(user_silu.geometry.table.overflow == lut_slope{24582, 14});
+  CHECK(user_silu.code.entry_count == 1028 + 66);
+}

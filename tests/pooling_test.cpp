@@ -1,0 +1,146 @@
+// Pooling programs against values typed from the references: the vendor's maxpool capture
+// in the ISA reference (64 x 16 x 16, 2 x 2 stride 2: 18 PPU + 8 PPU_RDMA writes), AB-POOL's
+// worked example (6 x 7 x 8, ops-reference §5.2) and its row tiling of a 3000 x 6 image;
+// where regcmd's choice differs from a source (DST_SURF_STRIDE, RECIP) the test says which.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+
+#include <regcmd/programs/pooling.hpp>
+
+using namespace regcmd;
+
+namespace {
+constexpr std::uint16_t ppu = 0x4001, ppu_rdma = 0x8001;
+
+std::uint32_t value_at(const program_view& p, std::uint16_t target, std::uint16_t offset, std::size_t t = 0) {
+  std::uint32_t value = 0, seen = 0;
+  const task& k = p.tasks[t];
+  for (std::uint32_t i = k.first; i < k.first + k.count; ++i)
+    if (p.entries[i].target() == target && p.entries[i].offset() == offset) {
+      value = p.entries[i].value();
+      ++seen;
+    }
+  REQUIRE(seen == 1);
+  return value;
+}
+
+std::uint32_t writes_to(const program_view& p, std::uint16_t target, std::size_t t = 0) {
+  std::uint32_t n = 0;
+  for (std::uint32_t i = p.tasks[t].first; i < p.tasks[t].first + p.tasks[t].count; ++i) n += p.entries[i].target() == target;
+  return n;
+}
+
+runtime_program<pool_geometry> built(const pool_spec& s) {
+  auto r = build_pool(s);
+  REQUIRE_MESSAGE(r.ok(), r.err().id());
+  return std::move(r).value();
+}
+}  // namespace
+
+TEST_CASE("the vendor's maxpool: 64 x 16 x 16, 2 x 2 stride 2") {
+  const auto p = built({.op = pool_op::max, .H = 16, .W = 16, .C = 64});
+  const program_view v = p.view();
+  REQUIRE(v.tasks.size() == 1);
+  CHECK(writes_to(v, ppu) == 18);
+  CHECK(writes_to(v, ppu_rdma) == 8);
+  CHECK(value_at(v, ppu, 0x6004) == 0xe);
+  CHECK(value_at(v, ppu, 0x600c) == 15);
+  CHECK(value_at(v, ppu, 0x6010) == 15);
+  CHECK(value_at(v, ppu, 0x6014) == 63);
+  CHECK(value_at(v, ppu, 0x6018) == 7);
+  CHECK(value_at(v, ppu, 0x601c) == 7);
+  CHECK(value_at(v, ppu, 0x6020) == 63);
+  CHECK(value_at(v, ppu, 0x6034) == 0x00110101);
+  CHECK(value_at(v, ppu, 0x60dc) == 3);
+  CHECK(v.tasks[0].enable_mask == 0x60);
+  CHECK(v.tasks[0].int_mask == 0xc00);
+}
+
+TEST_CASE("AB-POOL's 6 x 7 example: max, average, global") {
+  // H 6 x W 7 x C 8 fp16, 2 x 2 stride 1: out 5 x 6.
+  const auto max = built({.op = pool_op::max, .H = 6, .W = 7, .C = 8, .stride_y = 1, .stride_x = 1});
+  const program_view v = max.view();
+  CHECK(value_at(v, ppu, 0x600c) == 6);  // CUBE_IN_WIDTH
+  CHECK(value_at(v, ppu, 0x6010) == 5);
+  CHECK(value_at(v, ppu, 0x6014) == 7);
+  CHECK(value_at(v, ppu, 0x6018) == 5);  // CUBE_OUT_WIDTH
+  CHECK(value_at(v, ppu, 0x601c) == 4);
+  CHECK(value_at(v, ppu, 0x6024) == 0x11);
+  CHECK(value_at(v, ppu, 0x6034) == 0x101);
+  CHECK(value_at(v, ppu_rdma, 0x7024) == 0x70);   // 7 atoms a line
+  CHECK(value_at(v, ppu_rdma, 0x7028) == 0x2a0);  // 42 atoms a surface
+  CHECK(value_at(v, ppu_rdma, 0x7030) == 2);      // 16-bit storage
+  CHECK(value_at(v, ppu, 0x6038) == 0);
+  // DST_SURF_STRIDE: the output surface, 5 * 6 = 30 atoms (RU's bytes / 16); AB-POOL618
+  // writes 7 * 5 = 35, which a single surface never reads. INDEX_ADD the same, PROC fp16.
+  CHECK(value_at(v, ppu, 0x607c) == 30u << 4);
+  CHECK(value_at(v, ppu, 0x6084) == (30u << 4 | 2));
+  const auto avg = built({.op = pool_op::average, .H = 6, .W = 7, .C = 8, .stride_y = 1, .stride_x = 1});
+  CHECK(value_at(avg.view(), ppu, 0x6024) == 0x10);
+  CHECK(value_at(avg.view(), ppu, 0x6038) == 0x7800);  // fp16(65536 / 2) = 32768: AB-POOL's value
+  CHECK(value_at(avg.view(), ppu, 0x603c) == 0x7800);
+  const auto global = built({.op = pool_op::global_max, .H = 6, .W = 7, .C = 8});
+  CHECK(value_at(global.view(), ppu, 0x6018) == 0);
+  CHECK(value_at(global.view(), ppu, 0x601c) == 0);
+  CHECK(value_at(global.view(), ppu, 0x6034) == 0x560506);
+  CHECK(value_at(global.view(), ppu, 0x607c) == 0x10);  // AB-POOL618's global values
+  CHECK(value_at(global.view(), ppu, 0x6084) == 0x12);
+  const auto global_avg = built({.op = pool_op::global_average, .H = 6, .W = 7, .C = 8});
+  CHECK(value_at(global_avg.view(), ppu, 0x6038) == 0x7092);  // fp16(65536 / 7 = 9362.3) = 9360
+  CHECK(value_at(global_avg.view(), ppu, 0x603c) == 0x7155);  // fp16(65536 / 6 = 10922.7) = 10920
+}
+
+TEST_CASE("AB-POOL's row tiling: 3000 x 6 in tasks of 1365, 1365 and 269 output rows") {
+  const auto p = built({.op = pool_op::max, .H = 3000, .W = 6, .C = 8, .stride_y = 1, .stride_x = 1});
+  const program_view v = p.view();
+  REQUIRE(v.tasks.size() == 3);
+  const std::uint32_t rows[] = {1365, 1365, 269};
+  for (std::size_t t = 0; t < 3; ++t) {
+    CHECK(value_at(v, ppu, 0x601c, t) == rows[t] - 1);  // output rows
+    CHECK(value_at(v, ppu, 0x6010, t) == rows[t]);      // r + 1 input rows
+    CHECK(value_at(v, ppu_rdma, 0x7010, t) == rows[t]);
+    CHECK(v.tasks[t].count == 30);
+  }
+  // input at out_start * 6 * 16 bytes, output at out_start * 5 * 16
+  int input_slots = 0, output_slots = 0;
+  for (const slot& s : v.slots) {
+    if (s.role == operand_role::feature) CHECK(s.offset == std::uint32_t(input_slots++) * 1365 * 96);
+    if (s.role == operand_role::output) CHECK(s.offset == std::uint32_t(output_slots++) * 1365 * 80);
+  }
+  CHECK(input_slots == 3);
+  CHECK(output_slots == 3);
+}
+
+TEST_CASE("padding: SAME max pooling pads with -inf, on the edge tasks only") {
+  // 5 x 5, 3 x 3 stride 2, SAME: out 3 x 3, total padding 2 per axis (1 before, 1 after).
+  const auto p = built({.op = pool_op::max, .H = 5, .W = 5, .C = 8, .kernel_h = 3, .kernel_w = 3, .stride_y = 2,
+                        .stride_x = 2, .padding = conv_padding::same});
+  CHECK(value_at(p.view(), ppu, 0x6040) == 0x1111);  // left 1, top 1, right 1, bottom 1
+  CHECK(value_at(p.view(), ppu, 0x6044) == 0xfc00);
+  CHECK(value_at(p.view(), ppu, 0x6018) == 2);
+  const auto i8 = built({.op = pool_op::max, .dtype = precision::int8, .H = 5, .W = 5, .C = 16, .kernel_h = 3,
+                         .kernel_w = 3, .stride_y = 2, .stride_x = 2, .padding = conv_padding::same});
+  CHECK(value_at(i8.view(), ppu, 0x6044) == 0xffffff80);  // -128 in 35 bits
+  CHECK(value_at(i8.view(), ppu, 0x6048) == 7);
+  CHECK(value_at(i8.view(), ppu_rdma, 0x7030) == 1);
+  CHECK(value_at(i8.view(), ppu, 0x6084) == 9u << 4);  // int8 = 0, 3 x 3 outputs
+}
+
+TEST_CASE("pooling rules at run time") {
+  auto fails = [](const pool_spec& s, const rule& r) {
+    auto b = build_pool(s);
+    REQUIRE_FALSE(b.ok());
+    CHECK(b.err().id() == r.id);
+  };
+  fails({.H = 0, .W = 4, .C = 8}, rules::shape_nonzero);
+  fails({.dtype = precision::int16, .H = 4, .W = 4, .C = 8}, rules::pool_precision);
+  fails({.op = pool_op::average, .dtype = precision::int8, .H = 4, .W = 4, .C = 16}, rules::pool_int8_average);
+  fails({.H = 4, .W = 8193, .C = 8}, rules::pool_size);
+  fails({.H = 4, .W = 4, .C = 8200}, rules::pool_size);
+  fails({.H = 40, .W = 40, .C = 8, .kernel_h = 17, .kernel_w = 2}, rules::pool_kernel);
+  fails({.op = pool_op::global_max, .H = 20, .W = 20, .C = 8}, rules::pool_kernel);
+  fails({.H = 4, .W = 4, .C = 8, .kernel_h = 5, .kernel_w = 2}, rules::pool_kernel);
+  fails({.H = 9, .W = 9, .C = 8, .kernel_h = 3, .kernel_w = 3, .padding = conv_padding::explicit_sides, .pad = {3, 0, 0, 0}},
+        rules::pool_padding);
+}
