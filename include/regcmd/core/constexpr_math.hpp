@@ -61,11 +61,11 @@ constexpr double polynomial(double x, const std::array<double, N>& c) {
   return sum;
 }
 
-// 1/(n+2)! for n = 0..11: exp(r) - 1 = r + r^2 * (1/2! + r/3! + ...), whose truncation
-// after r^13/13! is below 2^-60 relative for |r| <= ln2/2.
+// 1/(n+2)! for n = 0..12: exp(r) - 1 = r + r^2 (1/2! + r/3! + ...), whose truncation
+// after r^14/14! is below 2^-61 relative for |r| <= ln2/2.
 inline constexpr auto expm1_coefficients = [] {
-  std::array<double, 12> c{};
-  double factorial = 1.0;  // exact: 13! < 2^53
+  std::array<double, 13> c{};
+  double factorial = 1.0;  // exact: 14! < 2^53
   for (std::size_t n = 0; n < c.size(); ++n) {
     factorial *= static_cast<double>(n + 2);
     c[n] = 1.0 / factorial;
@@ -76,20 +76,20 @@ inline constexpr auto expm1_coefficients = [] {
 // exp(r) - 1 for |r| <= ln2/2 (a little more is harmless).
 constexpr double expm1_reduced(double r) { return r + r * r * polynomial(r, expm1_coefficients); }
 
-// exp(hi + lo) = 2^k * exp(r) with k = round((hi + lo) / ln 2), for |lo| << |hi| and
-// hi + lo within the finite, non-underflowing range. Returned as k and exp(r) - 1 so that
-// expm1 keeps the small values without cancellation.
+// exp(x) = 2^k exp(r) with k = round(x / ln 2), r = x - k ln 2 in [-ln2/2, ln2/2], for x
+// within the finite, non-underflowing range. Returned as k and exp(r) - 1 so that expm1
+// keeps small values without cancellation.
 struct reduced_exp {
   int k;
-  double expm1_r;  // exp(r) - 1, |r| <= ln2/2
+  double expm1_r;
 };
-constexpr reduced_exp reduce_exp(double hi, double lo) {
-  const double scaled = hi * inv_ln2;
+constexpr reduced_exp reduce_exp(double x) {
+  const double scaled = x * inv_ln2;
   const int k = static_cast<int>(scaled < 0 ? scaled - 0.5 : scaled + 0.5);
   const double kd = static_cast<double>(k);
-  const double r_hi = hi - kd * ln2_hi;  // exact (Sterbenz, k * ln2_hi exact)
-  const double r_lo = lo - kd * ln2_lo;
-  // r = r_hi + r_lo with its rounding error kept (two-sum) and applied to first order.
+  const double r_hi = x - kd * ln2_hi;  // exact (Sterbenz, k * ln2_hi exact)
+  const double r_lo = -kd * ln2_lo;
+  // r = r_hi + r_lo with its rounding error kept (two-sum) and applied to first order
   const double r = r_hi + r_lo;
   const double r_hi_part = r - r_lo;
   const double error = (r_hi - r_hi_part) + (r_lo - (r - r_hi_part));
@@ -127,7 +127,8 @@ struct log_split {
 constexpr log_split split_for_log(double x) {
   const integer_significand parts = split_integer(x);
   // 1 + f = significand / 2^52 in [1, 2), halved when above sqrt(2).
-  double m = from_bits((parts.significand & fraction_mask) | (static_cast<std::uint64_t>(exponent_bias) << fraction_bits));
+  constexpr std::uint64_t exponent_of_one = std::uint64_t{exponent_bias} << fraction_bits;
+  double m = from_bits((parts.significand & fraction_mask) | exponent_of_one);
   int k = parts.exponent + fraction_bits;
   if (m > 2.0 * sqrt_half) {
     m *= 0.5;
@@ -157,7 +158,8 @@ constexpr double ldexp(double x, int n) {
   const int clamped = n < -4000 ? -4000 : n > 4000 ? 4000 : n;
   const int biased = parts.exponent + fraction_bits + exponent_bias + clamped;
   if (biased >= 0x7ff) return from_bits(sign | bits_of(infinity));
-  if (biased >= 1) return from_bits(sign | static_cast<std::uint64_t>(biased) << fraction_bits | (parts.significand & fraction_mask));
+  if (biased >= 1)
+    return from_bits(sign | static_cast<std::uint64_t>(biased) << fraction_bits | (parts.significand & fraction_mask));
   // subnormal: the significand shifted right by 1 - biased, rounded to nearest even (a
   // carry into bit 52 gives the smallest normal, which is the right encoding)
   const int shift = 1 - biased;
@@ -171,9 +173,11 @@ constexpr double ldexp(double x, int n) {
 
 constexpr double exp(double x) {
   if (isnan(x)) return x;
-  if (x > 709.79) return detail::infinity;  // ln(DBL_MAX) = 709.7827: ldexp overflows between
-  if (x < -745.2) return 0.0;               // below ln(2^-1075) = -745.133: rounds to 0
-  const detail::reduced_exp e = detail::reduce_exp(x, 0.0);
+  // exp overflows from the double above ln(DBL_MAX) = 709.78271289338397 (the result rounds
+  // to +inf), and rounds to 0 below ln(2^-1075) = -745.133
+  if (x >= 0x1.62e42fefa39efp+9) return detail::infinity;
+  if (x < -745.2) return 0.0;
+  const detail::reduced_exp e = detail::reduce_exp(x);
   return ldexp(1.0 + e.expm1_r, e.k);
 }
 
@@ -182,9 +186,10 @@ constexpr double expm1(double x) {
   if (isnan(x)) return x;
   if (x > 40.0) return exp(x);  // the -1 is below half an ulp of exp(x) > 2^57
   if (x < -40.0) return -1.0;   // exp(-40) = 4e-18 is below half an ulp of 1
+  if (abs(x) < 0x1p-54) return x;  // x^2/2 is below half an ulp of x; keeps -0
   if (abs(x) <= 0.5 * 0x1.62e42fefa39efp-1) return detail::expm1_reduced(x);  // |x| <= ln2/2
   // 2^k exp(r) - 1 = 2^k (exp(r) - 1) + (2^k - 1): for |x| > ln2/2 these do not cancel
-  const detail::reduced_exp e = detail::reduce_exp(x, 0.0);
+  const detail::reduced_exp e = detail::reduce_exp(x);
   return ldexp(e.expm1_r, e.k) + (ldexp(1.0, e.k) - 1.0);
 }
 
@@ -233,14 +238,15 @@ constexpr double tanh(double x) {
 namespace detail {
 
 inline constexpr double two_over_sqrt_pi = 1.1283791670955126;
-inline constexpr double two_over_sqrt_pi_minus_1 = 0.1283791670955126;  // rounded by itself
+inline constexpr double two_over_sqrt_pi_minus_1 = 0.1283791670955126;  // rounded on its own: 3 bits more
 inline constexpr double inv_sqrt_pi = 0.5641895835477563;
 
 // erf(x) = 2/sqrt(pi) sum (-1)^n x^(2n+1) / (n! (2n+1)) = x + x (2/sqrt(pi) - 1 + z Q(z)),
-// z = x^2; the coefficients of Q are those of n = 1..20. Truncated below 2^-60 for |x| < 1;
-// the alternating terms at most double the sum there, so little is cancelled.
+// z = x^2; the coefficients of Q are those of n = 1..28, truncated below 2^-70 for
+// |x| < 1.5. The alternating terms cancel at most a factor 4.7 there (erfi(1.5) / erf(1.5)),
+// which costs about 2 ulps at the end of the range.
 inline constexpr auto erf_maclaurin_coefficients = [] {
-  std::array<double, 20> c{};
+  std::array<double, 28> c{};
   double factorial = 1.0;
   for (std::size_t i = 0; i < c.size(); ++i) {
     const auto n = static_cast<double>(i + 1);
@@ -250,35 +256,16 @@ inline constexpr auto erf_maclaurin_coefficients = [] {
   return c;
 }();
 
-// x^2 = hi + lo with hi exact: x with its low 27 bits cleared squares exactly (26 bits).
-struct square_parts {
-  double hi, lo;
-};
-constexpr square_parts split_square(double x) {
-  const double top = from_bits(bits_of(x) & ~std::uint64_t{0x7ff'ffff});
-  return {top * top, (x - top) * (x + top)};
-}
-
-// erf(a) for 1 <= a < 2.5 from the series with positive terms
-//   erf(a) = 2/sqrt(pi) a exp(-a^2) sum_n (2a^2)^n / (1 * 3 * ... * (2n+1)),
-// summed from its 40th term back (the terms fall below 2^-60 of the sum by the 39th at
-// a = 2.5). exp(-a^2) from the exact split of a^2: no cancellation anywhere.
-constexpr double erf_positive_series(double a) {
-  const double z = 2.0 * a * a;
-  double sum = 1.0;
-  for (int n = 40; n >= 1; --n) sum = 1.0 + sum * z / static_cast<double>(2 * n + 1);
-  const square_parts square = split_square(a);
-  const reduced_exp e = reduce_exp(-square.hi, -square.lo);
-  return ldexp(two_over_sqrt_pi * a * (1.0 + e.expm1_r) * sum, e.k);
-}
-
-// erfc(a) for 2.5 <= a from the continued fraction
+// erfc(a) for a >= 1.5 from Laplace's continued fraction
 //   erfc(a) = exp(-a^2) / sqrt(pi) / (a + (1/2) / (a + 1 / (a + (3/2) / (a + ...)))),
-// evaluated from a fixed depth back; 1 - erfc(a) needs erfc to 1e-11 relative at a = 2.5
-// (erfc(2.5) = 4e-4), which a depth of 40 gives with margin (30 reaches 1.5e-14).
+// evaluated from a fixed depth back (all terms positive: stable). As erf = 1 - erfc, erfc's
+// relative error reaches erf scaled by erfc/erf (at most 0.035, at a = 1.5); the depth
+// 200/a^2 + 10 keeps the truncation below 1e-17 of erf (that needs 90 at a = 1.5, 50 at 2,
+// 30 at 2.5) for at most 98 steps.
 constexpr double erfc_continued_fraction(double a) {
+  const int depth = static_cast<int>(200.0 / (a * a)) + 10;
   double denominator = a;
-  for (int k = 40; k >= 1; --k) denominator = a + 0.5 * static_cast<double>(k) / denominator;
+  for (int k = depth; k >= 1; --k) denominator = a + 0.5 * static_cast<double>(k) / denominator;
   return exp(-a * a) * inv_sqrt_pi / denominator;
 }
 
@@ -288,16 +275,17 @@ constexpr double erf(double x) {
   if (isnan(x)) return x;
   const double a = abs(x);
   if (a >= 6.0) return x > 0 ? 1.0 : -1.0;  // erfc(6) = 2.2e-17, below half an ulp of 1
-  if (a < 1.0) {
+  if (a < 1.5) {
     const double z = x * x;
     return x + x * (detail::two_over_sqrt_pi_minus_1 + z * detail::polynomial(z, detail::erf_maclaurin_coefficients));
   }
-  const double result = a < 2.5 ? detail::erf_positive_series(a) : 1.0 - detail::erfc_continued_fraction(a);
+  const double result = 1.0 - detail::erfc_continued_fraction(a);
   return x < 0 ? -result : result;
 }
 
 // sqrt(x), correctly rounded: the root of the integer significand digit by digit (two
-// radicand bits per result bit), 54 bits and the remainder giving round-to-nearest-even.
+// radicand bits per result bit, in integers, so no rounding until the last bit), 54 bits of
+// which the last rounds to nearest.
 constexpr double sqrt(double x) {
   using namespace detail;
   if (isnan(x) || x == 0) return x;  // sqrt(-0) = -0
