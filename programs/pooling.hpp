@@ -121,6 +121,8 @@ constexpr result<pool_geometry> resolve_pool(const pool_spec& s) {
   g.stride_x = global || s.stride_x == 0 ? g.kernel_w : s.stride_x;
   for (std::uint32_t v : {g.kernel_h, g.kernel_w, g.stride_y, g.stride_x})
     if (v == 0 || v > pool_max_kernel) return make_error(rules::pool_kernel, "pool", global ? "H x W" : "kernel or stride", v);
+  if (g.averages() && (g.kernel_h < 2 || g.kernel_w < 2))
+    return make_error(rules::pool_average_kernel, "pool", "kernel", g.kernel_h < 2 ? g.kernel_h : g.kernel_w);
   if (!global) {
     if (s.padding == conv_padding::same) {
       detail::same_sides(s.H, g.kernel_h, g.stride_y, 1, g.pad.top, g.pad.bottom);

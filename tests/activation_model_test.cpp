@@ -142,20 +142,20 @@ TEST_CASE("every table function on the model against the exact function, within 
     double lo, hi;  // the sweep: 1.25x the default range; exp's inputs x - max <= 0
     double max_absolute;
   };
-  // Bounds: the measured error (bench/README.md) with a margin; the held tails dominate
-  // beyond the ranges.
+  // Bounds: the measured error (bench/README.md) with a margin of about 1.4x. Near the top
+  // of a sweep fp16's own rounding (2^-7 at 8 to 16) is most of it.
   const row rows[] = {
-      {activation::sigmoid, [](double x) { return 1 / (1 + std::exp(-x)); }, -10, 10, 1e-3},
-      {activation::tanh, [](double x) { return std::tanh(x); }, -6.25, 6.25, 1e-3},
-      {activation::silu, [](double x) { return x / (1 + std::exp(-x)); }, -15, 15, 1e-2},
+      {activation::sigmoid, [](double x) { return 1 / (1 + std::exp(-x)); }, -10, 10, 6e-4},
+      {activation::tanh, [](double x) { return std::tanh(x); }, -6.25, 6.25, 4e-4},
+      {activation::silu, [](double x) { return x / (1 + std::exp(-x)); }, -15, 15, 4e-3},
       {activation::gelu,
        [](double x) { return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); },
-       -7.5, 7.5, 1e-2},
-      {activation::gelu_erf, [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }, -7.5, 7.5, 1e-2},
-      {activation::hardswish, [](double x) { return x * std::clamp(x + 3, 0.0, 6.0) / 6; }, -5, 5, 1e-2},
-      {activation::hardsigmoid, [](double x) { return std::clamp(x + 3, 0.0, 6.0) / 6; }, -5, 5, 1e-3},
-      {activation::exp, [](double x) { return std::exp(x); }, -20, 0, 1e-3},
-      {activation::mish, [](double x) { return x * std::tanh(std::log1p(std::exp(x))); }, -15, 15, 1e-2},
+       -7.5, 7.5, 1.5e-3},
+      {activation::gelu_erf, [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }, -7.5, 7.5, 1.5e-3},
+      {activation::hardswish, [](double x) { return x * std::clamp(x + 3, 0.0, 6.0) / 6; }, -5, 5, 1.5e-3},
+      {activation::hardsigmoid, [](double x) { return std::clamp(x + 3, 0.0, 6.0) / 6; }, -5, 5, 4e-4},
+      {activation::exp, [](double x) { return std::exp(x); }, -20, 0, 5e-4},
+      {activation::mish, [](double x) { return x * std::tanh(std::log1p(std::exp(x))); }, -15, 15, 3e-3},
   };
   for (const row& r : rows) {
     CAPTURE(static_cast<int>(r.fn));

@@ -141,6 +141,8 @@ TEST_CASE("pooling rules at run time") {
   fails({.H = 40, .W = 40, .C = 8, .kernel_h = 17, .kernel_w = 2}, rules::pool_kernel);
   fails({.op = pool_op::global_max, .H = 20, .W = 20, .C = 8}, rules::pool_kernel);
   fails({.H = 4, .W = 4, .C = 8, .kernel_h = 5, .kernel_w = 2}, rules::pool_kernel);
+  fails({.op = pool_op::average, .H = 4, .W = 4, .C = 8, .kernel_h = 1, .kernel_w = 2}, rules::pool_average_kernel);
+  fails({.op = pool_op::global_average, .H = 1, .W = 6, .C = 8}, rules::pool_average_kernel);
   fails({.H = 9, .W = 9, .C = 8, .kernel_h = 3, .kernel_w = 3, .padding = conv_padding::explicit_sides, .pad = {3, 0, 0, 0}},
         rules::pool_padding);
 }

@@ -274,6 +274,11 @@
     "kernel is the whole image, so H and W are at most 16), and the kernel fits the padded input: " \
     "pool in two steps for a larger window",                                                         \
     "ops-reference §5.1 (POOLING_KERNEL_CFG)")                                                       \
+  X(pool_average_kernel, "pool-average-kernel",                                                      \
+    "an average needs a window of at least 2 along each axis: its reciprocal registers hold "        \
+    "fp16(2^16 / k), which has no value for k = 1 (65536 overflows fp16); average 1-wide windows "   \
+    "on the host, or pool the other axis with an SDP scale",                                         \
+    "ops-reference §5.1, §8 (RECIP_KERNEL)")                                                         \
   X(pool_padding, "pool-padding",                                                                    \
     "each padding side is 0 to 7 (POOLING_PADDING_CFG's 3-bit fields) and narrower than the kernel " \
     "(a wider one makes outputs of padding alone)",                                                  \
