@@ -249,46 +249,6 @@ std::uint64_t expected_size_e(const conv_walk& g) {
   return g.out == precision::int8 && g.depthwise ? 3 : 1;
 }
 
-// A BS or BN stage of the DPU as its four registers set it up (registers/dpu.hpp).
-struct alu_stage {
-  bool active = false;       // *_BYPASS clear
-  bool add = false;          // *_ALU_BYPASS clear: the ALU adds an operand
-  bool from_memory = false;  // per output channel from the BS DMA, else `operand`
-  bool mul = false;          // *_MUL_BYPASS clear
-  bool relu = false;         // *_RELU_BYPASS clear
-  bool relux = false;        // *_RELUX_EN
-  alu_algo algo{};
-  std::uint32_t operand = 0, relux_cmp = 0;  // raw bits: int32 (int8 ops) or fp32 (fp16 ops)
-};
-
-template <class Group>
-alu_stage read_bs(const Group& r) {
-  const auto c = read<DPU_BS_CFG>(r);
-  return {!c.BS_BYPASS.value(),
-          !c.BS_ALU_BYPASS.value(),
-          c.BS_ALU_SRC.value() == operand_source::memory,
-          !c.BS_MUL_BYPASS.value(),
-          !c.BS_RELU_BYPASS.value(),
-          c.BS_RELUX_EN.value() == 1,
-          c.BS_ALU_ALGO.value(),
-          static_cast<std::uint32_t>(read<DPU_BS_ALU_CFG>(r).BS_ALU_OPERAND.value()),
-          static_cast<std::uint32_t>(read<DPU_BS_RELUX_CMP_VALUE>(r).BS_RELUX_CMP_DAT.value())};
-}
-
-template <class Group>
-alu_stage read_bn(const Group& r) {
-  const auto c = read<DPU_BN_CFG>(r);
-  return {!c.BN_BYPASS.value(),
-          !c.BN_ALU_BYPASS.value(),
-          c.BN_ALU_SRC.value() == operand_source::memory,
-          !c.BN_MUL_BYPASS.value(),
-          !c.BN_RELU_BYPASS.value(),
-          c.BN_RELUX_EN.value() == 1,
-          c.BN_ALU_ALGO.value(),
-          static_cast<std::uint32_t>(read<DPU_BN_ALU_CFG>(r).BN_ALU_OPERAND.value()),
-          static_cast<std::uint32_t>(read<DPU_BN_RELUX_CMP_VALUE>(r).BN_RELUX_CMP_DAT.value())};
-}
-
 // Why an active BS / BN stage is outside the contract, or nullptr. Only the BS stage reads
 // memory (the bias through the BRDMA); fp16 ops use the stage for ReLU only.
 const char* stage_problem(const alu_stage& s, bool is_bs, bool fp, bool dpu_rdma, bool brdma) {
@@ -359,35 +319,6 @@ const char* out_cvt_problem(const Group& r) {
   if (shift.CVT_ROUND.value() || shift.CVT_TYPE.value() || shift.MINUS_EXP.value() != 0)
     return "DPU_OUT_CVT_SHIFT with CVT_ROUND, CVT_TYPE or MINUS_EXP set (only Mesa's zeros are modelled)";
   return nullptr;
-}
-
-// a / 2^s rounded as the model's parameter says (npu.hpp `rounding`). half_up's
-// (a + 2^(s-1)) >> s is floor(a / 2^s) plus bit s - 1 of a, which cannot overflow; shifts
-// beyond 63 bits leave only the sign.
-std::int64_t round_shift(std::int64_t a, std::uint32_t s, rounding mode) {
-  if (s == 0) return a;
-  const auto shifted = [a](std::uint32_t n) { return a >> std::min(n, 63u); };
-  const std::int64_t floor = shifted(s);
-  return mode == rounding::truncate ? floor : floor + (shifted(s - 1) & 1);
-}
-
-// a·b, saturated to int64 instead of overflowing (far beyond any int8 output anyway).
-std::int64_t saturating_mul(std::int64_t a, std::int64_t b) {
-  std::int64_t p = 0;
-  if (!__builtin_mul_overflow(a, b, &p)) return p;
-  return (a < 0) != (b < 0) ? std::numeric_limits<std::int64_t>::min() : std::numeric_limits<std::int64_t>::max();
-}
-
-// ReLU, then ReLUX's clamp from above by the compare value (int32 or fp32 bits).
-template <class V>
-V activate(bool relu, bool relux, std::uint32_t cmp_bits, V v) {
-  if (relu) v = std::max(v, V{0});
-  if constexpr (std::is_floating_point_v<V>) {
-    if (relux) v = std::min(v, std::bit_cast<float>(cmp_bits));
-  } else {
-    if (relux) v = std::min(v, V{static_cast<std::int32_t>(cmp_bits)});
-  }
-  return v;
 }
 
 // The operands as the MAC array reads them, dense for the host arithmetic: features

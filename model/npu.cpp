@@ -176,6 +176,25 @@ void npu::reset() {
   wedged_ = false;
   int8_primed_ = true;
   last_precision_ = -1;
+  lut_ = {};
+  lut_access_ = {};
+}
+
+void npu::lut_access(std::uint16_t offset, std::uint32_t value, std::uint32_t task, run_result& out) {
+  if (offset == DPU_LUT_ACCESS_CFG::offset) {
+    const auto cfg = unpack<DPU_LUT_ACCESS_CFG>(value);
+    lut_access_.write = cfg.LUT_ACCESS_TYPE.value();
+    lut_access_.table = cfg.LUT_TABLE_ID.value() ? 1 : 0;
+    lut_access_.addr = static_cast<std::uint32_t>(cfg.LUT_ADDR.value());
+    return;
+  }
+  if (!lut_access_.write) return;  // access type 0 (read): the data write does nothing
+  if (lut_access_.addr >= lut_entries) {
+    out.faults.push_back({fault_kind::unmodelled, task, "a LUT write past the table's 513 entries is ignored"});
+    return;
+  }
+  const auto bits = static_cast<std::uint16_t>(unpack<DPU_LUT_ACCESS_DATA>(value).LUT_ACCESS_DATA.value());
+  lut_[lut_access_.table][lut_access_.addr++] = static_cast<std::int16_t>(bits);
 }
 
 void iova_space::end_job() {
@@ -224,6 +243,9 @@ bool npu::step(iova_space& memory, chain& c) {
             next_amount = static_cast<std::uint32_t>(unpack<PC_REGISTER_AMOUNTS>(e.value()).PC_DATA_AMOUNT.value());
         } else {
           r.values[e.offset() / 4] = e.value();
+          // The LUT access pair acts as it arrives: the tables are DPU memory, not registers.
+          if (b == block_id::dpu && (e.offset() == DPU_LUT_ACCESS_CFG::offset || e.offset() == DPU_LUT_ACCESS_DATA::offset))
+            lut_access(e.offset(), e.value(), t, out);
         }
         break;
       }
@@ -272,9 +294,12 @@ void npu::run_op(iova_space& memory, const registers& r, std::uint32_t enable_ma
     return run_matmul(memory, r, task, out);
   }
   if (!cna && !core && dpu && rdma && !ppu) return run_sdp(memory, r, task, pingpong, out);
+  // Pooling in flying mode: the PPU and its own read DMA, nothing else (enable mask 0x60).
+  if (!cna && !core && !dpu && !rdma && blocks.PPU_OP_EN.value() && blocks.PPU_RDMA_OP_EN.value())
+    return run_pool(memory, r, task, out);
   out.faults.push_back({fault_kind::unmodelled, task,
-                        "only matmul and convolution (CNA + CORE + DPU, with or without DPU_RDMA) and SDP "
-                        "(DPU + DPU_RDMA) ops are modelled"});
+                        "only matmul and convolution (CNA + CORE + DPU, with or without DPU_RDMA), SDP "
+                        "(DPU + DPU_RDMA) and pooling (PPU + PPU_RDMA) ops are modelled"});
 }
 
 void npu::run_matmul(iova_space& memory, const registers& r, std::uint32_t task, run_result& out) {

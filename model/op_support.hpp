@@ -1,8 +1,12 @@
 #pragma once
 // What the model's op implementations share (model/*.cpp).
 
+#include <algorithm>
+#include <bit>
 #include <cstdint>
+#include <limits>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include <regcmd/core/half.hpp>
@@ -10,6 +14,7 @@
 #include <regcmd/core/precision.hpp>
 #include <regcmd/model/npu.hpp>
 #include <regcmd/registers/cna.hpp>
+#include <regcmd/registers/dpu.hpp>
 
 namespace regcmd::model {
 
@@ -102,6 +107,95 @@ T load_input(const std::uint8_t* base, std::uint64_t at, precision in, bool high
     return static_cast<T>(static_cast<std::int8_t>(static_cast<std::uint8_t>(nibble << 4)) >> 4);
   }
   return static_cast<T>(static_cast<std::int8_t>(base[at]));
+}
+
+// A BS or BN stage of the DPU as its four registers set it up (registers/dpu.hpp), in the
+// order it applies them: ALU, MUL, ReLU, ReLUX (NVDLA's X-stage order).
+struct alu_stage {
+  bool active = false;           // *_BYPASS clear
+  bool add = false;              // *_ALU_BYPASS clear: the ALU combines v with an operand
+  bool from_memory = false;      // ALU operand per output channel from the BS DMA, else `operand`
+  bool mul = false;              // *_MUL_BYPASS clear
+  bool mul_from_memory = false;  // *_MUL_SRC: memory, else `mul_operand`
+  bool prelu = false;            // *_MUL_PRELU: only negative values are multiplied
+  bool relu = false;             // *_RELU_BYPASS clear
+  bool relux = false;            // *_RELUX_EN
+  bool truncate_from_memory = false;  // *_TRUNCATE_SRC
+  reg::alu_algo algo{};
+  std::uint32_t operand = 0, relux_cmp = 0;  // raw bits: int32 (integer ops) or fp32 (fp16 ops)
+  std::uint32_t mul_operand = 0;             // 16 bits: int16 (integer ops) or fp16 (fp16 ops)
+  std::uint32_t mul_shift = 0;               // *_MUL_SHIFT_VALUE
+};
+
+template <class Group>
+alu_stage read_bs(const Group& r) {
+  using namespace reg;
+  const auto c = read<DPU_BS_CFG>(r);
+  const auto m = read<DPU_BS_MUL_CFG>(r);
+  return {.active = !c.BS_BYPASS.value(),
+          .add = !c.BS_ALU_BYPASS.value(),
+          .from_memory = c.BS_ALU_SRC.value() == operand_source::memory,
+          .mul = !c.BS_MUL_BYPASS.value(),
+          .mul_from_memory = m.BS_MUL_SRC.value() == operand_source::memory,
+          .prelu = c.BS_MUL_PRELU.value() == 1,
+          .relu = !c.BS_RELU_BYPASS.value(),
+          .relux = c.BS_RELUX_EN.value() == 1,
+          .truncate_from_memory = m.BS_TRUNCATE_SRC.value() == 1,
+          .algo = c.BS_ALU_ALGO.value(),
+          .operand = static_cast<std::uint32_t>(read<DPU_BS_ALU_CFG>(r).BS_ALU_OPERAND.value()),
+          .relux_cmp = static_cast<std::uint32_t>(read<DPU_BS_RELUX_CMP_VALUE>(r).BS_RELUX_CMP_DAT.value()),
+          .mul_operand = static_cast<std::uint32_t>(m.BS_MUL_OPERAND.value()),
+          .mul_shift = static_cast<std::uint32_t>(m.BS_MUL_SHIFT_VALUE.value())};
+}
+
+template <class Group>
+alu_stage read_bn(const Group& r) {
+  using namespace reg;
+  const auto c = read<DPU_BN_CFG>(r);
+  const auto m = read<DPU_BN_MUL_CFG>(r);
+  return {.active = !c.BN_BYPASS.value(),
+          .add = !c.BN_ALU_BYPASS.value(),
+          .from_memory = c.BN_ALU_SRC.value() == operand_source::memory,
+          .mul = !c.BN_MUL_BYPASS.value(),
+          .mul_from_memory = m.BN_MUL_SRC.value() == operand_source::memory,
+          .prelu = c.BN_MUL_PRELU.value() == 1,
+          .relu = !c.BN_RELU_BYPASS.value(),
+          .relux = c.BN_RELUX_EN.value() == 1,
+          .truncate_from_memory = m.BN_TRUNCATE_SRC.value() == 1,
+          .algo = c.BN_ALU_ALGO.value(),
+          .operand = static_cast<std::uint32_t>(read<DPU_BN_ALU_CFG>(r).BN_ALU_OPERAND.value()),
+          .relux_cmp = static_cast<std::uint32_t>(read<DPU_BN_RELUX_CMP_VALUE>(r).BN_RELUX_CMP_DAT.value()),
+          .mul_operand = static_cast<std::uint32_t>(m.BN_MUL_OPERAND.value()),
+          .mul_shift = static_cast<std::uint32_t>(m.BN_MUL_SHIFT_VALUE.value())};
+}
+
+// a / 2^s rounded as the model's parameter says (npu.hpp `rounding`). half_up's
+// (a + 2^(s-1)) >> s is floor(a / 2^s) plus bit s - 1 of a, which cannot overflow; shifts
+// beyond 63 bits leave only the sign.
+inline std::int64_t round_shift(std::int64_t a, std::uint32_t s, rounding mode) {
+  if (s == 0) return a;
+  const auto shifted = [a](std::uint32_t n) { return a >> std::min(n, 63u); };
+  const std::int64_t floor = shifted(s);
+  return mode == rounding::truncate ? floor : floor + (shifted(s - 1) & 1);
+}
+
+// a·b, saturated to int64 instead of overflowing (far beyond any int8 output anyway).
+inline std::int64_t saturating_mul(std::int64_t a, std::int64_t b) {
+  std::int64_t p = 0;
+  if (!__builtin_mul_overflow(a, b, &p)) return p;
+  return (a < 0) != (b < 0) ? std::numeric_limits<std::int64_t>::min() : std::numeric_limits<std::int64_t>::max();
+}
+
+// ReLU, then ReLUX's clamp from above by the compare value (int32 or fp32 bits).
+template <class V>
+V activate(bool relu, bool relux, std::uint32_t cmp_bits, V v) {
+  if (relu) v = std::max(v, V{0});
+  if constexpr (std::is_floating_point_v<V>) {
+    if (relux) v = std::min(v, std::bit_cast<float>(cmp_bits));
+  } else {
+    if (relux) v = std::min(v, V{static_cast<std::int32_t>(cmp_bits)});
+  }
+  return v;
 }
 
 }  // namespace regcmd::model

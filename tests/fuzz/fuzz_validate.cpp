@@ -54,11 +54,13 @@
 
 #include <regcmd/model/npu.hpp>
 #include <regcmd/program/tail.hpp>
+#include <regcmd/programs/activation.hpp>
 #include <regcmd/programs/conv.hpp>
 #include <regcmd/programs/elementwise.hpp>
 #include <regcmd/programs/fused.hpp>
 #include <regcmd/programs/matmul.hpp>
 #include <regcmd/programs/plan.hpp>
+#include <regcmd/programs/pooling.hpp>
 #include <regcmd/registers/all.hpp>
 #include <regcmd/rules/program_rules.hpp>
 #include <regcmd/runtime/rknpu_jobs.hpp>
@@ -96,9 +98,11 @@ std::optional<editable> take_program(const Built& b, std::string_view kind) {
 }
 
 // A door's program of a small shape the input chooses; a known-good one of the same kind
-// when the door refuses the shape.
+// when the door refuses the shape. Selectors from 0xf0 pick an activation or a pooling
+// (the inputs kept in the corpus mostly start lower, and keep their meaning).
 editable door_program(reader& in) {
-  const std::uint32_t kind = in.take(1) % 4;
+  const std::uint32_t selector = in.take(1);
+  const std::uint32_t kind = selector >= 0xf0 ? 4 + selector % 2 : selector % 4;
   const std::uint32_t a = in.take(1), b = in.take(1), c = in.take(1), d = in.take(1);
   constexpr std::array<std::array<precision, 2>, 4> pairs{{{precision::fp16, precision::fp32},
                                                            {precision::fp16, precision::fp16},
@@ -138,6 +142,22 @@ editable door_program(reader& in) {
       p = take_program(build_ew(ew), "ew");
       if (!p) p = take_program(build_ew({.M = 4, .N = 16}), "ew");
       break;
+    case 4: {
+      // the ReLU family (any dtype) or a table (fp16) over an SDP tensor
+      const auto fn = static_cast<activation>(b % (static_cast<std::uint32_t>(activation::mish) + 1));
+      const act_spec act{.fn = fn, .dtype = ew.dtype, .M = ew.M, .N = ew.N, .layout = ew.layout, .lo = -2, .hi = 3};
+      p = take_program(build_activation(act), "act");
+      if (!p) p = take_program(build_activation({.fn = activation::sigmoid, .M = 4, .N = 16}), "act");
+      break;
+    }
+    case 5: {
+      const pool_spec pool{.op = static_cast<pool_op>(d & 3), .dtype = d & 4 ? precision::int8 : precision::fp16,
+                           .H = 1 + a % 20, .W = 1 + c % 20, .C = 1 + b % 40, .kernel_h = 1 + (d >> 3) % 3,
+                           .kernel_w = 1 + (d >> 5) % 3, .padding = d & 0x80 ? conv_padding::same : conv_padding::valid};
+      p = take_program(build_pool(pool), "pool");
+      if (!p) p = take_program(build_pool({.H = 4, .W = 4, .C = 8}), "pool");
+      break;
+    }
     default: {
       fused_spec f = per_channel_scaled_matmul(mm.M, mm.K, mm.N);
       f.op = ew.op;
@@ -670,6 +690,9 @@ const std::vector<editable>& full_programs() {
     std::vector<editable> out;
     if (auto p = take_program(build_matmul({.M = 4, .K = 32, .N = 16}), "matmul")) out.push_back(*p);
     if (auto p = take_program(build_ew({.M = 4, .N = 16}), "ew")) out.push_back(*p);
+    // the SDP task with the LUT configuration, and the PPU task
+    if (auto p = take_program(build_activation({.fn = activation::sigmoid, .M = 4, .N = 16}), "act")) out.push_back(*p);
+    if (auto p = take_program(build_pool({.H = 4, .W = 4, .C = 8}), "pool")) out.push_back(*p);
     // the CNA + CORE + DPU + DPU_RDMA task: a quantized conv's complete list
     if (auto p = take_program(build_conv({.in = conv_data::int8, .H = 4, .W = 4, .C = 16, .out_channels = 16, .kernel_h = 3,
                                           .kernel_w = 3, .padding = conv_padding::same}),

@@ -14,6 +14,7 @@
 //   int8 entry wedge: the first int8 op after other work wedges unless a reset came first
 // (regcmd-isa-reference "State gotchas").
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -113,7 +114,7 @@ class npu {
   // step (one task) while it returns true, then memory.end_job() when every core is done.
   chain start(std::uint64_t regcmd_iova, std::uint32_t amount, std::uint32_t task_number, bool pingpong) const;
   bool step(iova_space& memory, chain& c);
-  // RKNPU_ACT_RESET: clears a wedge and primes int8 mode.
+  // RKNPU_ACT_RESET: clears a wedge, primes int8 mode and clears the lookup tables.
   void reset();
   // A job that timed out for a reason outside the program (fault injection): wedged
   // until reset, as after any timeout.
@@ -126,8 +127,19 @@ class npu {
   // bit of a float, bit 30 / 14 / 6 of an integer), so tools that check results can be
   // shown to catch a wrong one whatever their tolerance.
   bool corrupt_next_output = false;
-  // The rounding of a convolution's int8 requantization (see `rounding`).
+  // The rounding of an integer requantization: a convolution's int8 write-out, an SDP's
+  // BS/BN multiplier shift and OUT_CVT shift (see `rounding`).
   rounding requantization_rounding = rounding::half_up;
+
+  // The DPU's lookup-table memory (ops-reference §6.2, the activation contract): two tables
+  // of 513 signed 16-bit entries, table 0 = LE, table 1 = LO. They are not part of the
+  // ping-pong register groups: the PC fills them as the entries stream (DPU_LUT_ACCESS_CFG
+  // sets the access type, table and address; each DPU_LUT_ACCESS_DATA write with access type
+  // 1 stores its bits 15:0 and moves to the next entry; a write past entry 512 is reported
+  // unmodelled and ignored), they persist across tasks and submits, and reset() clears them.
+  static constexpr std::uint32_t lut_entries = 513;
+  using lut_table = std::array<std::int16_t, lut_entries>;
+  const lut_table& lut(unsigned table) const { return lut_[table & 1]; }
 
  private:
   struct registers {
@@ -140,8 +152,19 @@ class npu {
   // A convolution (model/conv.cpp); `dpu_rdma`: the op enables the DPU_RDMA (bias, residual).
   void run_conv(iova_space& memory, const registers& r, std::uint32_t task, bool dpu_rdma, run_result& out);
   void run_sdp(iova_space& memory, const registers& r, std::uint32_t task, bool pingpong, run_result& out);
+  // A pooling (model/ppu.cpp): the PPU reading its input through the PPU_RDMA (flying mode).
+  void run_pool(iova_space& memory, const registers& r, std::uint32_t task, run_result& out);
+
+  // A write of the LUT access pair (DPU_LUT_ACCESS_CFG / _DATA) as the PC applies it.
+  void lut_access(std::uint16_t offset, std::uint32_t value, std::uint32_t task, run_result& out);
 
   registers groups_[2];
+  std::array<lut_table, 2> lut_{};
+  struct {
+    bool write = false;      // LUT_ACCESS_TYPE 1
+    unsigned table = 0;      // LUT_TABLE_ID
+    std::uint32_t addr = 0;  // the next entry LUT_ACCESS_DATA writes
+  } lut_access_{};
   bool wedged_ = false;
   bool int8_primed_ = false;
   int last_precision_ = -1;
