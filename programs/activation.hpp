@@ -12,8 +12,10 @@
 //   Lookup tables (fp16): sigmoid, tanh, silu, gelu, gelu_erf, hardswish, hardsigmoid, exp,
 //     mish, or any constexpr function (lut_activation<F, range, spec>()): the BN stage scales
 //     x into the table's index space, the EW stage's LUT reads the tables (programs/
-//     lut_table.hpp), the output conversion's MINUS_EXP scales the entries back. The first
-//     task uploads both tables; the tasks after it reuse them.
+//     lut_table.hpp), the output conversion's MINUS_EXP scales the entries back. Every task
+//     uploads both tables first: the tables live in each core's DPU, so a task that relied
+//     on an earlier task's upload would read nothing once the runtime splits the tasks over
+//     cores, or after a reset between submits.
 // Register values and their sources: docs/activation-values.md.
 
 #include <array>
@@ -206,16 +208,16 @@ constexpr result<act_geometry> resolve_act(const act_spec& s) {
 
 // Entries of a task (at most): 51 register writes (the SDP task without a second operand),
 // the tail and the padding to 16 bytes; a LUT task also writes 0x40C4 and 10 LUT registers,
-// and the first one the two tables (2 x (1 + 513) writes).
+// and the two tables (2 x (1 + 513) writes).
 inline constexpr std::uint32_t act_task_entries = 56, act_lut_task_entries = 66;
 inline constexpr std::uint32_t lut_upload_entries = 2 * (1 + lut_table_entries);
 
 constexpr std::uint32_t act_entries(const act_geometry& g) {
-  return g.lut ? g.tasks() * act_lut_task_entries + lut_upload_entries : g.tasks() * act_task_entries;
+  return g.tasks() * (g.lut ? act_lut_task_entries + lut_upload_entries : act_task_entries);
 }
 
-// One activation task over `shape`; `upload`: it carries the tables.
-constexpr task_desc act_task(const act_geometry& g, const ew_task_shape& shape, const ew_offsets& at, bool upload,
+// One activation task over `shape`, a LUT task with its tables.
+constexpr task_desc act_task(const act_geometry& g, const ew_task_shape& shape, const ew_offsets& at,
                              operand_role input_role = operand_role::feature,
                              operand_role output_role = operand_role::output) {
   task_desc t = sdp_task(g, shape, at, input_role, output_role);
@@ -226,7 +228,7 @@ constexpr task_desc act_task(const act_geometry& g, const ew_task_shape& shape, 
   if (g.lut) {
     t.dpu->lut_config = true;
     t.dpu->lut = g.lut_registers;
-    if (upload) t.dpu->upload = lut_upload{g.table.le.data(), g.table.lo.data(), lut_table_entries};
+    t.dpu->upload = lut_upload{g.table.le.data(), g.table.lo.data(), lut_table_entries};
   }
   return t;
 }
@@ -238,7 +240,7 @@ constexpr void emit_act(program_writer& w, const act_geometry& g, operand_role i
                         std::uint32_t output_offset = 0) {
   for (std::uint32_t t = 0; t < g.tasks() && w.ok(); ++t) {
     const std::uint32_t at = g.task_offset(t);
-    emit_task(w, act_task(g, g.task_shape(t), {input_offset + at, 0, output_offset + at}, t == 0, input_role, output_role));
+    emit_task(w, act_task(g, g.task_shape(t), {input_offset + at, 0, output_offset + at}, input_role, output_role));
   }
 }
 

@@ -100,9 +100,16 @@ constexpr result<typename Kind::geometry> build_into(program_writer& w, const ty
 }
 
 namespace detail {
+// The request resolved once: the door's rule check and the build share it (a lookup table
+// or a plan makes resolving a noticeable share of a compilation).
+template <program_kind Kind, auto Spec, class Soc>
+struct resolved {
+  static constexpr result<typename Kind::geometry> value = Kind::template resolve<Soc>(Spec);
+};
+
 template <program_kind Kind, auto Spec, class Soc>
 struct fixed_build {
-  static constexpr typename Kind::geometry geometry = Kind::template resolve<Soc>(Spec).value();
+  static constexpr typename Kind::geometry geometry = resolved<Kind, Spec, Soc>::value.value();
   static constexpr program_size size = Kind::size(geometry);
   using type = fixed_program<typename Kind::geometry, size.entries, size.tasks, size.slots>;
   static constexpr std::pair<type, status> build() {
@@ -121,7 +128,7 @@ struct fixed_build {
 // The compile-time door: a violated rule fails here with the rule's message.
 template <program_kind Kind, typename Kind::spec Spec, class Soc = soc::rk3588>
 constexpr auto build_fixed() {
-  constexpr result<typename Kind::geometry> g = Kind::template resolve<Soc>(Spec);
+  constexpr const result<typename Kind::geometry>& g = detail::resolved<Kind, Spec, Soc>::value;
   static_assert(report<violated_rule(g)>());
   if constexpr (g.ok()) {
     using fixed = detail::fixed_build<Kind, Spec, Soc>;

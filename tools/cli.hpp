@@ -2,7 +2,7 @@
 // What the command-line tools share: the exit-status convention, option values (numbers
 // in a range, precisions, element-wise ops), the options given (each once), the request
 // regcmd-gen and regcmd-run both parse (a matmul, a plan, an SDP op, a fused chain, a
-// convolution), and library errors as one line.
+// convolution, an activation, a pooling), and library errors as one line.
 
 #include <cmath>
 #include <cstdint>
@@ -17,10 +17,12 @@
 #include <regcmd/core/precision.hpp>
 #include <regcmd/core/soc.hpp>
 #include <regcmd/decode/format.hpp>
+#include <regcmd/programs/activation.hpp>
 #include <regcmd/programs/conv_spec.hpp>
 #include <regcmd/programs/elementwise.hpp>
 #include <regcmd/programs/fused.hpp>
 #include <regcmd/programs/plan.hpp>
+#include <regcmd/programs/pooling.hpp>
 #include <regcmd/rules/catalog.hpp>
 
 namespace regcmd::cli {
@@ -137,6 +139,21 @@ inline problem signed_in(std::int32_t& field, std::string_view option, std::stri
   return {};
 }
 
+// LO,HI: a table's range, two finite numbers with LO < HI (the lut-range rule narrows them;
+// 0,0 would silently mean the function's own range).
+inline problem range_in(lut_range& field, std::string_view option, std::string_view v) {
+  const std::size_t comma = v.find(',');
+  const std::string lo(v.substr(0, comma)), hi(comma == std::string_view::npos ? "" : v.substr(comma + 1));
+  char* lo_end = nullptr;
+  char* hi_end = nullptr;
+  const double a = std::strtod(lo.c_str(), &lo_end), b = std::strtod(hi.c_str(), &hi_end);
+  if (lo.empty() || hi.empty() || *lo_end != '\0' || *hi_end != '\0' || !std::isfinite(a) || !std::isfinite(b) || !(a < b))
+    return takes(option, "LO,HI (two finite numbers, LO < HI)", v);
+  field.lo = a;
+  field.hi = b;
+  return {};
+}
+
 // A scale: any finite number a float holds (0 and negative ones are the conv-scale rule's).
 inline problem scale_in(float& field, std::string_view option, std::string_view v) {
   return finite_in(field, option, v, 3.4028234663852886e38, "a finite number");
@@ -203,15 +220,19 @@ class given_options {
   std::vector<std::string_view> names_;  // views of argv, which outlives the parse
 };
 
-// The program a tool is asked for: `ew` (an SDP op), `conv` (a convolution), or `matmul`
-// (planned, or with `--then ew` a fused chain).
+// The program a tool is asked for: `ew` (an SDP op), `conv` (a convolution), `act` (an
+// activation), `pool` (a pooling), or `matmul` (planned, or with `--then ew` a fused chain).
 struct request {
   bool elementwise = false;
   bool fused_ew = false;
   bool convolution = false;
+  bool activation = false;
+  bool pooling = false;
   matmul_spec spec{};
   ew_spec ew{};
   conv_spec conv{};
+  act_spec act{};
+  pool_spec pool{};
   plan_options options{};
 
   fused_spec fused() const { return {.matmul = spec, .op = ew.op, .operand = ew.operand, .immediate = ew.immediate}; }
@@ -225,6 +246,50 @@ inline constexpr std::string_view conv_quantization_options[] = {
     "--output-zero-point", "--output-scale", "--add-zero-point",    "--add-scale"};
 inline constexpr std::string_view conv_flags[] = {"--depthwise", "--bias", "--relu", "--relu6", "--add"};
 
+// An activation's valued options (act only), and its functions by their command-line names.
+inline constexpr std::string_view act_options[] = {"--fn", "--lo", "--hi", "--slope", "--range", "--elements"};
+inline constexpr std::pair<std::string_view, activation> act_functions[] = {
+    {"relu", activation::relu},         {"relu6", activation::relu6},         {"clip", activation::clip},
+    {"leaky", activation::leaky_relu},  {"sigmoid", activation::sigmoid},     {"tanh", activation::tanh},
+    {"silu", activation::silu},         {"gelu", activation::gelu},           {"gelu-erf", activation::gelu_erf},
+    {"hardswish", activation::hardswish}, {"hardsigmoid", activation::hardsigmoid}, {"exp", activation::exp},
+    {"mish", activation::mish}};
+
+// A pooling's ops by their command-line names, and its element types.
+inline constexpr std::pair<std::string_view, pool_op> pool_ops[] = {
+    {"max", pool_op::max}, {"avg", pool_op::average}, {"global-max", pool_op::global_max}, {"global-avg", pool_op::global_average}};
+inline constexpr std::pair<std::string_view, precision> pool_dtypes[] = {{"fp16", precision::fp16}, {"int8", precision::int8}};
+
+inline std::string_view name_of(pool_op op) {
+  for (const auto& [name, value] : pool_ops)
+    if (value == op) return name;
+  return "?";
+}
+
+inline std::string_view name_of(activation f) {
+  for (const auto& [name, value] : act_functions)
+    if (value == f) return name;
+  return "custom";
+}
+
+// A table function's own range (programs/activation_functions.hpp), tails included: a
+// --range moves the bounds and keeps the tails.
+inline lut_range default_range(activation f) {
+  namespace a = activations;
+  switch (f) {
+    case activation::sigmoid: return a::sigmoid_range;
+    case activation::tanh: return a::tanh_range;
+    case activation::silu: return a::silu_range;
+    case activation::gelu:
+    case activation::gelu_erf: return a::gelu_range;
+    case activation::hardswish: return a::hardswish_range;
+    case activation::hardsigmoid: return a::hardsigmoid_range;
+    case activation::exp: return a::exp_range;
+    case activation::mish: return a::mish_range;
+    default: return {};
+  }
+}
+
 // The valued options apply() takes.
 inline bool is_request_option(std::string_view a) {
   for (std::string_view o : {"--then", "--op", "--operand", "--value", "--dtype", "--in", "--out", "-M", "-K", "-N", "--k-slice", "--layout"})
@@ -232,6 +297,8 @@ inline bool is_request_option(std::string_view a) {
   for (std::string_view o : conv_options)
     if (a == o) return true;
   for (std::string_view o : conv_quantization_options)
+    if (a == o) return true;
+  for (std::string_view o : act_options)
     if (a == o) return true;
   return false;
 }
@@ -269,6 +336,28 @@ inline std::optional<problem> apply_conv(conv_spec& c, std::string_view a, std::
   return std::nullopt;
 }
 
+// A pooling's valued option (nullopt when `a` is not one): its shape, kernel, stride and
+// padding in the conv's forms, read by the conv's parsers. --kernel and --stride start from
+// the spec's defaults (2 x 2, stride the kernel), not the conv's 1.
+inline std::optional<problem> apply_pool(pool_spec& p, std::string_view a, std::string_view v) {
+  constexpr std::uint64_t u32_max = 0xffff'ffffu;
+  if (a == "--op") return one_of(p.op, a, v, pool_ops);
+  if (a == "--dtype") return one_of(p.dtype, a, v, pool_dtypes);
+  if (a == "-H") return number_in(p.H, a, v, 1, u32_max);
+  if (a == "-W") return number_in(p.W, a, v, 1, u32_max);
+  if (a == "-C") return number_in(p.C, a, v, 1, u32_max);
+  if (a == "--kernel") return pair_in(p.kernel_h, p.kernel_w, a, v, "K or KHxKW");
+  if (a == "--stride") return pair_in(p.stride_y, p.stride_x, a, v, "S or SYxSX");
+  if (a == "--pad") {
+    conv_spec c;
+    problem bad = conv_padding_in(c, a, v);
+    p.padding = c.padding;
+    p.pad = c.pad;
+    return bad;
+  }
+  return std::nullopt;
+}
+
 // Applies one valued option of the request: nullopt when `a` is not one, else the
 // problem with `v` (empty when it applied). Which options fit the program is checked
 // once all are known (check_request), so their order does not matter.
@@ -281,6 +370,8 @@ inline std::optional<problem> apply(request& r, std::string_view a, std::string_
   static constexpr std::pair<std::string_view, operand_layout> matmul_layouts[] = {{"row_major", operand_layout::row_major},
                                                                                   {"surface", operand_layout::surface}};
   static constexpr std::pair<std::string_view, bool> then[] = {{"ew", true}};
+  if (r.pooling)
+    if (const std::optional<problem> pool = apply_pool(r.pool, a, v)) return pool;  // the others are refused below
   if (r.convolution) {
     static constexpr std::pair<std::string_view, conv_data> conv_inputs[] = {
         {"uint8", conv_data::uint8}, {"int8", conv_data::int8}, {"fp16", conv_data::fp16}};
@@ -290,6 +381,17 @@ inline std::optional<problem> apply(request& r, std::string_view a, std::string_
     if (a == "--out") return one_of(r.conv.out, a, v, conv_outputs);
   }
   if (const std::optional<problem> conv = apply_conv(r.conv, a, v)) return conv;  // refused below unless conv
+  if (a == "--fn") return one_of(r.act.fn, a, v, act_functions);
+  if (a == "--lo") return finite_in(r.act.lo, a, v, 65504.0, "a number from -65504 to 65504");
+  if (a == "--hi") return finite_in(r.act.hi, a, v, 65504.0, "a number from -65504 to 65504");
+  if (a == "--slope") return finite_in(r.act.slope, a, v, 3.4028234663852886e38, "a finite number");  // [0, 1): the rule's
+  if (a == "--range") return range_in(r.act.range, a, v);  // the tails: complete_act
+  if (a == "--elements") {
+    r.act.M = 1;
+    r.act.layout = ew_layout::flat;
+    return number_in(r.act.N, a, v, 1, u32_max);
+  }
+  if (a == "--dtype" && r.activation) return named(r.act.dtype, a, v);
   if (a == "--then") return one_of(r.fused_ew, a, v, then);
   if (a == "--op") return one_of(r.ew.op, a, v, ops);
   if (a == "--operand") return one_of(r.ew.operand, a, v, operands);
@@ -303,9 +405,9 @@ inline std::optional<problem> apply(request& r, std::string_view a, std::string_
   }
   if (a == "--out") return named(r.spec.out, a, v);
   // The shape fields are 32 bits; the programs' rules give the real limits.
-  if (a == "-M") return number_in(r.elementwise ? r.ew.M : r.spec.M, a, v, 1, u32_max);
+  if (a == "-M") return number_in(r.activation ? r.act.M : r.elementwise ? r.ew.M : r.spec.M, a, v, 1, u32_max);
   if (a == "-K") return number_in(r.spec.K, a, v, 1, u32_max);
-  if (a == "-N") return number_in(r.elementwise ? r.ew.N : r.spec.N, a, v, 1, u32_max);
+  if (a == "-N") return number_in(r.activation ? r.act.N : r.elementwise ? r.ew.N : r.spec.N, a, v, 1, u32_max);
   if (a == "--k-slice") {
     // k-slice-max and the weight tile's K of 32 (regcmd-isa-reference "Limits & tiling
     // (RK3588)", "Operand tile layouts"); 0 would silently mean "choose".
@@ -315,18 +417,73 @@ inline std::optional<problem> apply(request& r, std::string_view a, std::string_
     r.options.k_slice = static_cast<std::uint32_t>(*k);
     return problem{};
   }
-  if (a == "--layout") return r.elementwise ? one_of(r.ew.layout, a, v, ew_layouts) : one_of(r.spec.layout, a, v, matmul_layouts);
+  if (a == "--layout") {
+    if (r.activation) return one_of(r.act.layout, a, v, ew_layouts);
+    return r.elementwise ? one_of(r.ew.layout, a, v, ew_layouts) : one_of(r.spec.layout, a, v, matmul_layouts);
+  }
   return std::nullopt;
+}
+
+// An activation's options that do not fit it: the matmul's and ew's, each function's own
+// options on another function, the shape given twice over; and the options it needs.
+inline problem check_act(const request& r, const given_options& given) {
+  const activation f = r.act.fn;
+  const std::string fn = "to --fn " + std::string(name_of(f));
+  problem p = given.refuse_any({"--in", "--out", "-K", "--then", "--k-slice", "--delta"}, "to act (a matmul option)");
+  if (p.empty()) p = given.refuse_any({"--op", "--operand", "--value"}, "to act (an ew option)");
+  if (p.empty() && !given.has("--fn")) {
+    std::string names;
+    for (const auto& [name, value] : act_functions) names += (names.empty() ? "" : " | ") + std::string(name);
+    p = "act needs --fn: " + names;
+  }
+  if (p.empty() && f != activation::clip) p = given.refuse_any({"--lo", "--hi"}, fn + " (clip's bounds)");
+  if (p.empty() && f != activation::leaky_relu) p = given.refuse_any({"--slope"}, fn + " (leaky's slope)");
+  if (p.empty() && !uses_lut(f)) p = given.refuse_any({"--range"}, fn + " (a lookup table's range)");
+  if (p.empty() && given.has("--elements")) {
+    for (std::string_view o : {"-M", "-N"})
+      if (p.empty() && given.has(o)) p = "--elements and " + std::string(o) + " exclude each other: give one";
+    if (p.empty()) p = given.refuse_any({"--layout"}, "with --elements (a flat vector of N elements)");
+  }
+  if (p.empty() && !given.has("--elements") && !(given.has("-M") && given.has("-N"))) p = "act needs -M and -N, or --elements";
+  return p;
+}
+
+// A pooling's options that do not fit it: the other programs', a kernel, stride or padding
+// on a global op (its kernel is the image); and the options it needs.
+inline problem check_pool(const request& r, const given_options& given) {
+  problem p = given.refuse_any({"-M", "-N", "--layout"}, "to pool (a matmul, ew and act option)");
+  if (p.empty()) p = given.refuse_any({"--in", "--out"}, "to pool (a matmul and conv option)");
+  if (p.empty()) p = given.refuse_any({"-K", "--then", "--k-slice", "--delta"}, "to pool (a matmul option)");
+  if (p.empty()) p = given.refuse_any({"--operand", "--value"}, "to pool (an ew option)");
+  for (std::string_view o : act_options)
+    if (p.empty() && given.has(o)) p = std::string(o) + " does not apply to pool (an act option)";
+  for (auto options : {std::span<const std::string_view>(conv_quantization_options), std::span<const std::string_view>(conv_flags)})
+    for (std::string_view o : options)
+      if (p.empty() && given.has(o)) p = std::string(o) + " does not apply to pool (a conv option)";
+  if (p.empty()) p = given.refuse_any({"--out-channels", "--dilation"}, "to pool (a conv option)");
+  if (p.empty() && !given.has("--op")) {
+    std::string names;
+    for (const auto& [name, value] : pool_ops) names += (names.empty() ? "" : " | ") + std::string(name);
+    p = "pool needs --op: " + names;
+  }
+  if (p.empty() && (r.pool.op == pool_op::global_max || r.pool.op == pool_op::global_average))
+    p = given.refuse_any({"--kernel", "--stride", "--pad"}, "to --op " + std::string(name_of(r.pool.op)) + " (its kernel is the whole image)");
+  if (p.empty() && !(given.has("-H") && given.has("-W") && given.has("-C"))) p = "pool needs -H, -W and -C";
+  return p;
 }
 
 // The request's options that do not fit its program (given once all are known), and the
 // shape options it needs.
 inline problem check_request(const request& r, const given_options& given) {
   problem p;
+  if (r.pooling) return check_pool(r, given);
   if (r.convolution) {
-    p = given.refuse_any({"-M", "-K", "-N", "--layout"}, "to conv (a matmul and ew option)");
-    if (p.empty()) p = given.refuse_any({"--then", "--k-slice", "--delta"}, "to conv (a matmul option)");
-    if (p.empty()) p = given.refuse_any({"--op", "--operand", "--value", "--dtype"}, "to conv (an ew option)");
+    p = given.refuse_any({"-M", "-N", "--layout"}, "to conv (a matmul, ew and act option)");
+    if (p.empty()) p = given.refuse_any({"-K", "--then", "--k-slice", "--delta"}, "to conv (a matmul option)");
+    if (p.empty()) p = given.refuse_any({"--op", "--operand", "--value"}, "to conv (an ew option)");
+    if (p.empty()) p = given.refuse_any({"--dtype"}, "to conv (an ew and act option)");
+    for (std::string_view o : act_options)
+      if (p.empty() && given.has(o)) p = std::string(o) + " does not apply to conv (an act option)";
     for (std::string_view o : conv_quantization_options)
       if (p.empty() && r.conv.in == conv_data::fp16 && given.has(o))
         p = std::string(o) + " does not apply to an fp16 conv (quantized inputs only)";
@@ -336,11 +493,16 @@ inline problem check_request(const request& r, const given_options& given) {
       p = "conv needs -H, -W, -C and --out-channels (with --depthwise, --out-channels is C)";
     return p;
   }
-  // a conv's options, before anything else is asked of the matmul or ew
+  // a conv's options, before anything else is asked of the matmul, ew or act
+  const std::string program = r.activation ? "act" : r.elementwise ? "ew" : "matmul";
   for (auto options : {std::span<const std::string_view>(conv_options), std::span<const std::string_view>(conv_quantization_options),
                        std::span<const std::string_view>(conv_flags)})
     for (std::string_view o : options)
-      if (p.empty() && given.has(o)) p = std::string(o) + " does not apply to " + (r.elementwise ? "ew" : "matmul") + " (a conv option)";
+      if (p.empty() && given.has(o)) p = std::string(o) + " does not apply to " + program + " (a conv option)";
+  if (!p.empty()) return p;
+  if (r.activation) return check_act(r, given);
+  for (std::string_view o : act_options)
+    if (p.empty() && given.has(o)) p = std::string(o) + " does not apply to " + program + " (an act option)";
   if (!p.empty()) return p;
   if (r.elementwise) {
     p = given.refuse_any({"--in", "--out", "-K", "--then", "--k-slice", "--delta"}, "to ew (a matmul option)");
@@ -379,6 +541,16 @@ inline void complete_conv(request& r, const given_options& given) {
     c.output.scale = static_cast<float>(double(c.input.scale) * c.weights.scale * 128.0 * std::sqrt(taps));
   }
   if (!given.has("--add-scale")) c.residual.scale = c.output.scale;
+}
+
+// An activation's table range, once its options are known: a --range moves the function's
+// bounds and keeps its tails (SiLU, GELU, hardswish and mish continue linearly above).
+inline void complete_act(request& r, const given_options& given) {
+  if (!given.has("--range")) return;
+  lut_range range = default_range(r.act.fn);
+  range.lo = r.act.range.lo;
+  range.hi = r.act.range.hi;
+  r.act.range = range;
 }
 
 // A library error as one line, a precision by its name and an address in hex: the doors

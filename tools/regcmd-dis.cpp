@@ -1,13 +1,15 @@
 // regcmd-dis: decode a regcmd dump, one line (or JSON object) per entry.
 //
-//   regcmd-dis [--json] [--binary | --text] FILE      ('-' reads standard input)
+//   regcmd-dis [--json | --all-entries] [--binary | --text] FILE      ('-' reads standard input)
 //
 // Decoding streams: a file is read twice, once to check it (a bad dump prints nothing) and
 // once to print it a piece at a time, so memory stays the same whatever the dump's size.
-// Standard input can be read once: its entries are kept (8 bytes each) until it ends.
+// Standard input can be read once: its entries are kept (8 bytes each) until it ends. A LUT
+// upload in the text listing is held as a count and two values until its run ends.
 
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -20,7 +22,7 @@
 namespace {
 
 constexpr const char* help =
-    "usage: regcmd-dis [--json] [--binary | --text] FILE\n"
+    "usage: regcmd-dis [--json | --all-entries] [--binary | --text] FILE\n"
     "Decode a regcmd dump, one line per entry (--json: an array of objects). FILE '-' reads\n"
     "standard input.\n"
     "  binary  little-endian u64 entries, as the capture shim writes them\n"
@@ -31,6 +33,11 @@ constexpr const char* help =
     "LF, VT, FF, CR and ESC (every entry holds a 0x00 or 0x01 byte in its target), text\n"
     "otherwise; --binary or --text forces it. Any other byte in a text dump is an error\n"
     "naming its byte offset.\n"
+    "A LUT upload (DPU_LUT_ACCESS_CFG writing a table, then the run of DPU_LUT_ACCESS_DATA\n"
+    "writes after it) prints as one line, from its first entry's index to its last, with its\n"
+    "entries as signed 16-bit values:\n"
+    "  0-513 DPU LUT upload: table LE (0), 513 entries, first -3, last 16384\n"
+    "--all-entries prints each of its entries on a line of its own; --json lists every entry.\n"
     "--version prints the version, -h or --help this text.\n"
     "Each option is given once. Each error is one line on standard error, naming the file\n"
     "and the reason.\n"
@@ -50,7 +57,7 @@ int main(int argc, char** argv) {
     std::fputs(help, stderr);
     return 2;
   }
-  bool json = false;
+  bool json = false, all_entries = false;
   regcmd::dump_format format = regcmd::dump_format::detect;
   std::string path;
   for (int i = 1; i < argc; ++i) {
@@ -63,6 +70,9 @@ int main(int argc, char** argv) {
     if (a == "--json") {
       if (json) return fail("--json is given twice: give it once");
       json = true;
+    } else if (a == "--all-entries") {
+      if (all_entries) return fail("--all-entries is given twice: give it once");
+      all_entries = true;
     } else if (a == "--binary" || a == "--text") {
       const regcmd::dump_format asked = a == "--binary" ? regcmd::dump_format::binary : regcmd::dump_format::text;
       if (format == asked) return fail(std::string(a) + " is given twice: give it once");
@@ -77,12 +87,34 @@ int main(int argc, char** argv) {
     }
   }
   if (path.empty()) return fail("no dump given: FILE, or '-' for standard input");
+  if (json && all_entries) return fail("--all-entries does not apply with --json (JSON lists every entry)");
 
   regcmd::cli::output_stream out(stdout, "regcmd-dis");
   std::size_t index = 0;
   std::string text;
+  std::optional<regcmd::lut_upload_run> upload;  // the LUT upload being read, in the short listing
+  // The upload as its line, or its config as every other entry when no data followed it.
+  auto end_upload = [&]() {
+    if (!upload) return true;
+    text = upload->entries ? regcmd::format_lut_upload(*upload) : regcmd::format_text(regcmd::decode(upload->config), upload->index);
+    text += '\n';
+    upload.reset();
+    return out.write(text);
+  };
   auto print = [&](regcmd::entry e) {
     const regcmd::decoded_entry d = regcmd::decode(e);
+    if (!json && !all_entries) {
+      if (upload && regcmd::lut_upload_run::continues(d)) {
+        upload->add(d);
+        ++index;
+        return true;
+      }
+      if (!end_upload()) return false;
+      if (regcmd::lut_upload_run::starts(d)) {
+        upload = regcmd::lut_upload_run{.config = e, .index = index++};
+        return true;
+      }
+    }
     if (json) {
       text = index ? ",\n " : "[\n ";
       text += regcmd::format_json(d, index);
@@ -105,6 +137,7 @@ int main(int argc, char** argv) {
     for (regcmd::entry e : d.entries)
       if (!print(e)) break;
   }
+  end_upload();
   if (!error.empty()) return fail(error);
   if (json) out.write(index ? "\n]\n" : "[]\n");
   return out.finish() ? 0 : 2;

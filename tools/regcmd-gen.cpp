@@ -4,6 +4,8 @@
 //   regcmd-gen ew --op add --dtype fp16 -M 64 -N 256 --operand per-channel
 //   regcmd-gen matmul --in fp16 --out fp16 -M 8 -K 128 -N 17 --then ew --op mul --operand per-channel
 //   regcmd-gen conv --in uint8 -H 20 -W 20 -C 80 --out-channels 40 --kernel 3 --pad same --bias
+//   regcmd-gen act --fn sigmoid --dtype fp16 -M 64 -N 256
+//   regcmd-gen pool --op max --dtype fp16 -H 16 -W 16 -C 64 --kernel 2 --stride 2
 //
 // Exit status: 0 written; 2 bad usage, a shape or address that breaks a rule, or an
 // unwritable output (one line on stderr). 1, a failed check, is regcmd-run's and
@@ -20,11 +22,13 @@
 #include <vector>
 
 #include <regcmd/decode/format.hpp>
+#include <regcmd/programs/activation.hpp>
 #include <regcmd/programs/conv.hpp>
 #include <regcmd/programs/elementwise.hpp>
 #include <regcmd/programs/fused.hpp>
 #include <regcmd/programs/matmul.hpp>
 #include <regcmd/programs/plan.hpp>
+#include <regcmd/programs/pooling.hpp>
 #include <regcmd/rules/limits.hpp>
 #include <regcmd/rules/program_rules.hpp>
 
@@ -42,6 +46,10 @@ Programs:
   ew        out[M][N] = a (op) b on the SDP (DPU + DPU_RDMA)
   conv      a 2-D convolution of one H x W x C image (conv2d, depthwise, pointwise), as
             many tasks as the CBUF plan needs (row tasks, kernel groups) in one program
+  act       out[M][N] = f(x[M][N]) on the SDP: the ReLU family on the DPU's BN stage, the
+            smooth functions through its lookup table (fp16; the first task uploads it)
+  pool      max, average, global max or global average pooling of one H x W x C image on
+            the PPU, tall images in row tasks (at most 8191 / W output rows each)
 
 matmul options:
   --in P              input precision: fp16 | int8 | int4              (default fp16)
@@ -91,6 +99,37 @@ conv options:
                       within the output's range)
   --add-zero-point Z, --add-scale S          with --add: the residual's (default scale the
                       output's)
+
+act options:
+  --fn F              relu | relu6 | clip | leaky | sigmoid | tanh | silu | gelu |
+                      gelu-erf | hardswish | hardsigmoid | exp | mish (required); gelu is
+                      the tanh approximation, gelu-erf the exact x Phi(x)
+  --dtype P           fp16 | int8 | int16 (the table functions: fp16)  (default fp16)
+  -M N, -N N          the shape (-M and -N, or --elements)
+  --elements N        a vector of N elements: -M 1 -N N in the flat layout
+  --layout L          flat | surface (not with --elements)              (default flat)
+  --lo X, --hi X      clip only: the bounds, lo < hi, integers for int8 and int16
+                      (default 0 and 6)
+  --slope A           leaky only: the slope for x < 0, 0 <= A < 1       (default 0.01)
+  --range LO,HI       table functions only: the inputs the table covers, the function's
+                      tails kept beyond them (default the function's own: sigmoid -8,8,
+                      tanh -5,5, silu and mish -12,12, gelu -6,6, hardswish and
+                      hardsigmoid -4,4, exp -16,0)
+  --no-pad            refuse a shape that does not fill whole 16-byte atoms
+
+pool options (the image and the output NC1HWC2: 8 fp16 or 16 int8 channels per 16-byte
+atom, channels padded to whole atoms):
+  --op O              max | avg | global-max | global-avg (required); the global ops'
+                      kernel is the whole image (H and W at most 16)
+  --dtype P           fp16 | int8 (avg and global-avg: fp16)             (default fp16)
+  -H N, -W N, -C N    the input's height, width and channels (required)
+  --kernel K|KHxKW    the window, 1 to 16 along each axis (avg: 2 to 16)  (default 2)
+  --stride S|SYxSX    the stride, 1 to 16: both axes, or y then x     (default the kernel)
+  --pad P             valid | same (TFLite's) | T,B,L,R, each side at most 7 and below
+                      the kernel; padded taps are -inf for max and 0 for avg, which
+                      divides by the whole window (PyTorch's count_include_pad=True)
+                      (default valid)
+  --kernel, --stride and --pad do not apply to the global ops.
 
 Addresses (patched into the program's slots; default 0), each for an operand the
 program has, 0 to 0xffffffff with every byte its DMA reaches below 4 GiB:
@@ -143,10 +182,11 @@ int main(int argc, char** argv) {
     return cli::exit_success;
   }
   if (program_name == "--version") return cli::print_version("regcmd-gen");
-  cli::request r{.elementwise = program_name == "ew", .convolution = program_name == "conv"};
+  cli::request r{.elementwise = program_name == "ew", .convolution = program_name == "conv", .activation = program_name == "act",
+                 .pooling = program_name == "pool"};
   const bool elementwise = r.elementwise;
-  if (program_name != "matmul" && !elementwise && !r.convolution)
-    return fail("unknown program '" + std::string(program_name) + "': matmul, ew or conv");
+  if (program_name != "matmul" && !elementwise && !r.convolution && !r.activation && !r.pooling)
+    return fail("unknown program '" + std::string(program_name) + "': matmul, ew, conv, act or pool");
 
   matmul_spec& spec = r.spec;
   std::optional<precision> weight;
@@ -168,7 +208,7 @@ int main(int argc, char** argv) {
     if (a == "--version") return cli::print_version("regcmd-gen");
     if (cli::problem twice = given.add(a); !twice.empty()) return fail(twice);
     if (a == "--no-pad") {
-      spec.pad = r.ew.pad = padding::none;
+      spec.pad = r.ew.pad = r.act.pad = padding::none;
       continue;
     }
     if (a == "--plan") { planned = true; continue; }
@@ -200,14 +240,20 @@ int main(int argc, char** argv) {
   if (r.convolution) {
     cli::problem p = given.refuse_any({"--plan", "--weight-precision", "--schedule", "--feature-pitch", "--output-pitch"},
                                       "to conv (a matmul option)");
-    if (p.empty()) p = given.refuse_any({"--no-pad"}, "to conv (a matmul and ew option)");
+    if (p.empty()) p = given.refuse_any({"--no-pad"}, "to conv (a matmul, ew and act option)");
     if (!p.empty()) return fail(p);
     cli::complete_conv(r, given);
-  } else if (elementwise) {
+  } else if (r.pooling) {
+    cli::problem p = given.refuse_any({"--plan", "--weight-precision", "--schedule", "--feature-pitch", "--output-pitch"},
+                                      "to pool (a matmul option)");
+    if (p.empty()) p = given.refuse_any({"--no-pad"}, "to pool (a matmul, ew and act option)");
+    if (!p.empty()) return fail(p);
+  } else if (elementwise || r.activation) {
     if (cli::problem p = given.refuse_any({"--plan", "--weight-precision", "--schedule", "--feature-pitch", "--output-pitch"},
-                                          "to ew (a matmul option)");
+                                          elementwise ? "to ew (a matmul option)" : "to act (a matmul option)");
         !p.empty())
       return fail(p);
+    if (r.activation) cli::complete_act(r, given);
   } else if (r.fused_ew) {
     if (cli::problem p = given.refuse_any({"--plan"}, "with --then ew (the fused chain's matmul is one task, not a plan)"); !p.empty())
       return fail(p);
@@ -230,6 +276,8 @@ int main(int argc, char** argv) {
     return built ? status{} : status{built.err()};
   };
   const status built = r.convolution ? take(build_conv(r.conv))
+                       : r.activation  ? take(build_activation(r.act))
+                       : r.pooling     ? take(build_pool(r.pool))
                        : elementwise   ? take(build_ew(r.ew))
                        : r.fused_ew    ? take(build_fused(r.fused()))
                        : planned       ? take(build_plan(spec, r.options))

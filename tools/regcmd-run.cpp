@@ -4,6 +4,8 @@
 //   regcmd-run ew --op mul --dtype fp16 -M 64 -N 256 --operand per-channel
 //   regcmd-run matmul --in fp16 --out fp16 -M 8 -K 128 -N 17 --then ew --op mul --operand per-channel
 //   regcmd-run conv --in uint8 -H 20 -W 20 -C 80 --out-channels 40 --kernel 3 --pad same --bias
+//   regcmd-run act --fn sigmoid --dtype fp16 -M 64 -N 256
+//   regcmd-run pool --op avg --dtype fp16 -H 20 -W 20 -C 24 --kernel 3 --stride 1 --pad same
 //
 // Prints one line: max_abs_error=<x> max_rel_error=<y> submits=<n> us_per_submit=<t>, the
 // worst over every repeat (each repeat's output is checked), and for a repeat out of
@@ -25,6 +27,8 @@
 #include <vector>
 
 #include <regcmd/decode/format.hpp>
+#include <regcmd/programs/activation.hpp>
+#include <regcmd/programs/activation_functions.hpp>
 #include <regcmd/programs/conv.hpp>
 #include <regcmd/programs/conv_packing.hpp>
 #include <regcmd/programs/elementwise.hpp>
@@ -32,6 +36,7 @@
 #include <regcmd/programs/fused.hpp>
 #include <regcmd/programs/packing.hpp>
 #include <regcmd/programs/plan.hpp>
+#include <regcmd/programs/pooling.hpp>
 #include <regcmd/runtime/session.hpp>
 
 #include "cli.hpp"
@@ -42,11 +47,13 @@ namespace {
 constexpr const char* usage = R"(usage: regcmd-run matmul --in P --out P -M N -K N -N N [options] [--then ew ...]
        regcmd-run ew --op O --dtype P -M N -N N [--operand K] [options]
        regcmd-run conv --in P -H N -W N -C N --out-channels N [options]
+       regcmd-run act --fn F --dtype P (-M N -N N | --elements N) [options]
+       regcmd-run pool --op O --dtype P -H N -W N -C N [options]
 
 Builds the program (a matmul as a plan: K-split, N/M tiling when the shape needs them; an
-SDP element-wise op; a matmul fused with an SDP op; or a convolution in the tasks its CBUF
-plan needs), fills the operands with seeded random data, runs it on the NPU, checks every
-output element against the host and prints
+SDP element-wise op; a matmul fused with an SDP op; a convolution in the tasks its CBUF
+plan needs; an activation; or a pooling in its row tasks), fills the operands with seeded random data, runs it on the
+NPU, checks every output element against the host and prints
   max_abs_error=<x> max_rel_error=<y> submits=<n> us_per_submit=<t>
 
 matmul options:
@@ -64,6 +71,7 @@ ew options (and those of the fused op):
   --operand K     per-element | per-channel | immediate     (default per-element)
   --value X       with --operand immediate: the operand, -65504 to 65504 (default 1.5)
   --layout L      surface | flat                            (default surface)
+  --no-pad        refuse an N that does not fill whole 16-byte atoms (ew and act only)
 conv options (host tensors NHWC, weights OHWI; an output element out[h * W' + w][c]):
   --in P          uint8 | int8 | fp16                       (default int8)
   --out P         int8 (uint8, int8) | fp16 | fp32 (fp16)   (default int8, fp16 for fp16)
@@ -79,6 +87,25 @@ conv options (host tensors NHWC, weights OHWI; an output element out[h * W' + w]
   --input-scale S (default 0.05), --weight-scale S (default 0.02), --output-scale S
                   (default input * weight * 128 * sqrt(KH * KW * C), C 1 for depthwise),
                   --add-scale S (default the output's); quantized only, --add-* with --add
+act options (regcmd-gen --help has the details):
+  --fn F          relu | relu6 | clip | leaky | sigmoid | tanh | silu | gelu | gelu-erf |
+                  hardswish | hardsigmoid | exp | mish (required)
+  --dtype P       fp16 | int8 | int16 (the table functions: fp16)  (default fp16)
+  -M N, -N N, or --elements N (-M 1 -N N, flat)
+  --layout L      flat | surface (not with --elements)      (default flat)
+  --lo X, --hi X  clip only (default 0 and 6); --slope A leaky only (default 0.01)
+  --range LO,HI   table functions only: the table's inputs (default the function's own)
+  inputs: int8 and int16 uniform over the type; fp16 uniform, rounded to fp16, over
+  [-8, 8] (relu, leaky), [lo - (hi - lo) / 4, hi + (hi - lo) / 4] (relu6: lo 0, hi 6;
+  clip), or the table's range with each bound moved out by a quarter of its magnitude
+  (the table functions, so their tails are checked: sigmoid's -8..8 gives -10..10)
+pool options (regcmd-gen --help has the details; an output element out[h * W' + w][c]):
+  --op O          max | avg | global-max | global-avg (required)
+  --dtype P       fp16 | int8 (avg and global-avg: fp16)   (default fp16)
+  -H N, -W N, -C N
+  --kernel K|KHxKW (default 2), --stride S|SYxSX (default the kernel), --pad P (valid |
+                  same | T,B,L,R; default valid): not for the global ops
+  inputs: fp16 uniform in [-4, 4], rounded to fp16; int8 uniform over the type
 running:
   --cores C       1 (one core) | 3 (tasks split in three chains: rknpu the 3-core mask,
                   rocket one job each, the kernel picks the cores)
@@ -98,7 +125,16 @@ within one fp16 rounding (2^-11 relative) for fp16, on top of the matmul's in a 
 quantized conv's output is within 1 of the host's (in output units, the error printed
 both as absolute and relative: the requantization scale is 15 bits and its rounding is not
 documented); an fp16 conv's relative error is |out - ref| / (sum |x w| + |residual|),
-within (KH KW C + 2) * 2^-24 plus 2^-11 for an fp16 output plus 2^-11 with --add.
+within (KH KW C + 2) * 2^-24 plus 2^-11 for an fp16 output plus 2^-11 with --add. An
+activation is checked against the exact function in double rounded to the output's type:
+the ReLU family exactly, with the leaky slope the program holds (fp16(a) for fp16;
+round(a * 2^15) / 2^15 for integers, the product rounded half up); a table function within
+max(its absolute tolerance, 2^-10 |expected|): sigmoid, tanh, hardsigmoid and exp 2e-3;
+silu, gelu, gelu-erf, hardswish and mish 1e-2. A pooling is checked against the host's,
+padded taps -inf for max and 0 counted in the average (PyTorch's count_include_pad=True):
+max exactly; average, the mean in double of the fp16 inputs rounded to fp16, within 2^-9
+relative plus 2^-24 absolute, as the PPU multiplies the sum by fp16 reciprocals of the
+kernel's width and height (fp16(65536 / 3) is inexact) and rounds to fp16.
 
 Each option is given once, and only where it applies. Each error is one line on standard
 error.
@@ -136,13 +172,28 @@ struct check {
     max_rel = std::max(max_rel, rel);
     const double allowed = tolerance * scale;
     if (tolerance == 0 ? err == 0 : rel <= tolerance) return;
+    out_of_tolerance(i, c, ref, err, tolerance == 0 ? 0 : allowed);
+  }
+
+  // |c - ref| <= allowed, an absolute bound (exact when 0); the relative error against
+  // max(|ref|, 1e-3), as an SDP op's.
+  void add_absolute(std::size_t i, double c, double ref, double allowed) {
+    const double err = std::abs(c - ref);
+    max_abs = std::max(max_abs, err);
+    max_rel = std::max(max_rel, err / std::max(std::abs(ref), 1e-3));
+    if (err <= allowed) return;
+    out_of_tolerance(i, c, ref, err, allowed);
+  }
+
+ private:
+  void out_of_tolerance(std::size_t i, double c, double ref, double err, double allowed) {
     within = false;
     const double excess = std::isnan(err) ? std::numeric_limits<double>::infinity() : err - allowed;
     if (excess > worst_excess) {
       worst = i;
       worst_c = c;
       worst_ref = ref;
-      worst_allowed = tolerance == 0 ? 0 : allowed;
+      worst_allowed = allowed;
       worst_excess = excess;
     }
   }
@@ -521,6 +572,225 @@ int run_conv(const regcmd::runtime::device& dev, const regcmd::conv_spec& spec, 
   return run_conv_typed<float, float>(dev, spec, settings);
 }
 
+// The table functions' absolute tolerances: the table's interpolation between its 16-bit
+// entries, and its held or linear tails over the widened range the inputs are drawn from.
+// An fp16 result may also be off by its own rounding: max(absolute, 2^-10 |expected|).
+struct act_tolerance {
+  regcmd::activation fn;
+  double absolute;
+};
+constexpr act_tolerance act_tolerances[] = {
+    {regcmd::activation::sigmoid, 2e-3},     {regcmd::activation::tanh, 2e-3},
+    {regcmd::activation::silu, 1e-2},        {regcmd::activation::gelu, 1e-2},
+    {regcmd::activation::gelu_erf, 1e-2},    {regcmd::activation::hardswish, 1e-2},
+    {regcmd::activation::hardsigmoid, 2e-3}, {regcmd::activation::exp, 2e-3},
+    {regcmd::activation::mish, 1e-2}};
+
+double absolute_tolerance(regcmd::activation f) {
+  for (const act_tolerance& t : act_tolerances)
+    if (t.fn == f) return t.absolute;
+  return 0;
+}
+
+// A table function exactly (programs/activation_functions.hpp), in double.
+double table_function(regcmd::activation f, double x) {
+  namespace a = regcmd::activations;
+  using regcmd::activation;
+  switch (f) {
+    case activation::sigmoid: return a::sigmoid_fn{}(x);
+    case activation::tanh: return a::tanh_fn{}(x);
+    case activation::silu: return a::silu_fn{}(x);
+    case activation::gelu: return a::gelu_fn{}(x);
+    case activation::gelu_erf: return a::gelu_erf_fn{}(x);
+    case activation::hardswish: return a::hardswish_fn{}(x);
+    case activation::hardsigmoid: return a::hardsigmoid_fn{}(x);
+    case activation::exp: return a::exp_fn{}(x);
+    case activation::mish: return a::mish_fn{}(x);
+    default: return std::numeric_limits<double>::quiet_NaN();
+  }
+}
+
+// The ReLU family with the parameters the program holds: clip and ReLU exact; the leaky
+// slope as fp16(a) for fp16 (its product with a fp16 x is exact in double) or as
+// round(a * 2^15) / 2^15 with the BN stage's 15-bit shift rounding half up for integers
+// (programs/activation.hpp). The caller rounds to the output's type.
+double relu_family(const regcmd::act_spec& s, double x) {
+  using regcmd::activation;
+  switch (s.fn) {
+    case activation::relu: return std::max(x, 0.0);
+    case activation::relu6: return std::clamp(x, 0.0, 6.0);
+    case activation::clip: return std::clamp(x, double{s.lo}, double{s.hi});
+    default: break;
+  }
+  if (x >= 0) return x;
+  if (s.dtype == regcmd::precision::fp16) return x * double{regcmd::half_to_float(regcmd::float_to_half(s.slope))};
+  const double multiplier = std::min(std::floor(double{s.slope} * 32768 + 0.5), 32767.0);
+  return std::floor(x * multiplier / 32768 + 0.5);
+}
+
+// The fp16 inputs' range: the ReLU family's kinks with room on both sides, a table's range
+// (the --range given, else the function's own) with each bound moved out by a quarter of its
+// magnitude to reach the tails (-8..8 -> -10..10; exp's -16..0 -> -20..0, softmax's inputs
+// staying <= 0). Within fp16's finite values.
+std::pair<double, double> fp16_inputs(const regcmd::act_spec& s) {
+  using regcmd::activation;
+  double lo = -8, hi = 8;
+  if (s.fn == activation::relu6 || s.fn == activation::clip) {
+    const double a = s.fn == activation::clip ? s.lo : 0, b = s.fn == activation::clip ? s.hi : 6;
+    lo = a - (b - a) / 4;
+    hi = b + (b - a) / 4;
+  } else if (regcmd::uses_lut(s.fn)) {
+    const regcmd::lut_range r = s.range == regcmd::lut_range{} ? regcmd::cli::default_range(s.fn) : s.range;
+    lo = r.lo - std::abs(r.lo) / 4;
+    hi = r.hi + std::abs(r.hi) / 4;
+  }
+  return {std::clamp(lo, -65504.0, 65504.0), std::clamp(hi, -65504.0, 65504.0)};
+}
+
+// An activation: T the host type (float for fp16, std::int8_t, std::int16_t).
+template <class T>
+int run_act_typed(const regcmd::runtime::device& dev, const regcmd::act_spec& spec, const run_settings& settings) {
+  using namespace regcmd;
+  const auto built = build_activation(spec);
+  if (!built) return fail(built.err());
+  const act_geometry& g = built.value().geometry;
+  auto bufs = buffers(dev, {g.tensor_bytes(), g.tensor_bytes()});
+  if (!bufs) return fail(bufs.err());
+  runtime::buffer &x_buf = bufs.value()[0], &out_buf = bufs.value()[1];
+  const std::size_t MN = std::size_t{spec.M} * spec.N;
+  constexpr bool fp16 = std::is_same_v<T, float>;
+  std::mt19937_64 rng(settings.seed);
+  const auto [lo, hi] = fp16_inputs(spec);
+  std::vector<T> x(MN), out(MN);
+  for (T& v : x) {
+    if constexpr (fp16) v = to_half(std::uniform_real_distribution<double>(lo, hi)(rng));
+    else v = static_cast<T>(std::uniform_int_distribution<int>(std::numeric_limits<T>::min(), std::numeric_limits<T>::max())(rng));
+  }
+  if (status s = pack_ew_tensor<T>(g, x, x_buf.bytes()); !s) return fail(s.err());
+  // The exact function rounded to the output's type, and the error allowed, once for every
+  // repeat.
+  const bool table = uses_lut(spec.fn);
+  const double absolute = absolute_tolerance(spec.fn);
+  std::vector<double> ref(MN), allowed(MN, 0.0);
+  for (std::size_t i = 0; i < MN; ++i) {
+    const double y = table ? table_function(spec.fn, x[i]) : relu_family(spec, x[i]);
+    if constexpr (fp16) ref[i] = to_half(y);
+    else ref[i] = std::clamp<double>(y, std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
+    if (table) allowed[i] = std::max(absolute, std::ldexp(std::abs(ref[i]), -10));
+  }
+  auto verify = [&]() -> result<check> {
+    if (status s = unpack_ew_tensor<T>(g, out_buf.bytes(), out); !s) return s.err();
+    check result;
+    for (std::size_t i = 0; i < MN; ++i) result.add_absolute(i, double(out[i]), ref[i], allowed[i]);
+    return result;
+  };
+  runtime::session npu{dev};
+  const auto ran = run(npu, built.value().view(), {.feature = &x_buf, .output = &out_buf}, settings, verify);
+  if (!ran) return fail(ran.err());
+  return ran.value().report("out", spec.N);
+}
+
+int run_act(const regcmd::runtime::device& dev, const regcmd::act_spec& spec, const run_settings& settings) {
+  using regcmd::precision;
+  if (spec.dtype == precision::int8) return run_act_typed<std::int8_t>(dev, spec, settings);
+  if (spec.dtype == precision::int16) return run_act_typed<std::int16_t>(dev, spec, settings);
+  return run_act_typed<float>(dev, spec, settings);
+}
+
+// The byte of element (y, x, c) in a pooling's NC1HWC2 cube of h x w pixels:
+//   (c / C2) · h · w · 16 + (y · w + x) · 16 + (c % C2) · bytes,   C2 = 16 / bytes
+// the channels padded to whole atoms (the PPU pools the padding lanes too; they are not
+// read back).
+std::size_t pool_at(const regcmd::pool_geometry& g, std::uint32_t h, std::uint32_t w, std::uint32_t y, std::uint32_t x,
+                    std::uint32_t c) {
+  return (std::size_t{c / g.atom} * h * w + std::size_t{y} * w + x) * 16 + std::size_t{c % g.atom} * g.element_bytes();
+}
+
+// A pooling: T the host type (float for fp16, std::int8_t); the host image HWC.
+template <class T>
+int run_pool_typed(const regcmd::runtime::device& dev, const regcmd::pool_spec& spec, const run_settings& settings) {
+  using namespace regcmd;
+  const auto built = build_pool(spec);
+  if (!built) return fail(built.err());
+  const pool_geometry& g = built.value().geometry;
+  auto bufs = buffers(dev, {g.input_bytes(), g.output_bytes()});
+  if (!bufs) return fail(bufs.err());
+  runtime::buffer &x_buf = bufs.value()[0], &out_buf = bufs.value()[1];
+  constexpr bool fp16 = std::is_same_v<T, float>;
+  const std::uint32_t H = g.H, W = g.W, C = g.C, OH = g.out_h, OW = g.out_w;
+  std::mt19937_64 rng(settings.seed);
+  std::vector<T> x(std::size_t{H} * W * C);
+  for (T& v : x) {
+    if constexpr (fp16) v = to_half(std::uniform_real_distribution<float>(-4, 4)(rng));
+    else v = static_cast<T>(std::uniform_int_distribution<int>(std::numeric_limits<T>::min(), std::numeric_limits<T>::max())(rng));
+  }
+  const std::span<std::uint8_t> in = x_buf.bytes();
+  std::fill(in.begin(), in.end(), std::uint8_t{0});  // the padding channels
+  for (std::uint32_t y = 0; y < H; ++y)
+    for (std::uint32_t xx = 0; xx < W; ++xx)
+      for (std::uint32_t c = 0; c < C; ++c) {
+        const T v = x[(std::size_t{y} * W + xx) * C + c];
+        const std::size_t at = pool_at(g, H, W, y, xx, c);
+        if constexpr (fp16) {
+          const std::uint16_t bits = float_to_half(v);
+          in[at] = static_cast<std::uint8_t>(bits & 0xff);
+          in[at + 1] = static_cast<std::uint8_t>(bits >> 8);
+        } else {
+          in[at] = static_cast<std::uint8_t>(v);
+        }
+      }
+  // The host pooling, once for every repeat: max over the taps inside (a padded tap, -inf,
+  // never wins: a window holds at least one input), or the sum over them divided by the
+  // whole window.
+  const std::size_t out_count = std::size_t{OH} * OW * C;
+  const bool average = g.averages();
+  const double taps = double(g.kernel_h) * g.kernel_w;
+  std::vector<double> ref(out_count), allowed(out_count, 0.0);
+  for (std::uint32_t oy = 0; oy < OH; ++oy)
+    for (std::uint32_t ox = 0; ox < OW; ++ox)
+      for (std::uint32_t c = 0; c < C; ++c) {
+        double sum = 0, best = -std::numeric_limits<double>::infinity();
+        for (std::uint32_t ky = 0; ky < g.kernel_h; ++ky) {
+          const std::int64_t y = std::int64_t{oy} * g.stride_y + ky - g.pad.top;
+          if (y < 0 || y >= H) continue;
+          for (std::uint32_t kx = 0; kx < g.kernel_w; ++kx) {
+            const std::int64_t xx = std::int64_t{ox} * g.stride_x + kx - g.pad.left;
+            if (xx < 0 || xx >= W) continue;
+            const double v = double(x[(static_cast<std::size_t>(y) * W + static_cast<std::size_t>(xx)) * C + c]);
+            sum += v;
+            best = std::max(best, v);
+          }
+        }
+        const std::size_t i = (std::size_t{oy} * OW + ox) * C + c;
+        ref[i] = average ? to_half(sum / taps) : best;
+        if (average) allowed[i] = std::ldexp(std::abs(ref[i]), -9) + std::ldexp(1.0, -24);
+      }
+  std::vector<double> out(out_count);
+  auto verify = [&]() -> result<check> {
+    const std::span<const std::uint8_t> bytes = out_buf.bytes();
+    check result;
+    for (std::uint32_t oy = 0; oy < OH; ++oy)
+      for (std::uint32_t ox = 0; ox < OW; ++ox)
+        for (std::uint32_t c = 0; c < C; ++c) {
+          const std::size_t at = pool_at(g, OH, OW, oy, ox, c), i = (std::size_t{oy} * OW + ox) * C + c;
+          double v = 0;
+          if constexpr (fp16) v = half_to_float(static_cast<std::uint16_t>(bytes[at] | bytes[at + 1] << 8));
+          else v = static_cast<std::int8_t>(bytes[at]);
+          result.add_absolute(i, v, ref[i], allowed[i]);
+        }
+    return result;
+  };
+  runtime::session npu{dev};
+  const auto ran = run(npu, built.value().view(), {.feature = &x_buf, .output = &out_buf}, settings, verify);
+  if (!ran) return fail(ran.err());
+  return ran.value().report("out", C);
+}
+
+int run_pool(const regcmd::runtime::device& dev, const regcmd::pool_spec& spec, const run_settings& settings) {
+  if (spec.dtype == regcmd::precision::int8) return run_pool_typed<std::int8_t>(dev, spec, settings);
+  return run_pool_typed<float>(dev, spec, settings);
+}
+
 // A node that does not open reads like any file that does not, "cannot open 'PATH':
 // reason", then the rule that says what to do.
 std::string describe_open(const regcmd::error& e) {
@@ -543,9 +813,10 @@ int main(int argc, char** argv) {
     return cli::exit_success;
   }
   if (program == "--version") return cli::print_version("regcmd-run");
-  cli::request r{.elementwise = program == "ew", .convolution = program == "conv", .ew = {.immediate = 1.5f}};
-  if (program != "matmul" && !r.elementwise && !r.convolution)
-    return fail("unknown program '" + std::string(program) + "': matmul, ew or conv");
+  cli::request r{.elementwise = program == "ew", .convolution = program == "conv", .activation = program == "act",
+                 .pooling = program == "pool", .ew = {.immediate = 1.5f}};
+  if (program != "matmul" && !r.elementwise && !r.convolution && !r.activation && !r.pooling)
+    return fail("unknown program '" + std::string(program) + "': matmul, ew, conv, act or pool");
 
   run_settings settings;
   cli::given_options given;
@@ -561,6 +832,10 @@ int main(int argc, char** argv) {
     if (a == "--delta") { r.options.delta_tasks = true; continue; }
     if (a == "--round-robin") { settings.round_robin = true; continue; }
     if (a == "--nonblocking") { settings.nonblocking = true; continue; }
+    if (a == "--no-pad") {
+      r.ew.pad = r.act.pad = padding::none;
+      continue;
+    }
     if (cli::apply_flag(r, a)) continue;
     const bool known = cli::is_request_option(a) || a == "--cores" || a == "--device" || a == "--seed" || a == "--repeat";
     if (!known) return fail("unknown option '" + std::string(a) + "' (regcmd-run --help lists them)");
@@ -577,7 +852,14 @@ int main(int argc, char** argv) {
     if (!bad.empty()) return fail(bad);
   }
   if (cli::problem p = cli::check_request(r, given); !p.empty()) return fail(p);
+  if (!r.elementwise && !r.activation)
+    if (cli::problem p = given.refuse_any({"--no-pad"}, r.convolution ? "to conv (an ew and act option)"
+                                                        : r.pooling   ? "to pool (an ew and act option)"
+                                                                      : "to matmul (an ew and act option)");
+        !p.empty())
+      return fail(p);
   if (r.convolution) cli::complete_conv(r, given);
+  if (r.activation) cli::complete_act(r, given);
   // run-options: a program split over the cores takes no round-robin (every run already
   // uses all three), whether or not this shape has tasks enough to split.
   if (settings.three_cores && settings.round_robin) return fail("--round-robin does not apply with --cores 3 (a split program runs on all three cores at once)");
@@ -585,6 +867,10 @@ int main(int argc, char** argv) {
   // The program's rules first: a shape that breaks one needs no device.
   if (r.convolution) {
     if (const auto p = conv_kind::resolve<soc::rk3588>(r.conv); !p) return fail(p.err());
+  } else if (r.activation) {
+    if (const auto g = resolve_act(r.act); !g) return fail(g.err());
+  } else if (r.pooling) {
+    if (const auto g = resolve_pool(r.pool); !g) return fail(g.err());
   } else if (r.elementwise) {
     if (const auto g = resolve_ew(r.ew); !g) return fail(g.err());
   } else if (r.fused_ew) {
@@ -601,6 +887,9 @@ int main(int argc, char** argv) {
       return fail(p);
   std::printf("device %s: %s\n", dev.value().path().c_str(), dev.value().driver_version().c_str());
   if (r.convolution) return run_conv(dev.value(), r.conv, settings);
+  if (r.activation) return run_act(dev.value(), r.act, settings);
+  // The rocket node refuses pooling when the program is prepared (rule rocket-interrupt).
+  if (r.pooling) return run_pool(dev.value(), r.pool, settings);
   if (r.elementwise) return run_ew(dev.value(), r.ew, settings);
   if (r.fused_ew) return run_fused(dev.value(), r.fused(), settings);
   return run_matmul(dev.value(), r.spec, r.options, settings);

@@ -2,6 +2,7 @@
 // Printing decoded entries and errors: the text line and JSON object of regcmd-dis.
 //
 //   text:  index block REGISTER value field=value ...
+//          first-last block LUT upload: table LE (0), 513 entries, first -3, last 16384
 //   json:  {"index":N,"block":"CNA","target":513,"offset":4160,"register":"CNA_CBUF_CON0",
 //           "value":177,"fields":{"DATA_BANK":1,...},"enums":{"IN_PRECISION":"fp16"}}
 //
@@ -88,6 +89,47 @@ inline std::string format_json(const decoded_entry& d, std::size_t index) {
   o += "},\"enums\":{" + enums + "}";
   if (d.reserved_bits != 0) o += ",\"reserved\":" + std::to_string(d.reserved_bits);
   return o + '}';
+}
+
+// A LUT upload in short: DPU_LUT_ACCESS_CFG set to write a table, then the run of
+// DPU_LUT_ACCESS_DATA writes that fill it (the 2 x 514 entries that open a LUT program), as
+// one text line. Entries are signed 16-bit values in bits 15:0 (docs/activation-values.md);
+// data writes with other bits set are counted, and the full listing shows them.
+struct lut_upload_run {
+  entry config{};
+  std::size_t index = 0;  // the config's
+  std::size_t entries = 0;
+  std::int16_t first = 0, last = 0;
+  std::size_t reserved = 0;  // data writes with bits beyond 15:0
+
+  // A config that opens an upload: a table write, no bit outside its fields.
+  static constexpr bool starts(const decoded_entry& d) {
+    if (d.name != "DPU_LUT_ACCESS_CFG" || d.reserved_bits != 0) return false;
+    const decoded_field* type = d.field("LUT_ACCESS_TYPE");
+    return type && type->value == 1;
+  }
+  static constexpr bool continues(const decoded_entry& d) { return d.name == "DPU_LUT_ACCESS_DATA"; }
+
+  constexpr void add(const decoded_entry& data) {
+    const auto value = static_cast<std::int16_t>(static_cast<std::uint16_t>(data.raw.value() & 0xffffu));
+    if (entries++ == 0) first = value;
+    last = value;
+    if (data.reserved_bits != 0) ++reserved;
+  }
+};
+
+inline std::string format_lut_upload(const lut_upload_run& u) {
+  const decoded_entry d = decode(u.config);
+  const decoded_field* table = d.field("LUT_TABLE_ID");
+  const decoded_field* address = d.field("LUT_ADDR");
+  const bool lo = table && table->value != 0;
+  std::string line = std::to_string(u.index) + '-' + std::to_string(u.index + u.entries) + ' ' +
+                     std::string(label_of_target(u.config.target()).view()) + " LUT upload: table " + (lo ? "LO (1)" : "LE (0)");
+  if (address && address->value != 0) line += ", from entry " + std::to_string(address->value);
+  line += ", " + std::to_string(u.entries) + (u.entries == 1 ? " entry" : " entries") + ", first " + std::to_string(u.first) +
+          ", last " + std::to_string(u.last);
+  if (u.reserved != 0) line += ", " + std::to_string(u.reserved) + " with bits 31:16 set";
+  return line;
 }
 
 // "field-range: <message> (CNA_CBUF_CON0.DATA_BANK = 16) [fact sheet §4]"
