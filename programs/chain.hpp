@@ -25,6 +25,7 @@
 #include <regcmd/programs/conv.hpp>
 #include <regcmd/programs/conv_packing.hpp>
 #include <regcmd/programs/door.hpp>
+#include <regcmd/programs/fused.hpp>
 #include <regcmd/programs/matmul.hpp>
 #include <regcmd/programs/pooling.hpp>
 #include <regcmd/rules/catalog.hpp>
@@ -46,13 +47,8 @@ struct matmul_act_geometry {
 
 template <class Soc = soc::rk3588>
 constexpr result<matmul_act_geometry> resolve_matmul_act(const matmul_act_spec& s) {
-  if (s.matmul.out != precision::fp16 || s.matmul.in.features != precision::fp16)
-    return make_error(rules::fused_precision_path, "chain", "matmul.out", static_cast<std::uint32_t>(s.matmul.out));
-  if (s.matmul.layout != operand_layout::row_major) return make_error(rules::fused_layout, "chain");
-  const result<matmul_geometry> mm = resolve<Soc>(s.matmul);
+  const result<matmul_geometry> mm = resolve_chained_matmul<Soc>(s.matmul, "chain");
   if (!mm) return mm.err();
-  if (mm.value().output_pitch != bytes_of(precision::fp16, mm.value().N))
-    return make_error(rules::ew_line_stride, "chain", "matmul.output_pitch", mm.value().output_pitch);
   act_spec a = s.activation;
   a.dtype = precision::fp16;
   a.M = mm.value().M;

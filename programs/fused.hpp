@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -53,15 +54,24 @@ struct fused_geometry {
   friend constexpr bool operator==(const fused_geometry&, const fused_geometry&) = default;
 };
 
+// The matmul of a chain with an SDP task after it: fp16 out (the SDP computes fp16), row-major
+// and packed (the DPU_RDMA has no line stride). `where` names the chain in the error.
 template <class Soc = soc::rk3588>
-constexpr result<fused_geometry> resolve_fused(const fused_spec& s) {
-  if (s.matmul.out != precision::fp16 || s.matmul.in.features != precision::fp16)
-    return make_error(rules::fused_precision_path, "fused", "matmul.out", static_cast<std::uint32_t>(s.matmul.out));
-  if (s.matmul.layout != operand_layout::row_major) return make_error(rules::fused_layout, "fused");
-  const result<matmul_geometry> mm = resolve<Soc>(s.matmul);
+constexpr result<matmul_geometry> resolve_chained_matmul(const matmul_spec& s, std::string_view where) {
+  if (s.out != precision::fp16 || s.in.features != precision::fp16)
+    return make_error(rules::fused_precision_path, where, "matmul.out", static_cast<std::uint32_t>(s.out));
+  if (s.layout != operand_layout::row_major) return make_error(rules::fused_layout, where);
+  const result<matmul_geometry> mm = resolve<Soc>(s);
   if (!mm) return mm.err();
   if (mm.value().output_pitch != bytes_of(precision::fp16, mm.value().N))
-    return make_error(rules::ew_line_stride, "fused", "matmul.output_pitch", mm.value().output_pitch);
+    return make_error(rules::ew_line_stride, where, "matmul.output_pitch", mm.value().output_pitch);
+  return mm;
+}
+
+template <class Soc = soc::rk3588>
+constexpr result<fused_geometry> resolve_fused(const fused_spec& s) {
+  const result<matmul_geometry> mm = resolve_chained_matmul<Soc>(s.matmul, "fused");
+  if (!mm) return mm.err();
   const ew_operand hardware = s.operand == ew_operand::per_channel ? ew_operand::per_element : s.operand;
   const result<ew_geometry> ew = resolve_ew<Soc>({.op = s.op, .dtype = precision::fp16, .M = mm.value().M,
                                              .N = mm.value().N, .operand = hardware, .layout = ew_layout::flat,

@@ -10,31 +10,14 @@
 
 #include <regcmd/programs/activation.hpp>
 
+#include "task_values.hpp"
+
 using namespace regcmd;
+using testing::count_of;
+using testing::value_at;
 
 namespace {
 constexpr std::uint16_t dpu = 0x1001;
-
-// The value written to (target, offset) by task `t`, which must write it exactly once.
-std::uint32_t value_at(const program_view& p, std::uint16_t target, std::uint16_t offset, std::size_t t = 0) {
-  std::uint32_t value = 0, seen = 0;
-  const task& k = p.tasks[t];
-  for (std::uint32_t i = k.first; i < k.first + k.count; ++i)
-    if (p.entries[i].target() == target && p.entries[i].offset() == offset) {
-      value = p.entries[i].value();
-      ++seen;
-    }
-  REQUIRE(seen == 1);
-  return value;
-}
-
-std::uint32_t count_of(const program_view& p, std::uint16_t target, std::uint16_t offset, std::size_t t = 0) {
-  std::uint32_t seen = 0;
-  const task& k = p.tasks[t];
-  for (std::uint32_t i = k.first; i < k.first + k.count; ++i)
-    seen += p.entries[i].target() == target && p.entries[i].offset() == offset;
-  return seen;
-}
 
 // The values of the `n`-th table upload (0: LE, 1: LO) of task 0, as signed entries.
 std::vector<std::int16_t> uploaded(const program_view& p, int table) {

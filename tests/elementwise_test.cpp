@@ -9,23 +9,13 @@
 
 #include <regcmd/programs/elementwise.hpp>
 
+#include "task_values.hpp"
+
 using namespace regcmd;
+using testing::value_at;
 
 namespace {
 constexpr std::uint16_t dpu = 0x1001, rdma = 0x2001;
-
-// The value written to (target, offset) by task `t`, which must write it exactly once.
-std::uint32_t value_at(const program_view& p, std::uint16_t target, std::uint16_t offset, std::size_t t = 0) {
-  std::uint32_t value = 0, seen = 0;
-  const task& k = p.tasks[t];
-  for (std::uint32_t i = k.first; i < k.first + k.count; ++i)
-    if (p.entries[i].target() == target && p.entries[i].offset() == offset) {
-      value = p.entries[i].value();
-      ++seen;
-    }
-  REQUIRE(seen == 1);
-  return value;
-}
 
 bool writes(const program_view& p, std::uint16_t target, std::uint16_t offset) {
   for (const entry& e : p.entries)

@@ -8,22 +8,13 @@
 
 #include <regcmd/programs/pooling.hpp>
 
+#include "task_values.hpp"
+
 using namespace regcmd;
+using testing::value_at;
 
 namespace {
 constexpr std::uint16_t ppu = 0x4001, ppu_rdma = 0x8001;
-
-std::uint32_t value_at(const program_view& p, std::uint16_t target, std::uint16_t offset, std::size_t t = 0) {
-  std::uint32_t value = 0, seen = 0;
-  const task& k = p.tasks[t];
-  for (std::uint32_t i = k.first; i < k.first + k.count; ++i)
-    if (p.entries[i].target() == target && p.entries[i].offset() == offset) {
-      value = p.entries[i].value();
-      ++seen;
-    }
-  REQUIRE(seen == 1);
-  return value;
-}
 
 std::uint32_t writes_to(const program_view& p, std::uint16_t target, std::size_t t = 0) {
   std::uint32_t n = 0;
