@@ -66,6 +66,7 @@
 
 #include <regcmd/model/npu.hpp>
 #include <regcmd/program/writer.hpp>
+#include <regcmd/rules/program_rules.hpp>
 #include <regcmd/runtime/rknpu_uapi.hpp>
 #include <regcmd/runtime/rocket_uapi.hpp>
 
@@ -356,10 +357,13 @@ int do_rknpu_submit(device_state& s, rk::submit& args) {
     const regcmd::model::run_result& r = chains[i].result;
     for (const auto& f : r.faults) note_fault(s, std::string(regcmd::model::name_of(f.kind)) + ": " + f.what);
     done += r.tasks_completed;
-    // The IRQ handler accepts only the last task's exact (pair-completed) mask.
+    // The IRQ handler accepts only the last task's exact (pair-completed) mask, and the status
+    // is the pair of the block that ends the task: the PPU's when the task enables it (a
+    // pooling), else the DPU's. The task's enable_mask (the kernel ignores it) says which.
     const rk::core_range& range = runs[i].second;
-    if (!r.completed() || tasks[range.task_start + range.task_number - 1].int_mask != regcmd::dpu_done_interrupts)
-      timed_out = true;
+    const rk::task& last = tasks[range.task_start + range.task_number - 1];
+    const std::uint32_t raised = last.enable_mask & regcmd::detail::ppu_enabled ? regcmd::ppu_done_interrupts : regcmd::dpu_done_interrupts;
+    if (!r.completed() || last.int_mask != raised) timed_out = true;
   }
   args.task_counter = done;
   if (s.log)
