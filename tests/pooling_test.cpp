@@ -5,8 +5,10 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <vector>
 
 #include <regcmd/programs/pooling.hpp>
+#include <regcmd/rules/program_rules.hpp>
 
 #include "task_values.hpp"
 
@@ -136,4 +138,22 @@ TEST_CASE("pooling rules at run time") {
   fails({.op = pool_op::global_average, .H = 1, .W = 6, .C = 8}, rules::pool_average_kernel);
   fails({.H = 9, .W = 9, .C = 8, .kernel_h = 3, .kernel_w = 3, .padding = conv_padding::explicit_sides, .pad = {3, 0, 0, 0}},
         rules::pool_padding);
+}
+
+TEST_CASE("the PPU's DMA reach: a slot claiming less than its registers read or write is refused") {
+  // 6 x 7 x 24 fp16: 3 surfaces of 42 atoms in, 3 of 30 (5 x 6) out.
+  const auto p = built({.op = pool_op::max, .H = 6, .W = 7, .C = 24, .stride_y = 1, .stride_x = 1});
+  for (const operand_role role : {operand_role::feature, operand_role::output}) {
+    std::vector<slot> slots(p.view().slots.begin(), p.view().slots.end());
+    for (slot& s : slots)
+      if (s.role == role) {
+        CHECK(s.extent == (role == operand_role::feature ? 3 * 42 * 16 : 3 * 30 * 16));
+        s.extent -= 16;
+      }
+    program_view v = p.view();
+    v.slots = slots;
+    const status checked = validate(v);
+    REQUIRE_FALSE(checked.ok());
+    CHECK(checked.err().id() == rules::slot_extent.id);
+  }
 }

@@ -17,7 +17,11 @@
 //                source stride); EW operand: C elements per channel, or surfaces
 //                EW_SURF_STRIDE·16 bytes apart (reference "0x5034 DPU_RDMA_RDMA_ERDMA_CFG")
 //   BS operand   while BRDMA_DATA_USE is set: an int32 per channel (Mesa's conv bias)
-//   others       (BN while its DATA_USE is set, PPU): one 16-byte atom while the block runs
+//   PPU_RDMA     ceil(C·bytes/16) surfaces SRC_SURF_STRIDE·16 bytes apart of H rows
+//                SRC_LINE_STRIDE·16 bytes apart, each W atoms (ops-reference §5.1)
+//   PPU output   ceil(C·bytes/16) surfaces DST_SURF_STRIDE·16 bytes apart of out_w·out_h
+//                atoms (ops-reference §5.1, lines packed)
+//   others       (BN while its DATA_USE is set): one 16-byte atom while the block runs
 // A register the program never wrote counts as 0, its reset value.
 
 #include <algorithm>
@@ -36,6 +40,9 @@ struct dma_state {
   std::uint32_t data_format = 0, dst_surf_stride = 0, cube_width = 0, cube_height = 0, cube_notch = 0, cube_channel = 0;
   std::uint32_t rdma_width = 0, rdma_height = 0, rdma_channel = 0, rdma_feature_mode = 0, erdma_cfg = 0,
                 ew_surf_stride = 0, brdma_cfg = 0, nrdma_cfg = 0;
+  std::uint32_t ppu_out_width = 0, ppu_out_height = 0, ppu_out_channel = 0, ppu_dst_surf_stride = 0, ppu_data_format = 0;
+  std::uint32_t ppu_rdma_width = 0, ppu_rdma_height = 0, ppu_rdma_channel = 0, ppu_rdma_line_stride = 0,
+                ppu_rdma_surf_stride = 0, ppu_rdma_data_format = 0;
 
   // One switch on the offset (each block owns its own offset window, so an offset names
   // one register): programs are validated entry by entry at compile time, where every
@@ -65,6 +72,17 @@ struct dma_state {
       case DPU_RDMA_RDMA_EW_SURF_STRIDE::offset: field = &ew_surf_stride, block = DPU_RDMA_RDMA_EW_SURF_STRIDE::block; break;
       case DPU_RDMA_RDMA_BRDMA_CFG::offset: field = &brdma_cfg, block = DPU_RDMA_RDMA_BRDMA_CFG::block; break;
       case DPU_RDMA_RDMA_NRDMA_CFG::offset: field = &nrdma_cfg, block = DPU_RDMA_RDMA_NRDMA_CFG::block; break;
+      case PPU_DATA_CUBE_OUT_WIDTH::offset: field = &ppu_out_width, block = PPU_DATA_CUBE_OUT_WIDTH::block; break;
+      case PPU_DATA_CUBE_OUT_HEIGHT::offset: field = &ppu_out_height, block = PPU_DATA_CUBE_OUT_HEIGHT::block; break;
+      case PPU_DATA_CUBE_OUT_CHANNEL::offset: field = &ppu_out_channel, block = PPU_DATA_CUBE_OUT_CHANNEL::block; break;
+      case PPU_DST_SURF_STRIDE::offset: field = &ppu_dst_surf_stride, block = PPU_DST_SURF_STRIDE::block; break;
+      case PPU_DATA_FORMAT::offset: field = &ppu_data_format, block = PPU_DATA_FORMAT::block; break;
+      case PPU_RDMA_RDMA_CUBE_IN_WIDTH::offset: field = &ppu_rdma_width, block = PPU_RDMA_RDMA_CUBE_IN_WIDTH::block; break;
+      case PPU_RDMA_RDMA_CUBE_IN_HEIGHT::offset: field = &ppu_rdma_height, block = PPU_RDMA_RDMA_CUBE_IN_HEIGHT::block; break;
+      case PPU_RDMA_RDMA_CUBE_IN_CHANNEL::offset: field = &ppu_rdma_channel, block = PPU_RDMA_RDMA_CUBE_IN_CHANNEL::block; break;
+      case PPU_RDMA_RDMA_SRC_LINE_STRIDE::offset: field = &ppu_rdma_line_stride, block = PPU_RDMA_RDMA_SRC_LINE_STRIDE::block; break;
+      case PPU_RDMA_RDMA_SRC_SURF_STRIDE::offset: field = &ppu_rdma_surf_stride, block = PPU_RDMA_RDMA_SRC_SURF_STRIDE::block; break;
+      case PPU_RDMA_RDMA_DATA_FORMAT::offset: field = &ppu_rdma_data_format, block = PPU_RDMA_RDMA_DATA_FORMAT::block; break;
       default: return;
     }
     if (e.target() == static_cast<std::uint16_t>(block)) *field = e.value();
@@ -132,6 +150,28 @@ constexpr std::uint64_t rdma_ew_extent(const dma_state& s) {
   return (atoms(C, bits) - 1) * surface + W * H * 16;
 }
 
+constexpr std::uint64_t ppu_output_extent(const dma_state& s) {
+  using namespace reg;
+  const std::uint64_t W = unpack<PPU_DATA_CUBE_OUT_WIDTH>(s.ppu_out_width).CUBE_OUT_WIDTH.value() + 1;
+  const std::uint64_t H = unpack<PPU_DATA_CUBE_OUT_HEIGHT>(s.ppu_out_height).CUBE_OUT_HEIGHT.value() + 1;
+  const std::uint64_t C = unpack<PPU_DATA_CUBE_OUT_CHANNEL>(s.ppu_out_channel).CUBE_OUT_CHANNEL.value() + 1;
+  const std::uint64_t bits = traits(unpack<PPU_DATA_FORMAT>(s.ppu_data_format).PROC_PRECISION.value()).bits_per_element;
+  const std::uint64_t surface = unpack<PPU_DST_SURF_STRIDE>(s.ppu_dst_surf_stride).DST_SURF_STRIDE.value() * 16;
+  return (atoms(C, bits) - 1) * surface + W * H * 16;
+}
+
+constexpr std::uint64_t ppu_rdma_source_extent(const dma_state& s) {
+  using namespace reg;
+  const std::uint64_t W = unpack<PPU_RDMA_RDMA_CUBE_IN_WIDTH>(s.ppu_rdma_width).CUBE_IN_WIDTH.value() + 1;
+  const std::uint64_t H = unpack<PPU_RDMA_RDMA_CUBE_IN_HEIGHT>(s.ppu_rdma_height).CUBE_IN_HEIGHT.value() + 1;
+  const std::uint64_t C = unpack<PPU_RDMA_RDMA_CUBE_IN_CHANNEL>(s.ppu_rdma_channel).CUBE_IN_CHANNEL.value() + 1;
+  // IN_PRECISION is the storage width: 0 4-bit, 1 8-bit, 2 16-bit, 3 32-bit
+  const std::uint64_t bits = std::uint64_t{4} << unpack<PPU_RDMA_RDMA_DATA_FORMAT>(s.ppu_rdma_data_format).IN_PRECISION.value();
+  const std::uint64_t line = unpack<PPU_RDMA_RDMA_SRC_LINE_STRIDE>(s.ppu_rdma_line_stride).SRC_LINE_STRIDE.value() * 16;
+  const std::uint64_t surface = unpack<PPU_RDMA_RDMA_SRC_SURF_STRIDE>(s.ppu_rdma_surf_stride).SRC_SURF_STRIDE.value() * 16;
+  return (atoms(C, bits) - 1) * surface + (H - 1) * line + W * 16;
+}
+
 }  // namespace detail
 
 // The bytes the DMA through address register `a` (an index into address_registers)
@@ -152,8 +192,8 @@ constexpr std::uint64_t dma_extent(const dma_state& s, const address_register& a
                  : 0;
     case DPU_RDMA_RDMA_BN_BASE_ADDR::offset:
       return rdma && unpack<DPU_RDMA_RDMA_NRDMA_CFG>(s.nrdma_cfg).NRDMA_DATA_USE.value() != 0 ? 16 : 0;
-    case PPU_DST_BASE_ADDR::offset: return blocks.PPU_OP_EN.value() ? 16 : 0;
-    case PPU_RDMA_RDMA_SRC_BASE_ADDR::offset: return blocks.PPU_RDMA_OP_EN.value() ? 16 : 0;
+    case PPU_DST_BASE_ADDR::offset: return blocks.PPU_OP_EN.value() ? detail::ppu_output_extent(s) : 0;
+    case PPU_RDMA_RDMA_SRC_BASE_ADDR::offset: return blocks.PPU_RDMA_OP_EN.value() ? detail::ppu_rdma_source_extent(s) : 0;
     default: return 0;
   }
 }
