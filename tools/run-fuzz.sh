@@ -17,6 +17,7 @@ for target in dump diff matmul validate; do
   log="$work/$target.log"
   if ! ./build/fuzz/tests/fuzz/fuzz_"$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
        -print_final_stats=1 "$work/$target" >"$log" 2>&1; then
+    grep -m1 -A12 "FINDING" "$log" || true  # the finding's own lines (the stack trace follows them)
     tail -40 "$log"
     echo "fuzz_$target: FAILED (log above)"
     exit 1

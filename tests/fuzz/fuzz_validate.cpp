@@ -703,19 +703,26 @@ const std::vector<editable>& full_programs() {
   return list;
 }
 
-// Registers the fullest task of the faulting task's kind (its enable mask) writes, in the
-// door's program or a full one, and that no task of the faulting task's register group
-// wrote up to it, in its chain: what the task then reads as zeros here, and as whatever the
-// last job left on a board.
+// Registers a task of the faulting task's kind (its enable mask) writes — every such task of
+// the door's program (the program before the edits), or else the fullest of a full program —
+// and that no task of the faulting task's register group wrote up to it, in its chain: what
+// the task then reads as zeros here, and as whatever the last job left on a board. The door
+// comes first: another program's task of the same mask may run another op (a lookup table
+// instead of an element-wise operand) and not write what this one reads.
 std::string unwritten(const editable& door, const editable& p, const problem& f) {
   if (f.task >= p.tasks.size()) return {};
+  const std::uint32_t mask = p.tasks[f.task].enable_mask;
   std::vector<std::uint32_t> needed;
-  std::vector<const editable*> sources{&door};
-  for (const editable& full : full_programs()) sources.push_back(&full);
-  for (const editable* full : sources)
-    for (const task& k : full->tasks)
-      if (k.enable_mask == p.tasks[f.task].enable_mask)
-        if (std::vector<std::uint32_t> w = written_by(*full, k); w.size() > needed.size()) needed = std::move(w);
+  for (const task& k : door.tasks)
+    if (k.enable_mask == mask)
+      for (std::uint32_t r : written_by(door, k)) needed.push_back(r);
+  if (needed.empty())
+    for (const editable& full : full_programs())
+      for (const task& k : full.tasks)
+        if (k.enable_mask == mask)
+          if (std::vector<std::uint32_t> w = written_by(full, k); w.size() > needed.size()) needed = std::move(w);
+  std::sort(needed.begin(), needed.end());
+  needed.erase(std::unique(needed.begin(), needed.end()), needed.end());
   std::vector<std::uint32_t> have;
   for (std::uint32_t t = f.chain_first; t <= f.task; ++t)
     if (!f.alternating || (t - f.chain_first) % 2 == (f.task - f.chain_first) % 2)
