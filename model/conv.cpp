@@ -30,13 +30,15 @@
 //   int8        acc = Σ x·w + OW_OP·Σ x (BS_OW_CFG.OD_BYPASS clear; docs/conv-values.md infers
 //               this reading), exact; then the DPU's BS, BN and EW stages (each an ALU add of
 //               a per-channel int32 from memory (BS: the bias, ops-reference §2.3) or a
-//               register immediate, ReLU, ReLUX; EW adds the per-pixel residual operand,
+//               register immediate, a register multiplier (v·m >> MUL_SHIFT_VALUE, with
+//               MUL_PRELU the negatives only), ReLU, ReLUX; EW adds the per-pixel residual operand,
 //               requantized (r + EW_CVT_OFFSET)·EW_OP_CVT_SCALE >> EW_OP_CVT_SHIFT), then
 //               y = (v·OUT_CVT_SCALE >> OUT_CVT_SHIFT) + OUT_CVT_OFFSET saturated to int8
 //               (ops-reference §2.1). The rounding of those shifts is the model's
 //               requantization_rounding: no reference states it.
 //   fp16        fp32 products and sums in tap then channel order, BS bypassed (the fp16
-//               output hangs with it active, as the matmul's), BN ReLU/ReLUX, EW residual
+//               output hangs with it active, as the matmul's), BN multiplier (a fp16 operand,
+//               MUL_PRELU) and ReLU/ReLUX, EW residual
 //               add of a binary16 operand; fp16 out rounded to nearest even, or fp32 out.
 // Faults, before anything is computed: the int8 entry wedge; a CBUF_CON0 outside the
 // 12-bank split (hang); a fp16 output with the BS stage active (hang, as the matmul's);
@@ -253,7 +255,8 @@ std::uint64_t expected_size_e(const conv_walk& g) {
 // memory (the bias through the BRDMA); fp16 ops use the stage for ReLU only.
 const char* stage_problem(const alu_stage& s, bool is_bs, bool fp, bool dpu_rdma, bool brdma) {
   if (!s.active) return nullptr;
-  if (s.mul) return "a BS or BN stage with its multiplier active";
+  if (s.mul && (s.mul_from_memory || s.truncate_from_memory || (fp && s.mul_shift != 0)))
+    return "a BS or BN multiplier other than a register operand (fp16: without a shift)";
   if (!s.add) return nullptr;
   if (fp) return "a fp16 convolution with a BS or BN ALU operand";
   if (s.algo != alu_algo::SUM) return "a BS or BN ALU function other than SUM (add)";
@@ -405,7 +408,7 @@ struct dpu_pipeline {
   std::int64_t alu(const alu_stage& s, std::int64_t v, std::uint32_t o) const {
     if (!s.active) return v;
     if (s.add) v += s.from_memory ? bias[o] : static_cast<std::int32_t>(s.operand);
-    return activate(s.relu, s.relux, s.relux_cmp, v);
+    return activate(s.relu, s.relux, s.relux_cmp, multiply(s, v, mode));
   }
 
   std::uint32_t int8_element(std::int64_t acc, std::uint32_t oy, std::uint32_t ox, std::uint32_t o) const {
@@ -422,8 +425,8 @@ struct dpu_pipeline {
   }
 
   float fp_element(float acc, std::uint32_t oy, std::uint32_t ox, std::uint32_t o) const {
-    float v = acc;  // BS is bypassed and BN has no operand (checked): BN only activates
-    if (bn.active) v = activate(bn.relu, bn.relux, bn.relux_cmp, v);
+    float v = acc;  // BS is bypassed and BN has no ALU operand (checked): BN multiplies, activates
+    if (bn.active) v = activate(bn.relu, bn.relux, bn.relux_cmp, multiply(bn, v));
     if (ew.active) {
       const auto bits = static_cast<std::uint16_t>(load_bits(residual + g.residual_at(oy, ox, o), 2));
       v = activate(ew.relu, ew.relux, ew.relux_cmp, v + half_to_float(bits));

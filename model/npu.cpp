@@ -336,6 +336,10 @@ void npu::run_matmul(iova_space& memory, const registers& r, std::uint32_t task,
     if (r.get(DPU_BS_CFG::offset) != pack(bypass::bs).value()) return report(fault_kind::hang, "a fp16-output matmul with the BS stage active");
     if (size_e != 1) return report(fault_kind::hang, "the atom-8 fp16 write-out hangs the CNA->DPU path");
   }
+  // The model applies no DPU stage to a matmul's accumulator: an active one would be ignored.
+  if (r.get(DPU_BS_CFG::offset) != pack(bypass::bs).value() || r.get(DPU_BN_CFG::offset) != pack(bypass::bn).value() ||
+      r.get(DPU_EW_CFG::offset) != pack(bypass::ew).value())
+    return report(fault_kind::unmodelled, "a matmul with its BS, BN or EW stage active (the model applies none to a matmul)");
 
   // Geometry from the registers, in one of the two layouts the model knows.
   w.in_bytes = in == precision::fp16 ? 2 : 1;

@@ -186,6 +186,18 @@ inline std::int64_t saturating_mul(std::int64_t a, std::int64_t b) {
   return (a < 0) != (b < 0) ? std::numeric_limits<std::int64_t>::min() : std::numeric_limits<std::int64_t>::max();
 }
 
+// A BS or BN stage's multiplier (a register operand): every value, or with MUL_PRELU the
+// negative ones only; fp16 ops in fp32, integer ops exactly, shifted back with `mode`.
+inline float multiply(const alu_stage& s, float v) {
+  if (s.mul && (!s.prelu || v < 0)) v *= half_to_float(static_cast<std::uint16_t>(s.mul_operand));
+  return v;
+}
+inline std::int64_t multiply(const alu_stage& s, std::int64_t v, rounding mode) {
+  if (s.mul && (!s.prelu || v < 0))
+    v = round_shift(saturating_mul(v, static_cast<std::int16_t>(s.mul_operand)), s.mul_shift, mode);
+  return v;
+}
+
 // ReLU, then ReLUX's clamp from above by the compare value (int32 or fp32 bits).
 template <class V>
 V activate(bool relu, bool relux, std::uint32_t cmp_bits, V v) {

@@ -104,8 +104,7 @@ float apply_stage(const alu_stage& s, float v) {
     const float operand = std::bit_cast<float>(s.operand);
     v = s.algo == alu_algo::SUM ? v + operand : s.algo == alu_algo::MAX ? std::max(v, operand) : std::min(v, operand);
   }
-  if (s.mul && (!s.prelu || v < 0)) v *= half_to_float(static_cast<std::uint16_t>(s.mul_operand));
-  return activate(s.relu, s.relux, s.relux_cmp, v);
+  return activate(s.relu, s.relux, s.relux_cmp, multiply(s, v));
 }
 
 // One BS or BN stage applied to an integer op's value, exactly.
@@ -117,9 +116,7 @@ std::int64_t apply_stage(const alu_stage& s, std::int64_t v, rounding mode) {
         : s.algo == alu_algo::MAX ? std::max(v, operand)
                                   : std::min(v, operand);
   }
-  if (s.mul && (!s.prelu || v < 0))
-    v = round_shift(saturating_mul(v, static_cast<std::int16_t>(s.mul_operand)), s.mul_shift, mode);
-  return activate(s.relu, s.relux, s.relux_cmp, v);
+  return activate(s.relu, s.relux, s.relux_cmp, multiply(s, v, mode));
 }
 
 // The lookup table as the LUT registers configure it over the npu's two tables.

@@ -144,6 +144,10 @@ constexpr task_desc conv_task(const conv_plan& p, std::uint32_t j, std::uint32_t
               .cvt_scale = {.EW_OP_CVT_SCALE = quantized ? g.residual_cvt.scale : 1u,
                             .EW_OP_CVT_SHIFT = quantized ? g.residual_cvt.shift : 0u},
               .relux = {.EW_RELUX_CMP_DAT = g.activation_max}};
+  } else if (s.activation == conv_activation::leaky_relu) {
+    // the BN multiplier on the negatives only (BN_MUL_PRELU; docs/activation-values.md)
+    dpu.bn = {.cfg = {.BN_ALU_BYPASS = 1, .BN_MUL_PRELU = 1, .BN_RELU_BYPASS = 1},
+              .mul = {.BN_MUL_SHIFT_VALUE = g.leaky_shift, .BN_MUL_OPERAND = g.leaky_multiplier}};
   } else if (s.activation != conv_activation::none) {
     dpu.bn = {.cfg = {.BN_ALU_BYPASS = 1, .BN_MUL_BYPASS = 1, .BN_RELU_BYPASS = 0, .BN_RELUX_EN = clamp.relux},
               .relux = {.BN_RELUX_CMP_DAT = g.activation_max}};

@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include <regcmd/core/error.hpp>
+#include <regcmd/core/half.hpp>
 #include <regcmd/core/precision.hpp>
 #include <regcmd/registers/cna.hpp>
 #include <regcmd/registers/dpu.hpp>
@@ -45,8 +46,9 @@ struct padding_sides {
 };
 
 // The fused output stage: a clamp after the bias (ReLU: at 0, ReLU6: to [0, 6] in real
-// values); a residual add of a second tensor of the output's shape comes before it.
-enum class conv_activation : std::uint8_t { none, relu, relu6 };
+// values), or leaky ReLU (negatives times leaky_slope, the BN multiplier); a residual add
+// of a second tensor of the output's shape comes before a clamp.
+enum class conv_activation : std::uint8_t { none, relu, relu6, leaky_relu };
 
 struct conv_spec {
   conv_data in = conv_data::int8;
@@ -64,6 +66,7 @@ struct conv_spec {
   bool residual_add = false;
   quantization residual{};  // the residual's quantization (uint8, int8); its shape is the output's
   conv_activation activation = conv_activation::none;
+  float leaky_slope = 0.01f;  // conv_activation::leaky_relu, in [0, 1)
   friend constexpr bool operator==(const conv_spec&, const conv_spec&) = default;
 };
 
@@ -88,6 +91,9 @@ struct conv_geometry {
   // ReLU6's upper bound as the clamp compares it (DPU_*_RELUX_CMP_VALUE): 6 in accumulator
   // units (input.scale · weights.scale) for a quantized conv, the fp32 bits of 6 for fp16.
   std::uint32_t activation_max = 0;
+  // Leaky ReLU's slope as the BN multiplier holds it (DPU_BN_MUL_CFG): round(a · 2^15) over
+  // a shift of 15 for a quantized conv (the accumulator is an integer), fp16(a) for fp16.
+  std::uint32_t leaky_multiplier = 0, leaky_shift = 0;
   constexpr bool quantized() const { return spec.in != conv_data::fp16; }
   constexpr bool pointwise() const { return spec.kernel_h == 1 && spec.kernel_w == 1; }
   // The channels the DPU computes and writes for `real` output channels
@@ -248,6 +254,18 @@ constexpr result<conv_geometry> resolve_conv(const conv_spec& s) {
   } else {
     if (s.bias) return make_error(rules::conv_fp16_bias, "conv", "bias");
     if (s.activation == conv_activation::relu6) g.activation_max = 0x40c00000;  // 6.0f
+  }
+  if (s.activation == conv_activation::leaky_relu) {
+    // The EW stage's multiplier would read the residual, not a slope: no stage after the add.
+    if (s.residual_add) return make_error(rules::conv_leaky_residual, "conv");
+    if (!(s.leaky_slope >= 0.0f && s.leaky_slope < 1.0f)) return make_error(rules::act_leaky_slope, "conv", "leaky_slope");
+    if (g.quantized()) {
+      const double scaled = double{s.leaky_slope} * 32768.0 + 0.5;
+      g.leaky_multiplier = static_cast<std::uint32_t>(scaled > 32767 ? 32767 : scaled);
+      g.leaky_shift = 15;
+    } else {
+      g.leaky_multiplier = float_to_half(s.leaky_slope);
+    }
   }
   return g;
 }

@@ -36,10 +36,17 @@ testing::host_conv host_of(const conv_geometry& g) {
           .depthwise = s.depthwise};
 }
 
-double activate(conv_activation a, double v) {
-  if (a == conv_activation::none) return v;
+// The output stage on a real value; leaky's slope as the program encodes it (fp16(a), or
+// round(a·2^15) / 2^15 applied to the integer accumulator: within the test's one step).
+double activate(const conv_spec& s, double v) {
+  if (s.activation == conv_activation::none) return v;
+  if (s.activation == conv_activation::leaky_relu) {
+    const double slope = s.in == conv_data::fp16 ? half_to_float(float_to_half(s.leaky_slope))
+                                                 : std::floor(double{s.leaky_slope} * 32768 + 0.5) / 32768;
+    return v < 0 ? v * slope : v;
+  }
   v = std::max(v, 0.0);
-  return a == conv_activation::relu6 ? std::min(v, 6.0) : v;
+  return s.activation == conv_activation::relu6 ? std::min(v, 6.0) : v;
 }
 
 // Builds the conv, runs it on the model with random operands, and compares every output.
@@ -85,7 +92,7 @@ outcome run_quantized(const conv_spec& s, std::uint64_t seed, model::rounding ro
                       accumulator_scale;
         const std::size_t i = h.out_index(oy, ox, c);
         if (s.residual_add) real += s.residual.scale * (static_cast<double>(r[i]) - s.residual.zero_point);
-        const double q = std::clamp(std::round(activate(s.activation, real) / s.output.scale) + s.output.zero_point,
+        const double q = std::clamp(std::round(activate(s, real) / s.output.scale) + s.output.zero_point,
                                     double(lo), double(hi));
         o.max_error = std::max(o.max_error, std::abs(static_cast<double>(out[i]) - q));
       }
@@ -129,7 +136,7 @@ outcome run_fp16(const conv_spec& s, std::uint64_t seed) {
         double v = h.window(xd, 0, wd, 0, oy, ox, c, &size);
         const std::size_t i = h.out_index(oy, ox, c);
         if (s.residual_add) v += r[i];
-        v = activate(s.activation, v);
+        v = activate(s, v);
         // fp32 accumulation, then one fp16 rounding of the output
         const double allowed = (size + std::abs(v)) * (terms + 2) * std::ldexp(1.0, -24) +
                                (s.out == precision::fp16 ? std::abs(v) * std::ldexp(1.0, -11) : 0.0) + 1e-30;
@@ -178,6 +185,14 @@ TEST_CASE("quantized convs on the model agree with the host convolution within o
        {.in = conv_data::uint8, .H = 100, .W = 100, .C = 48, .out_channels = 48, .kernel_h = 3, .kernel_w = 3,
         .padding = conv_padding::same, .depthwise = true, .input = u_in, .weights = u_w, .output = {0.05f, 128},
         .bias = true}, 5},
+      {"int8 3x3 s1 SAME, bias, leaky ReLU 0.1 (the BN multiplier on the accumulator)",
+       {.in = conv_data::int8, .H = 9, .W = 10, .C = 32, .out_channels = 40, .kernel_h = 3, .kernel_w = 3,
+        .padding = conv_padding::same, .input = i_in, .weights = i_w, .output = {1.0f, 3}, .bias = true,
+        .activation = conv_activation::leaky_relu, .leaky_slope = 0.1f}, 1},
+      {"uint8 depthwise 3x3, leaky ReLU 0.25",
+       {.in = conv_data::uint8, .H = 8, .W = 8, .C = 32, .out_channels = 32, .kernel_h = 3, .kernel_w = 3,
+        .padding = conv_padding::same, .depthwise = true, .input = u_in, .weights = u_w, .output = {0.05f, 128},
+        .activation = conv_activation::leaky_relu, .leaky_slope = 0.25f}, 1},
       {"int8 3x3 200x256x16: three row tasks",
        {.in = conv_data::int8, .H = 200, .W = 256, .C = 16, .out_channels = 8, .kernel_h = 3, .kernel_w = 3,
         .padding = conv_padding::same, .input = i_in, .weights = i_w, .output = {2.0f, 0}, .bias = true}, 3},
@@ -228,6 +243,9 @@ TEST_CASE("fp16 convs on the model agree with the host convolution within fp32 a
       {"5x5 s2 VALID with a residual add",
        {.in = conv_data::fp16, .out = precision::fp16, .H = 13, .W = 15, .C = 16, .out_channels = 16, .kernel_h = 5,
         .kernel_w = 5, .stride_y = 2, .stride_x = 2, .residual_add = true}},
+      {"3x3 SAME, leaky ReLU 0.1 (fp16 multiplier 0x2e66), fp16 out",
+       {.in = conv_data::fp16, .out = precision::fp16, .H = 8, .W = 7, .C = 16, .out_channels = 24, .kernel_h = 3,
+        .kernel_w = 3, .padding = conv_padding::same, .activation = conv_activation::leaky_relu, .leaky_slope = 0.1f}},
       {"7x7 s1 SAME, C 3, fp32 out",
        {.in = conv_data::fp16, .out = precision::fp32, .H = 12, .W = 12, .C = 3, .out_channels = 8, .kernel_h = 7,
         .kernel_w = 7, .padding = conv_padding::same}},

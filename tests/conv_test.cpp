@@ -283,6 +283,27 @@ TEST_CASE("ReLU6 clamps in the BN stage at 6 in accumulator units, and a residua
   CHECK(slot_of(p, 0, operand_role::residual).extent == 2 * 64 * 16);  // 32 computed channels
 }
 
+TEST_CASE("leaky ReLU in the BN multiplier: PReLU on, ReLU bypassed, and refused after a residual add") {
+  const auto q = built({.in = conv_data::int8, .H = 4, .W = 4, .C = 16, .out_channels = 16, .input = {0.05f, 0},
+                        .weights = {0.01f, 0}, .output = {1.0f, 0}, .activation = conv_activation::leaky_relu,
+                        .leaky_slope = 0.1f});
+  CHECK(value_at(q.view(), 0, dpu, 0x4060) == 0x62);                    // ALU_BYPASS | MUL_PRELU | RELU_BYPASS
+  CHECK(value_at(q.view(), 0, dpu, 0x4068) == (3277u << 16 | 15u << 8));  // round(0.1 * 2^15), shift 15
+  const auto f = built({.in = conv_data::fp16, .out = precision::fp16, .H = 4, .W = 4, .C = 16, .out_channels = 16,
+                        .activation = conv_activation::leaky_relu, .leaky_slope = 0.1f});
+  CHECK(value_at(f.view(), 0, dpu, 0x4060) == 0x62);
+  CHECK(value_at(f.view(), 0, dpu, 0x4068) == 0x2e660000);  // fp16(0.1)
+  CHECK(value_at(f.view(), 0, dpu, 0x4040) == 0x53);        // BS stays bypassed for a fp16 output
+  auto residual = build_conv({.in = conv_data::fp16, .out = precision::fp16, .H = 4, .W = 4, .C = 16, .out_channels = 16,
+                              .residual_add = true, .activation = conv_activation::leaky_relu});
+  REQUIRE_FALSE(residual.ok());
+  CHECK(residual.err().id() == rules::conv_leaky_residual.id);
+  auto slope = build_conv({.in = conv_data::fp16, .out = precision::fp16, .H = 4, .W = 4, .C = 16, .out_channels = 16,
+                           .activation = conv_activation::leaky_relu, .leaky_slope = -0.5f});
+  REQUIRE_FALSE(slope.ok());
+  CHECK(slope.err().id() == rules::act_leaky_slope.id);
+}
+
 TEST_CASE("the CBUF rules refuse what no plan fits") {
   // three rows of 2047 pixels x 512 channels need far more than 11 banks
   CHECK(refusal({.in = conv_data::int8, .H = 8, .W = 2047, .C = 512, .out_channels = 16, .kernel_h = 3, .kernel_w = 3,

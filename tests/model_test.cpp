@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <random>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <regcmd/model/npu.hpp>
@@ -307,6 +308,18 @@ TEST_CASE("faults: N beyond 8192, a wild write, the fp16 output stage") {
     CHECK(has(b.run(bs_on, mm.code.view().slots, mm.code.view().tasks), fault_kind::hang));
     b.npu.reset();
     CHECK(has(b.run(atom8, mm.code.view().slots, mm.code.view().tasks), fault_kind::hang));
+  }
+}
+
+TEST_CASE("a matmul with an active BN or EW stage is unmodelled, not computed without it") {
+  const auto mm = build({.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 32});
+  for (const auto& [offset, value] : {std::pair<std::uint16_t, std::uint32_t>{0x4060, 0x12},  // BN ReLU
+                                      std::pair<std::uint16_t, std::uint32_t>{0x4070, 0x302}}) {  // the LUT
+    std::vector<entry> code(mm.code.view().entries.begin(), mm.code.view().entries.end());
+    for (entry& e : code)
+      if (e.target() == 0x1001 && e.offset() == offset) e = e.with_value(value);
+    bench b(1024, mm.geometry.feature_bytes(), mm.geometry.weight_bytes(), mm.geometry.output_bytes());
+    CHECK(has(b.run(code, mm.code.view().slots, mm.code.view().tasks), fault_kind::unmodelled));
   }
 }
 

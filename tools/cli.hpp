@@ -240,7 +240,8 @@ struct request {
 
 // A conv's valued options (conv only) and its quantization options (quantized convs only;
 // the --add ones with --add only).
-inline constexpr std::string_view conv_options[] = {"-H", "-W", "-C", "--out-channels", "--kernel", "--stride", "--dilation", "--pad"};
+inline constexpr std::string_view conv_options[] = {"-H", "-W", "-C", "--out-channels", "--kernel", "--stride", "--dilation", "--pad",
+                                                    "--leaky"};
 inline constexpr std::string_view conv_quantization_options[] = {
     "--input-zero-point", "--input-scale",  "--weight-zero-point", "--weight-scale",
     "--output-zero-point", "--output-scale", "--add-zero-point",    "--add-scale"};
@@ -333,6 +334,10 @@ inline std::optional<problem> apply_conv(conv_spec& c, std::string_view a, std::
   if (a == "--weight-scale") return scale_in(c.weights.scale, a, v);
   if (a == "--output-scale") return scale_in(c.output.scale, a, v);
   if (a == "--add-scale") return scale_in(c.residual.scale, a, v);
+  if (a == "--leaky") {  // the slope's range is the act-leaky-slope rule's
+    c.activation = conv_activation::leaky_relu;
+    return scale_in(c.leaky_slope, a, v);
+  }
   return std::nullopt;
 }
 
@@ -488,7 +493,8 @@ inline problem check_request(const request& r, const given_options& given) {
       if (p.empty() && r.conv.in == conv_data::fp16 && given.has(o))
         p = std::string(o) + " does not apply to an fp16 conv (quantized inputs only)";
     if (p.empty() && !r.conv.residual_add) p = given.refuse_any({"--add-zero-point", "--add-scale"}, "without --add");
-    if (p.empty() && given.has("--relu") && given.has("--relu6")) p = "--relu and --relu6 exclude each other: give one";
+    if (p.empty() && int(given.has("--relu")) + int(given.has("--relu6")) + int(given.has("--leaky")) > 1)
+      p = "--relu, --relu6 and --leaky exclude each other: give one";
     if (p.empty() && !(given.has("-H") && given.has("-W") && given.has("-C") && (given.has("--out-channels") || r.conv.depthwise)))
       p = "conv needs -H, -W, -C and --out-channels (with --depthwise, --out-channels is C)";
     return p;

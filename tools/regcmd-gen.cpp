@@ -88,7 +88,9 @@ conv options:
   --pad P             valid | same (TFLite's) | T,B,L,R                (default valid)
   --depthwise         one kernel per channel (channel multiplier 1)
   --bias              an int32 bias per output channel (quantized only)
-  --relu, --relu6     clamp the output at 0, or to [0, 6] (real values); one of them
+  --relu, --relu6     clamp the output at 0, or to [0, 6] (real values)
+  --leaky A           leaky ReLU: negatives times A, 0 <= A < 1 (not with --add); one of
+                      --relu, --relu6, --leaky
   --add               add a residual tensor of the output's shape (before the clamp)
   quantization, for uint8 and int8 (real = scale * (q - zero point)); zero points default
   to 0 for int8 and 128 for uint8:

@@ -80,7 +80,8 @@ conv options (host tensors NHWC, weights OHWI; an output element out[h * W' + w]
   --pad P         valid | same | T,B,L,R                    (default valid)
   --depthwise     one kernel per channel
   --bias          a random int32 bias per output channel (quantized only)
-  --relu, --relu6 clamp at 0, or to [0, 6] (one of them)
+  --relu, --relu6 clamp at 0, or to [0, 6]
+  --leaky A       leaky ReLU, negatives times A (0 <= A < 1, not with --add); one of the three
   --add           a random residual added before the clamp
   --input-zero-point Z, --weight-zero-point Z, --output-zero-point Z, --add-zero-point Z
                   (quantized only; default 0 for int8, 128 for uint8)
@@ -535,6 +536,10 @@ int run_conv_typed(const regcmd::runtime::device& dev, const regcmd::conv_spec& 
         if (add) real += quantized ? double(spec.residual.scale) * (r[i] - double(spec.residual.zero_point)) : double(r[i]);
         if (spec.activation == conv_activation::relu) real = std::max(real, 0.0);
         if (spec.activation == conv_activation::relu6) real = std::clamp(real, 0.0, 6.0);
+        // the slope the program holds: fp16(A), or round(A·2^15) / 2^15 on the accumulator
+        if (spec.activation == conv_activation::leaky_relu && real < 0)
+          real *= quantized ? std::floor(double(spec.leaky_slope) * 32768 + 0.5) / 32768
+                            : double(half_to_float(float_to_half(spec.leaky_slope)));
         if (quantized) {
           ref[i] = std::clamp(std::round(real / spec.output.scale) + spec.output.zero_point, lo, hi);
         } else {

@@ -174,6 +174,11 @@
     "ReLU6's bound, 6 / (input.scale * weights.scale) in accumulator units, must fit the int32 "     \
     "DPU_BN_RELUX_CMP_VALUE: the scales are too small for a clamp at 6",                             \
     "rknpu-uapi-and-register-map §4 (DPU_*_RELUX_CMP_VALUE); docs/conv-values.md")                  \
+  X(conv_leaky_residual, "conv-leaky-residual",                                                      \
+    "a leaky ReLU cannot follow the residual add: the EW stage's multiplier reads the residual, "    \
+    "not a slope; apply it before the add (no residual), or run it as an activation program "        \
+    "after the conv",                                                                                \
+    "rknpu-uapi-and-register-map §4 (DPU_EW_CFG EW_MUL_PRELU, DPU_BN_MUL_CFG)")                      \
   X(conv_fp16_bias, "conv-fp16-bias",                                                                \
     "an fp16 conv takes no bias: no source gives the DPU's BS operand format for fp16 (the vendor's " \
     "fp16 conv bypasses BS); add the bias on the host or as an element-wise op",                     \
