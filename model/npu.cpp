@@ -336,10 +336,13 @@ void npu::run_matmul(iova_space& memory, const registers& r, std::uint32_t task,
     if (r.get(DPU_BS_CFG::offset) != pack(bypass::bs).value()) return report(fault_kind::hang, "a fp16-output matmul with the BS stage active");
     if (size_e != 1) return report(fault_kind::hang, "the atom-8 fp16 write-out hangs the CNA->DPU path");
   }
-  // The model applies no DPU stage to a matmul's accumulator: an active one would be ignored.
-  if (r.get(DPU_BS_CFG::offset) != pack(bypass::bs).value() || r.get(DPU_BN_CFG::offset) != pack(bypass::bn).value() ||
-      r.get(DPU_EW_CFG::offset) != pack(bypass::ew).value())
-    return report(fault_kind::unmodelled, "a matmul with its BS, BN or EW stage active (the model applies none to a matmul)");
+  // The DPU stages after the accumulator: a fp16 output's BN stage with register values only
+  // (a fused ReLU, ReLU6 or leaky ReLU), computed in fp32 as the conv's; BS and EW bypassed.
+  const alu_stage bn = read_bn(r);
+  if (r.get(DPU_BS_CFG::offset) != pack(bypass::bs).value() || r.get(DPU_EW_CFG::offset) != pack(bypass::ew).value() ||
+      (bn.active && (w.out != precision::fp16 || bn.add || bn.mul_from_memory)))
+    return report(fault_kind::unmodelled,
+                  "a matmul with its BS or EW stage active, or a BN stage other than a fp16 output's register ReLU family");
 
   // Geometry from the registers, in one of the two layouts the model knows.
   w.in_bytes = in == precision::fp16 ? 2 : 1;
@@ -462,6 +465,8 @@ void npu::run_matmul(iova_space& memory, const registers& r, std::uint32_t task,
     if (in == precision::fp16) c_float.assign(std::size_t{M} * N, result_fault == fault_kind::zeros ? 0.0f : 1e30f);
     else c_int.assign(std::size_t{M} * N, result_fault == fault_kind::zeros ? 0 : 0x5a5a);
   }
+  if (bn.active)
+    for (float& v : c_float) v = activate(bn.relu, bn.relux, bn.relux_cmp, multiply(bn, v));
   if (w.out == precision::fp16 && read<DPU_OUT_CVT_SCALE>(r).FP32TOFP16_EN.value() == 0) {
     report(fault_kind::zeros, "a fp16 output without FP32TOFP16_EN is all zeros");
     std::fill(c_float.begin(), c_float.end(), 0.0f);

@@ -34,6 +34,7 @@
 #include <regcmd/programs/door.hpp>
 #include <regcmd/programs/elementwise.hpp>
 #include <regcmd/programs/lut_table.hpp>
+#include <regcmd/programs/output_activation.hpp>
 #include <regcmd/programs/sdp_shape.hpp>
 #include <regcmd/registers/dpu.hpp>
 #include <regcmd/rules/catalog.hpp>
@@ -110,18 +111,9 @@ constexpr status set_clip(act_geometry& g, double lo, double hi) {
   return {};
 }
 
-// Integer slopes multiply by operand / 2^15 (BN_MUL_SHIFT_VALUE 15): a in [0, 1) fits.
-inline constexpr std::uint32_t leaky_shift = 15;
-
 constexpr status set_leaky(act_geometry& g, double slope) {
-  using namespace reg;
-  if (!(slope >= 0 && slope < 1)) return make_error(rules::act_leaky_slope, "act");
-  const bool fp16 = g.dtype == precision::fp16;
-  const double scaled = slope * double{1u << leaky_shift} + 0.5;
-  const std::uint32_t multiplier = fp16 ? float_to_half(static_cast<float>(slope))
-                                        : static_cast<std::uint32_t>(scaled > 32767 ? 32767 : scaled);
-  g.bn = {.cfg = {.BN_ALU_BYPASS = 1, .BN_MUL_PRELU = 1, .BN_RELU_BYPASS = 1},
-          .mul = {.BN_MUL_SHIFT_VALUE = fp16 ? 0u : leaky_shift, .BN_MUL_OPERAND = multiplier}};
+  if (!leaky_slope_valid(slope)) return make_error(rules::act_leaky_slope, "act");
+  g.bn = bn_stage_of(leaky_activation(slope, g.dtype == precision::fp16));
   return {};
 }
 

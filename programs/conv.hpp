@@ -38,18 +38,6 @@ namespace regcmd {
 // Entries of one conv task at most: 48 CNA + 5 CORE + 51 DPU + 16 DPU_RDMA + the tail.
 inline constexpr std::uint32_t conv_task_entries = 124;
 
-namespace detail {
-
-// The BN (no residual) or EW (residual) stage's clamp: ReLU, and ReLU6 as ReLUX at the bound.
-struct clamp_bits {
-  bool relu_bypass, relux;
-};
-constexpr clamp_bits clamp_of(conv_activation a) {
-  return {a == conv_activation::none, a == conv_activation::relu6};
-}
-
-}  // namespace detail
-
 // Task (group j, row task t) of a conv plan.
 template <class Soc = soc::rk3588>
 constexpr task_desc conv_task(const conv_plan& p, std::uint32_t j, std::uint32_t t,
@@ -73,7 +61,6 @@ constexpr task_desc conv_task(const conv_plan& p, std::uint32_t j, std::uint32_t
                                                          std::uint64_t{r.rows} * s.W * 16);
   const std::uint32_t weight_offset = static_cast<std::uint32_t>(first * p.kernel_bytes());
   const std::uint32_t output_offset = (first * out_bytes / 16) * out_surface * 16 + r.out_first * g.out_w * 16;
-  const detail::clamp_bits clamp = detail::clamp_of(s.activation);
 
   task_desc task;
   task.cna = cna_stage{
@@ -137,20 +124,17 @@ constexpr task_desc conv_task(const conv_plan& p, std::uint32_t j, std::uint32_t
   }
   if (s.residual_add) {
     dpu.ew = {.cfg = {.EW_OP_SRC = operand_source::memory, .EW_LUT_BYPASS = 1, .EW_OP_CVT_BYPASS = !quantized,
-                      .EW_RELU_BYPASS = clamp.relu_bypass, .EW_RELUX_EN = clamp.relux, .EW_ALU_ALGO = alu_algo::SUM,
+                      // the clamp after the add (ReLU, ReLU6 as ReLUX at its bound)
+                      .EW_RELU_BYPASS = s.activation == output_activation::none,
+                      .EW_RELUX_EN = s.activation == output_activation::relu6, .EW_ALU_ALGO = alu_algo::SUM,
                       .EDATA_SIZE = quantized ? data_size::one_byte : data_size::two_byte,
                       .EW_DATA_MODE = ew_data_mode::per_pixel, .EW_CVT_TYPE = quantized},
               .cvt_offset = {.EW_OP_CVT_OFFSET = quantized ? static_cast<std::uint32_t>(g.residual_cvt.offset) : 0u},
               .cvt_scale = {.EW_OP_CVT_SCALE = quantized ? g.residual_cvt.scale : 1u,
                             .EW_OP_CVT_SHIFT = quantized ? g.residual_cvt.shift : 0u},
-              .relux = {.EW_RELUX_CMP_DAT = g.activation_max}};
-  } else if (s.activation == conv_activation::leaky_relu) {
-    // the BN multiplier on the negatives only (BN_MUL_PRELU; docs/activation-values.md)
-    dpu.bn = {.cfg = {.BN_ALU_BYPASS = 1, .BN_MUL_PRELU = 1, .BN_RELU_BYPASS = 1},
-              .mul = {.BN_MUL_SHIFT_VALUE = g.leaky_shift, .BN_MUL_OPERAND = g.leaky_multiplier}};
-  } else if (s.activation != conv_activation::none) {
-    dpu.bn = {.cfg = {.BN_ALU_BYPASS = 1, .BN_MUL_BYPASS = 1, .BN_RELU_BYPASS = 0, .BN_RELUX_EN = clamp.relux},
-              .relux = {.BN_RELUX_CMP_DAT = g.activation_max}};
+              .relux = {.EW_RELUX_CMP_DAT = g.activation.clamp_max}};
+  } else {
+    dpu.bn = bn_stage_of(g.activation);
   }
   task.dpu = dpu;
 

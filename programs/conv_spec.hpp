@@ -16,6 +16,7 @@
 #include <regcmd/core/error.hpp>
 #include <regcmd/core/half.hpp>
 #include <regcmd/core/precision.hpp>
+#include <regcmd/programs/output_activation.hpp>
 #include <regcmd/registers/cna.hpp>
 #include <regcmd/registers/dpu.hpp>
 #include <regcmd/rules/catalog.hpp>
@@ -45,10 +46,9 @@ struct padding_sides {
   friend constexpr bool operator==(const padding_sides&, const padding_sides&) = default;
 };
 
-// The fused output stage: a clamp after the bias (ReLU: at 0, ReLU6: to [0, 6] in real
-// values), or leaky ReLU (negatives times leaky_slope, the BN multiplier); a residual add
-// of a second tensor of the output's shape comes before a clamp.
-enum class conv_activation : std::uint8_t { none, relu, relu6, leaky_relu };
+// The fused output stage (output_activation.hpp): a clamp after the bias (ReLU: at 0,
+// ReLU6: to [0, 6] in real values), or leaky ReLU (negatives times leaky_slope, the BN
+// multiplier); a residual add of a second tensor of the output's shape comes before a clamp.
 
 struct conv_spec {
   conv_data in = conv_data::int8;
@@ -65,8 +65,8 @@ struct conv_spec {
   bool bias = false;                         // int32 per output channel (quantized), fp16 or fp32 otherwise
   bool residual_add = false;
   quantization residual{};  // the residual's quantization (uint8, int8); its shape is the output's
-  conv_activation activation = conv_activation::none;
-  float leaky_slope = 0.01f;  // conv_activation::leaky_relu, in [0, 1)
+  output_activation activation = output_activation::none;
+  float leaky_slope = 0.01f;  // output_activation::leaky_relu, in [0, 1)
   friend constexpr bool operator==(const conv_spec&, const conv_spec&) = default;
 };
 
@@ -88,12 +88,9 @@ struct conv_geometry {
   // A quantized residual in accumulator units: (stored + offset) · scale / 2^shift
   // (DPU_EW_CVT_OFFSET_VALUE, DPU_EW_CVT_SCALE_VALUE).
   requantization residual_cvt{};
-  // ReLU6's upper bound as the clamp compares it (DPU_*_RELUX_CMP_VALUE): 6 in accumulator
-  // units (input.scale · weights.scale) for a quantized conv, the fp32 bits of 6 for fp16.
-  std::uint32_t activation_max = 0;
-  // Leaky ReLU's slope as the BN multiplier holds it (DPU_BN_MUL_CFG): round(a · 2^15) over
-  // a shift of 15 for a quantized conv (the accumulator is an integer), fp16(a) for fp16.
-  std::uint32_t leaky_multiplier = 0, leaky_shift = 0;
+  // The activation's register values in accumulator units (input.scale · weights.scale for
+  // a quantized conv); ReLU6's bound is also the EW clamp's after a residual add.
+  bn_activation activation{};
   constexpr bool quantized() const { return spec.in != conv_data::fp16; }
   constexpr bool pointwise() const { return spec.kernel_h == 1 && spec.kernel_w == 1; }
   // The channels the DPU computes and writes for `real` output channels
@@ -246,26 +243,25 @@ constexpr result<conv_geometry> resolve_conv(const conv_spec& s) {
         return make_error(rules::conv_residual_scale, "conv", "residual.scale");
       g.residual_cvt.offset = shift - s.residual.zero_point;  // stored + offset = r − zero point
     }
-    if (s.activation == conv_activation::relu6) {
+    if (s.activation == output_activation::relu6) {
       const double bound = 6.0 / accumulator_scale + 0.5;
       if (bound >= 2147483648.0) return make_error(rules::conv_activation_range, "conv", "input.scale * weights.scale");
-      g.activation_max = static_cast<std::uint32_t>(bound);
+      g.activation.clamp_max = static_cast<std::uint32_t>(bound);
     }
   } else {
     if (s.bias) return make_error(rules::conv_fp16_bias, "conv", "bias");
-    if (s.activation == conv_activation::relu6) g.activation_max = 0x40c00000;  // 6.0f
   }
-  if (s.activation == conv_activation::leaky_relu) {
-    // The EW stage's multiplier would read the residual, not a slope: no stage after the add.
-    if (s.residual_add) return make_error(rules::conv_leaky_residual, "conv");
-    if (!(s.leaky_slope >= 0.0f && s.leaky_slope < 1.0f)) return make_error(rules::act_leaky_slope, "conv", "leaky_slope");
-    if (g.quantized()) {
-      const double scaled = double{s.leaky_slope} * 32768.0 + 0.5;
-      g.leaky_multiplier = static_cast<std::uint32_t>(scaled > 32767 ? 32767 : scaled);
-      g.leaky_shift = 15;
-    } else {
-      g.leaky_multiplier = float_to_half(s.leaky_slope);
-    }
+  // The EW stage's multiplier would read the residual, not a slope: no stage after the add.
+  if (s.activation == output_activation::leaky_relu && s.residual_add) return make_error(rules::conv_leaky_residual, "conv");
+  if (!g.quantized()) {
+    const result<bn_activation> a = float_activation(s.activation, s.leaky_slope, "conv");
+    if (!a) return a.err();
+    g.activation = a.value();
+  } else if (s.activation == output_activation::leaky_relu) {
+    if (!leaky_slope_valid(s.leaky_slope)) return make_error(rules::act_leaky_slope, "conv", "leaky_slope");
+    g.activation = leaky_activation(s.leaky_slope, false);
+  } else {
+    g.activation.fn = s.activation;  // ReLU6's bound set above, in accumulator units
   }
   return g;
 }

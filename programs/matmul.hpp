@@ -119,6 +119,7 @@ constexpr task_desc matmul_task(const matmul_geometry& g, const matmul_offsets& 
       // A (M*4, M*2, M*8) << 4, B 0x40 / 0x80, the reference's fp16-out 0x20.
       .surface_add = {.SURF_ADD = (row ? 1u : M) * (stage.size_e + 1)},
   };
+  t.dpu->bn = bn_stage_of(g.activation);  // bypassed without an activation
   return t;
 }
 

@@ -15,6 +15,7 @@
 #include <regcmd/core/math.hpp>
 #include <regcmd/core/precision.hpp>
 #include <regcmd/core/soc.hpp>
+#include <regcmd/programs/output_activation.hpp>
 #include <regcmd/programs/schedule.hpp>
 #include <regcmd/rules/catalog.hpp>
 #include <regcmd/rules/cbuf.hpp>
@@ -57,6 +58,9 @@ struct matmul_spec {
   // an output pitch larger than the row writes a column tile of a wider output.
   std::uint32_t feature_pitch = 0;
   std::uint32_t output_pitch = 0;
+  // A ReLU-family activation on the fp16 output, in the same task (output_activation.hpp).
+  output_activation activation = output_activation::none;
+  float leaky_slope = 0.0f;  // leaky_relu only: in [0, 1)
   friend constexpr bool operator==(const matmul_spec&, const matmul_spec&) = default;
 };
 
@@ -74,6 +78,7 @@ struct matmul_geometry {
   std::uint32_t data_banks = 1;
   std::uint32_t feature_pitch = 0;  // row_major: bytes between feature rows
   std::uint32_t output_pitch = 0;   // row_major: bytes between output rows
+  bn_activation activation{};       // the fused activation's BN values
 
   // Bytes each operand's DMA covers from its base address.
   constexpr std::uint32_t feature_bytes() const {
@@ -135,6 +140,10 @@ constexpr status check_request(const matmul_spec& s) {
   if (s.pad == padding::none && s.K % 32 != 0) return make_error(rules::k_alignment, "matmul", "K", s.K);
   if (s.pad == padding::none && s.N % weight_tile_n(in) != 0) return make_error(rules::n_alignment, "matmul", "N", s.N);
   if (in == precision::int4 && s.sched == schedule::bank_split) return make_error(rules::int4_bank_split, "matmul");
+  if (s.activation != output_activation::none && s.out != precision::fp16)
+    return make_error(rules::matmul_activation_precision, "matmul", "out", static_cast<std::uint32_t>(s.out));
+  if (s.activation == output_activation::leaky_relu && !leaky_slope_valid(s.leaky_slope))
+    return make_error(rules::act_leaky_slope, "matmul", "leaky_slope");
   if (s.layout == operand_layout::surface) {
     if (in == precision::int4) return make_error(rules::int4_surface, "matmul");
     if (s.feature_pitch != 0 || s.output_pitch != 0) return make_error(rules::pitch_row_major, "matmul");
@@ -161,6 +170,7 @@ constexpr result<matmul_geometry> resolve(const matmul_spec& s) {
   g.K = align_up(s.K, 32);
   g.N = align_up(s.N, weight_tile_n(in));
   g.layout = s.layout;
+  g.activation = float_activation(s.activation, s.leaky_slope, "matmul").value();  // checked above
   if (!n_fits_one_op<Soc>(g.N)) return make_error(rules::n_max, "matmul", "N", g.N);
   g.sched = resolve_schedule(s.sched, in, g.K);
 

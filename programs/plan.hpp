@@ -135,6 +135,7 @@ constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& o
   g.N = align_up(spec.N, weight_tile_n(g.in));
   g.layout = spec.layout;
   g.sched = spec.sched;  // as requested; each tile resolves its own
+  g.activation = float_activation(spec.activation, spec.leaky_slope, "plan").value();  // checked by check_request
 
   p.n_tiles = ceil_div(g.N, Soc::max_n);
   p.n_tile = align_up(ceil_div(g.N, p.n_tiles), weight_tile_n(g.in));
@@ -169,6 +170,9 @@ constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& o
     if (spec.layout == operand_layout::surface) return make_error(rules::surface_m_tiling, "plan", "M", spec.M);
     return make_error(rules::m_register_limit, "plan", "M", spec.M);
   }
+  // K-split partials are summed on the host: an activation applies to the sum, not to them.
+  if (p.slices > 1 && g.activation.fn != output_activation::none)
+    return make_error(rules::plan_activation_k_split, "plan", "K", spec.K);
   p.partial = p.slices > 1 ? partial_precision(g.in) : g.out;
   if (g.layout == operand_layout::row_major) {
     // K-split partials are packed rows: their pitch is the partial row, not the output's.
@@ -296,8 +300,9 @@ constexpr void emit_plan(program_writer& w, const plan_shape& p) {
           fresh.rows = t.spec.M;
           fresh.depth = t.spec.K;
           fresh.cols = t.spec.N;
-          const result<matmul_geometry> g = resolve<Soc>(t.spec);
+          result<matmul_geometry> g = resolve<Soc>(t.spec);
           if (!g) return w.fail(g.err());
+          g.value().activation = p.whole.activation;  // every tile's output is final (one K slice)
           if (status st = fill(fresh.task, [&](program_writer& tw) { emit_task(tw, matmul_task<Soc>(g.value())); }); !st)
             return w.fail(st.err());
           if (status st = validate<Soc>(fresh.task.view(), "plan tile"); !st) return w.fail(st.err());

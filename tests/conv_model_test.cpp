@@ -39,14 +39,14 @@ testing::host_conv host_of(const conv_geometry& g) {
 // The output stage on a real value; leaky's slope as the program encodes it (fp16(a), or
 // round(a·2^15) / 2^15 applied to the integer accumulator: within the test's one step).
 double activate(const conv_spec& s, double v) {
-  if (s.activation == conv_activation::none) return v;
-  if (s.activation == conv_activation::leaky_relu) {
+  if (s.activation == output_activation::none) return v;
+  if (s.activation == output_activation::leaky_relu) {
     const double slope = s.in == conv_data::fp16 ? half_to_float(float_to_half(s.leaky_slope))
                                                  : std::floor(double{s.leaky_slope} * 32768 + 0.5) / 32768;
     return v < 0 ? v * slope : v;
   }
   v = std::max(v, 0.0);
-  return s.activation == conv_activation::relu6 ? std::min(v, 6.0) : v;
+  return s.activation == output_activation::relu6 ? std::min(v, 6.0) : v;
 }
 
 // Builds the conv, runs it on the model with random operands, and compares every output.
@@ -164,15 +164,15 @@ TEST_CASE("quantized convs on the model agree with the host convolution within o
       {"uint8 7x7 s2 SAME, C 3 (an image), ReLU6",
        {.in = conv_data::uint8, .H = 20, .W = 20, .C = 3, .out_channels = 24, .kernel_h = 7, .kernel_w = 7, .stride_y = 2,
         .stride_x = 2, .padding = conv_padding::same, .input = u_in, .weights = u_w, .output = {6.0f / 255, 0},
-        .activation = conv_activation::relu6}, 1},
+        .activation = output_activation::relu6}, 1},
       {"int8 1x1 pointwise, ReLU after a residual add",
        {.in = conv_data::int8, .H = 9, .W = 7, .C = 64, .out_channels = 64, .input = i_in, .weights = i_w,
         .output = {1.0f, -10}, .bias = true, .residual_add = true, .residual = {0.1f, 4},
-        .activation = conv_activation::relu}, 1},
+        .activation = output_activation::relu}, 1},
       {"uint8 depthwise 3x3 s1 SAME, bias, ReLU6",
        {.in = conv_data::uint8, .H = 10, .W = 12, .C = 48, .out_channels = 48, .kernel_h = 3, .kernel_w = 3,
         .padding = conv_padding::same, .depthwise = true, .input = u_in, .weights = u_w, .output = {6.0f / 255, 0},
-        .bias = true, .activation = conv_activation::relu6}, 1},
+        .bias = true, .activation = output_activation::relu6}, 1},
       {"int8 depthwise 3x3 s2 SAME, C 40",
        {.in = conv_data::int8, .H = 11, .W = 9, .C = 40, .out_channels = 40, .kernel_h = 3, .kernel_w = 3, .stride_y = 2,
         .stride_x = 2, .padding = conv_padding::same, .depthwise = true, .input = i_in, .weights = i_w,
@@ -188,11 +188,11 @@ TEST_CASE("quantized convs on the model agree with the host convolution within o
       {"int8 3x3 s1 SAME, bias, leaky ReLU 0.1 (the BN multiplier on the accumulator)",
        {.in = conv_data::int8, .H = 9, .W = 10, .C = 32, .out_channels = 40, .kernel_h = 3, .kernel_w = 3,
         .padding = conv_padding::same, .input = i_in, .weights = i_w, .output = {1.0f, 3}, .bias = true,
-        .activation = conv_activation::leaky_relu, .leaky_slope = 0.1f}, 1},
+        .activation = output_activation::leaky_relu, .leaky_slope = 0.1f}, 1},
       {"uint8 depthwise 3x3, leaky ReLU 0.25",
        {.in = conv_data::uint8, .H = 8, .W = 8, .C = 32, .out_channels = 32, .kernel_h = 3, .kernel_w = 3,
         .padding = conv_padding::same, .depthwise = true, .input = u_in, .weights = u_w, .output = {0.05f, 128},
-        .activation = conv_activation::leaky_relu, .leaky_slope = 0.25f}, 1},
+        .activation = output_activation::leaky_relu, .leaky_slope = 0.25f}, 1},
       {"int8 3x3 200x256x16: three row tasks",
        {.in = conv_data::int8, .H = 200, .W = 256, .C = 16, .out_channels = 8, .kernel_h = 3, .kernel_w = 3,
         .padding = conv_padding::same, .input = i_in, .weights = i_w, .output = {2.0f, 0}, .bias = true}, 3},
@@ -236,16 +236,16 @@ TEST_CASE("fp16 convs on the model agree with the host convolution within fp32 a
         .kernel_w = 3, .padding = conv_padding::same}},
       {"1x1, C 64, fp32 out, ReLU",
        {.in = conv_data::fp16, .out = precision::fp32, .H = 6, .W = 8, .C = 64, .out_channels = 64,
-        .activation = conv_activation::relu}},
+        .activation = output_activation::relu}},
       {"depthwise 3x3 C 24, ReLU6",
        {.in = conv_data::fp16, .out = precision::fp16, .H = 9, .W = 9, .C = 24, .out_channels = 24, .kernel_h = 3,
-        .kernel_w = 3, .padding = conv_padding::same, .depthwise = true, .activation = conv_activation::relu6}},
+        .kernel_w = 3, .padding = conv_padding::same, .depthwise = true, .activation = output_activation::relu6}},
       {"5x5 s2 VALID with a residual add",
        {.in = conv_data::fp16, .out = precision::fp16, .H = 13, .W = 15, .C = 16, .out_channels = 16, .kernel_h = 5,
         .kernel_w = 5, .stride_y = 2, .stride_x = 2, .residual_add = true}},
       {"3x3 SAME, leaky ReLU 0.1 (fp16 multiplier 0x2e66), fp16 out",
        {.in = conv_data::fp16, .out = precision::fp16, .H = 8, .W = 7, .C = 16, .out_channels = 24, .kernel_h = 3,
-        .kernel_w = 3, .padding = conv_padding::same, .activation = conv_activation::leaky_relu, .leaky_slope = 0.1f}},
+        .kernel_w = 3, .padding = conv_padding::same, .activation = output_activation::leaky_relu, .leaky_slope = 0.1f}},
       {"7x7 s1 SAME, C 3, fp32 out",
        {.in = conv_data::fp16, .out = precision::fp32, .H = 12, .W = 12, .C = 3, .out_channels = 8, .kernel_h = 7,
         .kernel_w = 7, .padding = conv_padding::same}},

@@ -154,7 +154,7 @@ TEST_CASE("the same request resolves at compile time") {
                                                          .out_channels = 32, .kernel_h = 3, .kernel_w = 3,
                                                          .stride_y = 2, .stride_x = 2, .padding = conv_padding::same,
                                                          .input = {0.02f, 128}, .weights = {0.005f, 128},
-                                                         .output = {0.04f, 0}, .activation = conv_activation::relu6}>();
+                                                         .output = {0.04f, 0}, .activation = output_activation::relu6}>();
   static_assert(g.out_h == 56 && g.out_w == 56);
   static_assert(g.pad == padding_sides{0, 1, 0, 1});
   static_assert(g.requant.offset == -0x80);

@@ -254,7 +254,7 @@ TEST_CASE("kernel groups: 512 kernels of 3x3x512 int8 do not fit the CBUF at onc
 
 TEST_CASE("ReLU6 clamps in the BN stage at 6 in accumulator units, and a residual add moves it to EW") {
   conv_spec s{.in = conv_data::int8, .H = 8, .W = 8, .C = 16, .out_channels = 16, .kernel_h = 1, .kernel_w = 1,
-              .input = {0.5f, 3}, .weights = {0.25f, -2}, .output = {1.0f, 5}, .activation = conv_activation::relu6};
+              .input = {0.5f, 3}, .weights = {0.25f, -2}, .output = {1.0f, 5}, .activation = output_activation::relu6};
   {
     const auto r = built(s);
     // BN: ALU and MUL bypassed, ReLU on, ReLUX at 6 / (0.5 · 0.25) = 48
@@ -285,21 +285,21 @@ TEST_CASE("ReLU6 clamps in the BN stage at 6 in accumulator units, and a residua
 
 TEST_CASE("leaky ReLU in the BN multiplier: PReLU on, ReLU bypassed, and refused after a residual add") {
   const auto q = built({.in = conv_data::int8, .H = 4, .W = 4, .C = 16, .out_channels = 16, .input = {0.05f, 0},
-                        .weights = {0.01f, 0}, .output = {1.0f, 0}, .activation = conv_activation::leaky_relu,
+                        .weights = {0.01f, 0}, .output = {1.0f, 0}, .activation = output_activation::leaky_relu,
                         .leaky_slope = 0.1f});
   CHECK(value_at(q.view(), 0, dpu, 0x4060) == 0x62);                    // ALU_BYPASS | MUL_PRELU | RELU_BYPASS
   CHECK(value_at(q.view(), 0, dpu, 0x4068) == (3277u << 16 | 15u << 8));  // round(0.1 * 2^15), shift 15
   const auto f = built({.in = conv_data::fp16, .out = precision::fp16, .H = 4, .W = 4, .C = 16, .out_channels = 16,
-                        .activation = conv_activation::leaky_relu, .leaky_slope = 0.1f});
+                        .activation = output_activation::leaky_relu, .leaky_slope = 0.1f});
   CHECK(value_at(f.view(), 0, dpu, 0x4060) == 0x62);
   CHECK(value_at(f.view(), 0, dpu, 0x4068) == 0x2e660000);  // fp16(0.1)
   CHECK(value_at(f.view(), 0, dpu, 0x4040) == 0x53);        // BS stays bypassed for a fp16 output
   auto residual = build_conv({.in = conv_data::fp16, .out = precision::fp16, .H = 4, .W = 4, .C = 16, .out_channels = 16,
-                              .residual_add = true, .activation = conv_activation::leaky_relu});
+                              .residual_add = true, .activation = output_activation::leaky_relu});
   REQUIRE_FALSE(residual.ok());
   CHECK(residual.err().id() == rules::conv_leaky_residual.id);
   auto slope = build_conv({.in = conv_data::fp16, .out = precision::fp16, .H = 4, .W = 4, .C = 16, .out_channels = 16,
-                           .activation = conv_activation::leaky_relu, .leaky_slope = -0.5f});
+                           .activation = output_activation::leaky_relu, .leaky_slope = -0.5f});
   REQUIRE_FALSE(slope.ok());
   CHECK(slope.err().id() == rules::act_leaky_slope.id);
 }
@@ -324,7 +324,7 @@ TEST_CASE("the output-stage rules: fp16 bias, the residual's scale, ReLU6's boun
                  .weights = {0.001f, 0}, .output = {0.001f, 0}, .residual_add = true, .residual = {1.0f, 200}}) ==
         "conv-zero-point");
   CHECK(refusal({.in = conv_data::int8, .H = 4, .W = 4, .C = 16, .out_channels = 16, .input = {1e-6f, 0},
-                 .weights = {1e-6f, 0}, .output = {1e-6f, 0}, .activation = conv_activation::relu6}) ==
+                 .weights = {1e-6f, 0}, .output = {1e-6f, 0}, .activation = output_activation::relu6}) ==
         "conv-activation-range");
 }
 

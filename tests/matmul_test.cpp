@@ -7,6 +7,9 @@
 #include <string_view>
 
 #include <regcmd/programs/matmul.hpp>
+#include <regcmd/rules/program_rules.hpp>
+
+#include "task_values.hpp"
 
 using namespace regcmd;
 
@@ -310,6 +313,13 @@ TEST_CASE("every request rule refuses its shape at run time with its id") {
       {{.in = P::fp16, .out = P::fp32, .M = 4, .K = 64, .N = 64, .output_pitch = 100}, "output-pitch"},
       {{.in = P::fp16, .out = P::fp32, .M = 4, .K = 64, .N = 64, .output_pitch = 32768 * 4 + 16}, "output-pitch"},
       {{.in = P::fp16, .out = P::fp32, .M = 4, .K = 64, .N = 64, .feature_pitch = 0x6000'0000}, "operand-size"},
+      {{.in = P::fp16, .out = P::fp32, .M = 4, .K = 64, .N = 64, .activation = output_activation::relu},
+       "matmul-activation-precision"},
+      {{.in = P::int8, .out = P::int32, .M = 4, .K = 64, .N = 64, .activation = output_activation::relu6},
+       "matmul-activation-precision"},
+      {{.in = P::fp16, .out = P::fp16, .M = 4, .K = 64, .N = 64, .activation = output_activation::leaky_relu,
+        .leaky_slope = 1.0f},
+       "act-leaky-slope"},
   };
   for (const row& r : rows) {
     CAPTURE(r.rule);
@@ -318,4 +328,33 @@ TEST_CASE("every request rule refuses its shape at run time with its id") {
     CHECK(built.err().id() == r.rule);
     CHECK_FALSE(built.err().message().empty());
   }
+}
+
+// The fused activation's BN stage, typed from DPU_BN_CFG's fields (rknpu-uapi-and-register-map
+// §4: BN_BYPASS 0, BN_ALU_BYPASS 1, BN_MUL_BYPASS 4, BN_MUL_PRELU 5, BN_RELU_BYPASS 6,
+// BN_RELUX_EN 7; fully bypassed 0x53) and fp16(0.1) = 0x2e66.
+TEST_CASE("a matmul's fused ReLU, ReLU6 and leaky ReLU: the BN stage in the same task") {
+  using testing::value_at;
+  struct row {
+    output_activation fn;
+    float slope;
+    std::uint32_t bn_cfg, bn_mul_cfg, bn_relux_cmp;
+  };
+  for (const row& r : {row{output_activation::none, 0, 0x53, 0, 0},
+                       row{output_activation::relu, 0, 0x12, 0, 0},            // ALU, MUL bypassed; ReLU on
+                       row{output_activation::relu6, 0, 0x92, 0, 0x40c00000},  // and ReLUX at 6.0f
+                       row{output_activation::leaky_relu, 0.1f, 0x62, 0x2e660000, 0}})  // PReLU, ReLU off
+    for (operand_layout layout : {operand_layout::row_major, operand_layout::surface}) {
+      CAPTURE(static_cast<int>(r.fn));
+      const auto built = build_matmul({.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 64,
+                                       .layout = layout, .activation = r.fn, .leaky_slope = r.slope});
+      REQUIRE(built.ok());
+      const program_view v = built.value().view();
+      CHECK(v.tasks.size() == 1);
+      CHECK(value_at(v, 0x1001, 0x4060) == r.bn_cfg);
+      CHECK(value_at(v, 0x1001, 0x4068) == r.bn_mul_cfg);
+      CHECK(value_at(v, 0x1001, 0x406c) == r.bn_relux_cmp);
+      CHECK(value_at(v, 0x1001, 0x4040) == 0x53);  // BS stays bypassed (rule fp16-output-stage)
+      CHECK(validate(v).ok());
+    }
 }

@@ -311,7 +311,7 @@ TEST_CASE("faults: N beyond 8192, a wild write, the fp16 output stage") {
   }
 }
 
-TEST_CASE("a matmul with an active BN or EW stage is unmodelled, not computed without it") {
+TEST_CASE("a matmul with an active BN stage on a fp32 output, or an active EW stage, is unmodelled") {
   const auto mm = build({.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 32});
   for (const auto& [offset, value] : {std::pair<std::uint16_t, std::uint32_t>{0x4060, 0x12},  // BN ReLU
                                       std::pair<std::uint16_t, std::uint32_t>{0x4070, 0x302}}) {  // the LUT
@@ -405,4 +405,39 @@ TEST_CASE("a strided feature view (KV-cache rows at a pitch > K) equals the matm
     for (std::uint32_t k = 0; k < K; ++k)
       for (std::uint32_t n = 0; n < N; ++n) ref[m * N + n] += double(gathered[m * K + k]) * w[k * N + n];
   CHECK(max_error(s, strided.geometry, ref) < 1e-4);
+}
+
+TEST_CASE("a matmul's fused ReLU, ReLU6 and leaky ReLU: the model applies the BN stage to the accumulator") {
+  struct row {
+    output_activation fn;
+    float slope;
+  };
+  // the host's activation of a real value; leaky's slope as fp16(0.1) holds it
+  auto activate = [](const row& r, double v) {
+    switch (r.fn) {
+      case output_activation::relu: return std::max(v, 0.0);
+      case output_activation::relu6: return std::clamp(v, 0.0, 6.0);
+      case output_activation::leaky_relu: return v < 0 ? v * half_to_float(float_to_half(r.slope)) : v;
+      default: return v;
+    }
+  };
+  for (const row& r : {row{output_activation::relu, 0}, row{output_activation::relu6, 0},
+                       row{output_activation::leaky_relu, 0.1f}})
+    for (operand_layout layout : {operand_layout::row_major, operand_layout::surface}) {
+      CAPTURE(static_cast<int>(r.fn));
+      CAPTURE(static_cast<int>(layout));
+      const auto mm = build({.in = precision::fp16, .out = precision::fp16, .M = 16, .K = 96, .N = 40, .layout = layout,
+                             .activation = r.fn, .leaky_slope = r.slope});
+      const matmul_geometry& g = mm.geometry;
+      bench b(mm.view().entries.size() * 8, g.feature_bytes(), g.weight_bytes(), g.output_bytes());
+      std::vector<double> ref = fill(b, g, 7);
+      // the sums reach past both ends of every clamp: the stage has something to do
+      CHECK(std::count_if(ref.begin(), ref.end(), [](double v) { return v < 0; }) > 50);
+      CHECK(std::count_if(ref.begin(), ref.end(), [](double v) { return v > 6; }) > 0);
+      for (double& v : ref) v = activate(r, v);
+      const auto result = b.run(mm.code.view());
+      CHECK(result.completed());
+      CHECK(result.faults.empty());
+      CHECK(max_error(b, g, ref) <= 2e-2);
+    }
 }

@@ -7,6 +7,8 @@
 #include <regcmd/decode/format.hpp>
 #include <regcmd/programs/plan.hpp>
 
+#include "task_values.hpp"
+
 using namespace regcmd;
 
 TEST_CASE("a decode shape is one submit: M=1, K=4096, N=11008 tiles N into two tasks") {
@@ -203,4 +205,18 @@ TEST_CASE("the output pitch is bounded by the notch register, in one op and in a
   wider.output_pitch += 16;
   CHECK(plan(wider).err().id() == "output-pitch");
   CHECK(build_matmul(wider).err().id() == "output-pitch");
+}
+
+TEST_CASE("a fused activation rides every tile of a plan, and is refused when K is split") {
+  // N = 8208 > 8192: two N tiles, each a whole output with the ReLU in its own BN stage
+  const auto tiled = build_plan(matmul_spec{.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 8208,
+                                            .activation = output_activation::relu});
+  REQUIRE(tiled.ok());
+  const program_view v = tiled.value().view();
+  REQUIRE(v.tasks.size() == 2);
+  for (std::size_t t = 0; t < v.tasks.size(); ++t) CHECK(testing::value_at(v, 0x1001, 0x4060, t) == 0x12);
+  const auto split = plan(matmul_spec{.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 16384, .N = 64,
+                                      .activation = output_activation::relu});
+  REQUIRE_FALSE(split.ok());
+  CHECK(split.err().id() == "plan-activation-k-split");
 }

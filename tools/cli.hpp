@@ -247,6 +247,9 @@ inline constexpr std::string_view conv_quantization_options[] = {
     "--output-zero-point", "--output-scale", "--add-zero-point",    "--add-scale"};
 inline constexpr std::string_view conv_flags[] = {"--depthwise", "--bias", "--relu", "--relu6", "--add"};
 
+// The output activation's options: the conv's, and a matmul's.
+inline bool is_output_activation(std::string_view o) { return o == "--relu" || o == "--relu6" || o == "--leaky"; }
+
 // An activation's valued options (act only), and its functions by their command-line names.
 inline constexpr std::string_view act_options[] = {"--fn", "--lo", "--hi", "--slope", "--range", "--elements"};
 inline constexpr std::pair<std::string_view, activation> act_functions[] = {
@@ -308,8 +311,8 @@ inline bool is_request_option(std::string_view a) {
 inline bool apply_flag(request& r, std::string_view a) {
   if (a == "--depthwise") r.conv.depthwise = true;
   else if (a == "--bias") r.conv.bias = true;
-  else if (a == "--relu") r.conv.activation = conv_activation::relu;
-  else if (a == "--relu6") r.conv.activation = conv_activation::relu6;
+  else if (a == "--relu") r.conv.activation = output_activation::relu;
+  else if (a == "--relu6") r.conv.activation = output_activation::relu6;
   else if (a == "--add") r.conv.residual_add = true;
   else return false;
   return true;
@@ -335,7 +338,7 @@ inline std::optional<problem> apply_conv(conv_spec& c, std::string_view a, std::
   if (a == "--output-scale") return scale_in(c.output.scale, a, v);
   if (a == "--add-scale") return scale_in(c.residual.scale, a, v);
   if (a == "--leaky") {  // the slope's range is the act-leaky-slope rule's
-    c.activation = conv_activation::leaky_relu;
+    c.activation = output_activation::leaky_relu;
     return scale_in(c.leaky_slope, a, v);
   }
   return std::nullopt;
@@ -477,6 +480,13 @@ inline problem check_pool(const request& r, const given_options& given) {
   return p;
 }
 
+// At most one of the output activations.
+inline problem one_output_activation(const given_options& given) {
+  if (int(given.has("--relu")) + int(given.has("--relu6")) + int(given.has("--leaky")) > 1)
+    return "--relu, --relu6 and --leaky exclude each other: give one";
+  return {};
+}
+
 // The request's options that do not fit its program (given once all are known), and the
 // shape options it needs.
 inline problem check_request(const request& r, const given_options& given) {
@@ -493,18 +503,22 @@ inline problem check_request(const request& r, const given_options& given) {
       if (p.empty() && r.conv.in == conv_data::fp16 && given.has(o))
         p = std::string(o) + " does not apply to an fp16 conv (quantized inputs only)";
     if (p.empty() && !r.conv.residual_add) p = given.refuse_any({"--add-zero-point", "--add-scale"}, "without --add");
-    if (p.empty() && int(given.has("--relu")) + int(given.has("--relu6")) + int(given.has("--leaky")) > 1)
-      p = "--relu, --relu6 and --leaky exclude each other: give one";
+    if (p.empty()) p = one_output_activation(given);
     if (p.empty() && !(given.has("-H") && given.has("-W") && given.has("-C") && (given.has("--out-channels") || r.conv.depthwise)))
       p = "conv needs -H, -W, -C and --out-channels (with --depthwise, --out-channels is C)";
     return p;
   }
-  // a conv's options, before anything else is asked of the matmul, ew or act
+  // a conv's options, before anything else is asked of the matmul, ew or act; a matmul
+  // takes the conv's output activation
   const std::string program = r.activation ? "act" : r.elementwise ? "ew" : "matmul";
+  const bool matmul = program == "matmul";
   for (auto options : {std::span<const std::string_view>(conv_options), std::span<const std::string_view>(conv_quantization_options),
                        std::span<const std::string_view>(conv_flags)})
     for (std::string_view o : options)
-      if (p.empty() && given.has(o)) p = std::string(o) + " does not apply to " + program + " (a conv option)";
+      if (p.empty() && given.has(o) && !(matmul && is_output_activation(o)))
+        p = std::string(o) + " does not apply to " + program + " (a conv option)";
+  if (!p.empty()) return p;
+  if (matmul) p = one_output_activation(given);
   if (!p.empty()) return p;
   if (r.activation) return check_act(r, given);
   for (std::string_view o : act_options)
@@ -549,10 +563,13 @@ inline void complete_conv(request& r, const given_options& given) {
   if (!given.has("--add-scale")) c.residual.scale = c.output.scale;
 }
 
-// An activation's table range, once its options are known: a --range moves the function's
-// bounds and keeps its tails (SiLU, GELU, hardswish and mish continue linearly above).
-inline void complete_act(request& r, const given_options& given) {
-  if (!given.has("--range")) return;
+// What follows from the options once all are known: an activation's table range (a
+// --range moves the function's bounds and keeps its tails: SiLU, GELU, hardswish and mish
+// continue linearly above), and a matmul's fused activation (parsed as the conv's).
+inline void complete_request(request& r, const given_options& given) {
+  r.spec.activation = r.conv.activation;
+  r.spec.leaky_slope = r.conv.leaky_slope;
+  if (!r.activation || !given.has("--range")) return;
   lut_range range = default_range(r.act.fn);
   range.lo = r.act.range.lo;
   range.hi = r.act.range.hi;

@@ -66,6 +66,7 @@ matmul options:
                       (default: chosen)
   --delta             with --plan: tasks after the first two carry only what changed
   --then ew           fuse an SDP op after the matmul (with --op, --operand, --value)
+  --relu, --relu6, --leaky A  a fused activation on a fp16 output (the BN stage, same task)
 
 ew options (and, after --then ew, of the fused op):
   --op O              add | mul | max | min                             (default add)
@@ -239,6 +240,7 @@ int main(int argc, char** argv) {
     if (!bad.empty()) return fail(bad);
   }
   if (cli::problem p = cli::check_request(r, given); !p.empty()) return fail(p);
+  cli::complete_request(r, given);
   if (r.convolution) {
     cli::problem p = given.refuse_any({"--plan", "--weight-precision", "--schedule", "--feature-pitch", "--output-pitch"},
                                       "to conv (a matmul option)");
@@ -255,7 +257,6 @@ int main(int argc, char** argv) {
                                           elementwise ? "to ew (a matmul option)" : "to act (a matmul option)");
         !p.empty())
       return fail(p);
-    if (r.activation) cli::complete_act(r, given);
   } else if (r.fused_ew) {
     if (cli::problem p = given.refuse_any({"--plan"}, "with --then ew (the fused chain's matmul is one task, not a plan)"); !p.empty())
       return fail(p);

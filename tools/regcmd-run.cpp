@@ -64,6 +64,7 @@ matmul options:
   --delta         delta tasks (later tasks carry only what changed; not with --then)
   --k-slice N     K-split slice, a multiple of 32 from 32 to 2048 (not with --then)
   --then ew       fuse an SDP op on the fp16 result (with --op, --operand, --value)
+  --relu, --relu6, --leaky A   as the conv's (below), on a fp16 output, in the same task
 ew options (and those of the fused op):
   --op O          add | mul | max | min                     (default add)
   --dtype P       fp16 | int8 | int16                       (default fp16)
@@ -285,6 +286,18 @@ double apply(regcmd::ew_op op, double x, double y) {
 
 float to_half(double v) { return regcmd::half_to_float(regcmd::float_to_half(static_cast<float>(v))); }
 
+// A fused output activation of a real value, with the leaky slope the program holds:
+// fp16(A) on a float accumulator, round(A·2^15) / 2^15 on an integer one.
+double activate(regcmd::output_activation fn, float slope, bool integer_accumulator, double v) {
+  using regcmd::output_activation;
+  if (fn == output_activation::relu) return std::max(v, 0.0);
+  if (fn == output_activation::relu6) return std::clamp(v, 0.0, 6.0);
+  if (fn == output_activation::leaky_relu && v < 0)
+    return v * (integer_accumulator ? std::floor(double(slope) * 32768 + 0.5) / 32768
+                                    : double(regcmd::half_to_float(regcmd::float_to_half(slope))));
+  return v;
+}
+
 // A matmul, planned.
 int run_matmul(const regcmd::runtime::device& dev, const regcmd::matmul_spec& spec, const regcmd::plan_options& options,
                const run_settings& settings) {
@@ -333,6 +346,7 @@ int run_matmul(const regcmd::runtime::device& dev, const regcmd::matmul_spec& sp
     }
   if (g.out == precision::int16)
     for (double& v : ref) v = std::clamp(v, -32768.0, 32767.0);  // the int16 accumulator saturates
+  for (double& v : ref) v = activate(spec.activation, spec.leaky_slope, false, v);
   const bool exact = g.out == precision::int32 || g.out == precision::int16;
   const double tolerance = exact ? 0.0 : (spec.K + 2.0) * std::ldexp(1.0, -24) + (g.out == precision::fp16 ? std::ldexp(1.0, -11) : 0.0);
 
@@ -449,6 +463,7 @@ int run_fused(const regcmd::runtime::device& dev, const regcmd::fused_spec& spec
                        : spec.operand == ew_operand::immediate ? spec.immediate
                                                                : b[std::size_t{m} * N + n];
       const std::size_t i = std::size_t{m} * N + n;
+      mm = activate(spec.matmul.activation, spec.matmul.leaky_slope, false, mm);
       ref[i] = apply(spec.op, mm, y);
       bound[i] = std::max((scale * (K + 2.0) * std::ldexp(1.0, -24) + std::abs(mm) * std::ldexp(1.0, -11)) *
                                   std::max(1.0, spec.op == ew_op::mul ? std::abs(y) : 1.0) +
@@ -534,12 +549,7 @@ int run_conv_typed(const regcmd::runtime::device& dev, const regcmd::conv_spec& 
         const std::size_t i = (std::size_t{oh} * OW + ow) * OC + oc;
         double real = quantized ? (sum + (spec.bias ? bias[oc] : 0)) * s_acc : sum;
         if (add) real += quantized ? double(spec.residual.scale) * (r[i] - double(spec.residual.zero_point)) : double(r[i]);
-        if (spec.activation == conv_activation::relu) real = std::max(real, 0.0);
-        if (spec.activation == conv_activation::relu6) real = std::clamp(real, 0.0, 6.0);
-        // the slope the program holds: fp16(A), or round(A·2^15) / 2^15 on the accumulator
-        if (spec.activation == conv_activation::leaky_relu && real < 0)
-          real *= quantized ? std::floor(double(spec.leaky_slope) * 32768 + 0.5) / 32768
-                            : double(half_to_float(float_to_half(spec.leaky_slope)));
+        real = activate(spec.activation, spec.leaky_slope, quantized, real);
         if (quantized) {
           ref[i] = std::clamp(std::round(real / spec.output.scale) + spec.output.zero_point, lo, hi);
         } else {
@@ -857,6 +867,7 @@ int main(int argc, char** argv) {
     if (!bad.empty()) return fail(bad);
   }
   if (cli::problem p = cli::check_request(r, given); !p.empty()) return fail(p);
+  cli::complete_request(r, given);
   if (!r.elementwise && !r.activation)
     if (cli::problem p = given.refuse_any({"--no-pad"}, r.convolution ? "to conv (an ew and act option)"
                                                         : r.pooling   ? "to pool (an ew and act option)"
@@ -864,7 +875,6 @@ int main(int argc, char** argv) {
         !p.empty())
       return fail(p);
   if (r.convolution) cli::complete_conv(r, given);
-  if (r.activation) cli::complete_act(r, given);
   // run-options: a program split over the cores takes no round-robin (every run already
   // uses all three), whether or not this shape has tasks enough to split.
   if (settings.three_cores && settings.round_robin) return fail("--round-robin does not apply with --cores 3 (a split program runs on all three cores at once)");

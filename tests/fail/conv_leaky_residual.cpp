@@ -10,4 +10,4 @@ inline constexpr bool residual = true;
 inline constexpr bool residual = false;
 #endif
 inline constexpr auto geometry = conv_geometry_of<conv_spec{.in = conv_data::fp16, .out = precision::fp16, .H = 4, .W = 4, .C = 16,
-    .out_channels = 16, .residual_add = residual, .activation = conv_activation::leaky_relu, .leaky_slope = 0.1f}>();
+    .out_channels = 16, .residual_add = residual, .activation = output_activation::leaky_relu, .leaky_slope = 0.1f}>();

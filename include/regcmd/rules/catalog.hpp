@@ -101,7 +101,11 @@
   X(operand_size, "operand-size",                                                                    \
     "an operand buffer of this shape spans more than 4 GiB, beyond the NPU's 32-bit address "        \
     "registers: split the operation into several programs",                                         \
-    "fact sheet §1.5")
+    "fact sheet §1.5")                                                                               \
+  X(matmul_activation_precision, "matmul-activation-precision",                                      \
+    "a matmul's fused activation needs out = fp16: an int8 matmul writes only its raw int32 "       \
+    "accumulator (narrow outputs never complete); chain an activation program after it instead",    \
+    "regcmd-isa-reference \"int16/narrow-output MATMUL does NOT self-complete\"")
 
 // Rules on plans (plan_matmul).
 #define REGCMD_PLAN_RULES(X)                                                                         \
@@ -111,7 +115,11 @@
     "regcmd-isa-reference \"Limits & tiling (RK3588)\", \"Ruled out\"")                              \
   X(surface_m_tiling, "surface-m-tiling",                                                            \
     "an M-tile of a surface (NC1HWC2) tensor is not contiguous: use layout::row_major to tile M",   \
-    "matmul-recipe §1.3")
+    "matmul-recipe §1.3")                                                                            \
+  X(plan_activation_k_split, "plan-activation-k-split",                                              \
+    "a plan that splits K writes partial sums the host adds: a fused activation would apply to "    \
+    "each partial, not to their sum; keep K within one op or apply the activation after the sum",   \
+    "regcmd-isa-reference \"Limits & tiling (RK3588)\"")
 
 // Rules on element-wise (SDP) requests (programs/elementwise.hpp) and fused chains.
 // Convolution requests (programs/conv_spec.hpp): the shape against the register fields it

@@ -1,0 +1,13 @@
+// A fused ReLU on an int8 matmul: its int32 accumulator is the only output that completes.
+// EXPECT: regcmd rule matmul-activation-precision:
+#include <regcmd/programs/matmul.hpp>
+
+using namespace regcmd;
+
+#ifdef REGCMD_COMPILE_FAIL
+inline constexpr auto program = matmul<matmul_spec{.in = precision::int8, .out = precision::int32, .M = 4, .K = 64,
+                                                   .N = 64, .activation = output_activation::relu}>();
+#else
+inline constexpr auto program = matmul<matmul_spec{.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64,
+                                                   .N = 64, .activation = output_activation::relu}>();
+#endif
