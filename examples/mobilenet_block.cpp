@@ -28,14 +28,14 @@ constexpr quantization image{1.0f / 128, 128}, activations{6.0f / 255, 0};
 constexpr conv_spec stem{.in = conv_data::uint8, .H = 224, .W = 224, .C = 3, .out_channels = 32, .kernel_h = 3,
                          .kernel_w = 3, .stride_y = 2, .stride_x = 2, .padding = conv_padding::same, .input = image,
                          .weights = {0.02f, 120}, .output = activations, .bias = true,
-                         .activation = conv_activation::relu6};
+                         .activation = output_activation::relu6};
 constexpr conv_spec depthwise{.in = conv_data::uint8, .H = 112, .W = 112, .C = 32, .out_channels = 32, .kernel_h = 3,
                               .kernel_w = 3, .padding = conv_padding::same, .depthwise = true, .input = activations,
                               .weights = {0.01f, 130}, .output = activations, .bias = true,
-                              .activation = conv_activation::relu6};
+                              .activation = output_activation::relu6};
 constexpr conv_spec pointwise{.in = conv_data::uint8, .H = 112, .W = 112, .C = 32, .out_channels = 64,
                               .input = activations, .weights = {0.004f, 125}, .output = activations, .bias = true,
-                              .activation = conv_activation::relu6};
+                              .activation = output_activation::relu6};
 
 // Built at compile time: a shape or quantization that breaks a rule would not compile.
 constexpr auto stem_program = conv<stem>();
