@@ -63,12 +63,12 @@ printf '%s
 constexpr quantization q{6.0f / 255, 0};
 constexpr auto stem = conv<conv_spec{.in = conv_data::uint8, .H = 224, .W = 224, .C = 3, .out_channels = 32, .kernel_h = 3,
     .kernel_w = 3, .stride_y = 2, .stride_x = 2, .padding = conv_padding::same, .input = {0.0078f, 128},
-    .weights = {0.02f, 120}, .output = q, .bias = true, .activation = conv_activation::relu6}>();
+    .weights = {0.02f, 120}, .output = q, .bias = true, .activation = output_activation::relu6}>();
 constexpr auto dw = conv<conv_spec{.in = conv_data::uint8, .H = 112, .W = 112, .C = 32, .out_channels = 32, .kernel_h = 3,
     .kernel_w = 3, .padding = conv_padding::same, .depthwise = true, .input = q, .weights = {0.05f, 130}, .output = q,
-    .bias = true, .activation = conv_activation::relu6}>();
+    .bias = true, .activation = output_activation::relu6}>();
 constexpr auto pw = conv<conv_spec{.in = conv_data::uint8, .H = 112, .W = 112, .C = 32, .out_channels = 64, .input = q,
-    .weights = {0.02f, 125}, .output = q, .bias = true, .activation = conv_activation::relu6}>();
+    .weights = {0.02f, 125}, .output = q, .bias = true, .activation = output_activation::relu6}>();
 int main() { return static_cast<int>((stem.code.entry_count + dw.code.entry_count + pw.code.entry_count) & 1); }\n' \
   "$head" >"$work/f_mobilenet.cpp"
 
