@@ -258,7 +258,7 @@ void npu::run_sdp(iova_space& memory, const registers& r, std::uint32_t task, bo
     return report(fault_kind::unmodelled, "an output surface stride shorter than its surface, or SURFACE_ADD disagreeing");
 
   // The EW stage: bypassed, an element-wise op, or the lookup table alone.
-  enum class kind { pass, add, max, min, mul, lut } op = kind::pass;
+  enum class kind { pass, add, max, min, mul, prelu, lut } op = kind::pass;
   lut_lookup lut{&lut_[0], &lut_[1]};
   if (ew.EW_BYPASS.value() == 0) {
     if (ew.EW_LUT_BYPASS.value() == 0) {
@@ -269,10 +269,12 @@ void npu::run_sdp(iova_space& memory, const registers& r, std::uint32_t task, bo
       op = kind::lut;
     } else if (ew.EW_OP_BYPASS.value() == 1) {
       return report(fault_kind::unmodelled, "the EW stage active with its op and its LUT bypassed");
-    } else if (ew.EW_RELU_BYPASS.value() != 1 || ew.EW_RELUX_EN.value() || ew.EW_MUL_PRELU.value() || ew.EW_BINARY_EN.value()) {
-      return report(fault_kind::unmodelled, "the EW stage's ReLU, ReLUX, MUL_PRELU or BINARY_EN set");
+    } else if (ew.EW_RELU_BYPASS.value() != 1 || ew.EW_RELUX_EN.value() || ew.EW_BINARY_EN.value()) {
+      return report(fault_kind::unmodelled, "the EW stage's ReLU, ReLUX or BINARY_EN set");
     } else if (ew.EW_OP_TYPE.value() == ew_op_type::mul) {
-      op = kind::mul;
+      op = ew.EW_MUL_PRELU.value() ? kind::prelu : kind::mul;  // MUL_PRELU: the negatives only
+    } else if (ew.EW_MUL_PRELU.value()) {
+      return report(fault_kind::unmodelled, "EW_MUL_PRELU on an ALU op (it qualifies the multiplier)");
     } else {
       switch (ew.EW_ALU_ALGO.value()) {
         case alu_algo::SUM: op = kind::add; break;
@@ -353,6 +355,7 @@ void npu::run_sdp(iova_space& memory, const registers& r, std::uint32_t task, bo
             case kind::max: v = std::max(v, q); break;
             case kind::min: v = std::min(v, q); break;
             case kind::mul: v = v * q; break;
+            case kind::prelu: v = v < 0 ? v * q : v; break;
             case kind::lut: v = static_cast<float>(lut(static_cast<double>(v))); break;
           }
           store_half(to, static_cast<float>(std::ldexp(static_cast<double>(v), -minus_exp)));
@@ -366,6 +369,7 @@ void npu::run_sdp(iova_space& memory, const registers& r, std::uint32_t task, bo
             case kind::max: v = std::max(v, q); break;
             case kind::min: v = std::min(v, q); break;
             case kind::mul: v = saturating_mul(v, q); break;
+            case kind::prelu: v = v < 0 ? saturating_mul(v, q) : v; break;
             case kind::lut: break;  // refused above: fp16 only
           }
           constexpr std::int64_t bound = std::int64_t{1} << 40;

@@ -33,7 +33,9 @@
 
 namespace regcmd {
 
-enum class ew_op : std::uint8_t { add, mul, max, min };
+// prelu: a < 0 ? a·b : a, the EW multiplier on the negatives only (EW_MUL_PRELU): PReLU with
+// a slope per channel (per_channel) or per element; fp16 only (a slope is a fraction).
+enum class ew_op : std::uint8_t { add, mul, max, min, prelu };
 enum class ew_operand : std::uint8_t { per_element, per_channel, immediate };
 
 struct ew_spec {
@@ -72,7 +74,9 @@ constexpr std::uint32_t fp32_bits(float v) { return std::bit_cast<std::uint32_t>
 template <class Soc = soc::rk3588>
 constexpr result<ew_geometry> resolve_ew(const ew_spec& s) {
   if (s.input_pitch != 0) return make_error(rules::ew_line_stride, "ew", "input_pitch", s.input_pitch);
-  if (s.operand == ew_operand::immediate && (s.dtype != precision::fp16 || s.op == ew_op::mul))
+  if (s.op == ew_op::prelu && s.dtype != precision::fp16)
+    return make_error(rules::ew_prelu_precision, "ew", "dtype", static_cast<std::uint32_t>(s.dtype));
+  if (s.operand == ew_operand::immediate && (s.dtype != precision::fp16 || s.op == ew_op::mul || s.op == ew_op::prelu))
     return make_error(rules::ew_immediate, "ew");
   if (s.operand == ew_operand::per_channel && s.layout == ew_layout::flat)
     return make_error(rules::ew_per_channel_layout, "ew");
@@ -108,8 +112,10 @@ constexpr ew_config ew_config_of(const ew_geometry& g) {
   const data_size size = g.dtype == precision::int8 ? data_size::one_byte : data_size::two_byte;
   const bool channel = g.operand == ew_operand::per_channel, immediate = g.operand == ew_operand::immediate;
   ew_config s{};
-  if (g.dtype == precision::fp16 && g.op == ew_op::mul) {
-    s.ew = {.EW_OP_TYPE = ew_op_type::mul, .EW_LUT_BYPASS = 1, .EW_OP_CVT_BYPASS = 1, .EW_RELU_BYPASS = 1,
+  if (g.dtype == precision::fp16 && (g.op == ew_op::mul || g.op == ew_op::prelu)) {
+    // PReLU: the same multiply with EW_MUL_PRELU (TRM "MUL PRELU", as BN's for leaky ReLU)
+    s.ew = {.EW_OP_TYPE = ew_op_type::mul, .EW_MUL_PRELU = g.op == ew_op::prelu, .EW_LUT_BYPASS = 1,
+            .EW_OP_CVT_BYPASS = 1, .EW_RELU_BYPASS = 1,
             .EDATA_SIZE = size, .EW_DATA_MODE = channel ? ew_data_mode::per_channel : ew_data_mode::per_channel_by_pixel};
     s.erdma = {.OV4K_BYPASS = 1, .ERDMA_DATA_SIZE = size,
                .ERDMA_DATA_MODE = channel ? ew_data_mode::per_channel : ew_data_mode::per_channel_by_pixel};

@@ -42,6 +42,16 @@ TEST_CASE("fp16 mul: the vendor capture's EW_CFG / ERDMA_CFG, per element and pe
   CHECK(value_at(channel.view(), rdma, 0x5040) == 0x10);
 }
 
+// PReLU: the mul above with EW_MUL_PRELU, bit 5 of DPU_EW_CFG (rknpu-uapi-and-register-map §4).
+TEST_CASE("PReLU: the fp16 mul's EW_CFG with EW_MUL_PRELU, the same ERDMA_CFG") {
+  const auto element = built({.op = ew_op::prelu, .M = 16, .N = 64});
+  CHECK(value_at(element.view(), dpu, 0x4070) == 0x208003a4);
+  CHECK(value_at(element.view(), rdma, 0x5034) == 0x8000000a);
+  const auto channel = built({.op = ew_op::prelu, .M = 16, .N = 64, .operand = ew_operand::per_channel});
+  CHECK(value_at(channel.view(), dpu, 0x4070) == 0x008003a4);
+  CHECK(value_at(channel.view(), rdma, 0x5034) == 0x0000000a);
+}
+
 TEST_CASE("fp16 add, max, min per element (vendor add capture, B), EW_ALU_ALGO SUM = 2") {
   const auto add = built({.op = ew_op::add, .M = 8, .N = 64});
   const std::uint32_t cfg = value_at(add.view(), dpu, 0x4070);
@@ -142,6 +152,9 @@ TEST_CASE("element-wise rules at run time") {
       {{.M = 4, .N = 8, .operand = ew_operand::per_channel, .layout = ew_layout::flat}, "ew-per-channel-layout"},
       {{.op = ew_op::mul, .M = 4, .N = 8, .operand = ew_operand::immediate}, "ew-immediate"},
       {{.dtype = precision::int8, .M = 4, .N = 16, .operand = ew_operand::immediate}, "ew-immediate"},
+      {{.op = ew_op::prelu, .M = 4, .N = 8, .operand = ew_operand::immediate}, "ew-immediate"},
+      {{.op = ew_op::prelu, .dtype = precision::int8, .M = 4, .N = 16, .operand = ew_operand::per_channel}, "ew-prelu-precision"},
+      {{.op = ew_op::prelu, .dtype = precision::int16, .M = 4, .N = 16}, "ew-prelu-precision"},
       {{.M = 0, .N = 8}, "shape-nonzero"},
   };
   for (const row& r : rows) {

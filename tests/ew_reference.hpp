@@ -13,6 +13,7 @@ constexpr T ew_reference(ew_op op, T x, T y) {
     case ew_op::mul: return x * y;
     case ew_op::max: return std::max(x, y);
     case ew_op::min: return std::min(x, y);
+    case ew_op::prelu: return x < T{} ? x * y : x;
   }
   return T{};
 }

@@ -177,6 +177,7 @@ const char* op_name(ew_op o) {
     case ew_op::mul: return "mul";
     case ew_op::max: return "max";
     case ew_op::min: return "min";
+    case ew_op::prelu: return "prelu";
   }
   return "?";
 }

@@ -86,6 +86,31 @@ TEST_CASE("every op, dtype and operand kind on the model, against the host") {
     CHECK(run_case<float>({.op = op, .M = 6, .N = 16, .operand = ew_operand::immediate, .immediate = 0.75f}, 4) == 0);
 }
 
+TEST_CASE("PReLU: the EW multiplier on the negatives only, a slope per channel or per element") {
+  // a in [-4, 4]: half the inputs are negative (multiplied), half pass unchanged
+  for (const ew_operand operand : {ew_operand::per_channel, ew_operand::per_element})
+    for (const ew_layout layout : {ew_layout::surface, ew_layout::flat}) {
+      if (operand == ew_operand::per_channel && layout == ew_layout::flat) continue;  // rule ew-per-channel-layout
+      CAPTURE(static_cast<int>(operand));
+      CAPTURE(static_cast<int>(layout));
+      CHECK(run_case<float>({.op = ew_op::prelu, .M = 21, .N = 40, .operand = operand, .layout = layout}, 9) == 0);
+    }
+  // the same program with EW_MUL_PRELU cleared multiplies every value: the bit is what selects
+  auto p = build_ew({.op = ew_op::prelu, .M = 8, .N = 16, .operand = ew_operand::per_channel}).value();
+  for (entry& e : p.code.entries)
+    if (e.target() == 0x1001 && e.offset() == 0x4070) {
+      CHECK(e.value() == 0x008003a4);  // 0x00800384 (per-channel mul) | EW_MUL_PRELU (bit 5)
+      e = e.with_value(e.value() & ~0x20u);
+    }
+  sdp_bench bench(p);
+  std::vector<float> a(8 * 16, -1.0f), slope(16, 0.5f), c(8 * 16);
+  REQUIRE(pack_ew_tensor<float>(p.geometry, a, bench.a).ok());
+  REQUIRE(pack_ew_vector<float>(p.geometry, slope, bench.b).ok());
+  REQUIRE(bench.run(p.view()).faults.empty());
+  REQUIRE(unpack_ew_tensor<float>(p.geometry, bench.c, c).ok());
+  CHECK(c[0] == -0.5f);
+}
+
 TEST_CASE("N padded to whole atoms, and the flat layout over several chained tasks") {
   CHECK(run_case<float>({.op = ew_op::add, .M = 3, .N = 13}, 5) == 0);
   CHECK(run_case<std::int8_t>({.op = ew_op::max, .dtype = precision::int8, .M = 4, .N = 21}, 6) == 0);

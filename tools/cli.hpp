@@ -371,7 +371,8 @@ inline std::optional<problem> apply_pool(pool_spec& p, std::string_view a, std::
 // once all are known (check_request), so their order does not matter.
 inline std::optional<problem> apply(request& r, std::string_view a, std::string_view v) {
   constexpr std::uint64_t u32_max = 0xffff'ffffu;
-  static constexpr std::pair<std::string_view, ew_op> ops[] = {{"add", ew_op::add}, {"mul", ew_op::mul}, {"max", ew_op::max}, {"min", ew_op::min}};
+  static constexpr std::pair<std::string_view, ew_op> ops[] = {
+      {"add", ew_op::add}, {"mul", ew_op::mul}, {"max", ew_op::max}, {"min", ew_op::min}, {"prelu", ew_op::prelu}};
   static constexpr std::pair<std::string_view, ew_operand> operands[] = {
       {"per-element", ew_operand::per_element}, {"per-channel", ew_operand::per_channel}, {"immediate", ew_operand::immediate}};
   static constexpr std::pair<std::string_view, ew_layout> ew_layouts[] = {{"surface", ew_layout::surface}, {"flat", ew_layout::flat}};

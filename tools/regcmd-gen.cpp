@@ -69,7 +69,7 @@ matmul options:
   --relu, --relu6, --leaky A  a fused activation on a fp16 output (the BN stage, same task)
 
 ew options (and, after --then ew, of the fused op):
-  --op O              add | mul | max | min                             (default add)
+  --op O              add | mul | max | min | prelu                     (default add)
   --dtype P           fp16 | int8 | int16                               (default fp16)
   -M N, -N N          the shape (required)
   --operand K         per-element | per-channel | immediate             (default per-element)

@@ -66,7 +66,7 @@ matmul options:
   --then ew       fuse an SDP op on the fp16 result (with --op, --operand, --value)
   --relu, --relu6, --leaky A   as the conv's (below), on a fp16 output, in the same task
 ew options (and those of the fused op):
-  --op O          add | mul | max | min                     (default add)
+  --op O          add | mul | max | min | prelu             (default add)
   --dtype P       fp16 | int8 | int16                       (default fp16)
   -M N, -N N
   --operand K     per-element | per-channel | immediate     (default per-element)
@@ -280,6 +280,7 @@ double apply(regcmd::ew_op op, double x, double y) {
     case regcmd::ew_op::mul: return x * y;
     case regcmd::ew_op::max: return std::max(x, y);
     case regcmd::ew_op::min: return std::min(x, y);
+    case regcmd::ew_op::prelu: return x < 0 ? x * y : x;
   }
   return 0;
 }
@@ -466,7 +467,7 @@ int run_fused(const regcmd::runtime::device& dev, const regcmd::fused_spec& spec
       mm = activate(spec.matmul.activation, spec.matmul.leaky_slope, false, mm);
       ref[i] = apply(spec.op, mm, y);
       bound[i] = std::max((scale * (K + 2.0) * std::ldexp(1.0, -24) + std::abs(mm) * std::ldexp(1.0, -11)) *
-                                  std::max(1.0, spec.op == ew_op::mul ? std::abs(y) : 1.0) +
+                                  std::max(1.0, spec.op == ew_op::mul || spec.op == ew_op::prelu ? std::abs(y) : 1.0) +
                               std::abs(ref[i]) * std::ldexp(1.0, -11),
                           1e-30);
     }

@@ -221,7 +221,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   else require(refused_with_a_rule(mm));
   // an SDP op and a fused chain from the same request
   const std::uint32_t ew_flags = in.take(1);
-  const ew_spec e{.op = static_cast<ew_op>(ew_flags & 3),
+  // mul, or for an odd K prelu (the same multiply on the negatives only)
+  const ew_op op = (ew_flags & 3) == 1 && spec.K % 2 == 1 ? ew_op::prelu : static_cast<ew_op>(ew_flags & 3);
+  const ew_spec e{.op = op,
                   .dtype = static_cast<precision>((ew_flags >> 2) & 7),
                   .M = spec.M,
                   .N = spec.N % 9000,

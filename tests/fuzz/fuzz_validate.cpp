@@ -116,7 +116,8 @@ editable door_program(reader& in) {
   mm.N = 1 + c % 40;
   mm.layout = d & 4 ? operand_layout::surface : operand_layout::row_major;
   constexpr std::array<precision, 3> ew_types{precision::fp16, precision::int8, precision::int16};
-  const ew_spec ew{.op = static_cast<ew_op>(d & 3),
+  // mul, or for an odd a prelu (the same multiply on the negatives only)
+  const ew_spec ew{.op = (d & 3) == 1 && a % 2 == 1 ? ew_op::prelu : static_cast<ew_op>(d & 3),
                    .dtype = ew_types[(d >> 2) % 3],
                    .M = 1 + a % 32,
                    .N = 1 + c % 64,

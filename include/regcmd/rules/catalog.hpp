@@ -221,9 +221,13 @@
     "a per-channel vector is broadcast along the rows of NC1HWC2 surfaces: it needs "                \
     "ew_layout::surface (the flat layout sees 8 or 16 channels, not N)",                             \
     "regcmd-isa-reference \"0x5034 DPU_RDMA_RDMA_ERDMA_CFG\"")                                       \
+  X(ew_prelu_precision, "ew-prelu-precision",                                                        \
+    "PReLU runs on fp16 only: its slopes are fractions, and an int8/int16 EW multiplier has no "     \
+    "shift to scale them (a single slope for all channels is leaky ReLU, which has one)",            \
+    "rknpu-uapi-and-register-map §4 (DPU_EW_CFG EW_MUL_PRELU)")                                      \
   X(ew_immediate, "ew-immediate",                                                                    \
     "a register-immediate second operand is known for the fp16 ALU ops (add, max, min) only: "       \
-    "give mul, or an integer op, its operand in memory",                                             \
+    "give mul, prelu, or an integer op, its operand in memory",                                      \
     "regcmd-isa-reference \"0x4070 DPU_EW_CFG\" (EW_OP_SRC)")                                        \
   X(ew_vector_size, "ew-vector-size",                                                                \
     "the per-channel operand must have exactly N values (one per output channel)", "regcmd")        \
