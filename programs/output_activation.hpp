@@ -7,12 +7,11 @@
 // (rknpu-uapi-and-register-map §4, DPU_BN_CFG / DPU_BN_MUL_CFG; values: docs/activation-values.md).
 
 #include <cstdint>
-#include <string_view>
-
 #include <regcmd/core/error.hpp>
 #include <regcmd/core/half.hpp>
 #include <regcmd/program/task.hpp>
 #include <regcmd/rules/catalog.hpp>
+#include <string_view>
 
 namespace regcmd {
 
@@ -42,7 +41,8 @@ inline constexpr std::uint32_t leaky_shift = 15;
 // Leaky ReLU of a valid slope: fp16(a) for a float accumulator, round(a · 2^15) over a
 // shift of 15 for an integer one.
 constexpr bn_activation leaky_activation(double slope, bool float_accumulator) {
-  if (float_accumulator) return {.fn = output_activation::leaky_relu, .multiplier = float_to_half(static_cast<float>(slope))};
+  if (float_accumulator)
+    return {.fn = output_activation::leaky_relu, .multiplier = float_to_half(static_cast<float>(slope))};
   const double scaled = slope * double{1u << leaky_shift} + 0.5;
   return {.fn = output_activation::leaky_relu,
           .multiplier = static_cast<std::uint32_t>(scaled > 32767 ? 32767 : scaled),
@@ -61,12 +61,15 @@ constexpr result<bn_activation> float_activation(output_activation fn, float lea
 // The BN stage that applies `a`; fully bypassed for none.
 constexpr bn_stage bn_stage_of(const bn_activation& a) {
   switch (a.fn) {
-    case output_activation::none: return {};
+    case output_activation::none:
+      return {};
     case output_activation::leaky_relu:
       return {.cfg = {.BN_ALU_BYPASS = 1, .BN_MUL_PRELU = 1, .BN_RELU_BYPASS = 1},
               .mul = {.BN_MUL_SHIFT_VALUE = a.shift, .BN_MUL_OPERAND = a.multiplier}};
     default:
-      return {.cfg = {.BN_ALU_BYPASS = 1, .BN_MUL_BYPASS = 1, .BN_RELU_BYPASS = 0,
+      return {.cfg = {.BN_ALU_BYPASS = 1,
+                      .BN_MUL_BYPASS = 1,
+                      .BN_RELU_BYPASS = 0,
                       .BN_RELUX_EN = a.fn == output_activation::relu6},
               .relux = {.BN_RELUX_CMP_DAT = a.clamp_max}};
   }

@@ -62,6 +62,9 @@ class program_writer {
   constexpr std::span<const entry> entries() const { return entries_.first(entry_count_); }
   constexpr std::span<const slot> slots() const { return slots_.first(slot_count_); }
   constexpr std::span<const task> tasks() const { return tasks_.first(task_count_); }
+  // The slots written since slot `first`, to be moved: a graph places an op's operands in
+  // the buffers of its tensors once the op has emitted them.
+  constexpr std::span<slot> slots_since(std::uint32_t first) { return slots_.subspan(first, slot_count_ - first); }
 
   // Starts a task at the next 16-byte boundary (padding with zero qwords, which the PC
   // fetches harmlessly: implementation A's tail carries one).

@@ -301,6 +301,38 @@
     "(a wider one makes outputs of padding alone)",                                                  \
     "ops-reference §5.1 (POOLING_PADDING_CFG)")
 
+// Rules on a graph (programs/graph.hpp): its wiring and every boundary between its ops.
+#define REGCMD_GRAPH_RULES(X)                                                                        \
+  X(graph_capacity, "graph-capacity",                                                                \
+    "a graph holds 1 to 16 ops (and at most 48 tensors): split a larger one into several graphs",    \
+    "regcmd")                                                                                        \
+  X(graph_operands, "graph-operands",                                                                \
+    "an op names the tensors it uses: every op its output and first operand, a matmul its weights, " \
+    "an element-wise op its second operand unless that is an immediate (and then none)",             \
+    "regcmd")                                                                                        \
+  X(graph_written_twice, "graph-written-twice",                                                      \
+    "two ops write the same tensor: give each result its own name",                                  \
+    "regcmd")                                                                                        \
+  X(graph_read_before_write, "graph-read-before-write",                                              \
+    "an op reads a tensor that a later op writes (or its own output): order the ops so that every "  \
+    "intermediate is written before it is read",                                                     \
+    "regcmd")                                                                                        \
+  X(graph_tensor_format, "graph-tensor-format",                                                      \
+    "an op reads a tensor in another format than it was written (or than another op reads it): "     \
+    "precision, layout (row-major rows, NC1HWC2 surface, weight tiles) and row length and pitch "    \
+    "must agree; match the reader's spec to the writer's (a flat SDP over a matmul's M x padded N, " \
+    "the matmul's fp16 out for an SDP) or put a conversion op between them",                         \
+    "regcmd-isa-reference \"Chained 2-input SDP\"; docs/graph.md")                                  \
+  X(graph_weight_source, "graph-weight-source",                                                      \
+    "a matmul reads its weights through CNA_DCOMP_ADDR0 from the weight buffer in tiles the host "   \
+    "packs: they must be a graph input, not another op's result",                                    \
+    "regcmd-isa-reference \"Operand tile layouts\"")                                                 \
+  X(graph_k_split, "graph-k-split",                                                                  \
+    "a matmul whose K needs slices leaves their sum to the host, which a graph cannot do between "   \
+    "two ops: keep K within one op (10752), or write the slices as matmuls of their own and sum "    \
+    "them with element-wise adds",                                                                   \
+    "regcmd-isa-reference \"Limits & tiling (RK3588)\"")
+
 #define REGCMD_PACKING_RULES(X)                                                                      \
   X(buffer_size, "buffer-size",                                                                      \
     "the buffer is smaller than the operand's layout needs: size it with the *_bytes() of the "     \
@@ -402,7 +434,14 @@
   X(duplicate_field, "duplicate-field",                                                              \
     "the field is given twice in one register write: give it once (an entry writes the whole "      \
     "register, values are never OR-ed)",                                                             \
-    "DESIGN: whole-register writes")
+    "DESIGN: whole-register writes")                                                                 \
+  X(unknown_tensor, "unknown-tensor",                                                                \
+    "the graph has no tensor of this name: its tensors are the names its ops write and read",       \
+    "docs/graph.md")                                                                                 \
+  X(tensor_direction, "tensor-direction",                                                            \
+    "the host packs a graph's inputs and weights and unpacks its outputs; an intermediate never "    \
+    "leaves the device (make it an output by reading it nowhere else, or add an op that copies it)", \
+    "docs/graph.md")
 
 // Rules of running programs on a device (runtime/: device, buffers, session).
 #define REGCMD_RUNTIME_RULES(X)                                                                      \
@@ -483,6 +522,7 @@ REGCMD_EW_RULES(REGCMD_DEFINE_RULE)
 REGCMD_CONV_RULES(REGCMD_DEFINE_RULE)
 REGCMD_ACT_RULES(REGCMD_DEFINE_RULE)
 REGCMD_POOL_RULES(REGCMD_DEFINE_RULE)
+REGCMD_GRAPH_RULES(REGCMD_DEFINE_RULE)
 REGCMD_PACKING_RULES(REGCMD_DEFINE_RULE)
 REGCMD_BIND_RULES(REGCMD_DEFINE_RULE)
 REGCMD_PROGRAM_RULES(REGCMD_DEFINE_RULE)
@@ -508,6 +548,7 @@ namespace regcmd {
   REGCMD_CONV_RULES(X)               \
   REGCMD_ACT_RULES(X)                \
   REGCMD_POOL_RULES(X)               \
+  REGCMD_GRAPH_RULES(X)              \
   REGCMD_PACKING_RULES(X)            \
   REGCMD_BIND_RULES(X)               \
   REGCMD_PROGRAM_RULES(X)

@@ -1,0 +1,402 @@
+#pragma once
+// A graph (programs/graph_spec.hpp) as one program, one submit: every op resolved with its
+// own rules, every boundary checked, every tensor placed, the ops' tasks chained.
+//
+//   resolve  each op's geometry (a matmul is planned: N and M tiles; an element-wise op and
+//            an activation as their programs resolve them), then the tensors, in op order:
+//            each use of a tensor (read or written) has a format (programs/tensor_format.hpp)
+//            and the bytes its DMA reaches; the first use fixes the tensor's format, every
+//            other use must agree (graph-tensor-format); a tensor is written once
+//            (graph-written-twice), before it is read (graph-read-before-write). Equal formats
+//            reach equal bytes, and a tensor is as large as its widest use: no slot's DMA
+//            reaches past its tensor.
+//   place    inputs in the feature buffer, weights in the weight buffer, outputs in the
+//            output buffer, one after another (64-byte aligned); intermediates in one arena
+//            (the intermediate buffer), each at the lowest offset free of every intermediate
+//            whose lifetime (from the op writing it to the last op reading it) meets its own,
+//            so the arena is as small as the tensors live at once allow.
+//   emit     each op's tasks as its own program writes them, then its operand slots moved
+//            from the op's roles to its tensors' buffers and offsets; the writer chains the
+//            tasks; the whole program then passes every program rule (ping-pong off as soon
+//            as one op is an SDP op, as those need).
+//
+// A graph known at compile time: graph<Spec>() (a violated rule names itself in a
+// static_assert); at run time: build_graph(spec) (the same rule as an error value).
+// Packing the host's tensors into their buffers: programs/graph_packing.hpp.
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <regcmd/core/error.hpp>
+#include <regcmd/core/math.hpp>
+#include <regcmd/program/writer.hpp>
+#include <regcmd/programs/activation.hpp>
+#include <regcmd/programs/door.hpp>
+#include <regcmd/programs/elementwise.hpp>
+#include <regcmd/programs/graph_spec.hpp>
+#include <regcmd/programs/plan.hpp>
+#include <regcmd/programs/tensor_format.hpp>
+#include <regcmd/rules/catalog.hpp>
+#include <string_view>
+
+namespace regcmd {
+
+enum class tensor_kind : std::uint8_t { input, weight, intermediate, output };
+
+inline constexpr std::uint32_t no_op = 0xffff'ffffu;
+// Every tensor starts on 64 bytes in its buffer (the chains' intermediates do the same).
+inline constexpr std::uint32_t graph_tensor_alignment = 64;
+
+struct graph_tensor {
+  graph_name name;
+  tensor_kind kind{};
+  tensor_format format{};
+  operand_role role{};       // the buffer it lives in
+  std::uint32_t offset = 0;  // in that buffer
+  std::uint32_t bytes = 0;   // the most any use's DMA reaches
+  std::uint32_t writer = no_op;
+  std::uint32_t first_use = 0, last_use = 0;  // op indices
+  // The op whose packer lays it out on the host, and the operand it is of that op.
+  std::uint32_t packer_op = 0;
+  operand_role packer_role{};
+  friend constexpr bool operator==(const graph_tensor&, const graph_tensor&) = default;
+};
+
+// One op, resolved: the geometry of its kind, and the tensors it uses (indices into the
+// graph's tensors; no_op where it has none).
+struct graph_step {
+  graph_op_kind kind{};
+  plan_shape matmul{};
+  ew_geometry ew{};
+  act_geometry act{};
+  std::uint32_t out = no_op, a = no_op, b = no_op;
+};
+
+struct graph_geometry {
+  std::array<graph_step, graph_max_ops> steps{};
+  std::uint32_t step_count = 0;
+  std::array<graph_tensor, graph_max_tensors> tensors{};
+  std::uint32_t tensor_count = 0;
+  std::array<std::uint32_t, operand_role_count> buffer_bytes{};  // per role: what bind needs
+  std::uint32_t intermediates_total = 0;  // every intermediate's bytes added: the arena without reuse
+  bool sdp = false;                       // some op runs on the SDP (ping-pong off)
+
+  constexpr const graph_tensor* find(std::string_view name) const {
+    for (std::uint32_t t = 0; t < tensor_count; ++t)
+      if (tensors[t].name.view() == name) return &tensors[t];
+    return nullptr;
+  }
+  constexpr std::uint32_t arena_bytes() const {
+    return buffer_bytes[static_cast<std::size_t>(operand_role::intermediate)];
+  }
+};
+
+namespace detail {
+
+// One use of a tensor by an op: under which of the op's roles, in which format, how far.
+struct tensor_use {
+  const graph_name* name = nullptr;  // the spec's: an error names the tensor by it
+  operand_role role{};
+  tensor_format format{};
+  std::uint32_t extent = 0;
+};
+
+constexpr tensor_format sdp_format(const sdp_shape& g) {
+  if (g.layout == ew_layout::flat) return row_format(g.dtype, 1, g.elements, 0);
+  return surface_format(g.dtype, g.M, g.padded_N);
+}
+
+constexpr tensor_format matmul_feature_format(const plan_shape& p) {
+  const matmul_geometry& g = p.whole;
+  if (g.layout == operand_layout::surface) return surface_format(g.in, g.M, g.K);
+  return row_format(g.in, g.M, g.K, p.feature_pitch);
+}
+constexpr tensor_format matmul_output_format(const plan_shape& p) {
+  const matmul_geometry& g = p.whole;
+  if (g.layout == operand_layout::surface) return surface_format(g.out, g.M, g.N);
+  return row_format(g.out, g.M, g.N, p.output_pitch);
+}
+
+// The op's spec resolved with its own rules, and which operand names it needs.
+template <class Soc>
+constexpr status resolve_step(const graph_op& op, graph_step& s) {
+  s.kind = op.kind;
+  const bool needs_b =
+      op.kind == graph_op_kind::matmul || (op.kind == graph_op_kind::ew && op.ew.operand != ew_operand::immediate);
+  if (op.out.empty() || op.a.empty() || needs_b == op.b.empty())
+    return make_error(rules::graph_operands, "graph", "op").with_note(op.out.view());
+  switch (op.kind) {
+    case graph_op_kind::matmul: {
+      const result<plan_shape> p = plan<Soc>(op.matmul);
+      if (!p) return p.err();
+      if (p.value().host_accumulates())
+        return make_error(rules::graph_k_split, "graph", "K", op.matmul.K).with_note(op.out.view());
+      s.matmul = p.value();
+      return {};
+    }
+    case graph_op_kind::ew: {
+      const result<ew_geometry> g = resolve_ew<Soc>(op.ew);
+      if (!g) return g.err();
+      s.ew = g.value();
+      return {};
+    }
+    case graph_op_kind::act: {
+      const result<act_geometry> g = resolve_act<Soc>(op.act);
+      if (!g) return g.err();
+      s.act = g.value();
+      return {};
+    }
+  }
+  return {};
+}
+
+// The uses of an op, its reads first, then the tensor it writes (last in `uses`).
+struct op_uses {
+  std::array<tensor_use, 3> uses{};
+  std::uint32_t count = 0;
+};
+constexpr op_uses uses_of(const graph_op& op, const graph_step& s) {
+  op_uses u;
+  switch (op.kind) {
+    case graph_op_kind::matmul: {
+      const plan_shape& p = s.matmul;
+      u.uses[u.count++] = {&op.a, operand_role::feature, matmul_feature_format(p), plan_feature_bytes(p)};
+      u.uses[u.count++] = {&op.b, operand_role::weight, weight_format(p.whole.in, p.whole.K, p.whole.N),
+                           p.weight_bytes()};
+      u.uses[u.count++] = {&op.out, operand_role::output, matmul_output_format(p), plan_output_bytes(p)};
+      break;
+    }
+    case graph_op_kind::ew: {
+      const ew_geometry& g = s.ew;
+      u.uses[u.count++] = {&op.a, operand_role::feature, sdp_format(g), g.tensor_bytes()};
+      if (g.operand != ew_operand::immediate)
+        u.uses[u.count++] = {&op.b, operand_role::ew_operand,
+                             g.operand == ew_operand::per_channel ? vector_format(g.dtype, g.padded_N) : sdp_format(g),
+                             g.operand_bytes()};
+      u.uses[u.count++] = {&op.out, operand_role::output, sdp_format(g), g.tensor_bytes()};
+      break;
+    }
+    case graph_op_kind::act:
+      u.uses[u.count++] = {&op.a, operand_role::feature, sdp_format(s.act), s.act.tensor_bytes()};
+      u.uses[u.count++] = {&op.out, operand_role::output, sdp_format(s.act), s.act.tensor_bytes()};
+      break;
+  }
+  return u;
+}
+
+constexpr std::uint32_t index_of(const graph_geometry& g, const graph_name& name) {
+  for (std::uint32_t t = 0; t < g.tensor_count; ++t)
+    if (g.tensors[t].name == name) return t;
+  return no_op;
+}
+
+// A read of `use` by op i: a new input (or weight), or another use of a known tensor.
+constexpr result<std::uint32_t> read(graph_geometry& g, const tensor_use& use, std::uint32_t i) {
+  std::uint32_t t = index_of(g, *use.name);
+  if (t == no_op) {
+    if (g.tensor_count == graph_max_tensors)
+      return make_error(rules::graph_capacity, "graph", "tensors", g.tensor_count + 1);
+    t = g.tensor_count++;
+    g.tensors[t] = {.name = *use.name,
+                    .kind = use.role == operand_role::weight ? tensor_kind::weight : tensor_kind::input,
+                    .format = use.format,
+                    .bytes = use.extent,
+                    .first_use = i,
+                    .packer_op = i,
+                    .packer_role = use.role};
+  }
+  graph_tensor& x = g.tensors[t];
+  if (use.role == operand_role::weight && x.writer != no_op)
+    return make_error(rules::graph_weight_source, "graph", "tensor").with_note(use.name->view());
+  if (x.format != use.format)
+    return make_error(rules::graph_tensor_format, "graph", "tensor").with_note(use.name->view());
+  x.bytes = std::max(x.bytes, use.extent);  // equal formats reach equal bytes: only inputs grow
+  if (x.writer != no_op) x.kind = tensor_kind::intermediate;
+  x.last_use = i;
+  return t;
+}
+
+// The write of `use` by op i: a tensor no op has used yet.
+constexpr result<std::uint32_t> write(graph_geometry& g, const tensor_use& use, std::uint32_t i) {
+  if (const std::uint32_t t = index_of(g, *use.name); t != no_op) {
+    if (g.tensors[t].writer != no_op)
+      return make_error(rules::graph_written_twice, "graph", "tensor").with_note(use.name->view());
+    return make_error(rules::graph_read_before_write, "graph", "tensor").with_note(use.name->view());
+  }
+  if (g.tensor_count == graph_max_tensors)
+    return make_error(rules::graph_capacity, "graph", "tensors", g.tensor_count + 1);
+  const std::uint32_t t = g.tensor_count++;
+  g.tensors[t] = {.name = *use.name,
+                  .kind = tensor_kind::output,
+                  .format = use.format,
+                  .bytes = use.extent,
+                  .writer = i,
+                  .first_use = i,
+                  .last_use = i,
+                  .packer_op = i,
+                  .packer_role = use.role};
+  return t;
+}
+
+// Inputs, weights and outputs one after another in their buffers; intermediates in the
+// arena at the lowest offset clear of every placed intermediate whose lifetime meets theirs.
+template <class Soc>
+constexpr status place(graph_geometry& g) {
+  for (std::uint32_t t = 0; t < g.tensor_count; ++t) {
+    graph_tensor& x = g.tensors[t];
+    x.role = x.kind == tensor_kind::input          ? operand_role::feature
+             : x.kind == tensor_kind::weight       ? operand_role::weight
+             : x.kind == tensor_kind::intermediate ? operand_role::intermediate
+                                                   : operand_role::output;
+    std::uint64_t at = 0;
+    if (x.kind == tensor_kind::intermediate) {
+      g.intermediates_total += x.bytes;
+      // First fit: move past every overlapping live neighbour until none overlaps.
+      for (bool moved = true; moved;) {
+        moved = false;
+        for (std::uint32_t o = 0; o < t; ++o) {
+          const graph_tensor& y = g.tensors[o];
+          const bool live_together =
+              y.kind == tensor_kind::intermediate && y.first_use <= x.last_use && x.first_use <= y.last_use;
+          if (live_together && at < y.offset + std::uint64_t{y.bytes} && y.offset < at + x.bytes) {
+            at = align_up(y.offset + std::uint64_t{y.bytes}, graph_tensor_alignment);
+            moved = true;
+          }
+        }
+      }
+    } else {
+      at = align_up(std::uint64_t{g.buffer_bytes[static_cast<std::size_t>(x.role)]}, graph_tensor_alignment);
+    }
+    if (!fits_address_space<Soc>(at + x.bytes))
+      return make_error(rules::operand_size, "graph", "tensor", at + x.bytes).with_note(x.name.view());
+    x.offset = static_cast<std::uint32_t>(at);
+    std::uint32_t& end = g.buffer_bytes[static_cast<std::size_t>(x.role)];
+    end = std::max(end, static_cast<std::uint32_t>(at + x.bytes));
+  }
+  return {};
+}
+
+}  // namespace detail
+
+template <class Soc = soc::rk3588>
+constexpr result<graph_geometry> resolve_graph(const graph_spec& spec) {
+  if (spec.count == 0 || spec.count > graph_max_ops)
+    return make_error(rules::graph_capacity, "graph", "ops", spec.count);
+  graph_geometry g;
+  g.step_count = spec.count;
+  for (std::uint32_t i = 0; i < spec.count; ++i) {
+    const graph_op& op = spec.ops[i];
+    graph_step& s = g.steps[i];
+    if (status r = detail::resolve_step<Soc>(op, s); !r) return r.err();
+    if (op.out == op.a || op.out == op.b)
+      return make_error(rules::graph_read_before_write, "graph", "op").with_note(op.out.view());
+    g.sdp = g.sdp || op.kind != graph_op_kind::matmul;
+    const detail::op_uses u = detail::uses_of(op, s);
+    for (std::uint32_t k = 0; k + 1 < u.count; ++k) {
+      const result<std::uint32_t> t = detail::read(g, u.uses[k], i);
+      if (!t) return t.err();
+      (k == 0 ? s.a : s.b) = t.value();
+    }
+    const result<std::uint32_t> t = detail::write(g, u.uses[u.count - 1], i);
+    if (!t) return t.err();
+    s.out = t.value();
+  }
+  if (status r = detail::place<Soc>(g); !r) return r.err();
+  return g;
+}
+
+namespace detail {
+constexpr program_size step_size(const graph_step& s) {
+  switch (s.kind) {
+    case graph_op_kind::matmul:
+      return {plan_entries(s.matmul), plan_slots(s.matmul), s.matmul.tasks()};
+    case graph_op_kind::ew:
+      return ew_kind::size(s.ew);
+    case graph_op_kind::act:
+      return {act_entries(s.act), std::size_t{s.act.tasks()} * 4, s.act.tasks()};
+  }
+  return {};
+}
+
+// The tensor behind an op's slot of role r (its emitter's roles), or no_op for the chain's
+// own links.
+constexpr std::uint32_t tensor_of(const graph_step& s, operand_role r) {
+  switch (r) {
+    case operand_role::feature:
+      return s.a;
+    case operand_role::weight:
+    case operand_role::ew_operand:
+      return s.b;
+    case operand_role::output:
+      return s.out;
+    default:
+      return no_op;
+  }
+}
+}  // namespace detail
+
+constexpr program_size graph_size(const graph_geometry& g) {
+  program_size total;
+  for (std::uint32_t i = 0; i < g.step_count; ++i) {
+    const program_size s = detail::step_size(g.steps[i]);
+    total.entries += s.entries;
+    total.slots += s.slots;
+    total.tasks += s.tasks;
+  }
+  return total;
+}
+
+template <class Soc = soc::rk3588>
+constexpr void emit_graph(program_writer& w, const graph_geometry& g) {
+  for (std::uint32_t i = 0; i < g.step_count && w.ok(); ++i) {
+    const graph_step& s = g.steps[i];
+    const std::uint32_t first_slot = w.slot_count();
+    switch (s.kind) {
+      case graph_op_kind::matmul:
+        emit_plan<Soc>(w, s.matmul);
+        break;
+      case graph_op_kind::ew:
+        emit_ew(w, s.ew);
+        break;
+      case graph_op_kind::act:
+        emit_act(w, s.act);
+        break;
+    }
+    for (slot& x : w.slots_since(first_slot))
+      if (const std::uint32_t t = detail::tensor_of(s, x.role); t != no_op) {
+        x.role = g.tensors[t].role;
+        x.offset += g.tensors[t].offset;
+      }
+  }
+}
+
+// A graph program: every op's tasks chained in one submit. Each op's tasks were emitted by
+// the op's own emitter; the whole program then passes every program rule, across the ops.
+struct graph_kind {
+  using spec = graph_spec;
+  using geometry = graph_geometry;
+  static constexpr std::string_view name = "graph";
+  template <class Soc>
+  static constexpr result<geometry> resolve(const spec& s) {
+    return resolve_graph<Soc>(s);
+  }
+  static constexpr program_size size(const geometry& g) { return graph_size(g); }
+  static constexpr submit_options options(const geometry& g) { return {.pingpong = !g.sdp}; }
+  template <class Soc>
+  static constexpr void emit(program_writer& w, const geometry& g) {
+    emit_graph<Soc>(w, g);
+  }
+  static constexpr program_checks checks = program_checks::every_rule;
+};
+
+template <graph_spec Spec, class Soc = soc::rk3588>
+constexpr auto graph() {
+  return build_fixed<graph_kind, Spec, Soc>();
+}
+
+template <class Soc = soc::rk3588>
+auto build_graph(const graph_spec& spec) {
+  return build<graph_kind, Soc>(spec);
+}
+
+}  // namespace regcmd

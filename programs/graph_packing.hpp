@@ -1,0 +1,83 @@
+#pragma once
+// A graph's tensors between the host and their buffers, by name: each input and weight is
+// laid out by the packer of the op that reads it first (the format every other reader
+// agreed to), each output read back by the unpacker of the op that wrote it. `buffer` is
+// the whole buffer of the tensor's role (graph_geometry::buffer_bytes); the tensor sits at
+// its offset in it. Host arrays are row-major: [M][K] features, [K][N] weights, [M][N]
+// outputs, [N] per-channel vectors.
+
+#include <cstdint>
+#include <regcmd/core/error.hpp>
+#include <regcmd/programs/ew_packing.hpp>
+#include <regcmd/programs/graph.hpp>
+#include <regcmd/programs/packing.hpp>
+#include <regcmd/rules/catalog.hpp>
+#include <span>
+#include <string_view>
+
+namespace regcmd {
+
+namespace detail {
+constexpr result<const graph_tensor*> tensor_named(const graph_geometry& g, std::string_view name, bool written) {
+  const graph_tensor* x = g.find(name);
+  if (!x) return make_error(rules::unknown_tensor, "graph", "tensor").with_note(name);
+  const bool npu_written = x->kind == tensor_kind::intermediate || x->kind == tensor_kind::output;
+  if (x->kind == tensor_kind::intermediate || npu_written != written)
+    return make_error(rules::tensor_direction, "graph", "tensor").with_note(name);
+  return x;
+}
+
+// The tensor's bytes inside its role's buffer.
+template <class Byte>
+constexpr result<std::span<Byte>> tensor_bytes(const graph_tensor& x, std::span<Byte> buffer) {
+  if (buffer.size() < std::uint64_t{x.offset} + x.bytes)
+    return make_error(rules::buffer_size, "graph", "tensor", buffer.size()).with_note(x.name.view());
+  return buffer.subspan(x.offset, x.bytes);
+}
+}  // namespace detail
+
+// An input or weight of the graph from the host into its buffer.
+template <class T>
+constexpr status pack_tensor(const graph_geometry& g, std::string_view name, std::span<const T> host,
+                             std::span<std::uint8_t> buffer) {
+  const result<const graph_tensor*> x = detail::tensor_named(g, name, false);
+  if (!x) return x.err();
+  const result<std::span<std::uint8_t>> out = detail::tensor_bytes(*x.value(), buffer);
+  if (!out) return out.err();
+  const graph_step& s = g.steps[x.value()->packer_op];
+  const operand_role role = x.value()->packer_role;
+  switch (s.kind) {
+    case graph_op_kind::matmul:
+      return role == operand_role::weight ? pack_weights<T>(s.matmul, host, out.value())
+                                          : pack_features<T>(s.matmul.whole, host, out.value());
+    case graph_op_kind::ew:
+      if (role == operand_role::ew_operand && s.ew.operand == ew_operand::per_channel)
+        return pack_ew_vector<T>(s.ew, host, out.value());
+      return pack_ew_tensor<T>(s.ew, host, out.value());
+    case graph_op_kind::act:
+      return pack_ew_tensor<T>(s.act, host, out.value());
+  }
+  return {};
+}
+
+// An output of the graph from its buffer back to the host.
+template <class T>
+constexpr status unpack_tensor(const graph_geometry& g, std::string_view name, std::span<const std::uint8_t> buffer,
+                               std::span<T> host) {
+  const result<const graph_tensor*> x = detail::tensor_named(g, name, true);
+  if (!x) return x.err();
+  const result<std::span<const std::uint8_t>> in = detail::tensor_bytes(*x.value(), buffer);
+  if (!in) return in.err();
+  const graph_step& s = g.steps[x.value()->packer_op];
+  switch (s.kind) {
+    case graph_op_kind::matmul:
+      return finish_plan<T>(s.matmul, in.value(), host);
+    case graph_op_kind::ew:
+      return unpack_ew_tensor<T>(s.ew, in.value(), host);
+    case graph_op_kind::act:
+      return unpack_ew_tensor<T>(s.act, in.value(), host);
+  }
+  return {};
+}
+
+}  // namespace regcmd

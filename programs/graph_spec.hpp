@@ -1,0 +1,114 @@
+#pragma once
+// A graph: ops wired by named tensors, as a user writes it.
+//
+//   constexpr graph_spec ffn = make_graph(
+//       graph_matmul("gate", "x", "w_gate", {.in = fp16, .out = fp16, .M = 1, .K = 4096, .N = 11008}),
+//       graph_matmul("up", "x", "w_up", {...}),
+//       graph_act("act", "gate", {.fn = activation::silu, .M = 1, .N = 11008}),
+//       graph_ew("h", "act", "up", {.op = ew_op::mul, .M = 1, .N = 11008, .layout = ew_layout::flat}),
+//       graph_matmul("y", "h", "w_down", {...}));
+//
+// Every op names the tensor it writes and the tensors it reads; what each tensor is follows
+// from the wiring: read and never written, an input (a matmul's B: a weight); written and
+// read later, an intermediate; written and never read, an output. Each op keeps its own
+// spec, so a graph is checked op by op with the ops' own rules, then at every boundary
+// (programs/graph.hpp). A graph_spec is a structural value: a template argument for a
+// graph known at compile time, a plain value at run time.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <regcmd/core/error.hpp>
+#include <regcmd/programs/activation.hpp>
+#include <regcmd/programs/elementwise.hpp>
+#include <regcmd/programs/matmul_spec.hpp>
+#include <regcmd/rules/catalog.hpp>
+#include <string_view>
+
+namespace regcmd {
+
+// A tensor's or an op's name: fixed storage, so that a graph is a structural type.
+struct graph_name {
+  static constexpr std::size_t capacity = 23;
+  std::array<char, capacity + 1> text{};
+
+  constexpr graph_name() = default;
+  template <std::size_t N>
+  constexpr graph_name(const char (&s)[N]) {  // NOLINT: a literal is the usual way to name
+    static_assert(N - 1 <= capacity, "regcmd: a graph name holds at most 23 characters");
+    for (std::size_t i = 0; i + 1 < N; ++i) text[i] = s[i];
+  }
+  // A name known at run time: empty when it does not fit (check with fits()).
+  static constexpr graph_name of(std::string_view s) {
+    graph_name n;
+    if (s.size() > capacity) return n;
+    for (std::size_t i = 0; i < s.size(); ++i) n.text[i] = s[i];
+    return n;
+  }
+  static constexpr bool fits(std::string_view s) { return !s.empty() && s.size() <= capacity; }
+  constexpr std::string_view view() const {
+    std::size_t n = 0;
+    while (n < capacity && text[n] != 0) ++n;
+    return {text.data(), n};
+  }
+  constexpr bool empty() const { return text[0] == 0; }
+  friend constexpr bool operator==(const graph_name&, const graph_name&) = default;
+};
+
+enum class graph_op_kind : std::uint8_t { matmul, ew, act };
+
+// One op: the tensor it writes (out), its first operand (a) and its second (b: a matmul's
+// weights, an element-wise op's second operand; empty for an activation or an immediate).
+// Only the spec of its kind is read.
+struct graph_op {
+  graph_op_kind kind{};
+  graph_name out, a, b;
+  matmul_spec matmul{};
+  ew_spec ew{};
+  act_spec act{};
+  friend constexpr bool operator==(const graph_op&, const graph_op&) = default;
+};
+
+constexpr graph_op graph_matmul(graph_name out, graph_name a, graph_name weights, const matmul_spec& s) {
+  return {.kind = graph_op_kind::matmul, .out = out, .a = a, .b = weights, .matmul = s};
+}
+constexpr graph_op graph_ew(graph_name out, graph_name a, graph_name b, const ew_spec& s) {
+  return {.kind = graph_op_kind::ew, .out = out, .a = a, .b = b, .ew = s};
+}
+// An element-wise op with a register immediate (s.operand = immediate): no second tensor.
+constexpr graph_op graph_ew(graph_name out, graph_name a, const ew_spec& s) {
+  return {.kind = graph_op_kind::ew, .out = out, .a = a, .b = {}, .matmul = {}, .ew = s};
+}
+constexpr graph_op graph_act(graph_name out, graph_name a, const act_spec& s) {
+  return {.kind = graph_op_kind::act, .out = out, .a = a, .b = {}, .matmul = {}, .ew = {}, .act = s};
+}
+
+// The ops a graph holds at most, and the tensors (every op adds at most one written tensor
+// and two read ones).
+inline constexpr std::size_t graph_max_ops = 16;
+inline constexpr std::size_t graph_max_tensors = 3 * graph_max_ops;
+
+struct graph_spec {
+  std::array<graph_op, graph_max_ops> ops{};
+  std::uint32_t count = 0;
+  friend constexpr bool operator==(const graph_spec&, const graph_spec&) = default;
+};
+
+// A graph of the given ops, in the order they run. More than graph_max_ops ops do not
+// compile; at run time, add ops with add_op (which says when the graph is full).
+template <class... Ops>
+constexpr graph_spec make_graph(const Ops&... ops) {
+  static_assert(sizeof...(Ops) >= 1 && sizeof...(Ops) <= graph_max_ops,
+                "regcmd rule graph-capacity: a graph holds 1 to 16 ops: split a larger one into several graphs");
+  graph_spec g;
+  ((g.ops[g.count++] = ops), ...);
+  return g;
+}
+
+constexpr status add_op(graph_spec& g, const graph_op& op) {
+  if (g.count == graph_max_ops) return make_error(rules::graph_capacity, "graph", "ops", g.count + 1);
+  g.ops[g.count++] = op;
+  return {};
+}
+
+}  // namespace regcmd

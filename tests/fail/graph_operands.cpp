@@ -1,0 +1,13 @@
+// A matmul without its weights' name.
+// EXPECT: regcmd rule graph-operands:
+#include <regcmd/programs/graph.hpp>
+
+using namespace regcmd;
+
+#ifdef REGCMD_COMPILE_FAIL
+inline constexpr graph_name weights = "";
+#else
+inline constexpr graph_name weights = "w";
+#endif
+inline constexpr auto program =
+    graph<make_graph(graph_matmul("y", "x", weights, {.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 32}))>();

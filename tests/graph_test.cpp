@@ -1,0 +1,207 @@
+// Graphs: ops wired by tensors in one program, their placement, their boundary rules, and a
+// LLaMA-style FFN block run on the model against the host.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <regcmd/programs/graph.hpp>
+#include <regcmd/programs/graph_packing.hpp>
+#include <string_view>
+#include <vector>
+
+#include "model_board.hpp"
+
+using namespace regcmd;
+
+namespace {
+
+constexpr matmul_spec fp16_matmul(std::uint32_t M, std::uint32_t K, std::uint32_t N) {
+  return {.in = precision::fp16, .out = precision::fp16, .M = M, .K = K, .N = N};
+}
+
+// gate = x·Wg, up = x·Wu, h = silu(gate)·up, y = h·Wd: hidden D, intermediate F.
+constexpr graph_spec ffn(std::uint32_t M, std::uint32_t D, std::uint32_t F) {
+  return make_graph(graph_matmul("gate", "x", "w_gate", fp16_matmul(M, D, F)),
+                    graph_matmul("up", "x", "w_up", fp16_matmul(M, D, F)),
+                    graph_act("act", "gate", {.fn = activation::silu, .M = M, .N = F}),
+                    graph_ew("h", "act", "up", {.op = ew_op::mul, .M = M, .N = F, .layout = ew_layout::flat}),
+                    graph_matmul("y", "h", "w_down", fp16_matmul(M, F, D)));
+}
+
+const graph_tensor& tensor(const graph_geometry& g, std::string_view name) {
+  const graph_tensor* x = g.find(name);
+  REQUIRE(x != nullptr);
+  return *x;
+}
+
+}  // namespace
+
+TEST_CASE("an FFN block: one program of every op's tasks, its tensors sorted by the wiring and placed") {
+  constexpr auto block = graph<ffn(4, 64, 96)>();
+  const graph_geometry& g = block.geometry;
+  const program_view v = block.view();
+  // gate, up: one matmul task each; SiLU: one SDP task (its tables uploaded); mul: one; down: one
+  REQUIRE(v.tasks.size() == 5);
+  CHECK(v.tasks[0].enable_mask == 0x0d);  // CNA + CORE + DPU
+  CHECK(v.tasks[2].enable_mask == 0x18);  // DPU + DPU_RDMA
+  CHECK(v.tasks[3].enable_mask == 0x18);
+  CHECK(v.tasks[4].enable_mask == 0x0d);
+  CHECK_FALSE(v.pingpong);  // SDP tasks inside (the reference's "Chained 2-input SDP": ping-pong off)
+  CHECK(validate(v).ok());
+
+  CHECK(tensor(g, "x").kind == tensor_kind::input);
+  CHECK(tensor(g, "w_gate").kind == tensor_kind::weight);
+  CHECK(tensor(g, "gate").kind == tensor_kind::intermediate);
+  CHECK(tensor(g, "y").kind == tensor_kind::output);
+  // x: [4][64] fp16 = 512 bytes; the weights [64][96] fp16 = 12288 bytes, one after another
+  CHECK(tensor(g, "x").bytes == 512);
+  CHECK(tensor(g, "w_up").offset == 12288);
+  CHECK(tensor(g, "w_down").offset == 24576);
+  // intermediates of [4][96] fp16 = 768 bytes: gate, up and act live at once; h is written
+  // after gate's last read (the SiLU), so it takes gate's place
+  CHECK(tensor(g, "gate").offset == 0);
+  CHECK(tensor(g, "up").offset == 768);
+  CHECK(tensor(g, "act").offset == 1536);
+  CHECK(tensor(g, "h").offset == 0);
+  CHECK(g.arena_bytes() == 2304);
+  CHECK(g.intermediates_total == 4 * 768);
+  // the SiLU reads gate where the gate matmul wrote it: the same role and IOVA offset
+  std::uint32_t gate_writes = 0, gate_reads = 0;
+  for (const slot& s : v.slots)
+    if (s.role == operand_role::intermediate && s.offset == 0) {
+      const entry e = v.entries[s.entry];
+      gate_writes += e.target() == 0x1001 && e.offset() == 0x4020 && s.entry < v.tasks[1].first;  // DPU_DST_BASE_ADDR
+      gate_reads +=
+          e.target() == 0x2001 && e.offset() == 0x5018 && s.entry >= v.tasks[2].first && s.entry < v.tasks[3].first;
+    }
+  CHECK(gate_writes == 1);
+  CHECK(gate_reads == 1);
+}
+
+TEST_CASE("an FFN block on the model: one submit, equal to the host's FFN within the SiLU table's error") {
+  constexpr std::uint32_t M = 4, D = 64, F = 96;
+  const auto built = build_graph(ffn(M, D, F));
+  REQUIRE(built.ok());
+  const graph_geometry& g = built.value().geometry;
+  testing::model_board board;
+  for (operand_role r : {operand_role::feature, operand_role::weight, operand_role::intermediate, operand_role::output})
+    board.allocate(r, g.buffer_bytes[static_cast<std::size_t>(r)], 0x5a);
+
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> d(-0.5f, 0.5f);
+  auto draw = [&](std::size_t n) {
+    std::vector<float> v(n);
+    for (float& x : v) x = half_to_float(float_to_half(d(rng)));
+    return v;
+  };
+  const std::vector<float> x = draw(M * D), wg = draw(D * F), wu = draw(D * F), wd = draw(F * D);
+  REQUIRE(pack_tensor<float>(g, "x", x, board[operand_role::feature]).ok());
+  REQUIRE(pack_tensor<float>(g, "w_gate", wg, board[operand_role::weight]).ok());
+  REQUIRE(pack_tensor<float>(g, "w_up", wu, board[operand_role::weight]).ok());
+  REQUIRE(pack_tensor<float>(g, "w_down", wd, board[operand_role::weight]).ok());
+
+  const auto r = board.run(built.value().view());
+  REQUIRE(r.faults.empty());
+  CHECK(r.tasks_completed == 5);
+  std::vector<float> y(M * D);
+  REQUIRE(unpack_tensor<float>(g, "y", board[operand_role::output], y).ok());
+
+  // The host: every intermediate rounded to fp16 as the NPU stores it; SiLU exact. The
+  // bound: the table's 2.7e-3 (bench/README.md) and one fp16 rounding of h, through Wd.
+  auto fp16 = [](double v) { return double(half_to_float(float_to_half(static_cast<float>(v)))); };
+  double worst = 0;
+  for (std::uint32_t m = 0; m < M; ++m) {
+    std::vector<double> h(F), bound(F);
+    for (std::uint32_t f = 0; f < F; ++f) {
+      double gate = 0, up = 0;
+      for (std::uint32_t k = 0; k < D; ++k) {
+        gate += double(x[m * D + k]) * wg[k * F + f];
+        up += double(x[m * D + k]) * wu[k * F + f];
+      }
+      gate = fp16(gate);
+      up = fp16(up);
+      h[f] = fp16(fp16(gate / (1 + std::exp(-gate))) * up);
+      bound[f] = 2.7e-3 * std::abs(up) + std::abs(h[f]) * std::ldexp(1.0, -10);
+    }
+    for (std::uint32_t n = 0; n < D; ++n) {
+      double want = 0, allowed = 0;
+      for (std::uint32_t f = 0; f < F; ++f) {
+        want += h[f] * wd[f * D + n];
+        allowed += bound[f] * std::abs(wd[f * D + n]);
+      }
+      allowed += std::abs(want) * std::ldexp(1.0, -10) + 1e-6;
+      const double error = std::abs(y[m * D + n] - want);
+      CHECK(error <= allowed);
+      worst = std::max(worst, error);
+    }
+  }
+  CHECK(worst > 0);  // the table's error shows: the comparison is not of a copy
+}
+
+TEST_CASE("a graph's tensors by name: unknown names and the wrong direction are refused") {
+  const auto built = build_graph(ffn(4, 64, 96));
+  REQUIRE(built.ok());
+  const graph_geometry& g = built.value().geometry;
+  std::vector<std::uint8_t> buffer(g.buffer_bytes[static_cast<std::size_t>(operand_role::feature)]);
+  const std::vector<float> x(4 * 64, 1.0f);
+  std::vector<float> out(4 * 96);
+  CHECK(pack_tensor<float>(g, "z", x, buffer).err().id() == "unknown-tensor");
+  CHECK(pack_tensor<float>(g, "y", x, buffer).err().id() == "tensor-direction");         // an output
+  CHECK(unpack_tensor<float>(g, "gate", buffer, out).err().id() == "tensor-direction");  // an intermediate
+  CHECK(unpack_tensor<float>(g, "x", buffer, out).err().id() == "tensor-direction");     // an input
+  CHECK(pack_tensor<float>(g, "x", x, std::span<std::uint8_t>(buffer).first(100)).err().id() == "buffer-size");
+  CHECK(pack_tensor<float>(g, "x", x, buffer).ok());
+}
+
+TEST_CASE("every graph rule refuses its graph at run time with its id") {
+  const matmul_spec mm = fp16_matmul(4, 64, 96);
+  const act_spec silu{.fn = activation::silu, .M = 4, .N = 96};
+  struct row {
+    graph_spec graph;
+    std::string_view rule;
+  };
+  graph_spec seventeen;
+  for (int i = 0; i < 16; ++i) REQUIRE(add_op(seventeen, graph_act("o", "i", silu)).ok());
+  CHECK(add_op(seventeen, graph_act("o", "i", silu)).err().id() == "graph-capacity");
+  const row rows[] = {
+      {graph_spec{}, "graph-capacity"},
+      {make_graph(graph_matmul("c", "a", "", mm)), "graph-operands"},
+      {make_graph(graph_act("", "a", silu)), "graph-operands"},
+      {make_graph(graph_ew("c", "a", "b", {.op = ew_op::add, .M = 4, .N = 96, .operand = ew_operand::immediate})),
+       "graph-operands"},
+      {make_graph(graph_ew("c", "a", {.op = ew_op::add, .M = 4, .N = 96})), "graph-operands"},
+      {make_graph(graph_matmul("c", "a", "w", mm), graph_act("c", "a2", silu)), "graph-written-twice"},
+      {make_graph(graph_act("s", "c", silu), graph_matmul("c", "a", "w", mm)), "graph-read-before-write"},
+      {make_graph(graph_act("s", "s", silu)), "graph-read-before-write"},
+      // the SiLU over 4 x 80: not the matmul's 4 x 96 output
+      {make_graph(graph_matmul("c", "a", "w", mm), graph_act("s", "c", {.fn = activation::silu, .M = 4, .N = 80})),
+       "graph-tensor-format"},
+      // fp32 out: the SDP reads fp16
+      {make_graph(
+           graph_matmul("c", "a", "w", {.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 96}),
+           graph_act("s", "c", silu)),
+       "graph-tensor-format"},
+      // the matmul's surface output is not the SDP's flat vector
+      {make_graph(graph_matmul("c", "a", "w",
+                               {.in = precision::fp16,
+                                .out = precision::fp16,
+                                .M = 4,
+                                .K = 64,
+                                .N = 96,
+                                .layout = operand_layout::surface}),
+                  graph_act("s", "c", silu)),
+       "graph-tensor-format"},
+      {make_graph(graph_act("s", "a", silu), graph_matmul("c", "b", "s", fp16_matmul(4, 96, 96))),
+       "graph-weight-source"},
+      {make_graph(graph_matmul("c", "a", "w", fp16_matmul(1, 16384, 64))), "graph-k-split"},
+      {make_graph(graph_matmul("c", "a", "w", fp16_matmul(0, 64, 64))), "shape-nonzero"},  // an op's own rule
+  };
+  for (const row& r : rows) {
+    CAPTURE(r.rule);
+    const auto built = build_graph(r.graph);
+    REQUIRE_FALSE(built.ok());
+    CHECK(built.err().id() == r.rule);
+  }
+}
