@@ -63,13 +63,19 @@ struct graph_tensor {
 };
 
 // One op, resolved: the geometry of its kind, and the tensors it uses (indices into the
-// graph's tensors; no_op where it has none).
+// graph's tensors; no_op where it has none). A matmul whose K is split writes its slices'
+// fp16 partials into a tensor of its own and sums them with flat SDP adds (`ew`), through
+// one or two running sums, into its output.
 struct graph_step {
   graph_op_kind kind{};
   plan_shape matmul{};
   ew_geometry ew{};
   act_geometry act{};
   std::uint32_t out = no_op, a = no_op, b = no_op;
+  std::uint32_t partials = no_op;
+  std::array<std::uint32_t, 2> sums{no_op, no_op};
+
+  constexpr bool sums_slices() const { return kind == graph_op_kind::matmul && matmul.slices > 1; }
 };
 
 struct graph_geometry {
@@ -83,7 +89,7 @@ struct graph_geometry {
 
   constexpr const graph_tensor* find(std::string_view name) const {
     for (std::uint32_t t = 0; t < tensor_count; ++t)
-      if (tensors[t].name.view() == name) return &tensors[t];
+      if (!name.empty() && tensors[t].name.view() == name) return &tensors[t];
     return nullptr;
   }
   constexpr std::uint32_t arena_bytes() const {
@@ -127,11 +133,18 @@ constexpr status resolve_step(const graph_op& op, graph_step& s) {
     return make_error(rules::graph_operands, "graph", "op").with_note(op.out.view());
   switch (op.kind) {
     case graph_op_kind::matmul: {
-      const result<plan_shape> p = plan<Soc>(op.matmul);
+      const result<plan_shape> p = plan<Soc>(op.matmul, {.partials_as_output = true});
       if (!p) return p.err();
-      if (p.value().host_accumulates())
-        return make_error(rules::graph_k_split, "graph", "K", op.matmul.K).with_note(op.out.view());
       s.matmul = p.value();
+      if (!s.sums_slices()) return {};
+      // The slices' partials are summed by SDP adds: fp16, packed rows.
+      const matmul_spec& m = op.matmul;
+      if (m.out != precision::fp16 || m.layout != operand_layout::row_major || m.output_pitch != 0)
+        return make_error(rules::graph_k_split, "graph", "K", m.K).with_note(op.out.view());
+      const result<ew_geometry> add = resolve_ew<Soc>(
+          {.op = ew_op::add, .M = p.value().whole.M, .N = p.value().whole.N, .layout = ew_layout::flat});
+      if (!add) return add.err();
+      s.ew = add.value();
       return {};
     }
     case graph_op_kind::ew: {
@@ -163,7 +176,8 @@ constexpr op_uses uses_of(const graph_op& op, const graph_step& s) {
       u.uses[u.count++] = {&op.a, operand_role::feature, matmul_feature_format(p), plan_feature_bytes(p)};
       u.uses[u.count++] = {&op.b, operand_role::weight, weight_format(p.whole.in, p.whole.K, p.whole.N),
                            p.weight_bytes()};
-      u.uses[u.count++] = {&op.out, operand_role::output, matmul_output_format(p), plan_output_bytes(p)};
+      if (s.sums_slices()) u.uses[u.count++] = {&op.out, operand_role::output, sdp_format(s.ew), s.ew.tensor_bytes()};
+      else u.uses[u.count++] = {&op.out, operand_role::output, matmul_output_format(p), plan_output_bytes(p)};
       break;
     }
     case graph_op_kind::ew: {
@@ -238,6 +252,18 @@ constexpr result<std::uint32_t> write(graph_geometry& g, const tensor_use& use, 
   return t;
 }
 
+// A tensor of op i's own, which no other op names (a K-split's partials, its running sums).
+constexpr result<std::uint32_t> own_tensor(graph_geometry& g, std::uint32_t bytes, std::uint32_t i) {
+  if (g.tensor_count == graph_max_tensors) return make_error(rules::graph_capacity, "graph", "tensors", g.tensor_count + 1);
+  const std::uint32_t t = g.tensor_count++;
+  graph_tensor& x = g.tensors[t];
+  x = {};
+  x.kind = tensor_kind::intermediate;
+  x.bytes = bytes;
+  x.writer = x.first_use = x.last_use = x.packer_op = i;
+  return t;
+}
+
 // Inputs, weights and outputs one after another in their buffers; intermediates in the
 // arena at the lowest offset clear of every placed intermediate whose lifetime meets theirs.
 template <class Soc>
@@ -290,7 +316,7 @@ constexpr result<graph_geometry> resolve_graph(const graph_spec& spec) {
     if (status r = detail::resolve_step<Soc>(op, s); !r) return r.err();
     if (op.out == op.a || op.out == op.b)
       return make_error(rules::graph_read_before_write, "graph", "op").with_note(op.out.view());
-    g.sdp = g.sdp || op.kind != graph_op_kind::matmul;
+    g.sdp = g.sdp || op.kind != graph_op_kind::matmul || s.sums_slices();
     const detail::op_uses u = detail::uses_of(op, s);
     for (std::uint32_t k = 0; k + 1 < u.count; ++k) {
       const result<std::uint32_t> t = detail::read(g, u.uses[k], i);
@@ -300,6 +326,17 @@ constexpr result<graph_geometry> resolve_graph(const graph_spec& spec) {
     const result<std::uint32_t> t = detail::write(g, u.uses[u.count - 1], i);
     if (!t) return t.err();
     s.out = t.value();
+    if (s.sums_slices()) {
+      // S partials; S - 1 adds, all but the last into a running sum (two, alternating)
+      const result<std::uint32_t> partials = detail::own_tensor(g, plan_output_bytes(s.matmul), i);
+      if (!partials) return partials.err();
+      s.partials = partials.value();
+      for (std::uint32_t k = 0; k < 2 && k + 2 < s.matmul.slices; ++k) {
+        const result<std::uint32_t> sum = detail::own_tensor(g, s.ew.tensor_bytes(), i);
+        if (!sum) return sum.err();
+        s.sums[k] = sum.value();
+      }
+    }
   }
   if (status r = detail::place<Soc>(g); !r) return r.err();
   return g;
@@ -308,8 +345,12 @@ constexpr result<graph_geometry> resolve_graph(const graph_spec& spec) {
 namespace detail {
 constexpr program_size step_size(const graph_step& s) {
   switch (s.kind) {
-    case graph_op_kind::matmul:
-      return {plan_entries(s.matmul), plan_slots(s.matmul), s.matmul.tasks()};
+    case graph_op_kind::matmul: {
+      const program_size sums = ew_kind::size(s.ew);  // per add, when K is split
+      const std::size_t adds = s.matmul.slices - 1;
+      return {plan_entries(s.matmul) + adds * sums.entries, plan_slots(s.matmul) + adds * sums.slots,
+              s.matmul.tasks() + adds * sums.tasks};
+    }
     case graph_op_kind::ew:
       return ew_kind::size(s.ew);
     case graph_op_kind::act:
@@ -318,21 +359,6 @@ constexpr program_size step_size(const graph_step& s) {
   return {};
 }
 
-// The tensor behind an op's slot of role r (its emitter's roles), or no_op for the chain's
-// own links.
-constexpr std::uint32_t tensor_of(const graph_step& s, operand_role r) {
-  switch (r) {
-    case operand_role::feature:
-      return s.a;
-    case operand_role::weight:
-    case operand_role::ew_operand:
-      return s.b;
-    case operand_role::output:
-      return s.out;
-    default:
-      return no_op;
-  }
-}
 }  // namespace detail
 
 constexpr program_size graph_size(const graph_geometry& g) {
@@ -346,27 +372,69 @@ constexpr program_size graph_size(const graph_geometry& g) {
   return total;
 }
 
+namespace detail {
+// The op's slots written since `first` moved from its emitter's roles to tensors: `to[r]`
+// is the tensor behind role r (no_op: left alone, the chain's links), `plus[r]` bytes into it.
+struct slot_move {
+  std::array<std::uint32_t, operand_role_count> to{};
+  std::array<std::uint32_t, operand_role_count> plus{};
+  constexpr slot_move() { to.fill(no_op); }
+  constexpr slot_move& operator()(operand_role r, std::uint32_t tensor, std::uint32_t offset = 0) {
+    to[static_cast<std::size_t>(r)] = tensor;
+    plus[static_cast<std::size_t>(r)] = offset;
+    return *this;
+  }
+};
+constexpr void move_slots(program_writer& w, std::uint32_t first, const graph_geometry& g, const slot_move& m) {
+  for (slot& x : w.slots_since(first))
+    if (const std::uint32_t t = m.to[static_cast<std::size_t>(x.role)]; t != no_op) {
+      x.offset += g.tensors[t].offset + m.plus[static_cast<std::size_t>(x.role)];
+      x.role = g.tensors[t].role;
+    }
+}
+
+// A K-split matmul's sums: partial 0 + partial 1, then the running sum + partial k, the
+// last add into the output.
+constexpr void emit_slice_sums(program_writer& w, const graph_geometry& g, const graph_step& s) {
+  const std::uint32_t slices = s.matmul.slices;
+  const std::uint32_t slice_bytes = plan_output_bytes(s.matmul) / slices;
+  for (std::uint32_t k = 1; k < slices && w.ok(); ++k) {
+    const std::uint32_t first = w.slot_count();
+    emit_ew(w, s.ew);
+    slot_move m;
+    if (k == 1) m(operand_role::feature, s.partials);
+    else m(operand_role::feature, s.sums[(k - 2) % 2]);
+    m(operand_role::ew_operand, s.partials, k * slice_bytes);
+    m(operand_role::output, k + 1 == slices ? s.out : s.sums[(k - 1) % 2]);
+    move_slots(w, first, g, m);
+  }
+}
+}  // namespace detail
+
 template <class Soc = soc::rk3588>
 constexpr void emit_graph(program_writer& w, const graph_geometry& g) {
   for (std::uint32_t i = 0; i < g.step_count && w.ok(); ++i) {
     const graph_step& s = g.steps[i];
-    const std::uint32_t first_slot = w.slot_count();
+    const std::uint32_t first = w.slot_count();
     switch (s.kind) {
       case graph_op_kind::matmul:
         emit_plan<Soc>(w, s.matmul);
+        detail::move_slots(w, first, g,
+                           detail::slot_move{}(operand_role::feature, s.a)(operand_role::weight, s.b)(
+                               operand_role::output, s.sums_slices() ? s.partials : s.out));
+        if (s.sums_slices()) detail::emit_slice_sums(w, g, s);
         break;
       case graph_op_kind::ew:
         emit_ew(w, s.ew);
+        detail::move_slots(w, first, g,
+                           detail::slot_move{}(operand_role::feature, s.a)(operand_role::ew_operand, s.b)(
+                               operand_role::output, s.out));
         break;
       case graph_op_kind::act:
         emit_act(w, s.act);
+        detail::move_slots(w, first, g, detail::slot_move{}(operand_role::feature, s.a)(operand_role::output, s.out));
         break;
     }
-    for (slot& x : w.slots_since(first_slot))
-      if (const std::uint32_t t = detail::tensor_of(s, x.role); t != no_op) {
-        x.role = g.tensors[t].role;
-        x.offset += g.tensors[t].offset;
-      }
   }
 }
 

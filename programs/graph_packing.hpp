@@ -71,6 +71,7 @@ constexpr status unpack_tensor(const graph_geometry& g, std::string_view name, s
   const graph_step& s = g.steps[x.value()->packer_op];
   switch (s.kind) {
     case graph_op_kind::matmul:
+      if (s.sums_slices()) return unpack_ew_tensor<T>(s.ew, in.value(), host);  // the last add's output
       return finish_plan<T>(s.matmul, in.value(), host);
     case graph_op_kind::ew:
       return unpack_ew_tensor<T>(s.ew, in.value(), host);

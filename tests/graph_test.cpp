@@ -195,7 +195,12 @@ TEST_CASE("every graph rule refuses its graph at run time with its id") {
        "graph-tensor-format"},
       {make_graph(graph_act("s", "a", silu), graph_matmul("c", "b", "s", fp16_matmul(4, 96, 96))),
        "graph-weight-source"},
-      {make_graph(graph_matmul("c", "a", "w", fp16_matmul(1, 16384, 64))), "graph-k-split"},
+      // K = 16384 in slices whose fp32 partials no SDP reads
+      {make_graph(graph_matmul("c", "a", "w", {.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 16384, .N = 64})),
+       "graph-k-split"},
+      {make_graph(graph_matmul("c", "a", "w", {.in = precision::fp16, .out = precision::fp16, .M = 1, .K = 16384, .N = 64,
+                                               .output_pitch = 256})),
+       "graph-k-split"},
       {make_graph(graph_matmul("c", "a", "w", fp16_matmul(0, 64, 64))), "shape-nonzero"},  // an op's own rule
   };
   for (const row& r : rows) {
@@ -204,4 +209,51 @@ TEST_CASE("every graph rule refuses its graph at run time with its id") {
     REQUIRE_FALSE(built.ok());
     CHECK(built.err().id() == r.rule);
   }
+}
+
+TEST_CASE("a matmul whose K is split: fp16 partials summed by SDP adds in the same submit") {
+  constexpr std::uint32_t M = 2, K = 12288, N = 48;
+  const auto built = build_graph(make_graph(graph_matmul("y", "x", "w", fp16_matmul(M, K, N))));
+  REQUIRE(built.ok());
+  const graph_geometry& g = built.value().geometry;
+  const plan_shape& p = g.steps[0].matmul;
+  REQUIRE(p.slices == 6);  // K beyond 10752: slices of at most 2048 (the plan's)
+  const program_view v = built.value().view();
+  // six slice tasks (CNA + CORE + DPU), then five adds (DPU + DPU_RDMA)
+  REQUIRE(v.tasks.size() == 11);
+  CHECK(v.tasks[5].enable_mask == 0x0d);
+  CHECK(v.tasks[6].enable_mask == 0x18);
+  CHECK_FALSE(v.pingpong);
+  // the partials (6 x [2][48] fp16) and two running sums in the arena
+  CHECK(g.arena_bytes() == align_up(6 * M * N * 2, 64) + align_up(M * N * 2, 64) + M * N * 2);
+
+  testing::model_board board;
+  for (operand_role r : {operand_role::feature, operand_role::weight, operand_role::intermediate, operand_role::output})
+    board.allocate(r, g.buffer_bytes[static_cast<std::size_t>(r)], 0x5a);
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> x(M * K), w(std::size_t{K} * N), y(M * N);
+  for (float& e : x) e = half_to_float(float_to_half(d(rng)));
+  for (float& e : w) e = half_to_float(float_to_half(d(rng)));
+  REQUIRE(pack_tensor<float>(g, "x", x, board[operand_role::feature]).ok());
+  REQUIRE(pack_tensor<float>(g, "w", w, board[operand_role::weight]).ok());
+  const auto r = board.run(v);
+  REQUIRE(r.faults.empty());
+  REQUIRE(unpack_tensor<float>(g, "y", board[operand_role::output], y).ok());
+  // the host: each slice's sum rounded to fp16, then each add rounded to fp16
+  auto fp16 = [](double v) { return double(half_to_float(float_to_half(static_cast<float>(v)))); };
+  for (std::uint32_t m = 0; m < M; ++m)
+    for (std::uint32_t n = 0; n < N; ++n) {
+      double sum = 0, magnitude = 0;
+      for (std::uint32_t s = 0; s < p.slices; ++s) {
+        double partial = 0;
+        for (std::uint32_t k = s * p.k_slice; k < std::min(K, (s + 1) * p.k_slice); ++k) {
+          partial += double(x[m * K + k]) * w[std::size_t{k} * N + n];
+          magnitude += std::abs(double(x[m * K + k]) * w[std::size_t{k} * N + n]);
+        }
+        sum = s == 0 ? fp16(partial) : fp16(sum + fp16(partial));
+      }
+      // the model accumulates each slice in fp32: within K·2^-24 of the magnitude
+      CHECK(std::abs(y[m * N + n] - sum) <= magnitude * K * std::ldexp(1.0, -24) + std::abs(sum) * std::ldexp(1.0, -10));
+    }
 }

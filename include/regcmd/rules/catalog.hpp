@@ -328,9 +328,8 @@
     "packs: they must be a graph input, not another op's result",                                    \
     "regcmd-isa-reference \"Operand tile layouts\"")                                                 \
   X(graph_k_split, "graph-k-split",                                                                  \
-    "a matmul whose K needs slices leaves their sum to the host, which a graph cannot do between "   \
-    "two ops: keep K within one op (10752), or write the slices as matmuls of their own and sum "    \
-    "them with element-wise adds",                                                                   \
+    "a graph sums a split K's slices on the device with fp16 SDP adds: such a matmul must write "    \
+    "fp16 in packed rows (out = fp16, row_major, no output_pitch); or keep K within one op (10752)", \
     "regcmd-isa-reference \"Limits & tiling (RK3588)\"")
 
 #define REGCMD_PACKING_RULES(X)                                                                      \
