@@ -252,6 +252,11 @@ constexpr result<std::uint32_t> write(graph_geometry& g, const tensor_use& use, 
   return t;
 }
 
+// 64-bit: a placement past 4 GiB is refused below, not wrapped.
+constexpr std::uint64_t aligned(std::uint64_t at) {
+  return (at + graph_tensor_alignment - 1) / graph_tensor_alignment * graph_tensor_alignment;
+}
+
 // A tensor of op i's own, which no other op names (a K-split's partials, its running sums).
 constexpr result<std::uint32_t> own_tensor(graph_geometry& g, std::uint32_t bytes, std::uint32_t i) {
   if (g.tensor_count == graph_max_tensors) return make_error(rules::graph_capacity, "graph", "tensors", g.tensor_count + 1);
@@ -285,13 +290,13 @@ constexpr status place(graph_geometry& g) {
           const bool live_together =
               y.kind == tensor_kind::intermediate && y.first_use <= x.last_use && x.first_use <= y.last_use;
           if (live_together && at < y.offset + std::uint64_t{y.bytes} && y.offset < at + x.bytes) {
-            at = align_up(y.offset + std::uint64_t{y.bytes}, graph_tensor_alignment);
+            at = aligned(y.offset + std::uint64_t{y.bytes});
             moved = true;
           }
         }
       }
     } else {
-      at = align_up(std::uint64_t{g.buffer_bytes[static_cast<std::size_t>(x.role)]}, graph_tensor_alignment);
+      at = aligned(g.buffer_bytes[static_cast<std::size_t>(x.role)]);
     }
     if (!fits_address_space<Soc>(at + x.bytes))
       return make_error(rules::operand_size, "graph", "tensor", at + x.bytes).with_note(x.name.view());
