@@ -8,6 +8,8 @@
 #   (d) chained plans of 10, 100 and 1000 tasks
 #   (e) one conv program (Mesa's example A)   (f) MobileNet v1's first block: 3 conv programs
 #   (g) one lookup-table activation (SiLU: its two 513-entry tables computed at compile time)
+#   (h) a LLaMA FFN block at decode as one graph (4096 -> 11008 -> 4096: 17 tasks, a SiLU
+#       table, a split K summed on the device; docs/graph.md)
 # Usage: bench/compile_time.sh [COMPILER...]; REGCMD_INCLUDE_DIRS overrides where the
 # headers are found (default: include/ and the release build's include/).
 set -euo pipefail
@@ -76,6 +78,12 @@ printf '%s
 constexpr auto p = activation_program<act_spec{.fn = activation::silu, .M = 64, .N = 256}>();
 int main() { return static_cast<int>(p.code.entry_count & 1); }\n' "$head" >"$work/g_lut.cpp"
 
+printf '%s
+#include <regcmd/programs/blocks.hpp>
+#include <regcmd/programs/graph.hpp>
+constexpr auto p = graph<llama_ffn(1, 4096, 11008)>();
+int main() { return static_cast<int>(p.code.entry_count & 1); }\n' "$head" >"$work/h_ffn.cpp"
+
 flags=(-std=c++20 -O2)
 for d in $include_dirs; do flags+=("-I$d"); done
 
@@ -98,7 +106,7 @@ for cxx in "${compilers[@]}"; do
   name="$cxx $("$cxx" -dumpversion)"
   group="compile, $name"
   declare -A s=() mb=()
-  for tu in a_headers b_one c_family d_plan10 d_plan100 d_plan1000 e_conv f_mobilenet g_lut; do
+  for tu in a_headers b_one c_family d_plan10 d_plan100 d_plan1000 e_conv f_mobilenet g_lut h_ffn; do
     read -r s[$tu] mb[$tu] < <(measure "$cxx" "$work/$tu.cpp")
     printf '%-22s %-12s %6s s %6s MB\n' "$name" "$tu" "${s[$tu]}" "${mb[$tu]}"
   done
@@ -106,7 +114,7 @@ for cxx in "${compilers[@]}"; do
       -v d10="${s[d_plan10]}" -v d100="${s[d_plan100]}" -v d1000="${s[d_plan1000]}" \
       -v ma="${mb[a_headers]}" -v mb_="${mb[b_one]}" -v mc="${mb[c_family]}" -v md="${mb[d_plan1000]}" \
       -v e="${s[e_conv]}" -v f="${s[f_mobilenet]}" -v me="${mb[e_conv]}" -v mf="${mb[f_mobilenet]}" \
-      -v lut="${s[g_lut]}" -v mlut="${mb[g_lut]}" 'BEGIN {
+      -v lut="${s[g_lut]}" -v mlut="${mb[g_lut]}" -v ffn="${s[h_ffn]}" -v mffn="${mb[h_ffn]}" 'BEGIN {
     t = "\t"
     print "ROW" t g t "(a) headers only" t a " s, " ma " MB" t t
     print "ROW" t g t "(b) one matmul program" t b " s, " mb_ " MB" t t
@@ -124,6 +132,8 @@ for cxx in "${compilers[@]}"; do
     printf "ROW%s%s%s(f) - (a); (f) / (a)%s%.2f s; %.2f%s<= 1 s%s%s\n", t, g, t, t, f - a, f / a, t, t, (f - a <= 1 ? "hit" : "MISSED")
     print "ROW" t g t "(g) one LUT activation (SiLU)" t lut " s, " mlut " MB" t t
     printf "ROW%s%s%s(g) - (a)%s%.2f s%s<= 0.5 s%s%s\n", t, g, t, t, lut - a, t, t, (lut - a <= 0.5 ? "hit" : "MISSED")
+    print "ROW" t g t "(h) FFN block at decode, one graph (17 tasks)" t ffn " s, " mffn " MB" t t
+    printf "ROW%s%s%s(h); (h) / (a)%s%.2f s; %.2f%s<= 3 s%s%s\n", t, g, t, t, ffn, ffn / a, t, t, (ffn <= 3 ? "hit" : "MISSED")
     print "ROW" t g t "raised -fconstexpr-ops-limit / -fconstexpr-steps" t "none" t "none" t "hit"
   }'
 done

@@ -42,6 +42,15 @@ if [ "$status" -eq 3 ]; then
 elif [ "$status" -ne 0 ]; then
   exit "$status"
 fi
+echo "== whole blocks in one submit"
+status=0
+run "$bin/bench_graph" || status=$?
+if [ "$status" -eq 3 ]; then
+  echo "(no NPU device node here: the host times on the emulated device's rknpu node)"
+  REGCMD_DEVICE=/dev/dri/card1 LD_PRELOAD="$PWD/build/release/emulator/libregcmd-emu.so" run "$bin/bench_graph" || true
+elif [ "$status" -ne 0 ]; then
+  exit "$status"
+fi
 echo "== the functional model"
 run "$bin/bench_model"
 echo "== compile time"

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include <regcmd/decode/format.hpp>
+#include <regcmd/programs/blocks.hpp>
 #include <regcmd/programs/graph.hpp>
 #include <regcmd/programs/graph_packing.hpp>
 #include <regcmd/runtime/session.hpp>
@@ -29,20 +30,8 @@ using namespace regcmd;
 
 namespace {
 
-constexpr matmul_spec fp16_matmul(std::uint32_t M, std::uint32_t K, std::uint32_t N) {
-  return {.in = precision::fp16, .out = precision::fp16, .M = M, .K = K, .N = N};
-}
-
-constexpr graph_spec ffn(std::uint32_t M, std::uint32_t D, std::uint32_t F) {
-  return make_graph(graph_matmul("gate", "x", "w_gate", fp16_matmul(M, D, F)),
-                    graph_matmul("up", "x", "w_up", fp16_matmul(M, D, F)),
-                    graph_act("act", "gate", {.fn = activation::silu, .M = M, .N = F}),
-                    graph_ew("h", "act", "up", {.op = ew_op::mul, .M = M, .N = F, .layout = ew_layout::flat}),
-                    graph_matmul("y", "h", "w_down", fp16_matmul(M, F, D)));
-}
-
 // LLaMA-7B's decode block, checked and emitted by the compiler.
-constexpr auto llama_decode = graph<ffn(1, 4096, 11008)>();
+constexpr auto llama_decode = graph<llama_ffn(1, 4096, 11008)>();
 
 // The SiLU table's largest error (bench/README.md's accuracy table), with margin.
 constexpr double silu_error = 3e-3;
@@ -185,11 +174,11 @@ int main(int argc, char** argv) {
   if (D == 4096 && F == 11008) {
     status = std::max(status, run_block(device.value(), "decode", llama_decode.geometry, llama_decode.view(), 1, D, F, w, {0}));
   } else {
-    const auto decode = build_graph(ffn(1, D, F));
+    const auto decode = build_graph(llama_ffn(1, D, F));
     if (!decode) return std::fprintf(stderr, "ffn: %s\n", to_string(decode.err()).c_str()), 2;
     status = std::max(status, run_block(device.value(), "decode", decode.value().geometry, decode.value().view(), 1, D, F, w, {0}));
   }
-  const auto prefill = build_graph(ffn(rows, D, F));
+  const auto prefill = build_graph(llama_ffn(rows, D, F));
   if (!prefill) return std::fprintf(stderr, "ffn: %s\n", to_string(prefill.err()).c_str()), 2;
   const std::vector<std::uint32_t> sample{0, rows / 3, 2 * rows / 3, rows - 1};
   status = std::max(status, run_block(device.value(), "prefill", prefill.value().geometry, prefill.value().view(), rows, D,

@@ -15,10 +15,11 @@
 //            (the intermediate buffer), each at the lowest offset free of every intermediate
 //            whose lifetime (from the op writing it to the last op reading it) meets its own,
 //            so the arena is as small as the tensors live at once allow.
-//   emit     each op's tasks as its own program writes them, then its operand slots moved
-//            from the op's roles to its tensors' buffers and offsets; the writer chains the
-//            tasks; the whole program then passes every program rule (ping-pong off as soon
-//            as one op is an SDP op, as those need).
+//   emit     each op's tasks as its own program writes them, checked against every program
+//            rule as that program (once per distinct op), then its operand slots moved from
+//            the op's roles to its tensors' buffers and offsets (each register must address
+//            its new buffer); the writer chains the tasks; the whole program's structure,
+//            tails and links are checked (ping-pong off as soon as one op runs on the SDP).
 //
 // A graph known at compile time: graph<Spec>() (a violated rule names itself in a
 // static_assert); at run time: build_graph(spec) (the same rule as an error value).
@@ -133,17 +134,17 @@ constexpr status resolve_step(const graph_op& op, graph_step& s) {
     return make_error(rules::graph_operands, "graph", "op").with_note(op.out.view());
   switch (op.kind) {
     case graph_op_kind::matmul: {
-      const result<plan_shape> p = plan<Soc>(op.matmul, {.partials_as_output = true});
+      // A split K's partials are summed by flat fp16 SDP adds over M x N (N padded to the
+      // weight tile): the plan weighs their tasks when it chooses the slices.
+      const matmul_spec& m = op.matmul;
+      const result<ew_geometry> add = resolve_ew<Soc>(
+          {.op = ew_op::add, .M = m.M, .N = align_up(m.N, weight_tile_n(m.in.features)), .layout = ew_layout::flat});
+      const result<plan_shape> p = plan<Soc>(m, {.device_sum_tasks = add ? add.value().tasks() : 1});
       if (!p) return p.err();
       s.matmul = p.value();
       if (!s.sums_slices()) return {};
-      // The slices' partials are summed by SDP adds: fp16, packed rows.
-      const matmul_spec& m = op.matmul;
-      if (m.out != precision::fp16 || m.layout != operand_layout::row_major || m.output_pitch != 0)
+      if (!add || m.out != precision::fp16 || m.layout != operand_layout::row_major || m.output_pitch != 0)
         return make_error(rules::graph_k_split, "graph", "K", m.K).with_note(op.out.view());
-      const result<ew_geometry> add = resolve_ew<Soc>(
-          {.op = ew_op::add, .M = p.value().whole.M, .N = p.value().whole.N, .layout = ew_layout::flat});
-      if (!add) return add.err();
       s.ew = add.value();
       return {};
     }
@@ -379,7 +380,9 @@ constexpr program_size graph_size(const graph_geometry& g) {
 
 namespace detail {
 // The op's slots written since `first` moved from its emitter's roles to tensors: `to[r]`
-// is the tensor behind role r (no_op: left alone, the chain's links), `plus[r]` bytes into it.
+// is the tensor behind role r (no_op: left alone, the chain's links), `plus[r]` bytes into
+// it. Each moved slot's register must address its new buffer (rule address-slots: the CNA
+// reads weights only from the weight buffer, the DPU writes only outputs and intermediates).
 struct slot_move {
   std::array<std::uint32_t, operand_role_count> to{};
   std::array<std::uint32_t, operand_role_count> plus{};
@@ -395,17 +398,34 @@ constexpr void move_slots(program_writer& w, std::uint32_t first, const graph_ge
     if (const std::uint32_t t = m.to[static_cast<std::size_t>(x.role)]; t != no_op) {
       x.offset += g.tensors[t].offset + m.plus[static_cast<std::size_t>(x.role)];
       x.role = g.tensors[t].role;
+      const std::size_t a = address_register_index(w.entries()[x.entry]);
+      if (a >= address_registers.size() || !role_fits(address_registers[a].offset, x.role))
+        return w.fail(make_error(rules::address_slots, "graph", name_of(x.role), x.entry));
     }
 }
 
+// The tasks an op just emitted, from task `first_task` and slot `first_slot` on, checked
+// against every program rule as a program of their own (ping-pong off, as SDP ops need it),
+// before their slots move: what the op's own door checks. The link from the task before
+// them, inserted at `first_slot`, belongs to that task.
+template <class Soc>
+constexpr void check_op(program_writer& w, std::uint32_t first_task, std::uint32_t first_slot) {
+  if (!w.ok()) return;
+  const std::uint32_t own_slots = first_slot + (first_task > 0 ? 1 : 0);
+  const program_view op{w.entries(), w.slots().subspan(own_slots), w.tasks().subspan(first_task), false, false};
+  if (status s = validate<Soc>(op, "graph op"); !s) w.fail(s.err());
+}
+
 // A K-split matmul's sums: partial 0 + partial 1, then the running sum + partial k, the
-// last add into the output.
+// last add into the output. Every add is the same op: the first is checked.
+template <class Soc>
 constexpr void emit_slice_sums(program_writer& w, const graph_geometry& g, const graph_step& s) {
   const std::uint32_t slices = s.matmul.slices;
   const std::uint32_t slice_bytes = plan_output_bytes(s.matmul) / slices;
   for (std::uint32_t k = 1; k < slices && w.ok(); ++k) {
-    const std::uint32_t first = w.slot_count();
+    const std::uint32_t first_task = w.task_count(), first = w.slot_count();
     emit_ew(w, s.ew);
+    if (k == 1) check_op<Soc>(w, first_task, first);
     slot_move m;
     if (k == 1) m(operand_role::feature, s.partials);
     else m(operand_role::feature, s.sums[(k - 2) % 2]);
@@ -416,35 +436,45 @@ constexpr void emit_slice_sums(program_writer& w, const graph_geometry& g, const
 }
 }  // namespace detail
 
+// Every op's tasks as its emitter writes them, checked as the op's own program would be
+// (a plan checks each of its tile templates; an element-wise op equal to an earlier one of
+// the graph is not checked again), then moved to its tensors. The boundaries between ops
+// are the graph's rules (resolve_graph); the whole program's structure, tails and links are
+// checked once it is written (graph_kind).
 template <class Soc = soc::rk3588>
 constexpr void emit_graph(program_writer& w, const graph_geometry& g) {
   for (std::uint32_t i = 0; i < g.step_count && w.ok(); ++i) {
     const graph_step& s = g.steps[i];
-    const std::uint32_t first = w.slot_count();
+    const std::uint32_t first_task = w.task_count(), first = w.slot_count();
     switch (s.kind) {
       case graph_op_kind::matmul:
         emit_plan<Soc>(w, s.matmul);
         detail::move_slots(w, first, g,
                            detail::slot_move{}(operand_role::feature, s.a)(operand_role::weight, s.b)(
                                operand_role::output, s.sums_slices() ? s.partials : s.out));
-        if (s.sums_slices()) detail::emit_slice_sums(w, g, s);
+        if (s.sums_slices()) detail::emit_slice_sums<Soc>(w, g, s);
         break;
-      case graph_op_kind::ew:
+      case graph_op_kind::ew: {
         emit_ew(w, s.ew);
+        bool checked = false;
+        for (std::uint32_t j = 0; j < i; ++j) checked = checked || (g.steps[j].kind == graph_op_kind::ew && g.steps[j].ew == s.ew);
+        if (!checked) detail::check_op<Soc>(w, first_task, first);
         detail::move_slots(w, first, g,
                            detail::slot_move{}(operand_role::feature, s.a)(operand_role::ew_operand, s.b)(
                                operand_role::output, s.out));
         break;
+      }
       case graph_op_kind::act:
         emit_act(w, s.act);
+        detail::check_op<Soc>(w, first_task, first);
         detail::move_slots(w, first, g, detail::slot_move{}(operand_role::feature, s.a)(operand_role::output, s.out));
         break;
     }
   }
 }
 
-// A graph program: every op's tasks chained in one submit. Each op's tasks were emitted by
-// the op's own emitter; the whole program then passes every program rule, across the ops.
+// A graph program: every op's tasks chained in one submit, each op checked as it was
+// emitted (emit_graph), the whole program's structure once written.
 struct graph_kind {
   using spec = graph_spec;
   using geometry = graph_geometry;
@@ -459,7 +489,7 @@ struct graph_kind {
   static constexpr void emit(program_writer& w, const geometry& g) {
     emit_graph<Soc>(w, g);
   }
-  static constexpr program_checks checks = program_checks::every_rule;
+  static constexpr program_checks checks = program_checks::structure;
 };
 
 template <graph_spec Spec, class Soc = soc::rk3588>

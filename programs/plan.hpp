@@ -46,9 +46,11 @@ namespace regcmd {
 struct plan_options {
   std::uint32_t k_slice = 0;  // K-split slice (multiple of 32, at most 2048); 0 = choose
   bool delta_tasks = false;   // later tasks carry only what changed
-  // K-split partials in the output's precision (fp16 for an SDP to sum them on the device:
-  // a graph), instead of the accumulator's (fp32 / int32, summed on the host).
-  bool partials_as_output = false;
+  // Nonzero: K-split partials in the output's precision, summed on the device by SDP adds
+  // of this many tasks for every slice after the first (a graph), which the choice of the
+  // slice count weighs; 0: partials in the accumulator's precision (fp32 / int32), summed
+  // on the host.
+  std::uint32_t device_sum_tasks = 0;
   friend constexpr bool operator==(const plan_options&, const plan_options&) = default;
 };
 
@@ -160,7 +162,8 @@ constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& o
     const std::uint32_t m_tiles = ceil_div(g.M, ceiling);
     std::uint32_t m_tile = ceil_div(g.M, m_tiles);
     if (g.layout == operand_layout::surface && m_tiles > 1) continue;
-    const std::uint64_t tasks = std::uint64_t{slices} * p.n_tiles * m_tiles;
+    const std::uint64_t tasks =
+        std::uint64_t{slices} * p.n_tiles * m_tiles + std::uint64_t{slices - 1} * options.device_sum_tasks;
     if (best_tasks == 0 || tasks < best_tasks) {
       best_tasks = tasks;
       p.slices = slices;
@@ -176,7 +179,7 @@ constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& o
   // K-split partials are summed on the host: an activation applies to the sum, not to them.
   if (p.slices > 1 && g.activation.fn != output_activation::none)
     return make_error(rules::plan_activation_k_split, "plan", "K", spec.K);
-  p.partial = p.slices > 1 && !options.partials_as_output ? partial_precision(g.in) : g.out;
+  p.partial = p.slices > 1 && options.device_sum_tasks == 0 ? partial_precision(g.in) : g.out;
   if (g.layout == operand_layout::row_major) {
     // K-split partials are packed rows: their pitch is the partial row, not the output's.
     const result<row_pitches> pitches = resolve_pitches(g.in, p.partial, g.K, g.N, spec.feature_pitch,

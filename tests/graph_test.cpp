@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <regcmd/programs/blocks.hpp>
 #include <regcmd/programs/graph.hpp>
 #include <regcmd/programs/graph_packing.hpp>
 #include <string_view>
@@ -21,15 +22,6 @@ constexpr matmul_spec fp16_matmul(std::uint32_t M, std::uint32_t K, std::uint32_
   return {.in = precision::fp16, .out = precision::fp16, .M = M, .K = K, .N = N};
 }
 
-// gate = x·Wg, up = x·Wu, h = silu(gate)·up, y = h·Wd: hidden D, intermediate F.
-constexpr graph_spec ffn(std::uint32_t M, std::uint32_t D, std::uint32_t F) {
-  return make_graph(graph_matmul("gate", "x", "w_gate", fp16_matmul(M, D, F)),
-                    graph_matmul("up", "x", "w_up", fp16_matmul(M, D, F)),
-                    graph_act("act", "gate", {.fn = activation::silu, .M = M, .N = F}),
-                    graph_ew("h", "act", "up", {.op = ew_op::mul, .M = M, .N = F, .layout = ew_layout::flat}),
-                    graph_matmul("y", "h", "w_down", fp16_matmul(M, F, D)));
-}
-
 const graph_tensor& tensor(const graph_geometry& g, std::string_view name) {
   const graph_tensor* x = g.find(name);
   REQUIRE(x != nullptr);
@@ -39,7 +31,7 @@ const graph_tensor& tensor(const graph_geometry& g, std::string_view name) {
 }  // namespace
 
 TEST_CASE("an FFN block: one program of every op's tasks, its tensors sorted by the wiring and placed") {
-  constexpr auto block = graph<ffn(4, 64, 96)>();
+  constexpr auto block = graph<llama_ffn(4, 64, 96)>();
   const graph_geometry& g = block.geometry;
   const program_view v = block.view();
   // gate, up: one matmul task each; SiLU: one SDP task (its tables uploaded); mul: one; down: one
@@ -82,7 +74,7 @@ TEST_CASE("an FFN block: one program of every op's tasks, its tensors sorted by 
 
 TEST_CASE("an FFN block on the model: one submit, equal to the host's FFN within the SiLU table's error") {
   constexpr std::uint32_t M = 4, D = 64, F = 96;
-  const auto built = build_graph(ffn(M, D, F));
+  const auto built = build_graph(llama_ffn(M, D, F));
   REQUIRE(built.ok());
   const graph_geometry& g = built.value().geometry;
   testing::model_board board;
@@ -141,7 +133,7 @@ TEST_CASE("an FFN block on the model: one submit, equal to the host's FFN within
 }
 
 TEST_CASE("a graph's tensors by name: unknown names and the wrong direction are refused") {
-  const auto built = build_graph(ffn(4, 64, 96));
+  const auto built = build_graph(llama_ffn(4, 64, 96));
   REQUIRE(built.ok());
   const graph_geometry& g = built.value().geometry;
   std::vector<std::uint8_t> buffer(g.buffer_bytes[static_cast<std::size_t>(operand_role::feature)]);

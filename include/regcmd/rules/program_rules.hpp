@@ -352,6 +352,9 @@ constexpr status validate(const program_view& p, std::string_view where = "progr
     detail::dma_registers& dma = alternate && t % 2 ? dma_odd : dma_even;
     for (std::uint32_t i = k.first; i < body_end(k); ++i) {
       const entry e = p.entries[i];
+      // A lookup table's data (1026 of a LUT task's entries): no rule here reads it, and
+      // passing it by first keeps a graph with tables within the compilers' constexpr budgets.
+      if (detail::is_register<reg::DPU_LUT_ACCESS_DATA>(e)) continue;
       if (kind_of(e) == entry_kind::op_enable || kind_of(e) == entry_kind::op_enable_preamble)
         return make_error(rules::tail_complete, where, "task", t);
       if (const std::size_t a = address_register_index(e); a < address_registers.size()) {
