@@ -249,3 +249,53 @@ TEST_CASE("a matmul whose K is split: fp16 partials summed by SDP adds in the sa
       CHECK(std::abs(y[m * N + n] - sum) <= magnitude * K * std::ldexp(1.0, -24) + std::abs(sum) * std::ldexp(1.0, -10));
     }
 }
+
+TEST_CASE("int8 FFN matmuls: gate and up in one submit as outputs; an SDP cannot read their int32") {
+  // int8 x int8 writes only the raw int32 accumulator (narrow outputs never complete), and no
+  // SDP reads int32: the requantization between an int8 matmul and the SiLU is the host's.
+  constexpr std::uint32_t M = 4, D = 64, F = 96;
+  const matmul_spec int8{.in = precision::int8, .out = precision::int32, .M = M, .K = D, .N = F};
+  const auto refused = build_graph(make_graph(graph_matmul("gate", "x", "w_gate", int8),
+                                              graph_act("act", "gate", {.fn = activation::relu, .dtype = precision::int8,
+                                                                        .M = M, .N = F})));
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.err().id() == "graph-tensor-format");
+  CHECK(refused.err().note() == "gate");
+
+  const auto built = build_graph(make_graph(graph_matmul("gate", "x", "w_gate", int8), graph_matmul("up", "x", "w_up", int8)));
+  REQUIRE(built.ok());
+  const graph_geometry& g = built.value().geometry;
+  CHECK(tensor(g, "gate").kind == tensor_kind::output);
+  CHECK(tensor(g, "up").kind == tensor_kind::output);
+  CHECK(tensor(g, "up").offset == M * F * 4);  // after gate's [4][96] int32
+  CHECK(built.value().view().pingpong);       // no SDP task: ping-pong stays on
+  testing::model_board board;
+  for (operand_role r : {operand_role::feature, operand_role::weight, operand_role::output})
+    board.allocate(r, g.buffer_bytes[static_cast<std::size_t>(r)], 0x5a);
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int> d(-128, 127);
+  auto draw = [&](std::size_t n) {
+    std::vector<std::int8_t> v(n);
+    for (std::int8_t& e : v) e = static_cast<std::int8_t>(d(rng));
+    return v;
+  };
+  const std::vector<std::int8_t> x = draw(M * D), wg = draw(D * F), wu = draw(D * F);
+  REQUIRE(pack_tensor<std::int8_t>(g, "x", x, board[operand_role::feature]).ok());
+  REQUIRE(pack_tensor<std::int8_t>(g, "w_gate", wg, board[operand_role::weight]).ok());
+  REQUIRE(pack_tensor<std::int8_t>(g, "w_up", wu, board[operand_role::weight]).ok());
+  const auto r = board.run(built.value().view());
+  REQUIRE(r.faults.empty());
+  std::vector<std::int32_t> gate(M * F), up(M * F);
+  REQUIRE(unpack_tensor<std::int32_t>(g, "gate", board[operand_role::output], gate).ok());
+  REQUIRE(unpack_tensor<std::int32_t>(g, "up", board[operand_role::output], up).ok());
+  for (std::uint32_t m = 0; m < M; ++m)
+    for (std::uint32_t f = 0; f < F; ++f) {
+      std::int32_t want_gate = 0, want_up = 0;
+      for (std::uint32_t k = 0; k < D; ++k) {
+        want_gate += x[m * D + k] * wg[k * F + f];
+        want_up += x[m * D + k] * wu[k * F + f];
+      }
+      CHECK(gate[m * F + f] == want_gate);
+      CHECK(up[m * F + f] == want_up);
+    }
+}
