@@ -28,6 +28,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <string_view>
+
 #include <regcmd/core/error.hpp>
 #include <regcmd/core/math.hpp>
 #include <regcmd/program/writer.hpp>
@@ -38,7 +40,7 @@
 #include <regcmd/programs/plan.hpp>
 #include <regcmd/programs/tensor_format.hpp>
 #include <regcmd/rules/catalog.hpp>
-#include <string_view>
+#include <regcmd/rules/program_rules.hpp>
 
 namespace regcmd {
 
@@ -102,7 +104,7 @@ namespace detail {
 
 // One use of a tensor by an op: under which of the op's roles, in which format, how far.
 struct tensor_use {
-  const graph_name* name = nullptr;  // the spec's: an error names the tensor by it
+  const graph_name* name = nullptr;  // the spec's
   operand_role role{};
   tensor_format format{};
   std::uint32_t extent = 0;

@@ -7,13 +7,14 @@
 // outputs, [N] per-channel vectors.
 
 #include <cstdint>
+#include <span>
+#include <string_view>
+
 #include <regcmd/core/error.hpp>
 #include <regcmd/programs/ew_packing.hpp>
 #include <regcmd/programs/graph.hpp>
 #include <regcmd/programs/packing.hpp>
 #include <regcmd/rules/catalog.hpp>
-#include <span>
-#include <string_view>
 
 namespace regcmd {
 

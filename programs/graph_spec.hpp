@@ -18,12 +18,13 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
+
 #include <regcmd/core/error.hpp>
 #include <regcmd/programs/activation.hpp>
 #include <regcmd/programs/elementwise.hpp>
 #include <regcmd/programs/matmul_spec.hpp>
 #include <regcmd/rules/catalog.hpp>
-#include <string_view>
 
 namespace regcmd {
 

@@ -7,11 +7,12 @@
 // (rknpu-uapi-and-register-map §4, DPU_BN_CFG / DPU_BN_MUL_CFG; values: docs/activation-values.md).
 
 #include <cstdint>
+#include <string_view>
+
 #include <regcmd/core/error.hpp>
 #include <regcmd/core/half.hpp>
 #include <regcmd/program/task.hpp>
 #include <regcmd/rules/catalog.hpp>
-#include <string_view>
 
 namespace regcmd {
 

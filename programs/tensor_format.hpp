@@ -13,6 +13,7 @@
 //   weights   a matmul's B in its tiles: K = `rows`, N = `cols` (programs/packing.hpp).
 
 #include <cstdint>
+
 #include <regcmd/core/precision.hpp>
 
 namespace regcmd {

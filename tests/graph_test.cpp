@@ -6,11 +6,12 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <string_view>
+#include <vector>
+
 #include <regcmd/programs/blocks.hpp>
 #include <regcmd/programs/graph.hpp>
 #include <regcmd/programs/graph_packing.hpp>
-#include <string_view>
-#include <vector>
 
 #include "model_board.hpp"
 
