@@ -34,10 +34,13 @@
 #include <regcmd/core/math.hpp>
 #include <regcmd/program/writer.hpp>
 #include <regcmd/programs/activation.hpp>
+#include <regcmd/programs/conv.hpp>
+#include <regcmd/programs/conv_packing.hpp>
 #include <regcmd/programs/door.hpp>
 #include <regcmd/programs/elementwise.hpp>
 #include <regcmd/programs/graph_spec.hpp>
 #include <regcmd/programs/plan.hpp>
+#include <regcmd/programs/pooling.hpp>
 #include <regcmd/programs/tensor_format.hpp>
 #include <regcmd/rules/catalog.hpp>
 #include <regcmd/rules/program_rules.hpp>
@@ -74,6 +77,8 @@ struct graph_step {
   plan_shape matmul{};
   ew_geometry ew{};
   act_geometry act{};
+  conv_plan conv{};
+  pool_geometry pool{};
   std::uint32_t out = no_op, a = no_op, b = no_op;
   std::uint32_t partials = no_op;
   std::array<std::uint32_t, 2> sums{no_op, no_op};
@@ -130,8 +135,8 @@ constexpr tensor_format matmul_output_format(const plan_shape& p) {
 template <class Soc>
 constexpr status resolve_step(const graph_op& op, graph_step& s) {
   s.kind = op.kind;
-  const bool needs_b =
-      op.kind == graph_op_kind::matmul || (op.kind == graph_op_kind::ew && op.ew.operand != ew_operand::immediate);
+  const bool needs_b = op.kind == graph_op_kind::matmul || op.kind == graph_op_kind::conv ||
+                       (op.kind == graph_op_kind::ew && op.ew.operand != ew_operand::immediate);
   if (op.out.empty() || op.a.empty() || needs_b == op.b.empty())
     return make_error(rules::graph_operands, "graph", "op").with_note(op.out.view());
   switch (op.kind) {
@@ -162,8 +167,56 @@ constexpr status resolve_step(const graph_op& op, graph_step& s) {
       s.act = g.value();
       return {};
     }
+    case graph_op_kind::conv: {
+      const result<conv_geometry> g = resolve_conv(op.conv);
+      if (!g) return g.err();
+      if (op.conv.bias || op.conv.residual_add)
+        return make_error(rules::graph_conv_operands, "graph", "conv").with_note(op.out.view());
+      const result<conv_plan> p = plan_conv<Soc>(g.value());
+      if (!p) return p.err();
+      s.conv = p.value();
+      return {};
+    }
+    case graph_op_kind::pool: {
+      const result<pool_geometry> g = resolve_pool<Soc>(op.pool);
+      if (!g) return g.err();
+      s.pool = g.value();
+      return {};
+    }
   }
   return {};
+}
+
+// A conv's cubes: NC1HWC2 surfaces of 16 bytes; the input's channels padded to 16, the
+// output's to what the DPU computes (conv_geometry::dpu_channels).
+constexpr precision conv_precision(conv_data d) { return d == conv_data::fp16 ? precision::fp16 : precision::int8; }
+constexpr tensor_format conv_input_format(const conv_geometry& g) {
+  tensor_format f = surface_format(conv_precision(g.spec.in), g.spec.H * g.spec.W, align_up(g.spec.C, 16));
+  f.is_unsigned = g.spec.in == conv_data::uint8;
+  return f;
+}
+constexpr tensor_format conv_output_format(const conv_geometry& g) {
+  tensor_format f = surface_format(g.spec.out, g.out_h * g.out_w, g.computed_channels());
+  f.is_unsigned = g.spec.in == conv_data::uint8 && g.spec.out == precision::int8;
+  return f;
+}
+constexpr tensor_format conv_weight_format(const conv_geometry& g) {
+  const conv_spec& s = g.spec;
+  tensor_format f{conv_precision(s.in), tensor_layout::conv_weights, s.depthwise ? 1 : s.out_channels,
+                  s.kernel_h * s.kernel_w * s.C, 0};
+  f.is_unsigned = s.in == conv_data::uint8;
+  return f;
+}
+// A pooling's image and result: NC1HWC2, channels padded to one atom.
+constexpr sdp_shape pool_image(const pool_geometry& g, bool output) {
+  sdp_shape s;
+  s.dtype = g.dtype;
+  s.layout = ew_layout::surface;
+  s.M = output ? g.out_h * g.out_w : g.H * g.W;
+  s.N = g.C;
+  s.atom = g.atom;
+  s.padded_N = g.padded_C;
+  return s;
 }
 
 // The uses of an op, its reads first, then the tensor it writes (last in `uses`).
@@ -196,6 +249,19 @@ constexpr op_uses uses_of(const graph_op& op, const graph_step& s) {
     case graph_op_kind::act:
       u.uses[u.count++] = {&op.a, operand_role::feature, sdp_format(s.act), s.act.tensor_bytes()};
       u.uses[u.count++] = {&op.out, operand_role::output, sdp_format(s.act), s.act.tensor_bytes()};
+      break;
+    case graph_op_kind::conv: {
+      const conv_geometry& g = s.conv.conv;
+      u.uses[u.count++] = {&op.a, operand_role::feature, conv_input_format(g),
+                           static_cast<std::uint32_t>(conv_feature_bytes(g))};
+      u.uses[u.count++] = {&op.b, operand_role::weight, conv_weight_format(g), static_cast<std::uint32_t>(conv_weight_bytes(g))};
+      u.uses[u.count++] = {&op.out, operand_role::output, conv_output_format(g),
+                           static_cast<std::uint32_t>(conv_output_bytes(g))};
+      break;
+    }
+    case graph_op_kind::pool:
+      u.uses[u.count++] = {&op.a, operand_role::feature, sdp_format(pool_image(s.pool, false)), s.pool.input_bytes()};
+      u.uses[u.count++] = {&op.out, operand_role::output, sdp_format(pool_image(s.pool, true)), s.pool.output_bytes()};
       break;
   }
   return u;
@@ -324,7 +390,7 @@ constexpr result<graph_geometry> resolve_graph(const graph_spec& spec) {
     if (status r = detail::resolve_step<Soc>(op, s); !r) return r.err();
     if (op.out == op.a || op.out == op.b)
       return make_error(rules::graph_read_before_write, "graph", "op").with_note(op.out.view());
-    g.sdp = g.sdp || op.kind != graph_op_kind::matmul || s.sums_slices();
+    g.sdp = g.sdp || op.kind == graph_op_kind::ew || op.kind == graph_op_kind::act || s.sums_slices();
     const detail::op_uses u = detail::uses_of(op, s);
     for (std::uint32_t k = 0; k + 1 < u.count; ++k) {
       const result<std::uint32_t> t = detail::read(g, u.uses[k], i);
@@ -363,6 +429,10 @@ constexpr program_size step_size(const graph_step& s) {
       return ew_kind::size(s.ew);
     case graph_op_kind::act:
       return {act_entries(s.act), std::size_t{s.act.tasks()} * 4, s.act.tasks()};
+    case graph_op_kind::conv:
+      return {s.conv.tasks() * conv_task_entries, std::size_t{s.conv.tasks()} * 6, s.conv.tasks()};
+    case graph_op_kind::pool:
+      return pool_kind::size(s.pool);
   }
   return {};
 }
@@ -468,6 +538,18 @@ constexpr void emit_graph(program_writer& w, const graph_geometry& g) {
       }
       case graph_op_kind::act:
         emit_act(w, s.act);
+        detail::check_op<Soc>(w, first_task, first);
+        detail::move_slots(w, first, g, detail::slot_move{}(operand_role::feature, s.a)(operand_role::output, s.out));
+        break;
+      case graph_op_kind::conv:
+        emit_conv<Soc>(w, s.conv);
+        detail::check_op<Soc>(w, first_task, first);
+        detail::move_slots(w, first, g,
+                           detail::slot_move{}(operand_role::feature, s.a)(operand_role::weight, s.b)(
+                               operand_role::output, s.out));
+        break;
+      case graph_op_kind::pool:
+        emit_pool(w, s.pool);
         detail::check_op<Soc>(w, first_task, first);
         detail::move_slots(w, first, g, detail::slot_move{}(operand_role::feature, s.a)(operand_role::output, s.out));
         break;

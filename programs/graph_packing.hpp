@@ -57,6 +57,11 @@ constexpr status pack_tensor(const graph_geometry& g, std::string_view name, std
       return pack_ew_tensor<T>(s.ew, host, out.value());
     case graph_op_kind::act:
       return pack_ew_tensor<T>(s.act, host, out.value());
+    case graph_op_kind::conv:  // NHWC features, OHWI weights
+      return role == operand_role::weight ? pack_conv_weights<T>(s.conv.conv, host, weight_order::ohwi, out.value())
+                                          : pack_conv_features<T>(s.conv.conv, host, tensor_order::nhwc, out.value());
+    case graph_op_kind::pool:  // NHWC
+      return pack_ew_tensor<T>(detail::pool_image(s.pool, false), host, out.value());
   }
   return {};
 }
@@ -78,6 +83,10 @@ constexpr status unpack_tensor(const graph_geometry& g, std::string_view name, s
       return unpack_ew_tensor<T>(s.ew, in.value(), host);
     case graph_op_kind::act:
       return unpack_ew_tensor<T>(s.act, in.value(), host);
+    case graph_op_kind::conv:
+      return unpack_conv_output<T>(s.conv.conv, in.value(), tensor_order::nhwc, host);
+    case graph_op_kind::pool:
+      return unpack_ew_tensor<T>(detail::pool_image(s.pool, true), in.value(), host);
   }
   return {};
 }

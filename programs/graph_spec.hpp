@@ -22,8 +22,10 @@
 
 #include <regcmd/core/error.hpp>
 #include <regcmd/programs/activation.hpp>
+#include <regcmd/programs/conv_spec.hpp>
 #include <regcmd/programs/elementwise.hpp>
 #include <regcmd/programs/matmul_spec.hpp>
+#include <regcmd/programs/pooling.hpp>
 #include <regcmd/rules/catalog.hpp>
 
 namespace regcmd {
@@ -56,10 +58,11 @@ struct graph_name {
   friend constexpr bool operator==(const graph_name&, const graph_name&) = default;
 };
 
-enum class graph_op_kind : std::uint8_t { matmul, ew, act };
+enum class graph_op_kind : std::uint8_t { matmul, ew, act, conv, pool };
 
-// One op: the tensor it writes (out), its first operand (a) and its second (b: a matmul's
-// weights, an element-wise op's second operand; empty for an activation or an immediate).
+// One op: the tensor it writes (out), its first operand (a) and its second (b: a matmul's or
+// a conv's weights, an element-wise op's second operand; empty for an activation, a pooling
+// or an immediate).
 // Only the spec of its kind is read.
 struct graph_op {
   graph_op_kind kind{};
@@ -67,6 +70,8 @@ struct graph_op {
   matmul_spec matmul{};
   ew_spec ew{};
   act_spec act{};
+  conv_spec conv{};
+  pool_spec pool{};
   friend constexpr bool operator==(const graph_op&, const graph_op&) = default;
 };
 
@@ -82,6 +87,23 @@ constexpr graph_op graph_ew(graph_name out, graph_name a, const ew_spec& s) {
 }
 constexpr graph_op graph_act(graph_name out, graph_name a, const act_spec& s) {
   return {.kind = graph_op_kind::act, .out = out, .a = a, .b = {}, .matmul = {}, .ew = {}, .act = s};
+}
+constexpr graph_op graph_conv(graph_name out, graph_name a, graph_name weights, const conv_spec& s) {
+  graph_op op;
+  op.kind = graph_op_kind::conv;
+  op.out = out;
+  op.a = a;
+  op.b = weights;
+  op.conv = s;
+  return op;
+}
+constexpr graph_op graph_pool(graph_name out, graph_name a, const pool_spec& s) {
+  graph_op op;
+  op.kind = graph_op_kind::pool;
+  op.out = out;
+  op.a = a;
+  op.pool = s;
+  return op;
 }
 
 // The ops a graph holds at most, and the tensors (every op adds at most one written tensor

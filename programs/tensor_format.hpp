@@ -11,6 +11,10 @@
 //             pixels, [cols / atom][rows][atom] (a matmul's surface layout, an SDP surface).
 //   vector    `cols` elements, one per channel (an SDP's per-channel operand).
 //   weights   a matmul's B in its tiles: K = `rows`, N = `cols` (programs/packing.hpp).
+//   conv_weights  a conv's kernels as its CBUF plan packs them: `rows` kernels of `cols`
+//             elements (kernel_h · kernel_w · C) (programs/conv_packing.hpp).
+// A surface of one pixel is its channels in a row: a global pooling's output reads as a
+// matmul's feature row. `is_unsigned`: uint8 data (a zero point of 128), not int8.
 
 #include <cstdint>
 
@@ -18,13 +22,14 @@
 
 namespace regcmd {
 
-enum class tensor_layout : std::uint8_t { rows, surface, vector, weights };
+enum class tensor_layout : std::uint8_t { rows, surface, vector, weights, conv_weights };
 
 struct tensor_format {
   precision type{};
   tensor_layout layout{};
   std::uint32_t rows = 0, cols = 0;
   std::uint32_t pitch = 0;  // rows only
+  bool is_unsigned = false;
   friend constexpr bool operator==(const tensor_format&, const tensor_format&) = default;
 };
 
@@ -36,6 +41,7 @@ constexpr tensor_format row_format(precision p, std::uint32_t rows, std::uint32_
   return {p, tensor_layout::rows, rows, cols, pitch};
 }
 constexpr tensor_format surface_format(precision p, std::uint32_t pixels, std::uint32_t channels) {
+  if (pixels == 1) return row_format(p, 1, channels, 0);
   return {p, tensor_layout::surface, pixels, channels, 0};
 }
 constexpr tensor_format vector_format(precision p, std::uint32_t channels) {

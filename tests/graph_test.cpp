@@ -195,6 +195,20 @@ TEST_CASE("every graph rule refuses its graph at run time with its id") {
                                                .output_pitch = 256})),
        "graph-k-split"},
       {make_graph(graph_matmul("c", "a", "w", fp16_matmul(0, 64, 64))), "shape-nonzero"},  // an op's own rule
+      {make_graph(graph_conv("c", "a", "k", {.H = 8, .W = 8, .C = 16, .out_channels = 32, .bias = true})),
+       "graph-conv-operands"},
+      {make_graph(graph_conv("c", "a", "k", {.H = 8, .W = 8, .C = 16, .out_channels = 32, .residual_add = true})),
+       "graph-conv-operands"},
+      {make_graph(graph_conv("c", "a", "", {.H = 8, .W = 8, .C = 16, .out_channels = 32})), "graph-operands"},
+      // a uint8 conv's output read by an int8 conv: the same bytes, another zero point
+      {make_graph(graph_conv("c", "a", "k", {.in = conv_data::uint8, .H = 8, .W = 8, .C = 16, .out_channels = 16}),
+                  graph_conv("d", "c", "k2", {.in = conv_data::int8, .H = 8, .W = 8, .C = 16, .out_channels = 16})),
+       "graph-tensor-format"},
+      // a max pool over 8 x 8 x 16 of a conv's 8 x 8 x 32 output: fewer channels than written
+      {make_graph(graph_conv("c", "a", "k", {.in = conv_data::fp16, .out = precision::fp16, .H = 8, .W = 8, .C = 16,
+                                             .out_channels = 32}),
+                  graph_pool("p", "c", {.op = pool_op::max, .H = 8, .W = 8, .C = 16})),
+       "graph-tensor-format"},
   };
   for (const row& r : rows) {
     CAPTURE(r.rule);
@@ -251,7 +265,7 @@ TEST_CASE("a matmul whose K is split: fp16 partials summed by SDP adds in the sa
     }
 }
 
-TEST_CASE("int8 FFN matmuls: gate and up in one submit as outputs; an SDP cannot read their int32") {
+TEST_CASE("int8 FFN matmuls: gate and up in one submit as outputs, and no SDP reads their int32") {
   // int8 x int8 writes only the raw int32 accumulator (narrow outputs never complete), and no
   // SDP reads int32: the requantization between an int8 matmul and the SiLU is the host's.
   constexpr std::uint32_t M = 4, D = 64, F = 96;
@@ -299,4 +313,100 @@ TEST_CASE("int8 FFN matmuls: gate and up in one submit as outputs; an SDP cannot
       CHECK(gate[m * F + f] == want_gate);
       CHECK(up[m * F + f] == want_up);
     }
+}
+
+namespace {
+// The host's NHWC conv (fp16 inputs as floats, same padding, stride 1) with ReLU, in double.
+std::vector<double> host_conv_relu(const std::vector<double>& x, std::uint32_t H, std::uint32_t W, std::uint32_t C,
+                                   const std::vector<float>& k, std::uint32_t O, std::uint32_t K) {
+  std::vector<double> out(std::size_t{H} * W * O);
+  const int pad = static_cast<int>(K / 2);
+  for (std::uint32_t y = 0; y < H; ++y)
+    for (std::uint32_t x0 = 0; x0 < W; ++x0)
+      for (std::uint32_t o = 0; o < O; ++o) {
+        double acc = 0;
+        for (std::uint32_t ky = 0; ky < K; ++ky)
+          for (std::uint32_t kx = 0; kx < K; ++kx) {
+            const int iy = static_cast<int>(y + ky) - pad, ix = static_cast<int>(x0 + kx) - pad;
+            if (iy < 0 || ix < 0 || iy >= static_cast<int>(H) || ix >= static_cast<int>(W)) continue;
+            for (std::uint32_t c = 0; c < C; ++c)
+              acc += x[(std::size_t(iy) * W + std::size_t(ix)) * C + c] * k[((std::size_t{o} * K + ky) * K + kx) * C + c];
+          }
+        out[(std::size_t{y} * W + x0) * O + o] = std::max(acc, 0.0);
+      }
+  return out;
+}
+double to_fp16(double v) { return half_to_float(float_to_half(static_cast<float>(v))); }
+}  // namespace
+
+TEST_CASE("a small CNN in one submit: conv 3x3 + ReLU, max pool 2x2, conv 3x3 + ReLU, global average, classifier") {
+  constexpr conv_spec c1{.in = conv_data::fp16, .out = precision::fp16, .H = 8, .W = 8, .C = 16, .out_channels = 16,
+                         .kernel_h = 3, .kernel_w = 3, .padding = conv_padding::same, .activation = output_activation::relu};
+  constexpr conv_spec c2{.in = conv_data::fp16, .out = precision::fp16, .H = 4, .W = 4, .C = 16, .out_channels = 32,
+                         .kernel_h = 3, .kernel_w = 3, .padding = conv_padding::same, .activation = output_activation::relu};
+  constexpr auto cnn = graph<make_graph(
+      graph_conv("c1", "image", "k1", c1), graph_pool("p1", "c1", {.op = pool_op::max, .H = 8, .W = 8, .C = 16}),
+      graph_conv("c2", "p1", "k2", c2),
+      graph_pool("p2", "c2", {.op = pool_op::global_average, .H = 4, .W = 4, .C = 32, .kernel_h = 4, .kernel_w = 4}),
+      graph_matmul("logits", "p2", "w_fc", fp16_matmul(1, 32, 16)))>();
+  const graph_geometry& g = cnn.geometry;
+  const program_view v = cnn.view();
+  REQUIRE(v.tasks.size() == 5);
+  CHECK(v.pingpong);  // no SDP task
+  // the global average's [1][1][32] surface is the classifier's feature row [1][32]
+  CHECK(tensor(g, "p2").kind == tensor_kind::intermediate);
+  CHECK(tensor(g, "p2").bytes == 64);
+
+  testing::model_board board;
+  for (operand_role r : {operand_role::feature, operand_role::weight, operand_role::intermediate, operand_role::output})
+    board.allocate(r, g.buffer_bytes[static_cast<std::size_t>(r)], 0x5a);
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  auto draw = [&](std::size_t n, float scale) {
+    std::vector<float> v(n);
+    for (float& e : v) e = half_to_float(float_to_half(scale * d(rng)));
+    return v;
+  };
+  const std::vector<float> image = draw(8 * 8 * 16, 1.0f), k1 = draw(16 * 9 * 16, 0.25f), k2 = draw(32 * 9 * 16, 0.25f),
+                           fc = draw(32 * 16, 0.5f);
+  REQUIRE(pack_tensor<float>(g, "image", image, board[operand_role::feature]).ok());
+  REQUIRE(pack_tensor<float>(g, "k1", k1, board[operand_role::weight]).ok());
+  REQUIRE(pack_tensor<float>(g, "k2", k2, board[operand_role::weight]).ok());
+  REQUIRE(pack_tensor<float>(g, "w_fc", fc, board[operand_role::weight]).ok());
+  const auto r = board.run(v);
+  REQUIRE(r.faults.empty());
+  std::vector<float> logits(16);
+  REQUIRE(unpack_tensor<float>(g, "logits", board[operand_role::output], logits).ok());
+
+  // the host, each tensor rounded to fp16 where the NPU stores it
+  std::vector<double> x(image.begin(), image.end());
+  std::vector<double> a1 = host_conv_relu(x, 8, 8, 16, k1, 16, 3);
+  for (double& e : a1) e = to_fp16(e);
+  std::vector<double> p1(4 * 4 * 16);
+  for (std::uint32_t y = 0; y < 4; ++y)
+    for (std::uint32_t x0 = 0; x0 < 4; ++x0)
+      for (std::uint32_t c = 0; c < 16; ++c) {
+        double m = -1e30;
+        for (std::uint32_t dy = 0; dy < 2; ++dy)
+          for (std::uint32_t dx = 0; dx < 2; ++dx) m = std::max(m, a1[((2 * y + dy) * 8 + 2 * x0 + dx) * 16 + c]);
+        p1[(y * 4 + x0) * 16 + c] = m;
+      }
+  std::vector<double> a2 = host_conv_relu(p1, 4, 4, 16, k2, 32, 3);
+  for (double& e : a2) e = to_fp16(e);
+  std::vector<double> p2(32, 0.0);
+  for (std::uint32_t i = 0; i < 16; ++i)
+    for (std::uint32_t c = 0; c < 32; ++c) p2[c] += a2[i * 32 + c] / 16;
+  std::size_t positive = 0;
+  for (std::uint32_t n = 0; n < 16; ++n) {
+    double want = 0, magnitude = 0;
+    for (std::uint32_t c = 0; c < 32; ++c) {
+      want += to_fp16(p2[c]) * fc[c * 16 + n];
+      magnitude += std::abs(p2[c] * fc[c * 16 + n]);
+    }
+    positive += want > 0;
+    // the average's fp16 steps (its reciprocal fp16(1/16) is exact) and the logits' rounding
+    CHECK(std::abs(logits[n] - want) <= magnitude * std::ldexp(1.0, -9) + std::abs(want) * std::ldexp(1.0, -10) + 1e-3);
+  }
+  CHECK(positive > 0);
+  CHECK(positive < 16);  // logits of both signs: not a constant
 }

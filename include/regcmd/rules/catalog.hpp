@@ -327,6 +327,10 @@
     "a matmul reads its weights through CNA_DCOMP_ADDR0 from the weight buffer in tiles the host "   \
     "packs: they must be a graph input, not another op's result",                                    \
     "regcmd-isa-reference \"Operand tile layouts\"")                                                 \
+  X(graph_conv_operands, "graph-conv-operands",                                                      \
+    "a conv in a graph takes no bias and no residual add yet (a bias packs with its weights, a "     \
+    "residual is a third operand): run such a conv as a program of its own, or leave them out",     \
+    "docs/graph.md")                                                                                 \
   X(graph_k_split, "graph-k-split",                                                                  \
     "a graph sums a split K's slices on the device with fp16 SDP adds: such a matmul must write "    \
     "fp16 in packed rows (out = fp16, row_major, no output_pitch); or keep K within one op (10752)", \
