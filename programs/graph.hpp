@@ -232,8 +232,10 @@ constexpr op_uses uses_of(const graph_op& op, const graph_step& s) {
       u.uses[u.count++] = {&op.a, operand_role::feature, matmul_feature_format(p), plan_feature_bytes(p)};
       u.uses[u.count++] = {&op.b, operand_role::weight, weight_format(p.whole.in, p.whole.K, p.whole.N),
                            p.weight_bytes()};
-      if (s.sums_slices()) u.uses[u.count++] = {&op.out, operand_role::output, sdp_format(s.ew), s.ew.tensor_bytes()};
-      else u.uses[u.count++] = {&op.out, operand_role::output, matmul_output_format(p), plan_output_bytes(p)};
+      if (s.sums_slices())
+        u.uses[u.count++] = {&op.out, operand_role::output, sdp_format(s.ew), s.ew.tensor_bytes()};
+      else
+        u.uses[u.count++] = {&op.out, operand_role::output, matmul_output_format(p), plan_output_bytes(p)};
       break;
     }
     case graph_op_kind::ew: {
@@ -254,7 +256,8 @@ constexpr op_uses uses_of(const graph_op& op, const graph_step& s) {
       const conv_geometry& g = s.conv.conv;
       u.uses[u.count++] = {&op.a, operand_role::feature, conv_input_format(g),
                            static_cast<std::uint32_t>(conv_feature_bytes(g))};
-      u.uses[u.count++] = {&op.b, operand_role::weight, conv_weight_format(g), static_cast<std::uint32_t>(conv_weight_bytes(g))};
+      u.uses[u.count++] = {&op.b, operand_role::weight, conv_weight_format(g),
+                           static_cast<std::uint32_t>(conv_weight_bytes(g))};
       u.uses[u.count++] = {&op.out, operand_role::output, conv_output_format(g),
                            static_cast<std::uint32_t>(conv_output_bytes(g))};
       break;
@@ -328,7 +331,8 @@ constexpr std::uint64_t aligned(std::uint64_t at) {
 
 // A tensor of op i's own, which no other op names (a K-split's partials, its running sums).
 constexpr result<std::uint32_t> own_tensor(graph_geometry& g, std::uint32_t bytes, std::uint32_t i) {
-  if (g.tensor_count == graph_max_tensors) return make_error(rules::graph_capacity, "graph", "tensors", g.tensor_count + 1);
+  if (g.tensor_count == graph_max_tensors)
+    return make_error(rules::graph_capacity, "graph", "tensors", g.tensor_count + 1);
   const std::uint32_t t = g.tensor_count++;
   graph_tensor& x = g.tensors[t];
   x = {};
@@ -499,8 +503,10 @@ constexpr void emit_slice_sums(program_writer& w, const graph_geometry& g, const
     emit_ew(w, s.ew);
     if (k == 1) check_op<Soc>(w, first_task, first);
     slot_move m;
-    if (k == 1) m(operand_role::feature, s.partials);
-    else m(operand_role::feature, s.sums[(k - 2) % 2]);
+    if (k == 1)
+      m(operand_role::feature, s.partials);
+    else
+      m(operand_role::feature, s.sums[(k - 2) % 2]);
     m(operand_role::ew_operand, s.partials, k * slice_bytes);
     m(operand_role::output, k + 1 == slices ? s.out : s.sums[(k - 1) % 2]);
     move_slots(w, first, g, m);
@@ -518,42 +524,33 @@ constexpr void emit_graph(program_writer& w, const graph_geometry& g) {
   for (std::uint32_t i = 0; i < g.step_count && w.ok(); ++i) {
     const graph_step& s = g.steps[i];
     const std::uint32_t first_task = w.task_count(), first = w.slot_count();
+    // a plan checked its tile templates; an element-wise op equal to an earlier one is not checked again
+    bool checked = s.kind == graph_op_kind::matmul;
     switch (s.kind) {
       case graph_op_kind::matmul:
         emit_plan<Soc>(w, s.matmul);
-        detail::move_slots(w, first, g,
-                           detail::slot_move{}(operand_role::feature, s.a)(operand_role::weight, s.b)(
-                               operand_role::output, s.sums_slices() ? s.partials : s.out));
-        if (s.sums_slices()) detail::emit_slice_sums<Soc>(w, g, s);
         break;
-      case graph_op_kind::ew: {
+      case graph_op_kind::ew:
         emit_ew(w, s.ew);
-        bool checked = false;
-        for (std::uint32_t j = 0; j < i; ++j) checked = checked || (g.steps[j].kind == graph_op_kind::ew && g.steps[j].ew == s.ew);
-        if (!checked) detail::check_op<Soc>(w, first_task, first);
-        detail::move_slots(w, first, g,
-                           detail::slot_move{}(operand_role::feature, s.a)(operand_role::ew_operand, s.b)(
-                               operand_role::output, s.out));
+        for (std::uint32_t j = 0; j < i; ++j)
+          checked = checked || (g.steps[j].kind == graph_op_kind::ew && g.steps[j].ew == s.ew);
         break;
-      }
       case graph_op_kind::act:
         emit_act(w, s.act);
-        detail::check_op<Soc>(w, first_task, first);
-        detail::move_slots(w, first, g, detail::slot_move{}(operand_role::feature, s.a)(operand_role::output, s.out));
         break;
       case graph_op_kind::conv:
         emit_conv<Soc>(w, s.conv);
-        detail::check_op<Soc>(w, first_task, first);
-        detail::move_slots(w, first, g,
-                           detail::slot_move{}(operand_role::feature, s.a)(operand_role::weight, s.b)(
-                               operand_role::output, s.out));
         break;
       case graph_op_kind::pool:
         emit_pool(w, s.pool);
-        detail::check_op<Soc>(w, first_task, first);
-        detail::move_slots(w, first, g, detail::slot_move{}(operand_role::feature, s.a)(operand_role::output, s.out));
         break;
     }
+    if (!checked) detail::check_op<Soc>(w, first_task, first);
+    // every kind's roles at once: each op uses only its own
+    detail::move_slots(w, first, g,
+                       detail::slot_move{}(operand_role::feature, s.a)(operand_role::weight, s.b)(
+                           operand_role::ew_operand, s.b)(operand_role::output, s.sums_slices() ? s.partials : s.out));
+    if (s.sums_slices()) detail::emit_slice_sums<Soc>(w, g, s);
   }
 }
 
