@@ -2,8 +2,9 @@
 // A graph (programs/graph_spec.hpp) as one program, one submit: every op resolved with its
 // own rules, every boundary checked, every tensor placed, the ops' tasks chained.
 //
-//   resolve  each op's geometry (a matmul is planned: N and M tiles; an element-wise op and
-//            an activation as their programs resolve them), then the tensors, in op order:
+//   resolve  each op's geometry (a matmul is planned: N and M tiles, K slices summed on the
+//            device; an element-wise op, an activation, a conv and a pooling as their own
+//            programs resolve them), then the tensors, in op order:
 //            each use of a tensor (read or written) has a format (programs/tensor_format.hpp)
 //            and the bytes its DMA reaches; the first use fixes the tensor's format, every
 //            other use must agree (graph-tensor-format); a tensor is written once
