@@ -569,7 +569,7 @@ inline void complete_conv(request& r, const given_options& given) {
 // continue linearly above), and a matmul's fused activation (parsed as the conv's).
 inline void complete_request(request& r, const given_options& given) {
   r.spec.activation = r.conv.activation;
-  r.spec.leaky_slope = r.conv.leaky_slope;
+  if (r.conv.activation == output_activation::leaky_relu) r.spec.leaky_slope = r.conv.leaky_slope;  // else the spec's 0
   if (!r.activation || !given.has("--range")) return;
   lut_range range = default_range(r.act.fn);
   range.lo = r.act.range.lo;

@@ -26,6 +26,7 @@
 #include <regcmd/programs/conv.hpp>
 #include <regcmd/programs/elementwise.hpp>
 #include <regcmd/programs/fused.hpp>
+#include <regcmd/programs/graph.hpp>
 #include <regcmd/programs/matmul.hpp>
 #include <regcmd/programs/plan.hpp>
 #include <regcmd/programs/pooling.hpp>
@@ -33,6 +34,7 @@
 #include <regcmd/rules/program_rules.hpp>
 
 #include "cli.hpp"
+#include "graph_file.hpp"
 #include "io.hpp"
 
 namespace {
@@ -171,6 +173,96 @@ constexpr address_option address_options[] = {
     {"--intermediate", regcmd::operand_role::intermediate}, {"--regcmd", regcmd::operand_role::regcmd},
     {"--bias-address", regcmd::operand_role::bias}, {"--add-address", regcmd::operand_role::residual}};
 
+constexpr std::pair<std::string_view, std::string_view> formats[] = {{"hex", "hex"}, {"bin", "bin"}, {"json", "json"}};
+
+// Patches the addresses given into the program and writes it in `format`.
+int write_program(std::vector<regcmd::entry>& entries, const std::vector<regcmd::slot>& slots,
+                  const regcmd::operand_addresses& addresses, const regcmd::cli::given_options& given,
+                  std::string_view format, const std::string& out_path) {
+  using namespace regcmd;
+  // An address for an operand the program does not read or write would be dropped.
+  for (const address_option& o : address_options)
+    if (given.has(o.name) && std::none_of(slots.begin(), slots.end(), [&](const slot& s) { return s.role == o.role; }))
+      return fail(std::string(o.name) + " does not apply: the program has no " + std::string(name_of(o.role)) + " slot");
+  if (status s = patch_slots(entries, slots, addresses); !s) return fail(cli::describe(s.err()));
+  // Every byte a slot's DMA reaches needs a 32-bit address, not only its first (fact sheet
+  // §1.5): the extent counted from address 0, as the plans count an operand's.
+  for (const slot& s : slots) {
+    const std::uint64_t first = addresses[static_cast<std::size_t>(s.role)] + s.offset;  // fits: patch_slots checked it
+    if (fits_address_space<soc::rk3588>(first + s.extent)) continue;
+    const auto option = std::find_if(std::begin(address_options), std::end(address_options),
+                                     [&](const address_option& o) { return o.role == s.role; });
+    const std::string what = (option != std::end(address_options) ? std::string(option->name) + " " : std::string()) +
+                             cli::hex(addresses[static_cast<std::size_t>(s.role)]) + ": " + std::to_string(s.extent) +
+                             " bytes at offset " + cli::hex(s.offset) + " end at " + cli::hex(first + s.extent);
+    return fail(cli::describe(make_error(rules::iova_32bit, name_of(s.role)).with_note(what)));
+  }
+
+  std::string text;
+  if (format == "hex") {
+    char line[24];
+    for (const entry& e : entries) {
+      std::snprintf(line, sizeof line, "0x%016llx\n", static_cast<unsigned long long>(e.bits()));
+      text += line;
+    }
+  } else if (format == "json") {
+    text = "[";
+    for (std::size_t i = 0; i < entries.size(); ++i)
+      text += (i ? ",\n " : "\n ") + format_json(decode(entries[i]), i);
+    text += entries.empty() ? "]\n" : "\n]\n";
+  } else {
+    for (const entry& e : entries)
+      for (std::uint8_t b : e.to_bytes()) text += static_cast<char>(b);
+  }
+  const bool written = out_path.empty() ? cli::write_out(stdout, text, "regcmd-gen")
+                                         : cli::write_file(out_path, text, "regcmd-gen");
+  return written ? cli::exit_success : cli::exit_error;
+}
+
+// regcmd-gen graph FILE [output options]: the graph the file describes, as one program.
+int write_graph(int argc, char** argv) {
+  using namespace regcmd;
+  if (argc < 3 || (argv[2][0] == '-' && argv[2][1] != 0))
+    return fail("graph needs a graph file first ('-': standard input; docs/graph.md, \"Graph files\")");
+  const std::string path = argv[2];
+  operand_addresses addresses{};
+  std::string_view format = "hex";
+  std::string out_path;
+  cli::given_options given;
+  for (int i = 3; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "-h" || a == "--help") {
+      std::fputs(usage, stdout);
+      return cli::exit_success;
+    }
+    if (a == "--version") return cli::print_version("regcmd-gen");
+    if (cli::problem twice = given.add(a); !twice.empty()) return fail(twice);
+    const auto address = std::find_if(std::begin(address_options), std::end(address_options),
+                                       [&](const address_option& o) { return o.name == a; });
+    if (address == std::end(address_options) && a != "--format" && a != "-o")
+      return fail("option '" + std::string(a) + "' does not apply to graph (its ops' options are in the file)");
+    if (i + 1 >= argc) return fail(std::string(a) + " needs a value");
+    const std::string_view v = argv[++i];
+    cli::problem bad;
+    if (address != std::end(address_options)) bad = cli::address_in(addresses[static_cast<std::size_t>(address->role)], a, v);
+    else if (a == "--format") bad = cli::one_of(format, a, v, formats);
+    else if (v.empty()) bad = cli::takes(a, "a file name", v);
+    else out_path = v;
+    if (!bad.empty()) return fail(bad);
+  }
+  const cli::graph_file file = cli::read_graph_file(path);
+  if (!file.problem.empty()) return fail(file.problem_line ? cli::located(path, file.problem_line, file.problem) : file.problem);
+  const auto built = build_graph(file.graph);
+  if (!built) {
+    const std::size_t line = cli::failing_line(file, [](const graph_spec& g) { return build_graph(g).ok(); });
+    return fail(cli::located(path, line, cli::describe(built.err())));
+  }
+  const program_view v = built.value().view();
+  std::vector<entry> entries(v.entries.begin(), v.entries.end());
+  const std::vector<slot> slots(v.slots.begin(), v.slots.end());
+  return write_program(entries, slots, addresses, given, format, out_path);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -185,11 +277,12 @@ int main(int argc, char** argv) {
     return cli::exit_success;
   }
   if (program_name == "--version") return cli::print_version("regcmd-gen");
+  if (program_name == "graph") return write_graph(argc, argv);
   cli::request r{.elementwise = program_name == "ew", .convolution = program_name == "conv", .activation = program_name == "act",
                  .pooling = program_name == "pool"};
   const bool elementwise = r.elementwise;
   if (program_name != "matmul" && !elementwise && !r.convolution && !r.activation && !r.pooling)
-    return fail("unknown program '" + std::string(program_name) + "': matmul, ew, conv, act or pool");
+    return fail("unknown program '" + std::string(program_name) + "': matmul, ew, conv, act, pool or graph");
 
   matmul_spec& spec = r.spec;
   std::optional<precision> weight;
@@ -201,7 +294,6 @@ int main(int argc, char** argv) {
 
   static constexpr std::pair<std::string_view, schedule> schedules[] = {
       {"auto", schedule::automatic}, {"template", schedule::template_split}, {"bank", schedule::bank_split}};
-  static constexpr std::pair<std::string_view, std::string_view> formats[] = {{"hex", "hex"}, {"bin", "bin"}, {"json", "json"}};
   for (int i = 2; i < argc; ++i) {
     const std::string_view a = argv[i];
     if (a == "-h" || a == "--help") {
@@ -286,41 +378,5 @@ int main(int argc, char** argv) {
                        : planned       ? take(build_plan(spec, r.options))
                                        : take(build_matmul(spec));
   if (!built) return fail(cli::describe(built.err()));
-  // An address for an operand the program does not read or write would be dropped.
-  for (const address_option& o : address_options)
-    if (given.has(o.name) && std::none_of(p.slots.begin(), p.slots.end(), [&](const slot& s) { return s.role == o.role; }))
-      return fail(std::string(o.name) + " does not apply: the program has no " + std::string(name_of(o.role)) + " slot");
-  if (status s = patch_slots(p.entries, p.slots, addresses); !s) return fail(cli::describe(s.err()));
-  // Every byte a slot's DMA reaches needs a 32-bit address, not only its first (fact sheet
-  // §1.5): the extent counted from address 0, as the plans count an operand's.
-  for (const slot& s : p.slots) {
-    const std::uint64_t first = addresses[static_cast<std::size_t>(s.role)] + s.offset;  // fits: patch_slots checked it
-    if (fits_address_space<soc::rk3588>(first + s.extent)) continue;
-    const auto option = std::find_if(std::begin(address_options), std::end(address_options),
-                                     [&](const address_option& o) { return o.role == s.role; });
-    const std::string what = (option != std::end(address_options) ? std::string(option->name) + " " : std::string()) +
-                             cli::hex(addresses[static_cast<std::size_t>(s.role)]) + ": " + std::to_string(s.extent) +
-                             " bytes at offset " + cli::hex(s.offset) + " end at " + cli::hex(first + s.extent);
-    return fail(cli::describe(make_error(rules::iova_32bit, name_of(s.role)).with_note(what)));
-  }
-
-  std::string text;
-  if (format == "hex") {
-    char line[24];
-    for (const entry& e : p.entries) {
-      std::snprintf(line, sizeof line, "0x%016llx\n", static_cast<unsigned long long>(e.bits()));
-      text += line;
-    }
-  } else if (format == "json") {
-    text = "[";
-    for (std::size_t i = 0; i < p.entries.size(); ++i)
-      text += (i ? ",\n " : "\n ") + format_json(decode(p.entries[i]), i);
-    text += p.entries.empty() ? "]\n" : "\n]\n";
-  } else {
-    for (const entry& e : p.entries)
-      for (std::uint8_t b : e.to_bytes()) text += static_cast<char>(b);
-  }
-  const bool written = out_path.empty() ? cli::write_out(stdout, text, "regcmd-gen")
-                                         : cli::write_file(out_path, text, "regcmd-gen");
-  return written ? cli::exit_success : cli::exit_error;
+  return write_program(p.entries, p.slots, addresses, given, format, out_path);
 }

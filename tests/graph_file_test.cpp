@@ -1,0 +1,108 @@
+// Graph description files (tools/graph_file.hpp): each line's op against the graph_op
+// written by hand, and every problem named with its line.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include <regcmd/programs/blocks.hpp>
+#include <regcmd/programs/graph.hpp>
+
+#include "graph_file.hpp"
+
+using namespace regcmd;
+
+namespace {
+cli::graph_file parse(const char* text) { return cli::parse_graph_file(text); }
+}  // namespace
+
+TEST_CASE("a graph file: the FFN block's lines are llama_ffn's ops") {
+  const cli::graph_file f = parse(
+      "# LLaMA's FFN, decode\n"
+      "gate = matmul x w_gate --in fp16 --out fp16 -M 1 -K 64 -N 256\n"
+      "up   = matmul x w_up   --in fp16 --out fp16 -M 1 -K 64 -N 256   # the second branch\n"
+      "\n"
+      "act  = act gate --fn silu -M 1 -N 256\r\n"
+      "h\t=\tew act up --op mul -M 1 -N 256 --layout flat  # caf\xc3\xa9: any byte in a comment\n"
+      "y    = matmul h w_down --in fp16 --out fp16 -M 1 -K 256 -N 64");
+  REQUIRE(f.problem == "");
+  CHECK(f.graph == llama_ffn(1, 64, 256));
+  CHECK(f.lines == std::vector<std::size_t>{2, 3, 5, 6, 7});
+}
+
+TEST_CASE("a graph file: conv, pool and immediate ops, options in any order") {
+  const cli::graph_file f = parse(
+      "c = conv img k --relu --pad same --kernel 3 --out-channels 16 -C 8 -W 10 -H 10 --in fp16\n"
+      "p = pool c --op global-avg -H 10 -W 10 -C 16\n"
+      "s = ew p --op mul --operand immediate --value 0.5 -M 1 -N 16 --layout flat\n");
+  REQUIRE(f.problem == "");
+  const conv_spec conv{.in = conv_data::fp16, .out = precision::fp16, .H = 10, .W = 10, .C = 8, .out_channels = 16,
+                       .kernel_h = 3, .kernel_w = 3, .padding = conv_padding::same,
+                       .activation = output_activation::relu};
+  const pool_spec pool{.op = pool_op::global_average, .H = 10, .W = 10, .C = 16, .kernel_h = 2, .kernel_w = 2};
+  const ew_spec ew{.op = ew_op::mul, .dtype = precision::fp16, .M = 1, .N = 16, .operand = ew_operand::immediate,
+                   .layout = ew_layout::flat, .pad = padding::zero, .immediate = 0.5f};
+  CHECK(f.graph == make_graph(graph_conv("c", "img", "k", conv), graph_pool("p", "c", pool), graph_ew("s", "p", ew)));
+}
+
+TEST_CASE("a graph file's problems name their line") {
+  struct bad {
+    const char* text;
+    std::size_t line;
+    const char* problem;
+  };
+  const bad cases[] = {
+      {"", 0, "holds no op (an op is 'OUT = PROGRAM IN... OPTIONS')"},
+      {"# only a comment\n\n", 0, "holds no op (an op is 'OUT = PROGRAM IN... OPTIONS')"},
+      {"y matmul x w\n", 1, "an op is 'OUT = PROGRAM IN... OPTIONS'"},
+      {"y =\n", 1, "an op is 'OUT = PROGRAM IN... OPTIONS'"},
+      {"\ny = conv2d x w\n", 2, "unknown program 'conv2d': matmul, ew, conv, act or pool"},
+      {"y = matmul x --in fp16 -M 1 -K 64 -N 64\n", 1, "matmul reads 2 tensors, not 1"},
+      {"y = act x z --fn relu -M 1 -N 8\n", 1, "act reads 1 tensor, not 2"},
+      {"y = ew x z --operand immediate --value 2 -M 1 -N 8\n", 1, "ew reads 1 tensor, not 2"},
+      {"y = matmul x w --in fp16 -M 1 -K 64\n", 1, "matmul needs -M, -K and -N"},
+      {"y = matmul x w --in fp16 --in fp16 -M 1 -K 64 -N 8\n", 1, "--in is given twice: give it once"},
+      {"y = matmul x w --in fp64 -M 1 -K 64 -N 8\n", 1, "--in takes int8 | int16 | fp16 | bf16 | int32 | fp32 | int4 | tf32, not 'fp64'"},
+      {"y = matmul x w -M 1 -K 64 -N\n", 1, "-N needs a value"},
+      {"y = matmul x w -M 1 -K 64 -N 8 --then ew\n", 1,
+       "--then does not apply in a graph file: write the SDP op on its own line"},
+      {"y = matmul x w -M 1 -K 64 -N 8 --k-slice 32\n", 1,
+       "--k-slice does not apply in a graph file: the graph plans its matmuls"},
+      {"y = matmul x w -M 1 -K 64 -N 8 --plan\n", 1,
+       "option '--plan' does not apply in a graph file (the options of regcmd-gen's programs do, without --then, "
+       "--k-slice, --delta and addresses)"},
+      {"y = act x --fn relu -M 1 -N 8 z\n", 1, "the input 'z' comes after an option: the inputs come first"},
+      {"y = act x+1 --fn relu -M 1 -N 8\n", 1, "the input 'x+1' holds '+': a name is letters, digits, '_' and '.'"},
+      {"a_name_of_twenty_four_ch = act x --fn relu -M 1 -N 8\n", 1,
+       "the output 'a_name_of_twenty_four_ch' is longer than 23 characters"},
+      {"y = act x --fn relu\x01 -M 1 -N 8\n", 1, "byte 0x1 at column 20 is not text (a graph file is ASCII)"},
+      {"y = act caf\xc3\xa9 --fn relu -M 1 -N 8\n", 1, "byte 0xc3 at column 12 is not text (a graph file is ASCII)"},
+  };
+  for (const bad& b : cases) {
+    CAPTURE(b.text);
+    const cli::graph_file f = parse(b.text);
+    CHECK(f.problem_line == b.line);
+    CHECK(f.problem == b.problem);
+  }
+}
+
+TEST_CASE("a graph file of more than 16 ops is refused at the 17th") {
+  std::string text;
+  for (int i = 0; i < 17; ++i)
+    text += "t" + std::to_string(i + 1) + " = act t" + std::to_string(i) + " --fn relu -M 1 -N 8\n";
+  const cli::graph_file f = cli::parse_graph_file(text);
+  CHECK(f.problem_line == 17);
+  CHECK(f.problem.rfind("graph-capacity: ", 0) == 0);
+}
+
+TEST_CASE("a graph that does not build: the line of the first op where it fails") {
+  const cli::graph_file f = parse(
+      "a = act x --fn silu -M 1 -N 64\n"
+      "# b reads 32 of a's 64 elements\n"
+      "b = act a --fn silu -M 1 -N 32\n"
+      "c = act b --fn relu -M 1 -N 32\n");
+  REQUIRE(f.problem == "");
+  const auto built = build_graph(f.graph);
+  REQUIRE_FALSE(built.ok());
+  CHECK(built.err().breaks(rules::graph_tensor_format));
+  CHECK(cli::failing_line(f, [](const graph_spec& g) { return build_graph(g).ok(); }) == 3);
+}

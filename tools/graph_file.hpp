@@ -1,0 +1,220 @@
+#pragma once
+// A graph description file (docs/graph.md, "Graph files"): one op per line,
+//
+//   OUT = PROGRAM IN... OPTIONS
+//
+//   # LLaMA's FFN at decode, hidden 64, intermediate 256
+//   gate = matmul x w_gate --in fp16 --out fp16 -M 1 -K 64 -N 256
+//   up   = matmul x w_up   --in fp16 --out fp16 -M 1 -K 64 -N 256
+//   act  = act gate --fn silu -M 1 -N 256
+//   h    = ew act up --op mul -M 1 -N 256 --layout flat
+//   y    = matmul h w_down --in fp16 --out fp16 -M 1 -K 256 -N 64
+//
+// PROGRAM is one of regcmd-gen's (matmul, ew, conv, act, pool) and takes its options, read
+// by the same parsers; IN are the tensors it reads: a matmul's features and weights, a
+// conv's input and weights, an ew op's two operands (one with --operand immediate), an
+// act's or a pool's input. '#' starts a comment. Every problem is one line naming the line
+// of the file it is on.
+
+#include <cctype>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <regcmd/programs/graph_spec.hpp>
+
+#include "cli.hpp"
+
+namespace regcmd::cli {
+
+// A graph file's ops and the line of each, or the line that is wrong.
+struct graph_file {
+  graph_spec graph{};
+  std::vector<std::size_t> lines;  // of each op, from 1
+  std::size_t problem_line = 0;    // 0: the file as a whole
+  std::string problem;             // empty when the file is a graph
+};
+
+namespace detail {
+
+// The words of one line, up to a '#'. Nullopt (and `bad` set) for a byte that is no
+// printable ASCII: a binary file given by mistake.
+inline std::optional<std::vector<std::string_view>> words_of(std::string_view line, std::string& bad) {
+  std::vector<std::string_view> words;
+  std::size_t i = 0;
+  while (i < line.size()) {
+    const unsigned char c = static_cast<unsigned char>(line[i]);
+    if (c == '#') break;
+    if (c == ' ' || c == '\t' || c == '\r') {
+      ++i;
+      continue;
+    }
+    if (c < 0x20 || c >= 0x7f) {
+      bad = "byte " + hex(c) + " at column " + std::to_string(i + 1) + " is not text (a graph file is ASCII)";
+      return std::nullopt;
+    }
+    const std::size_t start = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r' && line[i] != '#' &&
+           static_cast<unsigned char>(line[i]) >= 0x21 && static_cast<unsigned char>(line[i]) < 0x7f)
+      ++i;
+    words.push_back(line.substr(start, i - start));
+  }
+  return words;
+}
+
+// A tensor name: 1 to 23 letters, digits, '_' or '.', not starting with '-' (an option).
+inline problem check_name(std::string_view name, std::string_view what) {
+  if (!graph_name::fits(name))
+    return std::string(what) + " " + cli::quoted(name) + " is longer than " + std::to_string(graph_name::capacity) +
+           " characters";
+  for (char c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'))
+      return std::string(what) + " " + cli::quoted(name) + " holds " + cli::quoted(std::string_view(&c, 1)) +
+             ": a name is letters, digits, '_' and '.'";
+  return {};
+}
+
+// How many tensors a program reads.
+inline std::size_t inputs_of(const request& r) {
+  if (r.activation || r.pooling) return 1;
+  if (r.elementwise) return r.ew.operand == ew_operand::immediate ? 1 : 2;
+  return 2;  // matmul, conv: the features and the weights
+}
+
+// One op line's words into an op, or the problem.
+inline problem parse_op(const std::vector<std::string_view>& words, graph_op& op) {
+  if (words.size() < 3 || words[1] != "=") return "an op is 'OUT = PROGRAM IN... OPTIONS'";
+  const std::string_view program = words[2];
+  request r{.elementwise = program == "ew", .convolution = program == "conv", .activation = program == "act",
+            .pooling = program == "pool"};
+  if (program != "matmul" && !r.elementwise && !r.convolution && !r.activation && !r.pooling)
+    return "unknown program " + cli::quoted(program) + ": matmul, ew, conv, act or pool";
+  if (problem p = check_name(words[0], "the output"); !p.empty()) return p;
+  std::size_t i = 3;
+  std::vector<std::string_view> inputs;
+  for (; i < words.size() && words[i][0] != '-'; ++i) {
+    if (problem p = check_name(words[i], "the input"); !p.empty()) return p;
+    inputs.push_back(words[i]);
+  }
+  given_options given;
+  for (; i < words.size(); ++i) {
+    const std::string_view a = words[i];
+    if (problem twice = given.add(a); !twice.empty()) return twice;
+    if (a == "--no-pad") {
+      r.spec.pad = r.ew.pad = r.act.pad = padding::none;
+      continue;
+    }
+    if (apply_flag(r, a)) continue;
+    if (!is_request_option(a)) {
+      if (a[0] != '-') return "the input " + cli::quoted(a) + " comes after an option: the inputs come first";
+      return "option " + cli::quoted(a) + " does not apply in a graph file (the options of regcmd-gen's programs do, " +
+             "without --then, --k-slice, --delta and addresses)";
+    }
+    if (a == "--then" || a == "--k-slice")
+      return std::string(a) + " does not apply in a graph file: " +
+             (a == "--then" ? "write the SDP op on its own line" : "the graph plans its matmuls");
+    if (i + 1 == words.size()) return std::string(a) + " needs a value";
+    if (const std::optional<problem> bad = apply(r, a, words[++i]); bad && !bad->empty()) return *bad;
+  }
+  if (problem p = check_request(r, given); !p.empty()) return p;
+  complete_request(r, given);
+  if (r.convolution) complete_conv(r, given);
+  const std::size_t wanted = inputs_of(r);
+  if (inputs.size() != wanted)
+    return std::string(program) + " reads " + std::to_string(wanted) + " tensor" + (wanted == 1 ? "" : "s") + ", not " +
+           std::to_string(inputs.size());
+  const graph_name out = graph_name::of(words[0]), a = graph_name::of(inputs[0]);
+  const graph_name b = wanted == 2 ? graph_name::of(inputs[1]) : graph_name{};
+  if (r.convolution) op = graph_conv(out, a, b, r.conv);
+  else if (r.pooling) op = graph_pool(out, a, r.pool);
+  else if (r.activation) op = graph_act(out, a, r.act);
+  else if (r.elementwise) op = wanted == 2 ? graph_ew(out, a, b, r.ew) : graph_ew(out, a, r.ew);
+  else op = graph_matmul(out, a, b, r.spec);
+  return {};
+}
+
+}  // namespace detail
+
+// The graph a file describes. The graph's own rules are build_graph's.
+inline graph_file parse_graph_file(std::string_view text) {
+  graph_file f;
+  std::size_t number = 0;
+  while (!text.empty()) {
+    ++number;
+    const std::size_t end = text.find('\n');
+    const std::string_view line = text.substr(0, end);
+    text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
+    f.problem_line = number;
+    const auto words = detail::words_of(line, f.problem);
+    if (!words) return f;
+    if (words->empty()) continue;
+    graph_op op;
+    if ((f.problem = detail::parse_op(*words, op)); !f.problem.empty()) return f;
+    if (status s = add_op(f.graph, op); !s) {
+      f.problem = describe(s.err());
+      return f;
+    }
+    f.lines.push_back(number);
+  }
+  f.problem_line = 0;
+  if (f.graph.count == 0) f.problem = "holds no op (an op is 'OUT = PROGRAM IN... OPTIONS')";
+  return f;
+}
+
+// The most a graph file may hold: 16 op lines with comments fit in a few KiB; /dev/zero or
+// a dump given by mistake stops here.
+inline constexpr std::size_t max_graph_file_bytes = std::size_t{1} << 20;
+
+// The graph in the file at `path` ('-': standard input).
+inline graph_file read_graph_file(const std::string& path) {
+  graph_file f;
+  const bool from_stdin = path == "-";
+  std::error_code ec;
+  if (!from_stdin && std::filesystem::is_directory(path, ec)) {
+    f.problem = "cannot read " + cli::quoted(path) + ": it is a directory";
+    return f;
+  }
+  std::FILE* in = from_stdin ? stdin : std::fopen(path.c_str(), "rb");
+  if (!in) {
+    f.problem = "cannot open " + cli::quoted(path) + ": " + std::strerror(errno);
+    return f;
+  }
+  std::string text(max_graph_file_bytes + 1, '\0');
+  const std::size_t n = std::fread(text.data(), 1, text.size(), in);
+  const bool failed = std::ferror(in) != 0;
+  const int reason = errno;
+  if (!from_stdin) std::fclose(in);
+  if (failed) f.problem = "cannot read " + cli::quoted(path) + ": " + std::strerror(reason);
+  else if (n > max_graph_file_bytes) f.problem = cli::quoted(path) + " holds more than 1 MiB: not a graph file";
+  if (!f.problem.empty()) return f;
+  text.resize(n);
+  f = parse_graph_file(text);
+  if (f.problem_line == 0 && !f.problem.empty())
+    f.problem = (from_stdin ? std::string("the standard input") : cli::quoted(path)) + " " + f.problem;
+  return f;
+}
+
+// "PATH:LINE: problem", or "PATH: problem" for the file as a whole.
+inline std::string located(const std::string& path, std::size_t line, const std::string& problem) {
+  return (path == "-" ? std::string("<stdin>") : path) + (line ? ":" + std::to_string(line) : std::string()) + ": " + problem;
+}
+
+// The line of the op where a graph that does not build first fails: the first op whose
+// graph up to and including it does not build.
+template <class Build>
+std::size_t failing_line(const graph_file& f, Build build) {
+  for (std::uint32_t n = 1; n < f.graph.count; ++n) {
+    graph_spec prefix = f.graph;
+    prefix.count = n;
+    if (!build(prefix)) return f.lines[n - 1];
+  }
+  return f.lines.empty() ? 0 : f.lines.back();
+}
+
+}  // namespace regcmd::cli
