@@ -2,6 +2,7 @@
 // written by hand, and every problem named with its line.
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <string>
 
 #include <regcmd/programs/blocks.hpp>
@@ -105,4 +106,36 @@ TEST_CASE("a graph that does not build: the line of the first op where it fails"
   REQUIRE_FALSE(built.ok());
   CHECK(built.err().breaks(rules::graph_tensor_format));
   CHECK(cli::failing_line(f, [](const graph_spec& g) { return build_graph(g).ok(); }) == 3);
+}
+
+namespace {
+std::string file_text(const std::string& path) {
+  std::string text;
+  if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
+    char chunk[4096];
+    for (std::size_t n; (n = std::fread(chunk, 1, sizeof chunk, f)) > 0;) text.append(chunk, n);
+    std::fclose(f);
+  }
+  return text;
+}
+}  // namespace
+
+TEST_CASE("the example graph files are the blocks they say") {
+  const cli::graph_file ffn = cli::parse_graph_file(file_text(REGCMD_EXAMPLES_DIR "/graphs/ffn.graph"));
+  REQUIRE(ffn.problem == "");
+  CHECK(ffn.graph == llama_ffn(1, 64, 256));
+  const cli::graph_file cnn = cli::parse_graph_file(file_text(REGCMD_EXAMPLES_DIR "/graphs/cnn.graph"));
+  REQUIRE(cnn.problem == "");
+  // examples/cnn.cpp's graph
+  constexpr auto conv3x3 = [](std::uint32_t hw, std::uint32_t in, std::uint32_t out) {
+    return conv_spec{.in = conv_data::fp16, .out = precision::fp16, .H = hw, .W = hw, .C = in, .out_channels = out,
+                     .kernel_h = 3, .kernel_w = 3, .padding = conv_padding::same, .activation = output_activation::relu};
+  };
+  CHECK(cnn.graph == make_graph(graph_conv("c1", "image", "k1", conv3x3(32, 3, 32)),
+                                graph_pool("p1", "c1", {.op = pool_op::max, .H = 32, .W = 32, .C = 32}),
+                                graph_conv("c2", "p1", "k2", conv3x3(16, 32, 64)),
+                                graph_pool("p2", "c2", {.op = pool_op::global_average, .H = 16, .W = 16, .C = 64}),
+                                graph_matmul("logits", "p2", "w_fc",
+                                             {.in = precision::fp16, .out = precision::fp16, .M = 1, .K = 64, .N = 10})));
+  CHECK(build_graph(cnn.graph).ok());
 }
