@@ -11,7 +11,7 @@ trap 'rm -rf "$work"' EXIT
 # Two gaps of the program rules stay open (tests/fuzz/findings/README.md): registers an op
 # reads that no task wrote, and DPU_SURFACE_ADD; their findings are reported, not fatal.
 export REGCMD_FUZZ_VALIDATE_IGNORE="${REGCMD_FUZZ_VALIDATE_IGNORE-no task of its register group wrote,DPU_SURFACE_ADD disagrees}"
-for target in dump diff matmul validate; do
+for target in dump diff matmul validate graph_file; do
   mkdir -p "$work/$target"
   cp tests/fuzz/corpus/"$target"/* "$work/$target"/
   log="$work/$target.log"
