@@ -14,6 +14,7 @@
 // error (one line on stderr).
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -34,12 +35,15 @@
 #include <regcmd/programs/elementwise.hpp>
 #include <regcmd/programs/ew_packing.hpp>
 #include <regcmd/programs/fused.hpp>
+#include <regcmd/programs/graph.hpp>
+#include <regcmd/programs/graph_packing.hpp>
 #include <regcmd/programs/packing.hpp>
 #include <regcmd/programs/plan.hpp>
 #include <regcmd/programs/pooling.hpp>
 #include <regcmd/runtime/session.hpp>
 
 #include "cli.hpp"
+#include "graph_file.hpp"
 #include "io.hpp"
 
 namespace {
@@ -815,6 +819,341 @@ std::string describe_open(const regcmd::error& e) {
          regcmd::to_string(regcmd::make_error(*e.violated)) + ")";
 }
 
+// A graph file, run: every input drawn at random, every output checked against the host's
+// graph. The host computes each op in double from the values the NPU holds (each fp16
+// tensor rounded where it is stored) and carries for every element a bound on how far the
+// NPU's value may be from the host's: the op's inputs' bounds through the op, its fp32
+// accumulation, and at every fp16 store a rounding on the other side of a tie (one ulp,
+// 2^-10 relative; the table functions: their tolerance). A worst case, every error with one
+// sign. Integer matmuls are exact. The host checks fp16 ops and integer matmuls (with their
+// inputs' host values in the logical orders of graph_packing.hpp); regcmd-gen builds any.
+struct host_tensor {
+  std::vector<double> value, bound;
+};
+
+double store_bound(double v) { return std::ldexp(std::abs(v), -10) + std::ldexp(1.0, -24); }
+
+// The problem with a graph the host cannot check, or an empty string.
+std::string unchecked(const regcmd::graph_spec& spec) {
+  using namespace regcmd;
+  for (std::uint32_t i = 0; i < spec.count; ++i) {
+    const graph_op& op = spec.ops[i];
+    const bool fp16 = op.kind == graph_op_kind::ew     ? op.ew.dtype == precision::fp16
+                      : op.kind == graph_op_kind::act  ? op.act.dtype == precision::fp16
+                      : op.kind == graph_op_kind::conv ? op.conv.in == conv_data::fp16
+                      : op.kind == graph_op_kind::pool ? op.pool.dtype == precision::fp16
+                                                       : true;
+    if (!fp16)
+      return "op '" + std::string(op.out.view()) + "' is not fp16: regcmd-run checks graphs of fp16 ops and integer " +
+             "matmuls (regcmd-gen graph builds this one)";
+  }
+  return {};
+}
+
+// Element i of an op's second operand: per element, per channel (N of them) or immediate.
+double operand_of(const regcmd::ew_spec& s, const host_tensor* b, std::size_t i, double& bound) {
+  bound = 0;
+  if (s.operand == regcmd::ew_operand::immediate) return to_half(s.immediate);
+  const std::size_t at = s.operand == regcmd::ew_operand::per_channel ? i % s.N : i;
+  bound = b->bound[at];
+  return b->value[at];
+}
+
+// The op's output on the host, from its operands' host values.
+host_tensor host_op(const regcmd::graph_op& op, const regcmd::graph_step& step, const host_tensor& a, const host_tensor* b) {
+  using namespace regcmd;
+  host_tensor out;
+  auto store = [&](double v, double carried, bool fp16) {
+    out.value.push_back(fp16 ? double(to_half(v)) : v);
+    out.bound.push_back(carried + (fp16 ? store_bound(v) : 0.0));
+  };
+  switch (op.kind) {
+    case graph_op_kind::matmul: {
+      const matmul_spec& s = op.matmul;
+      const bool integer = s.in.features != precision::fp16;
+      const double slices = step.matmul.slices;
+      for (std::uint32_t m = 0; m < s.M; ++m)
+        for (std::uint32_t n = 0; n < s.N; ++n) {
+          double sum = 0, magnitude = 0, carried = 0;
+          for (std::uint32_t k = 0; k < s.K; ++k) {
+            const double x = a.value[std::size_t{m} * s.K + k], w = b->value[std::size_t{k} * s.N + n];
+            sum += x * w;
+            magnitude += std::abs(x * w);
+            carried += a.bound[std::size_t{m} * s.K + k] * std::abs(w) + b->bound[std::size_t{k} * s.N + n] * std::abs(x);
+          }
+          if (integer) {
+            store(sum, 0, false);
+            continue;
+          }
+          // fp32 accumulation; a split K's partials and running sums each stored as fp16
+          carried += magnitude * (s.K + 2) * std::ldexp(1.0, -24);
+          if (slices > 1) carried += 2 * slices * store_bound(magnitude);
+          store(activate(s.activation, s.leaky_slope, false, sum), carried, s.out == precision::fp16);
+        }
+      return out;
+    }
+    case graph_op_kind::ew: {
+      const ew_spec& s = op.ew;
+      for (std::size_t i = 0; i < a.value.size(); ++i) {
+        double by = 0;
+        const double x = a.value[i], bx = a.bound[i], y = operand_of(s, b, i, by);
+        const double product = std::abs(y) * bx + std::abs(x) * by + bx * by;
+        const double carried = s.op == ew_op::add                          ? bx + by
+                               : s.op == ew_op::max || s.op == ew_op::min ? std::max(bx, by)
+                               : s.op == ew_op::prelu                     ? std::max(bx, product)
+                                                                          : product;
+        store(apply(s.op, x, y), carried, true);
+      }
+      return out;
+    }
+    case graph_op_kind::act: {
+      const act_spec& s = op.act;
+      const bool table = uses_lut(s.fn);
+      for (std::size_t i = 0; i < a.value.size(); ++i) {
+        const double x = a.value[i], bx = a.bound[i];
+        auto f = [&](double v) { return table ? table_function(s.fn, v) : relu_family(s, v); };
+        const double y = f(x);
+        // the input's bound through f: its largest change over [x - bx, x + bx], sampled
+        double moved = 0;
+        for (int k = -4; k <= 4; ++k) moved = std::max(moved, std::abs(f(x + bx * k / 4) - y));
+        const double own = table ? std::max(absolute_tolerance(s.fn), std::ldexp(std::abs(y), -10)) : 0.0;
+        store(y, moved + own, true);
+      }
+      return out;
+    }
+    case graph_op_kind::conv: {
+      const conv_geometry& g = step.conv.conv;
+      const conv_spec& s = g.spec;
+      const std::uint32_t O = s.out_channels;
+      for (std::uint32_t oy = 0; oy < g.out_h; ++oy)
+        for (std::uint32_t ox = 0; ox < g.out_w; ++ox)
+          for (std::uint32_t o = 0; o < O; ++o) {
+            double sum = 0, magnitude = 0, carried = 0;
+            for (std::uint32_t ky = 0; ky < s.kernel_h; ++ky)
+              for (std::uint32_t kx = 0; kx < s.kernel_w; ++kx) {
+                const std::int64_t y = std::int64_t{oy} * s.stride_y + std::int64_t{ky} * s.dilation_y - g.pad.top;
+                const std::int64_t x = std::int64_t{ox} * s.stride_x + std::int64_t{kx} * s.dilation_x - g.pad.left;
+                if (y < 0 || y >= s.H || x < 0 || x >= s.W) continue;
+                for (std::uint32_t c = s.depthwise ? o : 0; c < (s.depthwise ? o + 1 : s.C); ++c) {
+                  const std::size_t xi = (std::size_t(y) * s.W + std::size_t(x)) * s.C + c;
+                  const std::size_t wi = ((std::size_t{s.depthwise ? 0 : o} * s.kernel_h + ky) * s.kernel_w + kx) * s.C + c;
+                  sum += a.value[xi] * b->value[wi];
+                  magnitude += std::abs(a.value[xi] * b->value[wi]);
+                  carried += a.bound[xi] * std::abs(b->value[wi]) + b->bound[wi] * std::abs(a.value[xi]);
+                }
+              }
+            const double taps = double(s.kernel_h) * s.kernel_w * (s.depthwise ? 1 : s.C);
+            store(activate(s.activation, s.leaky_slope, false, sum), carried + magnitude * (taps + 2) * std::ldexp(1.0, -24),
+                  s.out == precision::fp16);
+          }
+      return out;
+    }
+    case graph_op_kind::pool: {
+      const pool_geometry& g = step.pool;
+      const double taps = double(g.kernel_h) * g.kernel_w;
+      for (std::uint32_t oy = 0; oy < g.out_h; ++oy)
+        for (std::uint32_t ox = 0; ox < g.out_w; ++ox)
+          for (std::uint32_t c = 0; c < g.C; ++c) {
+            double sum = 0, best = -std::numeric_limits<double>::infinity(), carried = 0, largest = 0, magnitude = 0;
+            for (std::uint32_t ky = 0; ky < g.kernel_h; ++ky)
+              for (std::uint32_t kx = 0; kx < g.kernel_w; ++kx) {
+                const std::int64_t y = std::int64_t{oy} * g.stride_y + ky - g.pad.top;
+                const std::int64_t x = std::int64_t{ox} * g.stride_x + kx - g.pad.left;
+                if (y < 0 || y >= g.H || x < 0 || x >= g.W) continue;
+                const std::size_t i = (std::size_t(y) * g.W + std::size_t(x)) * g.C + c;
+                sum += a.value[i];
+                magnitude += std::abs(a.value[i]);
+                best = std::max(best, a.value[i]);
+                carried += a.bound[i];
+                largest = std::max(largest, a.bound[i]);
+              }
+            // the average: the window's sum times fp16 reciprocals of the kernel's sides
+            // (inexact for other than powers of two: 2^-9 of the result, regcmd-run pool's)
+            if (g.averages())
+              store(sum / taps, carried / taps + std::ldexp(magnitude / taps, -9), true);
+            else
+              store(best, largest, false);  // the max of values each within its bound
+          }
+      return out;
+    }
+  }
+  return out;
+}
+
+// The element count an op reads from operand `which` (0: a, 1: b), in its logical order.
+std::size_t elements_read(const regcmd::graph_op& op, const regcmd::graph_step& step, int which) {
+  using namespace regcmd;
+  switch (op.kind) {
+    case graph_op_kind::matmul:
+      return which == 0 ? std::size_t{op.matmul.M} * op.matmul.K : std::size_t{op.matmul.K} * op.matmul.N;
+    case graph_op_kind::ew:
+      return which == 1 && op.ew.operand == ew_operand::per_channel ? op.ew.N : std::size_t{op.ew.M} * op.ew.N;
+    case graph_op_kind::act: return std::size_t{op.act.M} * op.act.N;
+    case graph_op_kind::conv: {
+      const conv_spec& s = step.conv.conv.spec;
+      return which == 0 ? std::size_t{s.H} * s.W * s.C
+                        : std::size_t{s.depthwise ? 1 : s.out_channels} * s.kernel_h * s.kernel_w * s.C;
+    }
+    case graph_op_kind::pool: return std::size_t{step.pool.H} * step.pool.W * step.pool.C;
+  }
+  return 0;
+}
+
+// Random host values for an input or weight tensor as its first reader reads it: fp16
+// features in [-1, 1], fp16 weights in +-1/sqrt(fan-in) (values stay near 1 through every
+// layer), int8 over its range, int4 in [-8, 7].
+host_tensor random_input(const regcmd::graph_op& op, const regcmd::graph_step& step, int which, std::size_t count,
+                         regcmd::precision type, std::mt19937_64& rng) {
+  using namespace regcmd;
+  host_tensor t{std::vector<double>(count), std::vector<double>(count, 0.0)};
+  if (type == precision::int8 || type == precision::int4) {
+    std::uniform_int_distribution<int> d(type == precision::int8 ? -128 : -8, type == precision::int8 ? 127 : 7);
+    for (double& v : t.value) v = d(rng);
+    return t;
+  }
+  double scale = 1;
+  if (which == 1 && op.kind == graph_op_kind::matmul) scale = 1 / std::sqrt(double(op.matmul.K));
+  if (which == 1 && op.kind == graph_op_kind::conv) {
+    const conv_spec& s = step.conv.conv.spec;
+    scale = 1 / std::sqrt(double(s.kernel_h) * s.kernel_w * (s.depthwise ? 1 : s.C));
+  }
+  std::uniform_real_distribution<double> d(-scale, scale);
+  for (double& v : t.value) v = to_half(d(rng));
+  return t;
+}
+
+int run_graph(const regcmd::runtime::device& dev, const regcmd::graph_spec& spec, const run_settings& settings) {
+  using namespace regcmd;
+  const auto built = build_graph(spec);
+  if (!built) return fail(built.err());
+  const graph_geometry& g = built.value().geometry;
+  std::array<runtime::buffer, operand_role_count> bufs;
+  for (operand_role r : {operand_role::feature, operand_role::weight, operand_role::intermediate, operand_role::output}) {
+    if (g.buffer_bytes[static_cast<std::size_t>(r)] == 0) continue;
+    auto b = runtime::buffer::create(dev, g.buffer_bytes[static_cast<std::size_t>(r)]);
+    if (!b) return fail(b.err());
+    bufs[static_cast<std::size_t>(r)] = std::move(b).value();
+  }
+  // the buffers of the graph's roles (nullptr for a role it has no tensor in)
+  auto buffer_of = [&](operand_role r) {
+    return g.buffer_bytes[static_cast<std::size_t>(r)] ? &bufs[static_cast<std::size_t>(r)] : nullptr;
+  };
+
+  // Inputs drawn and packed, then every op on the host in order.
+  std::mt19937_64 rng(settings.seed);
+  std::vector<host_tensor> host(g.tensor_count);
+  for (std::uint32_t i = 0; i < spec.count; ++i) {
+    const graph_op& op = spec.ops[i];
+    const graph_step& step = g.steps[i];
+    for (int which = 0; which < 2; ++which) {
+      const std::uint32_t t = which == 0 ? step.a : step.b;
+      if (t == no_op) continue;
+      const graph_tensor& x = g.tensors[t];
+      const std::size_t count = elements_read(op, step, which);
+      if (x.writer == no_op && host[t].value.empty()) {
+        host[t] = random_input(op, step, which, count, x.format.type, rng);
+        const std::span<std::uint8_t> bytes = buffer_of(x.role)->bytes();
+        status packed;
+        if (x.format.type == precision::fp16) {
+          const std::vector<float> v(host[t].value.begin(), host[t].value.end());
+          packed = pack_tensor<float>(g, x.name.view(), v, bytes);
+        } else {
+          const std::vector<std::int8_t> v(host[t].value.begin(), host[t].value.end());
+          packed = pack_tensor<std::int8_t>(g, x.name.view(), v, bytes);
+        }
+        if (!packed) return fail(packed.err());
+      }
+      if (host[t].value.size() != count)
+        return fail("op '" + std::string(op.out.view()) + "' reads " + std::to_string(count) + " elements of '" +
+                    std::string(x.name.view()) + "', which holds " + std::to_string(host[t].value.size()) +
+                    ": regcmd-run's host checks ops that read whole tensors (regcmd-gen graph builds this one)");
+    }
+    host[step.out] = host_op(op, step, host[step.a], step.b == no_op ? nullptr : &host[step.b]);
+  }
+
+  // The outputs, one after another in the check's element order.
+  std::vector<std::uint32_t> outputs;
+  for (std::uint32_t t = 0; t < g.tensor_count; ++t)
+    if (g.tensors[t].kind == tensor_kind::output) outputs.push_back(t);
+  auto verify = [&]() -> result<check> {
+    check result;
+    std::size_t base = 0;
+    for (std::uint32_t t : outputs) {
+      const graph_tensor& x = g.tensors[t];
+      const host_tensor& want = host[t];
+      std::vector<double> got(want.value.size());
+      const std::span<const std::uint8_t> bytes = buffer_of(operand_role::output)->bytes();
+      if (x.format.type == precision::int32 || x.format.type == precision::int16) {
+        std::vector<std::int32_t> v(got.size());
+        if (status s = unpack_tensor<std::int32_t>(g, x.name.view(), bytes, v); !s) return s.err();
+        std::copy(v.begin(), v.end(), got.begin());
+      } else {
+        std::vector<float> v(got.size());
+        if (status s = unpack_tensor<float>(g, x.name.view(), bytes, v); !s) return s.err();
+        std::copy(v.begin(), v.end(), got.begin());
+      }
+      for (std::size_t i = 0; i < got.size(); ++i) result.add_absolute(base + i, got[i], want.value[i], want.bound[i]);
+      base += got.size();
+    }
+    return result;
+  };
+  runtime::session npu{dev};
+  const auto ran = run(npu, built.value().view(),
+                       {.feature = buffer_of(operand_role::feature), .weight = buffer_of(operand_role::weight),
+                        .output = buffer_of(operand_role::output), .intermediate = buffer_of(operand_role::intermediate)},
+                       settings, verify);
+  if (!ran) return fail(ran.err());
+  // An element is named by its output and index when there is one output, else by its place
+  // in the outputs one after another.
+  const bool one = outputs.size() == 1;
+  const std::string name = one ? std::string(g.tensors[outputs[0]].name.view()) : "outputs";
+  return ran.value().report(name.c_str(), one ? g.tensors[outputs[0]].format.cols : 1u);
+}
+
+// regcmd-run graph FILE [--device D] [--seed S] [--repeat R] [--cores 1|3].
+int run_graph_file(int argc, char** argv) {
+  using namespace regcmd;
+  if (argc < 3 || (argv[2][0] == '-' && argv[2][1] != 0))
+    return fail("graph needs a graph file first ('-': standard input; docs/graph.md, \"Graph files\")");
+  const std::string path = argv[2];
+  run_settings settings;
+  cli::given_options given;
+  static constexpr std::pair<std::string_view, bool> core_counts[] = {{"1", false}, {"3", true}};
+  for (int i = 3; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "-h" || a == "--help") {
+      std::fputs(usage, stdout);
+      return cli::exit_success;
+    }
+    if (a == "--version") return cli::print_version("regcmd-run");
+    if (cli::problem twice = given.add(a); !twice.empty()) return fail(twice);
+    if (a != "--cores" && a != "--device" && a != "--seed" && a != "--repeat")
+      return fail("option '" + std::string(a) + "' does not apply to graph (its ops' options are in the file)");
+    if (i + 1 >= argc) return fail(std::string(a) + " needs a value");
+    const std::string_view v = argv[++i];
+    cli::problem bad;
+    if (a == "--cores") bad = cli::one_of(settings.three_cores, a, v, core_counts);
+    else if (a == "--device") {
+      if (v.empty()) bad = cli::takes(a, "a device node", v);
+      settings.device_path = v;
+    } else if (a == "--seed") bad = cli::number_in(settings.seed, a, v, 0, UINT64_MAX);
+    else bad = cli::number_in(settings.repeat, a, v, 1, 1'000'000);  // --repeat
+    if (!bad.empty()) return fail(bad);
+  }
+  const cli::graph_file file = cli::read_graph_file(path);
+  if (!file.problem.empty()) return fail(file.problem_line ? cli::located(path, file.problem_line, file.problem) : file.problem);
+  // The graph's rules first: a graph that breaks one needs no device.
+  if (const auto built = build_graph(file.graph); !built) {
+    const std::size_t line = cli::failing_line(file, [](const graph_spec& g) { return build_graph(g).ok(); });
+    return fail(cli::located(path, line, cli::describe(built.err())));
+  }
+  if (const std::string p = unchecked(file.graph); !p.empty()) return fail(cli::located(path, 0, p));
+  auto dev = runtime::device::open(settings.device_path);
+  if (!dev) return fail(describe_open(dev.err()));
+  std::printf("device %s: %s\n", dev.value().path().c_str(), dev.value().driver_version().c_str());
+  return run_graph(dev.value(), file.graph, settings);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -829,10 +1168,11 @@ int main(int argc, char** argv) {
     return cli::exit_success;
   }
   if (program == "--version") return cli::print_version("regcmd-run");
+  if (program == "graph") return run_graph_file(argc, argv);
   cli::request r{.elementwise = program == "ew", .convolution = program == "conv", .activation = program == "act",
                  .pooling = program == "pool", .ew = {.immediate = 1.5f}};
   if (program != "matmul" && !r.elementwise && !r.convolution && !r.activation && !r.pooling)
-    return fail("unknown program '" + std::string(program) + "': matmul, ew, conv, act or pool");
+    return fail("unknown program '" + std::string(program) + "': matmul, ew, conv, act, pool or graph");
 
   run_settings settings;
   cli::given_options given;
