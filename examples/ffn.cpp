@@ -1,7 +1,9 @@
 // A LLaMA-style feed-forward block as one graph, one submit: gate = x·Wg and up = x·Wu
 // (hidden D -> intermediate F), h = SiLU(gate)·up, y = h·Wd (F -> D), all fp16. At decode
-// (M = 1) and prefill (M rows); the decode graph of LLaMA-7B's sizes (4096, 11008) is built
-// at compile time, every other one at run time by the same functions. The down projection's
+// (M = 1) and prefill (M rows); LLaMA-7B's blocks (4096, 11008) at decode and at a prefill
+// of 64 rows are built at compile time (clang needs -fconstexpr-steps above its default for
+// the prefill's 161 tasks: examples/CMakeLists.txt), every other one at run time by the
+// same functions. The down projection's
 // K = 11008 is beyond one op (10752): its slices' partials are summed by SDP adds in the
 // same submit (docs/graph.md). Every output row checked, or a sample of rows for prefill,
 // against the host's FFN computed as the NPU rounds (fp16 intermediates).
@@ -30,8 +32,9 @@ using namespace regcmd;
 
 namespace {
 
-// LLaMA-7B's decode block, checked and emitted by the compiler.
+// LLaMA-7B's blocks, checked and emitted by the compiler.
 constexpr auto llama_decode = graph<llama_ffn(1, 4096, 11008)>();
+constexpr auto llama_prefill = graph<llama_ffn(64, 4096, 11008)>();
 
 // The SiLU table's largest error (bench/README.md's accuracy table), with margin.
 constexpr double silu_error = 3e-3;
@@ -178,10 +181,13 @@ int main(int argc, char** argv) {
     if (!decode) return std::fprintf(stderr, "ffn: %s\n", to_string(decode.err()).c_str()), 2;
     status = std::max(status, run_block(device.value(), "decode", decode.value().geometry, decode.value().view(), 1, D, F, w, {0}));
   }
+  // prefill: the compile-time graph at LLaMA-7B's sizes and 64 rows, else the run-time one
+  const std::vector<std::uint32_t> sample{0, rows / 3, 2 * rows / 3, rows - 1};
+  if (D == 4096 && F == 11008 && rows == 64)
+    return std::max(status, run_block(device.value(), "prefill", llama_prefill.geometry, llama_prefill.view(), rows, D, F,
+                                      w, sample));
   const auto prefill = build_graph(llama_ffn(rows, D, F));
   if (!prefill) return std::fprintf(stderr, "ffn: %s\n", to_string(prefill.err()).c_str()), 2;
-  const std::vector<std::uint32_t> sample{0, rows / 3, 2 * rows / 3, rows - 1};
-  status = std::max(status, run_block(device.value(), "prefill", prefill.value().geometry, prefill.value().view(), rows, D,
-                                      F, w, sample));
-  return status;
+  return std::max(status, run_block(device.value(), "prefill", prefill.value().geometry, prefill.value().view(), rows, D,
+                                    F, w, sample));
 }
