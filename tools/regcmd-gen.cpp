@@ -6,6 +6,7 @@
 //   regcmd-gen conv --in uint8 -H 20 -W 20 -C 80 --out-channels 40 --kernel 3 --pad same --bias
 //   regcmd-gen act --fn sigmoid --dtype fp16 -M 64 -N 256
 //   regcmd-gen pool --op max --dtype fp16 -H 16 -W 16 -C 64 --kernel 2 --stride 2
+//   regcmd-gen graph examples/graphs/ffn.graph
 //
 // Exit status: 0 written; 2 bad usage, a shape or address that breaks a rule, or an
 // unwritable output (one line on stderr). 1, a failed check, is regcmd-run's and
@@ -40,6 +41,7 @@
 namespace {
 
 constexpr const char* usage = R"(usage: regcmd-gen PROGRAM [options]
+       regcmd-gen graph FILE [address and output options]
 
 Programs:
   matmul    C[M][N] = A[M][K] . B[K][N] as one task (one op), or with --plan as many tasks
@@ -52,6 +54,9 @@ Programs:
             smooth functions through its lookup table (fp16; the first task uploads it)
   pool      max, average, global max or global average pooling of one H x W x C image on
             the PPU, tall images in row tasks (at most 8191 / W output rows each)
+  graph FILE  the ops a graph file describes, one program ('-': standard input): one op
+            a line, 'OUT = PROGRAM IN... OPTIONS' with the options above (docs/graph.md,
+            "Graph files"); only the address and output options follow FILE
 
 matmul options:
   --in P              input precision: fp16 | int8 | int4              (default fp16)

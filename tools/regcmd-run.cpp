@@ -6,6 +6,7 @@
 //   regcmd-run conv --in uint8 -H 20 -W 20 -C 80 --out-channels 40 --kernel 3 --pad same --bias
 //   regcmd-run act --fn sigmoid --dtype fp16 -M 64 -N 256
 //   regcmd-run pool --op avg --dtype fp16 -H 20 -W 20 -C 24 --kernel 3 --stride 1 --pad same
+//   regcmd-run graph examples/graphs/cnn.graph
 //
 // Prints one line: max_abs_error=<x> max_rel_error=<y> submits=<n> us_per_submit=<t>, the
 // worst over every repeat (each repeat's output is checked), and for a repeat out of
@@ -53,6 +54,7 @@ constexpr const char* usage = R"(usage: regcmd-run matmul --in P --out P -M N -K
        regcmd-run conv --in P -H N -W N -C N --out-channels N [options]
        regcmd-run act --fn F --dtype P (-M N -N N | --elements N) [options]
        regcmd-run pool --op O --dtype P -H N -W N -C N [options]
+       regcmd-run graph FILE [--cores C] [--device PATH] [--seed S] [--repeat R]
 
 Builds the program (a matmul as a plan: K-split, N/M tiling when the shape needs them; an
 SDP element-wise op; a matmul fused with an SDP op; a convolution in the tasks its CBUF
@@ -112,6 +114,10 @@ pool options (regcmd-gen --help has the details; an output element out[h * W' + 
   --kernel K|KHxKW (default 2), --stride S|SYxSX (default the kernel), --pad P (valid |
                   same | T,B,L,R; default valid): not for the global ops
   inputs: fp16 uniform in [-4, 4], rounded to fp16; int8 uniform over the type
+graph FILE: the ops of a graph file ('-': standard input), one program, one submit a run
+  (docs/graph.md, "Graph files"); the running options below but --round-robin and
+  --nonblocking. Inputs: fp16 features uniform in [-1, 1], fp16 weights in +-1/sqrt(fan-in),
+  int8 over the type, int4 in [-8, 7]; checked: graphs of fp16 ops and integer matmuls
 running:
   --cores C       1 (one core) | 3 (tasks split in three chains: rknpu the 3-core mask,
                   rocket one job each, the kernel picks the cores)
@@ -140,7 +146,10 @@ silu, gelu, gelu-erf, hardswish and mish 1e-2. A pooling is checked against the 
 padded taps -inf for max and 0 counted in the average (PyTorch's count_include_pad=True):
 max exactly; average, the mean in double of the fp16 inputs rounded to fp16, within 2^-9
 relative plus 2^-24 absolute, as the PPU multiplies the sum by fp16 reciprocals of the
-kernel's width and height (fp16(65536 / 3) is inexact) and rounds to fp16.
+kernel's width and height (fp16(65536 / 3) is inexact) and rounds to fp16. A graph's
+outputs are checked against the host's graph, each element within a bound carried through
+every op: its inputs' bounds through the op, its fp32 accumulation, one fp16 ulp (2^-10
+relative) at every fp16 store, a table function's tolerance; an integer matmul exactly.
 
 Each option is given once, and only where it applies. Each error is one line on standard
 error.
