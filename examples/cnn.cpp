@@ -12,18 +12,17 @@
 //
 // Exit status: 0 checked, 1 a wrong result, 2 an error, 3 no NPU device here.
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <random>
 #include <string_view>
-#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <regcmd/decode/format.hpp>
 #include <regcmd/programs/graph.hpp>
-#include <regcmd/programs/graph_packing.hpp>
+#include <regcmd/runtime/graph_buffers.hpp>
 #include <regcmd/runtime/session.hpp>
 
 using namespace regcmd;
@@ -158,32 +157,22 @@ int main() {
   const std::vector<float> fc = random_fp16(rng, std::size_t{width2} * classes, 1.0f / std::sqrt(float(width2)));
 
   const graph_geometry& g = cnn.geometry;
-  std::array<runtime::buffer, operand_role_count> buffers;
-  for (operand_role r : {operand_role::feature, operand_role::weight, operand_role::intermediate, operand_role::output}) {
-    auto b = runtime::buffer::create(dev, g.buffer_bytes[static_cast<std::size_t>(r)]);
-    if (!b) return fail(b.err());
-    buffers[static_cast<std::size_t>(r)] = std::move(b).value();
-  }
-  auto& feature = buffers[static_cast<std::size_t>(operand_role::feature)];
-  auto& weight = buffers[static_cast<std::size_t>(operand_role::weight)];
-  auto& arena = buffers[static_cast<std::size_t>(operand_role::intermediate)];
-  auto& output = buffers[static_cast<std::size_t>(operand_role::output)];
-  for (const auto& [tensor, host, buffer] : {std::tuple{"image", &image, &feature}, std::tuple{"k1", &k1, &weight},
-                                             std::tuple{"k2", &k2, &weight}, std::tuple{"w_fc", &fc, &weight}})
-    if (status s = pack_tensor<float>(g, tensor, *host, buffer->bytes()); !s) return fail(s.err());
+  auto io = runtime::graph_buffers::create(dev, g);
+  if (!io) return fail(io.err());
+  for (const auto& [tensor, host] : {std::pair{"image", &image}, std::pair{"k1", &k1}, std::pair{"k2", &k2},
+                                     std::pair{"w_fc", &fc}})
+    if (status s = io.value().pack<float>(tensor, *host); !s) return fail(s.err());
 
   runtime::session npu{dev};
   auto prepared = npu.prepare(cnn.view());
   if (!prepared) return fail(prepared.err());
-  if (status s = npu.bind(prepared.value(), {.feature = &feature, .weight = &weight, .output = &output, .intermediate = &arena});
-      !s)
-    return fail(s.err());
+  if (status s = npu.bind(prepared.value(), io.value().operands()); !s) return fail(s.err());
   auto warm = npu.run(prepared.value());  // fresh buffers read stale once (runtime/session.hpp)
   if (!warm) return fail(warm.err());
   auto report = npu.run(prepared.value());
   if (!report) return fail(report.err());
   std::vector<float> logits(classes);
-  if (status s = unpack_tensor<float>(g, "logits", output.bytes(), logits); !s) return fail(s.err());
+  if (status s = io.value().unpack<float>("logits", logits); !s) return fail(s.err());
 
   host_tensor x{side, side, colours, std::vector<double>(image.begin(), image.end()),
                 std::vector<double>(image.size(), 0.0)};

@@ -12,20 +12,19 @@
 //
 // Exit status: 0 checked, 1 a wrong result, 2 an error, 3 no NPU device here.
 #include <algorithm>
-#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <random>
 #include <string_view>
-#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <regcmd/decode/format.hpp>
 #include <regcmd/programs/blocks.hpp>
 #include <regcmd/programs/graph.hpp>
-#include <regcmd/programs/graph_packing.hpp>
+#include <regcmd/runtime/graph_buffers.hpp>
 #include <regcmd/runtime/session.hpp>
 
 using namespace regcmd;
@@ -53,33 +52,23 @@ int run_block(const runtime::device& dev, const char* name, const graph_geometry
     std::fprintf(stderr, "ffn: %s\n", to_string(e).c_str());
     return 2;
   };
-  std::array<runtime::buffer, operand_role_count> buffers;
-  for (operand_role r : {operand_role::feature, operand_role::weight, operand_role::intermediate, operand_role::output}) {
-    auto b = runtime::buffer::create(dev, std::max<std::uint32_t>(16, g.buffer_bytes[static_cast<std::size_t>(r)]));
-    if (!b) return fail(b.err());
-    buffers[static_cast<std::size_t>(r)] = std::move(b).value();
-  }
-  auto& feature = buffers[static_cast<std::size_t>(operand_role::feature)];
-  auto& weight = buffers[static_cast<std::size_t>(operand_role::weight)];
-  auto& arena = buffers[static_cast<std::size_t>(operand_role::intermediate)];
-  auto& output = buffers[static_cast<std::size_t>(operand_role::output)];
+  auto io = runtime::graph_buffers::create(dev, g);
+  if (!io) return fail(io.err());
   const std::vector<float> x(w.x.begin(), w.x.begin() + std::ptrdiff_t{M} * D);
-  for (const auto& [tensor, host, buffer] : {std::tuple{"x", &x, &feature}, std::tuple{"w_gate", &w.gate, &weight},
-                                             std::tuple{"w_up", &w.up, &weight}, std::tuple{"w_down", &w.down, &weight}})
-    if (status s = pack_tensor<float>(g, tensor, *host, buffer->bytes()); !s) return fail(s.err());
+  for (const auto& [tensor, host] :
+       {std::pair{"x", &x}, std::pair{"w_gate", &w.gate}, std::pair{"w_up", &w.up}, std::pair{"w_down", &w.down}})
+    if (status s = io.value().pack<float>(tensor, *host); !s) return fail(s.err());
 
   runtime::session npu{dev};
   auto prepared = npu.prepare(program);
   if (!prepared) return fail(prepared.err());
-  if (status s = npu.bind(prepared.value(), {.feature = &feature, .weight = &weight, .output = &output, .intermediate = &arena});
-      !s)
-    return fail(s.err());
+  if (status s = npu.bind(prepared.value(), io.value().operands()); !s) return fail(s.err());
   auto warm = npu.run(prepared.value());
   if (!warm) return fail(warm.err());
   auto report = npu.run(prepared.value());
   if (!report) return fail(report.err());
   std::vector<float> y(std::size_t{M} * D);
-  if (status s = unpack_tensor<float>(g, "y", output.bytes(), y); !s) return fail(s.err());
+  if (status s = io.value().unpack<float>("y", y); !s) return fail(s.err());
 
   // The host: gate and up rounded to fp16 as the NPU stores them, SiLU exact, h rounded;
   // the bound: the table's error and h's rounding, through Wd, then y's rounding.

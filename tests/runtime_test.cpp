@@ -12,6 +12,7 @@
 
 #include <regcmd/programs/elementwise.hpp>
 #include <regcmd/programs/plan.hpp>
+#include <regcmd/runtime/graph_buffers.hpp>
 
 #include "runtime_support.hpp"
 
@@ -520,4 +521,47 @@ TEST_CASE("rknpu and rocket: the same program bytes, each kernel's view of a tas
   CHECK(rknpu::pc_data_amount(rknpu_jobs::descriptor(odd, 0)) == 6);
   CHECK(rocket::pc_data_amount(rocket_jobs::descriptor(odd, 0)) == 6);
   CHECK(pc_fetch_amount(13) == 6);
+}
+
+TEST_CASE("graph buffers: one buffer for each role the graph uses, tensors packed and read back by name") {
+  const device d = open_device();
+  // two int8 matmuls reading one input (no intermediate): y[n] = sum_k x[k] w[k][n]
+  constexpr matmul_spec mm{.in = precision::int8, .out = precision::int32, .M = 1, .K = 32, .N = 16};
+  const auto built = build_graph(make_graph(graph_matmul("a", "x", "wa", mm), graph_matmul("b", "x", "wb", mm)));
+  REQUIRE(built.ok());
+  auto io = graph_buffers::create(d, built.value().geometry);
+  REQUIRE(io.ok());
+  const operands ops = io.value().operands();
+  CHECK(ops.feature != nullptr);
+  CHECK(ops.weight != nullptr);
+  CHECK(ops.output != nullptr);
+  CHECK(ops.intermediate == nullptr);  // nothing lives in an arena
+  CHECK(io.value().bytes(operand_role::intermediate).empty());
+
+  // x = 1 everywhere, wa[k][n] = n - 8, wb[k][n] = k - 16: a[n] = 32 (n - 8), b[n] = sum (k - 16) = -16
+  std::vector<std::int8_t> x(32, 1), wa(32 * 16), wb(32 * 16);
+  for (int k = 0; k < 32; ++k)
+    for (int n = 0; n < 16; ++n) {
+      wa[std::size_t(k * 16 + n)] = static_cast<std::int8_t>(n - 8);
+      wb[std::size_t(k * 16 + n)] = static_cast<std::int8_t>(k - 16);
+    }
+  REQUIRE(io.value().pack<std::int8_t>("x", x).ok());
+  REQUIRE(io.value().pack<std::int8_t>("wa", wa).ok());
+  REQUIRE(io.value().pack<std::int8_t>("wb", wb).ok());
+  CHECK(io.value().pack<std::int8_t>("nope", x).err().breaks(rules::unknown_tensor));
+  CHECK(io.value().pack<std::int8_t>("a", x).err().breaks(rules::tensor_direction));
+
+  session npu{d};
+  auto p = npu.prepare(built.value().view());
+  REQUIRE(p.ok());
+  REQUIRE(npu.bind(p.value(), ops).ok());
+  REQUIRE(npu.run(p.value()).ok());
+  std::vector<std::int32_t> a(16), b(16);
+  REQUIRE(io.value().unpack<std::int32_t>("a", a).ok());
+  REQUIRE(io.value().unpack<std::int32_t>("b", b).ok());
+  for (int n = 0; n < 16; ++n) {
+    CHECK(a[std::size_t(n)] == 32 * (n - 8));
+    CHECK(b[std::size_t(n)] == -16);
+  }
+  CHECK(io.value().unpack<std::int32_t>("x", a).err().breaks(rules::tensor_direction));
 }

@@ -15,7 +15,6 @@
 // error (one line on stderr).
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -36,11 +35,10 @@
 #include <regcmd/programs/elementwise.hpp>
 #include <regcmd/programs/ew_packing.hpp>
 #include <regcmd/programs/fused.hpp>
-#include <regcmd/programs/graph.hpp>
-#include <regcmd/programs/graph_packing.hpp>
 #include <regcmd/programs/packing.hpp>
 #include <regcmd/programs/plan.hpp>
 #include <regcmd/programs/pooling.hpp>
+#include <regcmd/runtime/graph_buffers.hpp>
 #include <regcmd/runtime/session.hpp>
 
 #include "cli.hpp"
@@ -170,6 +168,24 @@ struct run_settings {
   std::uint64_t seed = 1, repeat = 1;
   bool three_cores = false, round_robin = false, nonblocking = false;
 };
+
+// The valued running options (--cores, --device, --seed, --repeat): nullopt when `a` is not
+// one, else the problem with `v` (empty when it applied).
+std::optional<regcmd::cli::problem> apply_running(run_settings& settings, std::string_view a, std::string_view v) {
+  namespace cli = regcmd::cli;
+  static constexpr std::pair<std::string_view, bool> core_counts[] = {{"1", false}, {"3", true}};
+  if (a == "--cores") return cli::one_of(settings.three_cores, a, v, core_counts);
+  if (a == "--device") {
+    settings.device_path = v;
+    return v.empty() ? cli::takes(a, "a device node", v) : cli::problem{};
+  }
+  if (a == "--seed") return cli::number_in(settings.seed, a, v, 0, UINT64_MAX);
+  if (a == "--repeat") return cli::number_in(settings.repeat, a, v, 1, 1'000'000);
+  return std::nullopt;
+}
+bool is_running_option(std::string_view a) {
+  return a == "--cores" || a == "--device" || a == "--seed" || a == "--repeat";
+}
 
 // One output against its reference, element by element: the largest errors, and the
 // element furthest out of tolerance (a NaN is as far out as can be).
@@ -835,7 +851,7 @@ std::string describe_open(const regcmd::error& e) {
 // accumulation, and at every fp16 store a rounding on the other side of a tie (one ulp,
 // 2^-10 relative; the table functions: their tolerance). A worst case, every error with one
 // sign. Integer matmuls are exact. The host checks fp16 ops and integer matmuls (with their
-// inputs' host values in the logical orders of graph_packing.hpp); regcmd-gen builds any.
+// inputs' host values in the logical orders of programs/graph_packing.hpp); regcmd-gen builds any.
 struct host_tensor {
   std::vector<double> value, bound;
 };
@@ -1036,17 +1052,8 @@ int run_graph(const regcmd::runtime::device& dev, const regcmd::graph_spec& spec
   const auto built = build_graph(spec);
   if (!built) return fail(built.err());
   const graph_geometry& g = built.value().geometry;
-  std::array<runtime::buffer, operand_role_count> bufs;
-  for (operand_role r : {operand_role::feature, operand_role::weight, operand_role::intermediate, operand_role::output}) {
-    if (g.buffer_bytes[static_cast<std::size_t>(r)] == 0) continue;
-    auto b = runtime::buffer::create(dev, g.buffer_bytes[static_cast<std::size_t>(r)]);
-    if (!b) return fail(b.err());
-    bufs[static_cast<std::size_t>(r)] = std::move(b).value();
-  }
-  // the buffers of the graph's roles (nullptr for a role it has no tensor in)
-  auto buffer_of = [&](operand_role r) {
-    return g.buffer_bytes[static_cast<std::size_t>(r)] ? &bufs[static_cast<std::size_t>(r)] : nullptr;
-  };
+  auto io = runtime::graph_buffers::create(dev, g);
+  if (!io) return fail(io.err());
 
   // Inputs drawn and packed, then every op on the host in order.
   std::mt19937_64 rng(settings.seed);
@@ -1061,14 +1068,13 @@ int run_graph(const regcmd::runtime::device& dev, const regcmd::graph_spec& spec
       const std::size_t count = elements_read(op, step, which);
       if (x.writer == no_op && host[t].value.empty()) {
         host[t] = random_input(op, step, which, count, x.format.type, rng);
-        const std::span<std::uint8_t> bytes = buffer_of(x.role)->bytes();
         status packed;
         if (x.format.type == precision::fp16) {
           const std::vector<float> v(host[t].value.begin(), host[t].value.end());
-          packed = pack_tensor<float>(g, x.name.view(), v, bytes);
+          packed = io.value().pack<float>(x.name.view(), v);
         } else {
           const std::vector<std::int8_t> v(host[t].value.begin(), host[t].value.end());
-          packed = pack_tensor<std::int8_t>(g, x.name.view(), v, bytes);
+          packed = io.value().pack<std::int8_t>(x.name.view(), v);
         }
         if (!packed) return fail(packed.err());
       }
@@ -1091,14 +1097,13 @@ int run_graph(const regcmd::runtime::device& dev, const regcmd::graph_spec& spec
       const graph_tensor& x = g.tensors[t];
       const host_tensor& want = host[t];
       std::vector<double> got(want.value.size());
-      const std::span<const std::uint8_t> bytes = buffer_of(operand_role::output)->bytes();
       if (x.format.type == precision::int32 || x.format.type == precision::int16) {
         std::vector<std::int32_t> v(got.size());
-        if (status s = unpack_tensor<std::int32_t>(g, x.name.view(), bytes, v); !s) return s.err();
+        if (status s = io.value().unpack<std::int32_t>(x.name.view(), v); !s) return s.err();
         std::copy(v.begin(), v.end(), got.begin());
       } else {
         std::vector<float> v(got.size());
-        if (status s = unpack_tensor<float>(g, x.name.view(), bytes, v); !s) return s.err();
+        if (status s = io.value().unpack<float>(x.name.view(), v); !s) return s.err();
         std::copy(v.begin(), v.end(), got.begin());
       }
       for (std::size_t i = 0; i < got.size(); ++i) result.add_absolute(base + i, got[i], want.value[i], want.bound[i]);
@@ -1107,10 +1112,7 @@ int run_graph(const regcmd::runtime::device& dev, const regcmd::graph_spec& spec
     return result;
   };
   runtime::session npu{dev};
-  const auto ran = run(npu, built.value().view(),
-                       {.feature = buffer_of(operand_role::feature), .weight = buffer_of(operand_role::weight),
-                        .output = buffer_of(operand_role::output), .intermediate = buffer_of(operand_role::intermediate)},
-                       settings, verify);
+  const auto ran = run(npu, built.value().view(), io.value().operands(), settings, verify);
   if (!ran) return fail(ran.err());
   // An element is named by its output and index when there is one output, else by its place
   // in the outputs one after another.
@@ -1127,7 +1129,6 @@ int run_graph_file(int argc, char** argv) {
   const std::string path = argv[2];
   run_settings settings;
   cli::given_options given;
-  static constexpr std::pair<std::string_view, bool> core_counts[] = {{"1", false}, {"3", true}};
   for (int i = 3; i < argc; ++i) {
     const std::string_view a = argv[i];
     if (a == "-h" || a == "--help") {
@@ -1136,18 +1137,10 @@ int run_graph_file(int argc, char** argv) {
     }
     if (a == "--version") return cli::print_version("regcmd-run");
     if (cli::problem twice = given.add(a); !twice.empty()) return fail(twice);
-    if (a != "--cores" && a != "--device" && a != "--seed" && a != "--repeat")
+    if (!is_running_option(a))
       return fail("option '" + std::string(a) + "' does not apply to graph (its ops' options are in the file)");
     if (i + 1 >= argc) return fail(std::string(a) + " needs a value");
-    const std::string_view v = argv[++i];
-    cli::problem bad;
-    if (a == "--cores") bad = cli::one_of(settings.three_cores, a, v, core_counts);
-    else if (a == "--device") {
-      if (v.empty()) bad = cli::takes(a, "a device node", v);
-      settings.device_path = v;
-    } else if (a == "--seed") bad = cli::number_in(settings.seed, a, v, 0, UINT64_MAX);
-    else bad = cli::number_in(settings.repeat, a, v, 1, 1'000'000);  // --repeat
-    if (!bad.empty()) return fail(bad);
+    if (const cli::problem bad = *apply_running(settings, a, argv[++i]); !bad.empty()) return fail(bad);
   }
   const cli::graph_file file = cli::read_graph_file(path);
   if (!file.problem.empty()) return fail(file.problem_line ? cli::located(path, file.problem_line, file.problem) : file.problem);
@@ -1185,7 +1178,6 @@ int main(int argc, char** argv) {
 
   run_settings settings;
   cli::given_options given;
-  static constexpr std::pair<std::string_view, bool> core_counts[] = {{"1", false}, {"3", true}};
   for (int i = 2; i < argc; ++i) {
     const std::string_view a = argv[i];
     if (a == "-h" || a == "--help") {
@@ -1202,18 +1194,13 @@ int main(int argc, char** argv) {
       continue;
     }
     if (cli::apply_flag(r, a)) continue;
-    const bool known = cli::is_request_option(a) || a == "--cores" || a == "--device" || a == "--seed" || a == "--repeat";
+    const bool known = cli::is_request_option(a) || is_running_option(a);
     if (!known) return fail("unknown option '" + std::string(a) + "' (regcmd-run --help lists them)");
     if (i + 1 >= argc) return fail(std::string(a) + " needs a value");
     const std::string_view v = argv[++i];
     cli::problem bad;
     if (const std::optional<cli::problem> applied = cli::apply(r, a, v)) bad = *applied;
-    else if (a == "--cores") bad = cli::one_of(settings.three_cores, a, v, core_counts);
-    else if (a == "--device") {
-      if (v.empty()) bad = cli::takes(a, "a device node", v);
-      settings.device_path = v;
-    } else if (a == "--seed") bad = cli::number_in(settings.seed, a, v, 0, UINT64_MAX);
-    else bad = cli::number_in(settings.repeat, a, v, 1, 1'000'000);  // --repeat
+    else bad = *apply_running(settings, a, v);
     if (!bad.empty()) return fail(bad);
   }
   if (cli::problem p = cli::check_request(r, given); !p.empty()) return fail(p);

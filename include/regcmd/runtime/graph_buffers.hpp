@@ -1,0 +1,81 @@
+#pragma once
+// A graph's buffers on a device: one for each role its tensors live in (the inputs', the
+// weights', the arena of intermediates, the outputs'), each of the size its geometry asks
+// (programs/graph.hpp), with the host's tensors packed and unpacked by name
+// (programs/graph_packing.hpp) and the operands that bind them:
+//
+//   auto io = runtime::graph_buffers::create(dev, ffn.geometry);   // result<graph_buffers>
+//   io.value().pack<float>("x", x);                                // and the weights
+//   npu.bind(prepared, io.value().operands());
+//   npu.run(prepared);
+//   io.value().unpack<float>("y", y);
+//
+// The geometry must outlive the buffers.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include <regcmd/core/error.hpp>
+#include <regcmd/programs/graph.hpp>
+#include <regcmd/programs/graph_packing.hpp>
+#include <regcmd/runtime/buffer.hpp>
+#include <regcmd/runtime/session.hpp>
+
+namespace regcmd::runtime {
+
+class graph_buffers {
+ public:
+  static result<graph_buffers> create(const device& dev, const graph_geometry& g) {
+    graph_buffers out;
+    out.geometry_ = &g;
+    for (operand_role r : roles) {
+      const std::uint32_t bytes = g.buffer_bytes[static_cast<std::size_t>(r)];
+      if (bytes == 0) continue;
+      auto b = buffer::create(dev, bytes);
+      if (!b) return b.err();
+      out.buffers_[static_cast<std::size_t>(r)] = std::move(b).value();
+      out.made_[static_cast<std::size_t>(r)] = true;
+    }
+    return out;
+  }
+
+  // An input's or a weight's host values into its buffer.
+  template <class T>
+  status pack(std::string_view tensor, std::span<const T> host) {
+    const graph_tensor* x = geometry_->find(tensor);
+    return pack_tensor<T>(*geometry_, tensor, host, x ? bytes(x->role) : std::span<std::uint8_t>{});
+  }
+  // An output's values back to the host.
+  template <class T>
+  status unpack(std::string_view tensor, std::span<T> host) const {
+    const graph_tensor* x = geometry_->find(tensor);
+    return unpack_tensor<T>(*geometry_, tensor, x ? bytes(x->role) : std::span<const std::uint8_t>{}, host);
+  }
+
+  // The buffers to bind: nullptr for a role without tensors.
+  runtime::operands operands() const {
+    return {.feature = of(operand_role::feature), .weight = of(operand_role::weight), .output = of(operand_role::output),
+            .intermediate = of(operand_role::intermediate)};
+  }
+  // The whole buffer of a role (empty for a role without tensors).
+  std::span<std::uint8_t> bytes(operand_role r) const {
+    return made_[static_cast<std::size_t>(r)] ? buffers_[static_cast<std::size_t>(r)].bytes() : std::span<std::uint8_t>{};
+  }
+
+ private:
+  // The roles a graph's tensors live in (programs/graph.hpp).
+  static constexpr operand_role roles[] = {operand_role::feature, operand_role::weight, operand_role::intermediate,
+                                           operand_role::output};
+  const buffer* of(operand_role r) const {
+    return made_[static_cast<std::size_t>(r)] ? &buffers_[static_cast<std::size_t>(r)] : nullptr;
+  }
+
+  const graph_geometry* geometry_ = nullptr;
+  std::array<buffer, operand_role_count> buffers_{};
+  std::array<bool, operand_role_count> made_{};
+};
+
+}  // namespace regcmd::runtime
