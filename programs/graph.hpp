@@ -81,6 +81,8 @@ struct graph_step {
   conv_plan conv{};
   pool_geometry pool{};
   std::uint32_t out = no_op, a = no_op, b = no_op;
+  std::uint32_t c = no_op;     // a conv's residual
+  std::uint32_t bias = no_op;  // a quantized conv's bias (its own tensor, in the bias buffer)
   std::uint32_t partials = no_op;
   std::array<std::uint32_t, 2> sums{no_op, no_op};
 
@@ -118,17 +120,17 @@ struct tensor_use {
 
 constexpr tensor_format sdp_format(const sdp_shape& g) {
   if (g.layout == ew_layout::flat) return row_format(g.dtype, 1, g.elements, 0);
-  return surface_format(g.dtype, g.M, g.padded_N);
+  return surface_format(g.dtype, g.M, g.padded_N, g.N);
 }
 
 constexpr tensor_format matmul_feature_format(const plan_shape& p) {
   const matmul_geometry& g = p.whole;
-  if (g.layout == operand_layout::surface) return surface_format(g.in, g.M, g.K);
+  if (g.layout == operand_layout::surface) return surface_format(g.in, g.M, g.K, g.K);
   return row_format(g.in, g.M, g.K, p.feature_pitch);
 }
 constexpr tensor_format matmul_output_format(const plan_shape& p) {
   const matmul_geometry& g = p.whole;
-  if (g.layout == operand_layout::surface) return surface_format(g.out, g.M, g.N);
+  if (g.layout == operand_layout::surface) return surface_format(g.out, g.M, g.N, g.N);
   return row_format(g.out, g.M, g.N, p.output_pitch);
 }
 
@@ -140,6 +142,8 @@ constexpr status resolve_step(const graph_op& op, graph_step& s) {
                        (op.kind == graph_op_kind::ew && op.ew.operand != ew_operand::immediate);
   if (op.out.empty() || op.a.empty() || needs_b == op.b.empty())
     return make_error(rules::graph_operands, "graph", "op").with_note(op.out.view());
+  if ((op.kind == graph_op_kind::conv && op.conv.residual_add) == op.c.empty())
+    return make_error(rules::graph_conv_operands, "graph", "conv").with_note(op.out.view());
   switch (op.kind) {
     case graph_op_kind::matmul: {
       // A split K's partials are summed by flat fp16 SDP adds over M x N (N padded to the
@@ -171,8 +175,6 @@ constexpr status resolve_step(const graph_op& op, graph_step& s) {
     case graph_op_kind::conv: {
       const result<conv_geometry> g = resolve_conv(op.conv);
       if (!g) return g.err();
-      if (op.conv.bias || op.conv.residual_add)
-        return make_error(rules::graph_conv_operands, "graph", "conv").with_note(op.out.view());
       const result<conv_plan> p = plan_conv<Soc>(g.value());
       if (!p) return p.err();
       s.conv = p.value();
@@ -192,13 +194,18 @@ constexpr status resolve_step(const graph_op& op, graph_step& s) {
 // output's to what the DPU computes (conv_geometry::dpu_channels).
 constexpr precision conv_precision(conv_data d) { return d == conv_data::fp16 ? precision::fp16 : precision::int8; }
 constexpr tensor_format conv_input_format(const conv_geometry& g) {
-  tensor_format f = surface_format(conv_precision(g.spec.in), g.spec.H * g.spec.W, align_up(g.spec.C, 16));
+  tensor_format f = surface_format(conv_precision(g.spec.in), g.spec.H * g.spec.W, align_up(g.spec.C, 16), g.spec.C);
   f.is_unsigned = g.spec.in == conv_data::uint8;
   return f;
 }
 constexpr tensor_format conv_output_format(const conv_geometry& g) {
-  tensor_format f = surface_format(g.spec.out, g.out_h * g.out_w, g.computed_channels());
+  tensor_format f = surface_format(g.spec.out, g.out_h * g.out_w, g.computed_channels(), g.spec.out_channels);
   f.is_unsigned = g.spec.in == conv_data::uint8 && g.spec.out == precision::int8;
+  return f;
+}
+constexpr tensor_format conv_residual_format(const conv_geometry& g) {
+  tensor_format f = conv_output_format(g);
+  f.is_unsigned = g.spec.in == conv_data::uint8;  // the residual's type is the input's
   return f;
 }
 constexpr tensor_format conv_weight_format(const conv_geometry& g) {
@@ -222,7 +229,7 @@ constexpr sdp_shape pool_image(const pool_geometry& g, bool output) {
 
 // The uses of an op, its reads first, then the tensor it writes (last in `uses`).
 struct op_uses {
-  std::array<tensor_use, 3> uses{};
+  std::array<tensor_use, 4> uses{};
   std::uint32_t count = 0;
 };
 constexpr op_uses uses_of(const graph_op& op, const graph_step& s) {
@@ -259,6 +266,9 @@ constexpr op_uses uses_of(const graph_op& op, const graph_step& s) {
                            static_cast<std::uint32_t>(conv_feature_bytes(g))};
       u.uses[u.count++] = {&op.b, operand_role::weight, conv_weight_format(g),
                            static_cast<std::uint32_t>(conv_weight_bytes(g))};
+      if (g.spec.residual_add)  // the output's cube, at the residual's quantization
+        u.uses[u.count++] = {&op.c, operand_role::residual, conv_residual_format(g),
+                             static_cast<std::uint32_t>(conv_residual_bytes(g))};
       u.uses[u.count++] = {&op.out, operand_role::output, conv_output_format(g),
                            static_cast<std::uint32_t>(conv_output_bytes(g))};
       break;
@@ -275,6 +285,16 @@ constexpr std::uint32_t index_of(const graph_geometry& g, const graph_name& name
   for (std::uint32_t t = 0; t < g.tensor_count; ++t)
     if (g.tensors[t].name == name) return t;
   return no_op;
+}
+
+// Whether a reader's format takes the bytes an op wrote in `written`: the same format, or
+// the same channels of an NC1HWC2 surface of the same pixels with less padding: the planes
+// of 16-byte atoms it reads are the first ones written (a quantized conv writes every
+// channel its DPU computes, 32- or 64-aligned; the next op reads its own padding).
+constexpr bool reads_as(const tensor_format& written, const tensor_format& read) {
+  tensor_format padded = read;
+  padded.cols = written.cols;
+  return written == read || (read.layout == tensor_layout::surface && written == padded && read.cols <= written.cols);
 }
 
 // A read of `use` by op i: a new input (or weight), or another use of a known tensor.
@@ -295,7 +315,7 @@ constexpr result<std::uint32_t> read(graph_geometry& g, const tensor_use& use, s
   graph_tensor& x = g.tensors[t];
   if (use.role == operand_role::weight && x.writer != no_op)
     return make_error(rules::graph_weight_source, "graph", "tensor").with_note(use.name->view());
-  if (x.format != use.format)
+  if (x.writer == no_op ? x.format != use.format : !reads_as(x.format, use.format))
     return make_error(rules::graph_tensor_format, "graph", "tensor").with_note(use.name->view());
   x.bytes = std::max(x.bytes, use.extent);  // equal formats reach equal bytes: only inputs grow
   if (x.writer != no_op) x.kind = tensor_kind::intermediate;
@@ -330,16 +350,20 @@ constexpr std::uint64_t aligned(std::uint64_t at) {
   return (at + graph_tensor_alignment - 1) / graph_tensor_alignment * graph_tensor_alignment;
 }
 
-// A tensor of op i's own, which no other op names (a K-split's partials, its running sums).
-constexpr result<std::uint32_t> own_tensor(graph_geometry& g, std::uint32_t bytes, std::uint32_t i) {
+// A tensor of op i's own, which no other op names: a K-split's partials and running sums
+// (intermediates), a quantized conv's bias (a weight: the host packs it, pack_conv).
+constexpr result<std::uint32_t> own_tensor(graph_geometry& g, std::uint32_t bytes, std::uint32_t i,
+                                           tensor_kind kind = tensor_kind::intermediate) {
   if (g.tensor_count == graph_max_tensors)
     return make_error(rules::graph_capacity, "graph", "tensors", g.tensor_count + 1);
   const std::uint32_t t = g.tensor_count++;
   graph_tensor& x = g.tensors[t];
   x = {};
-  x.kind = tensor_kind::intermediate;
+  x.kind = kind;
+  x.packer_role = kind == tensor_kind::weight ? operand_role::bias : operand_role::output;
   x.bytes = bytes;
-  x.writer = x.first_use = x.last_use = x.packer_op = i;
+  x.writer = kind == tensor_kind::intermediate ? i : no_op;
+  x.first_use = x.last_use = x.packer_op = i;
   return t;
 }
 
@@ -350,6 +374,7 @@ constexpr status place(graph_geometry& g) {
   for (std::uint32_t t = 0; t < g.tensor_count; ++t) {
     graph_tensor& x = g.tensors[t];
     x.role = x.kind == tensor_kind::input          ? operand_role::feature
+             : x.packer_role == operand_role::bias ? operand_role::bias
              : x.kind == tensor_kind::weight       ? operand_role::weight
              : x.kind == tensor_kind::intermediate ? operand_role::intermediate
                                                    : operand_role::output;
@@ -400,7 +425,13 @@ constexpr result<graph_geometry> resolve_graph(const graph_spec& spec) {
     for (std::uint32_t k = 0; k + 1 < u.count; ++k) {
       const result<std::uint32_t> t = detail::read(g, u.uses[k], i);
       if (!t) return t.err();
-      (k == 0 ? s.a : s.b) = t.value();
+      (k == 0 ? s.a : k == 1 ? s.b : s.c) = t.value();
+    }
+    if (op.kind == graph_op_kind::conv && s.conv.conv.quantized()) {
+      const result<std::uint32_t> bias =
+          detail::own_tensor(g, static_cast<std::uint32_t>(conv_bias_bytes(s.conv.conv)), i, tensor_kind::weight);
+      if (!bias) return bias.err();
+      s.bias = bias.value();
     }
     const result<std::uint32_t> t = detail::write(g, u.uses[u.count - 1], i);
     if (!t) return t.err();
@@ -550,7 +581,8 @@ constexpr void emit_graph(program_writer& w, const graph_geometry& g) {
     // every kind's roles at once: each op uses only its own
     detail::move_slots(w, first, g,
                        detail::slot_move{}(operand_role::feature, s.a)(operand_role::weight, s.b)(
-                           operand_role::ew_operand, s.b)(operand_role::output, s.sums_slices() ? s.partials : s.out));
+                           operand_role::ew_operand, s.b)(operand_role::residual, s.c)(operand_role::bias, s.bias)(
+                           operand_role::output, s.sums_slices() ? s.partials : s.out));
     if (s.sums_slices()) detail::emit_slice_sums<Soc>(w, g, s);
   }
 }

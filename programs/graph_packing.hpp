@@ -4,13 +4,15 @@
 // agreed to), each output read back by the unpacker of the op that wrote it. `buffer` is
 // the whole buffer of the tensor's role (graph_geometry::buffer_bytes); the tensor sits at
 // its offset in it. Host arrays are row-major: [M][K] features, [K][N] weights, [M][N]
-// outputs, [N] per-channel vectors.
+// outputs, [N] per-channel vectors; a conv's NHWC features, outputs and residuals, OHWI
+// weights (a quantized conv's with its bias: pack_conv).
 
 #include <cstdint>
 #include <span>
 #include <string_view>
 
 #include <regcmd/core/error.hpp>
+#include <regcmd/programs/conv_packing.hpp>
 #include <regcmd/programs/ew_packing.hpp>
 #include <regcmd/programs/graph.hpp>
 #include <regcmd/programs/packing.hpp>
@@ -57,13 +59,43 @@ constexpr status pack_tensor(const graph_geometry& g, std::string_view name, std
       return pack_ew_tensor<T>(s.ew, host, out.value());
     case graph_op_kind::act:
       return pack_ew_tensor<T>(s.act, host, out.value());
-    case graph_op_kind::conv:  // NHWC features, OHWI weights
-      return role == operand_role::weight ? pack_conv_weights<T>(s.conv.conv, host, weight_order::ohwi, out.value())
-                                          : pack_conv_features<T>(s.conv.conv, host, tensor_order::nhwc, out.value());
+    case graph_op_kind::conv:  // NHWC features and residuals, OHWI weights
+      if (role == operand_role::weight && s.bias != no_op)
+        return make_error(rules::conv_weights_with_bias, "graph", "tensor").with_note(name);
+      if (role == operand_role::weight)
+        return pack_conv_weights<T>(s.conv.conv, host, weight_order::ohwi, out.value());
+      if (role == operand_role::residual)
+        return pack_conv_residual<T>(s.conv.conv, host, tensor_order::nhwc, out.value());
+      return pack_conv_features<T>(s.conv.conv, host, tensor_order::nhwc, out.value());
     case graph_op_kind::pool:  // NHWC
       return pack_ew_tensor<T>(detail::pool_image(s.pool, false), host, out.value());
   }
   return {};
+}
+
+// A conv's weights (OHWI) and, for a quantized conv, its bias operand: the int32 bias (empty
+// without spec.bias) less the input zero point's correction (conv_packing.hpp:
+// pack_conv_bias). `conv` is the conv's output name; `weight_buffer` and `bias_buffer` the
+// whole buffers of those roles (an fp16 conv has no bias: an empty span).
+template <class T>
+constexpr status pack_conv(const graph_geometry& g, std::string_view conv, std::span<const T> weights,
+                           std::span<const std::int32_t> bias, std::span<std::uint8_t> weight_buffer,
+                           std::span<std::uint8_t> bias_buffer) {
+  const graph_tensor* out = g.find(conv);
+  if (!out || out->writer == no_op || g.steps[out->writer].kind != graph_op_kind::conv)
+    return make_error(rules::unknown_tensor, "graph", "conv").with_note(conv);
+  const graph_step& s = g.steps[out->writer];
+  const graph_tensor& w = g.tensors[s.b];
+  const result<std::span<std::uint8_t>> w_bytes = detail::tensor_bytes(w, weight_buffer);
+  if (!w_bytes) return w_bytes.err();
+  if (status r = pack_conv_weights<T>(s.conv.conv, weights, weight_order::ohwi, w_bytes.value()); !r) return r;
+  if (s.bias == no_op) {
+    if (!bias.empty()) return make_error(rules::host_size, "conv bias").with_note(conv);  // an fp16 conv has none
+    return {};
+  }
+  const result<std::span<std::uint8_t>> b_bytes = detail::tensor_bytes(g.tensors[s.bias], bias_buffer);
+  if (!b_bytes) return b_bytes.err();
+  return pack_conv_bias<T>(s.conv.conv, bias, weights, weight_order::ohwi, b_bytes.value());
 }
 
 // An output of the graph from its buffer back to the host.

@@ -60,10 +60,10 @@ struct graph_name {
 
 enum class graph_op_kind : std::uint8_t { matmul, ew, act, conv, pool };
 
-// One op: the tensor it writes (out), its first operand (a) and its second (b: a matmul's or
+// One op: the tensor it writes (out), its first operand (a), its second (b: a matmul's or
 // a conv's weights, an element-wise op's second operand; empty for an activation, a pooling
-// or an immediate).
-// Only the spec of its kind is read.
+// or an immediate) and a conv's residual (c: with residual_add only). Only the spec of its
+// kind is read.
 struct graph_op {
   graph_op_kind kind{};
   graph_name out, a, b;
@@ -72,44 +72,62 @@ struct graph_op {
   act_spec act{};
   conv_spec conv{};
   pool_spec pool{};
+  graph_name c;
   friend constexpr bool operator==(const graph_op&, const graph_op&) = default;
 };
 
+namespace detail {
+constexpr graph_op op_of(graph_op_kind kind, graph_name out, graph_name a, graph_name b = {}) {
+  graph_op op;
+  op.kind = kind;
+  op.out = out;
+  op.a = a;
+  op.b = b;
+  return op;
+}
+}  // namespace detail
+
 constexpr graph_op graph_matmul(graph_name out, graph_name a, graph_name weights, const matmul_spec& s) {
-  return {.kind = graph_op_kind::matmul, .out = out, .a = a, .b = weights, .matmul = s};
+  graph_op op = detail::op_of(graph_op_kind::matmul, out, a, weights);
+  op.matmul = s;
+  return op;
 }
 constexpr graph_op graph_ew(graph_name out, graph_name a, graph_name b, const ew_spec& s) {
-  return {.kind = graph_op_kind::ew, .out = out, .a = a, .b = b, .ew = s};
+  graph_op op = detail::op_of(graph_op_kind::ew, out, a, b);
+  op.ew = s;
+  return op;
 }
 // An element-wise op with a register immediate (s.operand = immediate): no second tensor.
 constexpr graph_op graph_ew(graph_name out, graph_name a, const ew_spec& s) {
-  return {.kind = graph_op_kind::ew, .out = out, .a = a, .b = {}, .matmul = {}, .ew = s};
+  graph_op op = detail::op_of(graph_op_kind::ew, out, a);
+  op.ew = s;
+  return op;
 }
 constexpr graph_op graph_act(graph_name out, graph_name a, const act_spec& s) {
-  return {.kind = graph_op_kind::act, .out = out, .a = a, .b = {}, .matmul = {}, .ew = {}, .act = s};
+  graph_op op = detail::op_of(graph_op_kind::act, out, a);
+  op.act = s;
+  return op;
 }
-constexpr graph_op graph_conv(graph_name out, graph_name a, graph_name weights, const conv_spec& s) {
-  graph_op op;
-  op.kind = graph_op_kind::conv;
-  op.out = out;
-  op.a = a;
-  op.b = weights;
+// A conv; with s.residual_add, `residual` names the tensor it adds. A quantized conv's bias
+// (and the correction every quantized conv reads with it) is the op's own tensor, packed
+// with its weights (graph_packing.hpp: pack_conv).
+constexpr graph_op graph_conv(graph_name out, graph_name a, graph_name weights, const conv_spec& s,
+                              graph_name residual = {}) {
+  graph_op op = detail::op_of(graph_op_kind::conv, out, a, weights);
   op.conv = s;
+  op.c = residual;
   return op;
 }
 constexpr graph_op graph_pool(graph_name out, graph_name a, const pool_spec& s) {
-  graph_op op;
-  op.kind = graph_op_kind::pool;
-  op.out = out;
-  op.a = a;
+  graph_op op = detail::op_of(graph_op_kind::pool, out, a);
   op.pool = s;
   return op;
 }
 
-// The ops a graph holds at most, and the tensors (every op adds at most one written tensor
-// and two read ones).
+// The ops a graph holds at most, and the tensors (every op adds at most one written tensor,
+// two read ones and one of its own, or a conv three read ones and its bias).
 inline constexpr std::size_t graph_max_ops = 16;
-inline constexpr std::size_t graph_max_tensors = 3 * graph_max_ops;
+inline constexpr std::size_t graph_max_tensors = 4 * graph_max_ops;
 
 struct graph_spec {
   std::array<graph_op, graph_max_ops> ops{};

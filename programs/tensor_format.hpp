@@ -14,7 +14,9 @@
 //   conv_weights  a conv's kernels as its CBUF plan packs them: `rows` kernels of `cols`
 //             elements (kernel_h · kernel_w · C) (programs/conv_packing.hpp).
 // A surface of one pixel is its channels in a row: a global pooling's output reads as a
-// matmul's feature row. `is_unsigned`: uint8 data (a zero point of 128), not int8.
+// matmul's feature row. `is_unsigned`: uint8 data (a zero point of 128), not int8. A
+// surface's `channels` are those holding values (cols: every channel written or read, the
+// padding included): a reader may take a prefix of the channels an op wrote (graph.hpp).
 
 #include <cstdint>
 
@@ -30,6 +32,7 @@ struct tensor_format {
   std::uint32_t rows = 0, cols = 0;
   std::uint32_t pitch = 0;  // rows only
   bool is_unsigned = false;
+  std::uint32_t channels = 0;  // surface only
   friend constexpr bool operator==(const tensor_format&, const tensor_format&) = default;
 };
 
@@ -40,9 +43,9 @@ constexpr tensor_format row_format(precision p, std::uint32_t rows, std::uint32_
             static_cast<std::uint32_t>(bytes_of(p, elements))};
   return {p, tensor_layout::rows, rows, cols, pitch};
 }
-constexpr tensor_format surface_format(precision p, std::uint32_t pixels, std::uint32_t channels) {
-  if (pixels == 1) return row_format(p, 1, channels, 0);
-  return {p, tensor_layout::surface, pixels, channels, 0};
+constexpr tensor_format surface_format(precision p, std::uint32_t pixels, std::uint32_t cols, std::uint32_t channels) {
+  if (pixels == 1) return row_format(p, 1, cols, 0);
+  return {p, tensor_layout::surface, pixels, cols, 0, false, channels};
 }
 constexpr tensor_format vector_format(precision p, std::uint32_t channels) {
   return {p, tensor_layout::vector, 1, channels, 0};

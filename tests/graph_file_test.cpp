@@ -34,7 +34,8 @@ TEST_CASE("a graph file: conv, pool and immediate ops, options in any order") {
   const cli::graph_file f = parse(
       "c = conv img k --relu --pad same --kernel 3 --out-channels 16 -C 8 -W 10 -H 10 --in fp16\n"
       "p = pool c --op global-avg -H 10 -W 10 -C 16\n"
-      "s = ew p --op mul --operand immediate --value 0.5 -M 1 -N 16 --layout flat\n");
+      "s = ew p --op mul --operand immediate --value 0.5 -M 1 -N 16 --layout flat\n"
+      "r = conv img k2 c --in fp16 -H 10 -W 10 -C 8 --out-channels 16 --kernel 3 --pad same --add\n");
   REQUIRE(f.problem == "");
   const conv_spec conv{.in = conv_data::fp16, .out = precision::fp16, .H = 10, .W = 10, .C = 8, .out_channels = 16,
                        .kernel_h = 3, .kernel_w = 3, .padding = conv_padding::same,
@@ -42,7 +43,11 @@ TEST_CASE("a graph file: conv, pool and immediate ops, options in any order") {
   const pool_spec pool{.op = pool_op::global_average, .H = 10, .W = 10, .C = 16, .kernel_h = 2, .kernel_w = 2};
   const ew_spec ew{.op = ew_op::mul, .dtype = precision::fp16, .M = 1, .N = 16, .operand = ew_operand::immediate,
                    .layout = ew_layout::flat, .pad = padding::zero, .immediate = 0.5f};
-  CHECK(f.graph == make_graph(graph_conv("c", "img", "k", conv), graph_pool("p", "c", pool), graph_ew("s", "p", ew)));
+  conv_spec residual = conv;
+  residual.activation = output_activation::none;
+  residual.residual_add = true;
+  CHECK(f.graph == make_graph(graph_conv("c", "img", "k", conv), graph_pool("p", "c", pool), graph_ew("s", "p", ew),
+                              graph_conv("r", "img", "k2", residual, "c")));
 }
 
 TEST_CASE("a graph file's problems name their line") {
@@ -60,6 +65,7 @@ TEST_CASE("a graph file's problems name their line") {
       {"y = matmul x --in fp16 -M 1 -K 64 -N 64\n", 1, "matmul reads 2 tensors, not 1"},
       {"y = act x z --fn relu -M 1 -N 8\n", 1, "act reads 1 tensor, not 2"},
       {"y = ew x z --operand immediate --value 2 -M 1 -N 8\n", 1, "ew reads 1 tensor, not 2"},
+      {"y = conv x k --in fp16 -H 4 -W 4 -C 16 --out-channels 16 --add\n", 1, "conv reads 3 tensors, not 2"},
       {"y = matmul x w --in fp16 -M 1 -K 64\n", 1, "matmul needs -M, -K and -N"},
       {"y = matmul x w --in fp16 --in fp16 -M 1 -K 64 -N 8\n", 1, "--in is given twice: give it once"},
       {"y = matmul x w --in fp64 -M 1 -K 64 -N 8\n", 1, "--in takes int8 | int16 | fp16 | bf16 | int32 | fp32 | int4 | tf32, not 'fp64'"},

@@ -7,12 +7,15 @@
 #include <cstdint>
 #include <random>
 #include <string_view>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <regcmd/programs/blocks.hpp>
 #include <regcmd/programs/graph.hpp>
 #include <regcmd/programs/graph_packing.hpp>
 
+#include "conv_reference.hpp"
 #include "model_board.hpp"
 
 using namespace regcmd;
@@ -195,10 +198,9 @@ TEST_CASE("every graph rule refuses its graph at run time with its id") {
                                                .output_pitch = 256})),
        "graph-k-split"},
       {make_graph(graph_matmul("c", "a", "w", fp16_matmul(0, 64, 64))), "shape-nonzero"},  // an op's own rule
-      {make_graph(graph_conv("c", "a", "k", {.H = 8, .W = 8, .C = 16, .out_channels = 32, .bias = true})),
-       "graph-conv-operands"},
       {make_graph(graph_conv("c", "a", "k", {.H = 8, .W = 8, .C = 16, .out_channels = 32, .residual_add = true})),
        "graph-conv-operands"},
+      {make_graph(graph_conv("c", "a", "k", {.H = 8, .W = 8, .C = 16, .out_channels = 32}, "r")), "graph-conv-operands"},
       {make_graph(graph_conv("c", "a", "", {.H = 8, .W = 8, .C = 16, .out_channels = 32})), "graph-operands"},
       // a uint8 conv's output read by an int8 conv: the same bytes, another zero point
       {make_graph(graph_conv("c", "a", "k", {.in = conv_data::uint8, .H = 8, .W = 8, .C = 16, .out_channels = 16}),
@@ -409,4 +411,158 @@ TEST_CASE("a small CNN in one submit: conv 3x3 + ReLU, max pool 2x2, conv 3x3 + 
   }
   CHECK(positive > 0);
   CHECK(positive < 16);  // logits of both signs: not a constant
+}
+
+namespace {
+// A quantized layer on the host as TFLite defines it (uint8, per-tensor): the accumulator
+// bias + sum (x - zx)(w - zw), at scale sx·sw, ReLU6 in real values, rounded to the output.
+std::vector<std::uint8_t> host_layer(const testing::host_conv& h, const conv_spec& s, const std::vector<std::uint8_t>& in,
+                                     const std::vector<std::uint8_t>& w, const std::vector<std::int32_t>& bias) {
+  const std::vector<double> x(in.begin(), in.end()), k(w.begin(), w.end());
+  std::vector<std::uint8_t> out(std::size_t(h.OH) * h.OW * h.OC);
+  for (int oy = 0; oy < h.OH; ++oy)
+    for (int ox = 0; ox < h.OW; ++ox)
+      for (int o = 0; o < h.OC; ++o) {
+        const double acc = bias[std::size_t(o)] + h.window(x, s.input.zero_point, k, s.weights.zero_point, oy, ox, o);
+        const double real = std::clamp(acc * s.input.scale * s.weights.scale, 0.0, 6.0);
+        out[h.out_index(oy, ox, o)] =
+            static_cast<std::uint8_t>(std::clamp(std::round(real / s.output.scale) + s.output.zero_point, 0.0, 255.0));
+      }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("a quantized MobileNet block in one submit: biases packed with their weights, surfaces read as a prefix") {
+  // MobileNet v1's first block at 16 x 16: a 3x3 stride-2 conv (3 -> 32), a 3x3 depthwise
+  // conv (32: its DPU computes 64 channels, the pointwise reads the first 32) and a 1x1
+  // pointwise conv (32 -> 64), uint8, each with its bias and ReLU6.
+  constexpr quantization image_q{1.0f / 128, 128}, acts{6.0f / 255, 0};
+  constexpr conv_spec stem{.in = conv_data::uint8, .H = 16, .W = 16, .C = 3, .out_channels = 32, .kernel_h = 3,
+                           .kernel_w = 3, .stride_y = 2, .stride_x = 2, .padding = conv_padding::same, .input = image_q,
+                           .weights = {0.02f, 120}, .output = acts, .bias = true, .activation = output_activation::relu6};
+  constexpr conv_spec dw{.in = conv_data::uint8, .H = 8, .W = 8, .C = 32, .out_channels = 32, .kernel_h = 3,
+                         .kernel_w = 3, .padding = conv_padding::same, .depthwise = true, .input = acts,
+                         .weights = {0.01f, 130}, .output = acts, .bias = true, .activation = output_activation::relu6};
+  constexpr conv_spec pw{.in = conv_data::uint8, .H = 8, .W = 8, .C = 32, .out_channels = 64, .input = acts,
+                         .weights = {0.004f, 125}, .output = acts, .bias = true, .activation = output_activation::relu6};
+  constexpr auto block = graph<make_graph(graph_conv("c1", "image", "k1", stem), graph_conv("c2", "c1", "k2", dw),
+                                          graph_conv("c3", "c2", "k3", pw))>();
+  const graph_geometry& g = block.geometry;
+  REQUIRE(block.view().tasks.size() == 3);
+  // the depthwise conv writes 64 channels, the pointwise reads 32 of them
+  CHECK(tensor(g, "c2").format.cols == 64);
+  CHECK(g.steps[2].conv.conv.spec.C == 32);
+  CHECK(tensor(g, "c2").kind == tensor_kind::intermediate);
+  CHECK(g.buffer_bytes[static_cast<std::size_t>(operand_role::bias)] > 0);  // three biases
+
+  testing::model_board board;
+  for (operand_role r : {operand_role::feature, operand_role::weight, operand_role::bias, operand_role::intermediate,
+                         operand_role::output})
+    board.allocate(r, g.buffer_bytes[static_cast<std::size_t>(r)], 0x5a);
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> byte(0, 255), bias_value(-3000, 3000);
+  auto bytes = [&](std::size_t n) {
+    std::vector<std::uint8_t> v(n);
+    for (auto& e : v) e = static_cast<std::uint8_t>(byte(rng));
+    return v;
+  };
+  auto biases = [&](std::size_t n) {
+    std::vector<std::int32_t> v(n);
+    for (auto& e : v) e = bias_value(rng);
+    return v;
+  };
+  const std::vector<std::uint8_t> image = bytes(16 * 16 * 3), k1 = bytes(32 * 9 * 3), k2 = bytes(9 * 32),
+                                  k3 = bytes(64 * 32);
+  const std::vector<std::int32_t> b1 = biases(32), b2 = biases(32), b3 = biases(64);
+  REQUIRE(pack_tensor<std::uint8_t>(g, "image", image, board[operand_role::feature]).ok());
+  // a quantized conv's weights alone would leave its bias (the zero-point correction) unpacked
+  CHECK(pack_tensor<std::uint8_t>(g, "k1", k1, board[operand_role::weight]).err().breaks(rules::conv_weights_with_bias));
+  for (const auto& [conv, w, b] : {std::tuple{"c1", &k1, &b1}, std::tuple{"c2", &k2, &b2}, std::tuple{"c3", &k3, &b3}})
+    REQUIRE(pack_conv<std::uint8_t>(g, conv, *w, *b, board[operand_role::weight], board[operand_role::bias]).ok());
+  CHECK(pack_conv<std::uint8_t>(g, "image", k1, b1, board[operand_role::weight], board[operand_role::bias])
+            .err()
+            .breaks(rules::unknown_tensor));
+  const auto r = board.run(block.view());
+  REQUIRE(r.faults.empty());
+
+  // Each layer against the host's layer of the NPU's own input (the intermediates stay in
+  // the arena): within 1 in output units (the DPU's 15-bit requantization).
+  auto stored = [&](const char* name, const conv_geometry& writer) {
+    const graph_tensor& x = tensor(g, name);
+    const auto& buffer = board[x.role];
+    std::vector<std::uint8_t> v(std::size_t{writer.out_h} * writer.out_w * writer.spec.out_channels);
+    REQUIRE(unpack_conv_output<std::uint8_t>(writer, std::span(buffer).subspan(x.offset, x.bytes), tensor_order::nhwc, v)
+                .ok());
+    return v;
+  };
+  const std::vector<std::uint8_t> c1 = stored("c1", g.steps[0].conv.conv), c2 = stored("c2", g.steps[1].conv.conv),
+                                  c3 = stored("c3", g.steps[2].conv.conv);
+  // TFLite's SAME at stride 2: (8 - 1) * 2 + 3 - 16 = 1 row and column of padding, after
+  const testing::host_conv h1{.H = 16, .W = 16, .C = 3, .OC = 32, .KH = 3, .KW = 3, .SY = 2, .SX = 2,
+                              .top = 0, .left = 0, .OH = 8, .OW = 8};
+  const testing::host_conv h2{.H = 8, .W = 8, .C = 32, .OC = 32, .KH = 3, .KW = 3, .top = 1, .left = 1, .OH = 8, .OW = 8,
+                              .depthwise = true};
+  const testing::host_conv h3{.H = 8, .W = 8, .C = 32, .OC = 64, .OH = 8, .OW = 8};
+  std::size_t nonzero = 0;
+  for (const auto& [host, got] : {std::pair{host_layer(h1, stem, image, k1, b1), &c1},
+                                  std::pair{host_layer(h2, dw, c1, k2, b2), &c2}, std::pair{host_layer(h3, pw, c2, k3, b3), &c3}}) {
+    REQUIRE(host.size() == got->size());
+    for (std::size_t i = 0; i < host.size(); ++i) {
+      CHECK(std::abs(int(host[i]) - int((*got)[i])) <= 1);
+      nonzero += host[i] != 0 && host[i] != 255;
+    }
+  }
+  CHECK(nonzero > 1000);  // values inside the range, not clamped everywhere
+}
+
+TEST_CASE("a residual block in one submit: y = ReLU(conv(c1) + c1), the residual an intermediate") {
+  constexpr conv_spec first{.in = conv_data::fp16, .out = precision::fp16, .H = 8, .W = 8, .C = 16, .out_channels = 16,
+                            .kernel_h = 3, .kernel_w = 3, .padding = conv_padding::same};
+  conv_spec second = first;
+  second.residual_add = true;
+  second.activation = output_activation::relu;
+  const auto built = build_graph(make_graph(graph_conv("c1", "x", "k1", first), graph_conv("y", "c1", "k2", second, "c1")));
+  REQUIRE(built.ok());
+  const graph_geometry& g = built.value().geometry;
+  CHECK(tensor(g, "c1").kind == tensor_kind::intermediate);
+  CHECK(g.buffer_bytes[static_cast<std::size_t>(operand_role::bias)] == 0);  // fp16: no bias operand
+
+  testing::model_board board;
+  for (operand_role r : {operand_role::feature, operand_role::weight, operand_role::intermediate, operand_role::output})
+    board.allocate(r, g.buffer_bytes[static_cast<std::size_t>(r)], 0x5a);
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  auto draw = [&](std::size_t n, float scale) {
+    std::vector<float> v(n);
+    for (float& e : v) e = half_to_float(float_to_half(scale * d(rng)));
+    return v;
+  };
+  const std::vector<float> x = draw(8 * 8 * 16, 1.0f), k1 = draw(16 * 9 * 16, 0.1f), k2 = draw(16 * 9 * 16, 0.1f);
+  REQUIRE(pack_tensor<float>(g, "x", x, board[operand_role::feature]).ok());
+  REQUIRE(pack_tensor<float>(g, "k1", k1, board[operand_role::weight]).ok());
+  REQUIRE(pack_conv<float>(g, "y", k2, {}, board[operand_role::weight], {}).ok());  // pack_conv works for fp16 too
+  REQUIRE(board.run(built.value().view()).faults.empty());
+  std::vector<float> y(8 * 8 * 16);
+  REQUIRE(unpack_tensor<float>(g, "y", board[operand_role::output], y).ok());
+
+  const testing::host_conv h{.H = 8, .W = 8, .C = 16, .OC = 16, .KH = 3, .KW = 3, .top = 1, .left = 1, .OH = 8, .OW = 8};
+  const std::vector<double> xd(x.begin(), x.end()), k1d(k1.begin(), k1.end()), k2d(k2.begin(), k2.end());
+  std::vector<double> c1(8 * 8 * 16);
+  for (int oy = 0; oy < 8; ++oy)
+    for (int ox = 0; ox < 8; ++ox)
+      for (int o = 0; o < 16; ++o) c1[h.out_index(oy, ox, o)] = to_fp16(h.window(xd, 0, k1d, 0, oy, ox, o));
+  std::size_t clamped = 0;
+  for (int oy = 0; oy < 8; ++oy)
+    for (int ox = 0; ox < 8; ++ox)
+      for (int o = 0; o < 16; ++o) {
+        double magnitude = 0;
+        const std::size_t i = h.out_index(oy, ox, o);
+        const double sum = h.window(c1, 0, k2d, 0, oy, ox, o, &magnitude);
+        const double want = std::max(sum + c1[i], 0.0);
+        clamped += want == 0;
+        // c1's roundings through k2 (one ulp each), the sum's and the output's roundings
+        CHECK(std::abs(y[i] - want) <= magnitude * std::ldexp(1.0, -10) + (std::abs(c1[i]) + std::abs(want)) * std::ldexp(1.0, -10) + 1e-6);
+      }
+  CHECK(clamped > 0);
+  CHECK(clamped < 8 * 8 * 16);
 }

@@ -12,8 +12,8 @@
 //
 // PROGRAM is one of regcmd-gen's (matmul, ew, conv, act, pool) and takes its options, read
 // by the same parsers; IN are the tensors it reads: a matmul's features and weights, a
-// conv's input and weights, an ew op's two operands (one with --operand immediate), an
-// act's or a pool's input. '#' starts a comment. Every problem is one line naming the line
+// conv's input and weights (and with --add its residual), an ew op's two operands (one
+// with --operand immediate), an act's or a pool's input. '#' starts a comment. Every problem is one line naming the line
 // of the file it is on.
 
 #include <cctype>
@@ -84,6 +84,7 @@ inline problem check_name(std::string_view name, std::string_view what) {
 inline std::size_t inputs_of(const request& r) {
   if (r.activation || r.pooling) return 1;
   if (r.elementwise) return r.ew.operand == ew_operand::immediate ? 1 : 2;
+  if (r.convolution && r.conv.residual_add) return 3;  // the features, the weights, the residual
   return 2;  // matmul, conv: the features and the weights
 }
 
@@ -130,8 +131,9 @@ inline problem parse_op(const std::vector<std::string_view>& words, graph_op& op
     return std::string(program) + " reads " + std::to_string(wanted) + " tensor" + (wanted == 1 ? "" : "s") + ", not " +
            std::to_string(inputs.size());
   const graph_name out = graph_name::of(words[0]), a = graph_name::of(inputs[0]);
-  const graph_name b = wanted == 2 ? graph_name::of(inputs[1]) : graph_name{};
-  if (r.convolution) op = graph_conv(out, a, b, r.conv);
+  const graph_name b = wanted >= 2 ? graph_name::of(inputs[1]) : graph_name{};
+  const graph_name c = wanted == 3 ? graph_name::of(inputs[2]) : graph_name{};
+  if (r.convolution) op = graph_conv(out, a, b, r.conv, c);
   else if (r.pooling) op = graph_pool(out, a, r.pool);
   else if (r.activation) op = graph_act(out, a, r.act);
   else if (r.elementwise) op = wanted == 2 ? graph_ew(out, a, b, r.ew) : graph_ew(out, a, r.ew);

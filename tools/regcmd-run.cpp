@@ -885,7 +885,8 @@ double operand_of(const regcmd::ew_spec& s, const host_tensor* b, std::size_t i,
 }
 
 // The op's output on the host, from its operands' host values.
-host_tensor host_op(const regcmd::graph_op& op, const regcmd::graph_step& step, const host_tensor& a, const host_tensor* b) {
+host_tensor host_op(const regcmd::graph_op& op, const regcmd::graph_step& step, const host_tensor& a, const host_tensor* b,
+                    const host_tensor* residual) {
   using namespace regcmd;
   host_tensor out;
   auto store = [&](double v, double carried, bool fp16) {
@@ -968,8 +969,13 @@ host_tensor host_op(const regcmd::graph_op& op, const regcmd::graph_step& step, 
                 }
               }
             const double taps = double(s.kernel_h) * s.kernel_w * (s.depthwise ? 1 : s.C);
-            store(activate(s.activation, s.leaky_slope, false, sum), carried + magnitude * (taps + 2) * std::ldexp(1.0, -24),
-                  s.out == precision::fp16);
+            carried += magnitude * (taps + 2) * std::ldexp(1.0, -24);
+            if (residual) {  // added before the activation, the sum rounded once more
+              const std::size_t i = (std::size_t{oy} * g.out_w + ox) * O + o;
+              sum += residual->value[i];
+              carried += residual->bound[i] + store_bound(sum);
+            }
+            store(activate(s.activation, s.leaky_slope, false, sum), carried, s.out == precision::fp16);
           }
       return out;
     }
@@ -1005,7 +1011,8 @@ host_tensor host_op(const regcmd::graph_op& op, const regcmd::graph_step& step, 
   return out;
 }
 
-// The element count an op reads from operand `which` (0: a, 1: b), in its logical order.
+// The element count an op reads from operand `which` (0: a, 1: b, 2: a conv's residual), in
+// its logical order.
 std::size_t elements_read(const regcmd::graph_op& op, const regcmd::graph_step& step, int which) {
   using namespace regcmd;
   switch (op.kind) {
@@ -1015,7 +1022,9 @@ std::size_t elements_read(const regcmd::graph_op& op, const regcmd::graph_step& 
       return which == 1 && op.ew.operand == ew_operand::per_channel ? op.ew.N : std::size_t{op.ew.M} * op.ew.N;
     case graph_op_kind::act: return std::size_t{op.act.M} * op.act.N;
     case graph_op_kind::conv: {
-      const conv_spec& s = step.conv.conv.spec;
+      const conv_geometry& g = step.conv.conv;
+      const conv_spec& s = g.spec;
+      if (which == 2) return std::size_t{g.out_h} * g.out_w * s.out_channels;
       return which == 0 ? std::size_t{s.H} * s.W * s.C
                         : std::size_t{s.depthwise ? 1 : s.out_channels} * s.kernel_h * s.kernel_w * s.C;
     }
@@ -1061,8 +1070,8 @@ int run_graph(const regcmd::runtime::device& dev, const regcmd::graph_spec& spec
   for (std::uint32_t i = 0; i < spec.count; ++i) {
     const graph_op& op = spec.ops[i];
     const graph_step& step = g.steps[i];
-    for (int which = 0; which < 2; ++which) {
-      const std::uint32_t t = which == 0 ? step.a : step.b;
+    for (int which = 0; which < 3; ++which) {
+      const std::uint32_t t = which == 0 ? step.a : which == 1 ? step.b : step.c;
       if (t == no_op) continue;
       const graph_tensor& x = g.tensors[t];
       const std::size_t count = elements_read(op, step, which);
@@ -1083,7 +1092,8 @@ int run_graph(const regcmd::runtime::device& dev, const regcmd::graph_spec& spec
                     std::string(x.name.view()) + "', which holds " + std::to_string(host[t].value.size()) +
                     ": regcmd-run's host checks ops that read whole tensors (regcmd-gen graph builds this one)");
     }
-    host[step.out] = host_op(op, step, host[step.a], step.b == no_op ? nullptr : &host[step.b]);
+    host[step.out] = host_op(op, step, host[step.a], step.b == no_op ? nullptr : &host[step.b],
+                             step.c == no_op ? nullptr : &host[step.c]);
   }
 
   // The outputs, one after another in the check's element order.

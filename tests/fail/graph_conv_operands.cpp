@@ -1,13 +1,15 @@
-// A conv with a bias in a graph: its bias packs with its weights, not yet a graph tensor.
+// A conv that adds a residual must name the residual tensor.
 // EXPECT: regcmd rule graph-conv-operands:
 #include <regcmd/programs/graph.hpp>
 
 using namespace regcmd;
 
 #ifdef REGCMD_COMPILE_FAIL
-inline constexpr bool bias = true;
+inline constexpr graph_name residual{};
 #else
-inline constexpr bool bias = false;
+inline constexpr graph_name residual{"r"};
 #endif
 inline constexpr auto program = graph<make_graph(graph_conv(
-    "y", "x", "k", {.in = conv_data::int8, .out = precision::int8, .H = 8, .W = 8, .C = 16, .out_channels = 32, .bias = bias}))>();
+    "y", "x", "k",
+    {.in = conv_data::fp16, .out = precision::fp16, .H = 8, .W = 8, .C = 16, .out_channels = 16, .residual_add = true},
+    residual))>();

@@ -328,8 +328,8 @@
     "packs: they must be a graph input, not another op's result",                                    \
     "regcmd-isa-reference \"Operand tile layouts\"")                                                 \
   X(graph_conv_operands, "graph-conv-operands",                                                      \
-    "a conv in a graph takes no bias and no residual add yet (a bias packs with its weights, a "     \
-    "residual is a third operand): run such a conv as a program of its own, or leave them out",     \
+    "a conv in a graph names a residual tensor exactly when its spec adds one (residual_add): "      \
+    "give it as graph_conv's fifth argument, or drop residual_add",                                  \
     "docs/graph.md")                                                                                 \
   X(graph_k_split, "graph-k-split",                                                                  \
     "a graph sums a split K's slices on the device with fp16 SDP adds: such a matmul must write "    \
@@ -444,6 +444,11 @@
   X(tensor_direction, "tensor-direction",                                                            \
     "the host packs a graph's inputs and weights and unpacks its outputs; an intermediate never "    \
     "leaves the device (make it an output by reading it nowhere else, or add an op that copies it)", \
+    "docs/graph.md")                                                                                 \
+  X(conv_weights_with_bias, "conv-weights-with-bias",                                                \
+    "a quantized conv's weights pack together with its bias operand, which carries the input "       \
+    "zero point's correction from the weights: pack them with pack_conv(geometry, the conv's "       \
+    "output name, weights, bias, ...)",                                                              \
     "docs/graph.md")
 
 // Rules of running programs on a device (runtime/: device, buffers, session).

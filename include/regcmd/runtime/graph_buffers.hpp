@@ -1,6 +1,6 @@
 #pragma once
 // A graph's buffers on a device: one for each role its tensors live in (the inputs', the
-// weights', the arena of intermediates, the outputs'), each of the size its geometry asks
+// weights', the quantized convs' biases, the arena of intermediates, the outputs'), each of the size its geometry asks
 // (programs/graph.hpp), with the host's tensors packed and unpacked by name
 // (programs/graph_packing.hpp) and the operands that bind them:
 //
@@ -48,6 +48,11 @@ class graph_buffers {
     const graph_tensor* x = geometry_->find(tensor);
     return pack_tensor<T>(*geometry_, tensor, host, x ? bytes(x->role) : std::span<std::uint8_t>{});
   }
+  // A conv's weights and (quantized) its bias, by the conv's output name.
+  template <class T>
+  status pack_conv(std::string_view conv, std::span<const T> weights, std::span<const std::int32_t> bias = {}) {
+    return regcmd::pack_conv<T>(*geometry_, conv, weights, bias, bytes(operand_role::weight), bytes(operand_role::bias));
+  }
   // An output's values back to the host.
   template <class T>
   status unpack(std::string_view tensor, std::span<T> host) const {
@@ -58,7 +63,7 @@ class graph_buffers {
   // The buffers to bind: nullptr for a role without tensors.
   runtime::operands operands() const {
     return {.feature = of(operand_role::feature), .weight = of(operand_role::weight), .output = of(operand_role::output),
-            .intermediate = of(operand_role::intermediate)};
+            .intermediate = of(operand_role::intermediate), .bias = of(operand_role::bias)};
   }
   // The whole buffer of a role (empty for a role without tensors).
   std::span<std::uint8_t> bytes(operand_role r) const {
@@ -67,8 +72,8 @@ class graph_buffers {
 
  private:
   // The roles a graph's tensors live in (programs/graph.hpp).
-  static constexpr operand_role roles[] = {operand_role::feature, operand_role::weight, operand_role::intermediate,
-                                           operand_role::output};
+  static constexpr operand_role roles[] = {operand_role::feature, operand_role::weight, operand_role::bias,
+                                           operand_role::intermediate, operand_role::output};
   const buffer* of(operand_role r) const {
     return made_[static_cast<std::size_t>(r)] ? &buffers_[static_cast<std::size_t>(r)] : nullptr;
   }
