@@ -65,6 +65,13 @@ class graph_buffers {
     return {.feature = of(operand_role::feature), .weight = of(operand_role::weight), .output = of(operand_role::output),
             .intermediate = of(operand_role::intermediate), .bias = of(operand_role::bias)};
   }
+  // Makes what the NPU wrote into a role's buffer visible to the CPU: a run does it for the
+  // output; the arena's intermediates never leave the device unless asked for (to check a
+  // layer, say).
+  status read_back(operand_role r) const {
+    if (!made_[static_cast<std::size_t>(r)]) return {};
+    return buffers_[static_cast<std::size_t>(r)].sync_from_device();
+  }
   // The whole buffer of a role (empty for a role without tensors).
   std::span<std::uint8_t> bytes(operand_role r) const {
     return made_[static_cast<std::size_t>(r)] ? buffers_[static_cast<std::size_t>(r)].bytes() : std::span<std::uint8_t>{};
