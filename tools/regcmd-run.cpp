@@ -115,7 +115,8 @@ pool options (regcmd-gen --help has the details; an output element out[h * W' + 
 graph FILE: the ops of a graph file ('-': standard input), one program, one submit a run
   (docs/graph.md, "Graph files"); the running options below but --round-robin and
   --nonblocking. Inputs: fp16 features uniform in [-1, 1], fp16 weights in +-1/sqrt(fan-in),
-  int8 over the type, int4 in [-8, 7]; checked: graphs of fp16 ops and integer matmuls
+  int8 and uint8 over the type, int4 in [-8, 7], a quantized conv's bias in [-1000, 1000];
+  checked: every op but the integer SDP ops (ew, act)
 running:
   --cores C       1 (one core) | 3 (tasks split in three chains: rknpu the 3-core mask,
                   rocket one job each, the kernel picks the cores)
@@ -147,7 +148,8 @@ relative plus 2^-24 absolute, as the PPU multiplies the sum by fp16 reciprocals 
 kernel's width and height (fp16(65536 / 3) is inexact) and rounds to fp16. A graph's
 outputs are checked against the host's graph, each element within a bound carried through
 every op: its inputs' bounds through the op, its fp32 accumulation, one fp16 ulp (2^-10
-relative) at every fp16 store, a table function's tolerance; an integer matmul exactly.
+relative) at every fp16 store, a table function's tolerance, a quantized conv's one output
+step; an integer matmul exactly.
 
 Each option is given once, and only where it applies. Each error is one line on standard
 error.
@@ -850,8 +852,10 @@ std::string describe_open(const regcmd::error& e) {
 // NPU's value may be from the host's: the op's inputs' bounds through the op, its fp32
 // accumulation, and at every fp16 store a rounding on the other side of a tie (one ulp,
 // 2^-10 relative; the table functions: their tolerance). A worst case, every error with one
-// sign. Integer matmuls are exact. The host checks fp16 ops and integer matmuls (with their
-// inputs' host values in the logical orders of programs/graph_packing.hpp); regcmd-gen builds any.
+// sign. Integer matmuls are exact; a quantized conv's value is its quantized output, within
+// one step of TFLite's rounding (the DPU's 15-bit requantization) on top of its inputs'
+// bounds through its weights. The host checks every op but the integer SDP ops, with the
+// inputs' host values in the logical orders of programs/graph_packing.hpp.
 struct host_tensor {
   std::vector<double> value, bound;
 };
@@ -863,14 +867,12 @@ std::string unchecked(const regcmd::graph_spec& spec) {
   using namespace regcmd;
   for (std::uint32_t i = 0; i < spec.count; ++i) {
     const graph_op& op = spec.ops[i];
-    const bool fp16 = op.kind == graph_op_kind::ew     ? op.ew.dtype == precision::fp16
-                      : op.kind == graph_op_kind::act  ? op.act.dtype == precision::fp16
-                      : op.kind == graph_op_kind::conv ? op.conv.in == conv_data::fp16
-                      : op.kind == graph_op_kind::pool ? op.pool.dtype == precision::fp16
-                                                       : true;
-    if (!fp16)
-      return "op '" + std::string(op.out.view()) + "' is not fp16: regcmd-run checks graphs of fp16 ops and integer " +
-             "matmuls (regcmd-gen graph builds this one)";
+    const bool checked = op.kind == graph_op_kind::ew    ? op.ew.dtype == precision::fp16
+                         : op.kind == graph_op_kind::act ? op.act.dtype == precision::fp16
+                                                         : true;  // matmuls, convs, poolings
+    if (!checked)
+      return "op '" + std::string(op.out.view()) + "' is an integer SDP op: regcmd-run checks graphs of fp16 SDP ops " +
+             "(regcmd-gen graph builds this one)";
   }
   return {};
 }
@@ -885,8 +887,48 @@ double operand_of(const regcmd::ew_spec& s, const host_tensor* b, std::size_t i,
 }
 
 // The op's output on the host, from its operands' host values.
+// A quantized conv as TFLite defines it: the accumulator bias + sum (x - zx)(w - zw) at
+// scale sx·sw, the residual's real value added, the activation, rounded to the output's
+// quantization and clamped to its type. Values in quantized units.
+host_tensor quantized_conv(const regcmd::conv_geometry& g, const host_tensor& x, const host_tensor& w,
+                           const std::vector<std::int32_t>& bias, const host_tensor* residual) {
+  using namespace regcmd;
+  const conv_spec& s = g.spec;
+  const double lo = s.in == conv_data::uint8 ? 0 : -128, hi = s.in == conv_data::uint8 ? 255 : 127;
+  const double to_out = double(s.input.scale) * s.weights.scale / s.output.scale;
+  host_tensor out;
+  for (std::uint32_t oy = 0; oy < g.out_h; ++oy)
+    for (std::uint32_t ox = 0; ox < g.out_w; ++ox)
+      for (std::uint32_t o = 0; o < s.out_channels; ++o) {
+        double acc = s.bias ? bias[o] : 0, carried = 0;
+        for (std::uint32_t ky = 0; ky < s.kernel_h; ++ky)
+          for (std::uint32_t kx = 0; kx < s.kernel_w; ++kx) {
+            const std::int64_t y = std::int64_t{oy} * s.stride_y + std::int64_t{ky} * s.dilation_y - g.pad.top;
+            const std::int64_t xx = std::int64_t{ox} * s.stride_x + std::int64_t{kx} * s.dilation_x - g.pad.left;
+            if (y < 0 || y >= s.H || xx < 0 || xx >= s.W) continue;  // the zero point: adds 0
+            for (std::uint32_t c = s.depthwise ? o : 0; c < (s.depthwise ? o + 1 : s.C); ++c) {
+              const std::size_t xi = (std::size_t(y) * s.W + std::size_t(xx)) * s.C + c;
+              const std::size_t wi = ((std::size_t{s.depthwise ? 0 : o} * s.kernel_h + ky) * s.kernel_w + kx) * s.C + c;
+              const double wq = w.value[wi] - s.weights.zero_point;
+              acc += (x.value[xi] - s.input.zero_point) * wq;
+              carried += x.bound[xi] * std::abs(wq) * to_out;
+            }
+          }
+        double real = acc * s.input.scale * s.weights.scale;
+        if (residual) {
+          const std::size_t i = (std::size_t{oy} * g.out_w + ox) * s.out_channels + o;
+          real += double(s.residual.scale) * (residual->value[i] - s.residual.zero_point);
+          carried += residual->bound[i] * s.residual.scale / s.output.scale;
+        }
+        real = activate(s.activation, s.leaky_slope, true, real);
+        out.value.push_back(std::clamp(std::round(real / s.output.scale) + s.output.zero_point, lo, hi));
+        out.bound.push_back(carried + 1);
+      }
+  return out;
+}
+
 host_tensor host_op(const regcmd::graph_op& op, const regcmd::graph_step& step, const host_tensor& a, const host_tensor* b,
-                    const host_tensor* residual) {
+                    const std::vector<std::int32_t>& bias, const host_tensor* residual) {
   using namespace regcmd;
   host_tensor out;
   auto store = [&](double v, double carried, bool fp16) {
@@ -951,6 +993,7 @@ host_tensor host_op(const regcmd::graph_op& op, const regcmd::graph_step& step, 
       const conv_geometry& g = step.conv.conv;
       const conv_spec& s = g.spec;
       const std::uint32_t O = s.out_channels;
+      if (g.quantized()) return quantized_conv(g, a, *b, bias, residual);
       for (std::uint32_t oy = 0; oy < g.out_h; ++oy)
         for (std::uint32_t ox = 0; ox < g.out_w; ++ox)
           for (std::uint32_t o = 0; o < O; ++o) {
@@ -1035,13 +1078,15 @@ std::size_t elements_read(const regcmd::graph_op& op, const regcmd::graph_step& 
 
 // Random host values for an input or weight tensor as its first reader reads it: fp16
 // features in [-1, 1], fp16 weights in +-1/sqrt(fan-in) (values stay near 1 through every
-// layer), int8 over its range, int4 in [-8, 7].
+// layer), int8 and uint8 over their ranges, int4 in [-8, 7].
 host_tensor random_input(const regcmd::graph_op& op, const regcmd::graph_step& step, int which, std::size_t count,
-                         regcmd::precision type, std::mt19937_64& rng) {
+                         const regcmd::tensor_format& format, std::mt19937_64& rng) {
   using namespace regcmd;
+  const precision type = format.type;
   host_tensor t{std::vector<double>(count), std::vector<double>(count, 0.0)};
   if (type == precision::int8 || type == precision::int4) {
-    std::uniform_int_distribution<int> d(type == precision::int8 ? -128 : -8, type == precision::int8 ? 127 : 7);
+    const int lo = format.is_unsigned ? 0 : type == precision::int8 ? -128 : -8;
+    std::uniform_int_distribution<int> d(lo, format.is_unsigned ? 255 : type == precision::int8 ? 127 : 7);
     for (double& v : t.value) v = d(rng);
     return t;
   }
@@ -1067,6 +1112,7 @@ int run_graph(const regcmd::runtime::device& dev, const regcmd::graph_spec& spec
   // Inputs drawn and packed, then every op on the host in order.
   std::mt19937_64 rng(settings.seed);
   std::vector<host_tensor> host(g.tensor_count);
+  std::vector<std::vector<std::int32_t>> biases(spec.count);  // the quantized convs' int32 biases
   for (std::uint32_t i = 0; i < spec.count; ++i) {
     const graph_op& op = spec.ops[i];
     const graph_step& step = g.steps[i];
@@ -1075,16 +1121,24 @@ int run_graph(const regcmd::runtime::device& dev, const regcmd::graph_spec& spec
       if (t == no_op) continue;
       const graph_tensor& x = g.tensors[t];
       const std::size_t count = elements_read(op, step, which);
-      if (x.writer == no_op && host[t].value.empty()) {
-        host[t] = random_input(op, step, which, count, x.format.type, rng);
-        status packed;
-        if (x.format.type == precision::fp16) {
-          const std::vector<float> v(host[t].value.begin(), host[t].value.end());
-          packed = io.value().pack<float>(x.name.view(), v);
-        } else {
-          const std::vector<std::int8_t> v(host[t].value.begin(), host[t].value.end());
-          packed = io.value().pack<std::int8_t>(x.name.view(), v);
+      // a quantized conv's weights pack with its bias (drawn here: +-1000 at the
+      // accumulator's scale), each conv's; every other input once, alone
+      const bool with_bias = which == 1 && step.bias != no_op;
+      if (x.writer == no_op && (host[t].value.empty() || with_bias)) {
+        if (host[t].value.empty()) host[t] = random_input(op, step, which, count, x.format, rng);
+        if (with_bias) {
+          biases[i].resize(op.conv.bias ? op.conv.out_channels : 0);
+          for (std::int32_t& v : biases[i]) v = std::uniform_int_distribution<std::int32_t>(-1000, 1000)(rng);
         }
+        const std::string_view name = with_bias ? op.out.view() : x.name.view();
+        auto pack = [&](auto element) -> status {
+          using T = decltype(element);
+          const std::vector<T> v(host[t].value.begin(), host[t].value.end());
+          return with_bias ? io.value().pack_conv<T>(name, v, biases[i]) : io.value().pack<T>(name, v);
+        };
+        const status packed = x.format.type == precision::fp16 ? pack(float{})
+                              : x.format.is_unsigned          ? pack(std::uint8_t{})
+                                                              : pack(std::int8_t{});
         if (!packed) return fail(packed.err());
       }
       if (host[t].value.size() != count)
@@ -1092,7 +1146,7 @@ int run_graph(const regcmd::runtime::device& dev, const regcmd::graph_spec& spec
                     std::string(x.name.view()) + "', which holds " + std::to_string(host[t].value.size()) +
                     ": regcmd-run's host checks ops that read whole tensors (regcmd-gen graph builds this one)");
     }
-    host[step.out] = host_op(op, step, host[step.a], step.b == no_op ? nullptr : &host[step.b],
+    host[step.out] = host_op(op, step, host[step.a], step.b == no_op ? nullptr : &host[step.b], biases[i],
                              step.c == no_op ? nullptr : &host[step.c]);
   }
 
@@ -1107,15 +1161,17 @@ int run_graph(const regcmd::runtime::device& dev, const regcmd::graph_spec& spec
       const graph_tensor& x = g.tensors[t];
       const host_tensor& want = host[t];
       std::vector<double> got(want.value.size());
-      if (x.format.type == precision::int32 || x.format.type == precision::int16) {
-        std::vector<std::int32_t> v(got.size());
-        if (status s = io.value().unpack<std::int32_t>(x.name.view(), v); !s) return s.err();
+      auto unpack = [&](auto element) -> status {
+        std::vector<decltype(element)> v(got.size());
+        if (status s = io.value().unpack<decltype(element)>(x.name.view(), v); !s) return s;
         std::copy(v.begin(), v.end(), got.begin());
-      } else {
-        std::vector<float> v(got.size());
-        if (status s = io.value().unpack<float>(x.name.view(), v); !s) return s.err();
-        std::copy(v.begin(), v.end(), got.begin());
-      }
+        return {};
+      };
+      const status read = x.format.type == precision::int32 || x.format.type == precision::int16 ? unpack(std::int32_t{})
+                          : x.format.type != precision::int8                                      ? unpack(float{})
+                          : x.format.is_unsigned                                                  ? unpack(std::uint8_t{})
+                                                                                                  : unpack(std::int8_t{});
+      if (!read) return read.err();
       for (std::size_t i = 0; i < got.size(); ++i) result.add_absolute(base + i, got[i], want.value[i], want.bound[i]);
       base += got.size();
     }
