@@ -1,19 +1,23 @@
-// Whole blocks in one submit: the LLaMA FFN (docs/graph.md) as one graph against one
-// program per op; its arena against the sum of its intermediates; then the host's time to
+// Whole blocks in one submit: the LLaMA FFN (docs/graph.md), the small CNN and MobileNet's
+// first block as one graph each against one program per op; their arenas against the sums
+// of their intermediates; then the host's time to
 // prepare, bind and run a block against one op (the block's gate matmul alone), on the NPU
 // or the emulated device (LD_PRELOAD=libregcmd-emu.so: there the run is the model's
 // arithmetic, the same in both, so its ratio shows the work, not a board's submit cost).
 // Exit status 3: no device (the static figures are printed first).
 #include <cstdio>
+#include <cstdlib>
 #include <string>
-#include <vector>
 
 #include <regcmd/decode/format.hpp>
 #include <regcmd/programs/activation.hpp>
-#include <regcmd/programs/elementwise.hpp>
 #include <regcmd/programs/blocks.hpp>
+#include <regcmd/programs/conv.hpp>
+#include <regcmd/programs/elementwise.hpp>
 #include <regcmd/programs/graph.hpp>
 #include <regcmd/programs/plan.hpp>
+#include <regcmd/programs/pooling.hpp>
+#include <regcmd/runtime/graph_buffers.hpp>
 #include <regcmd/runtime/session.hpp>
 
 #include "harness.hpp"
@@ -40,36 +44,67 @@ unsigned programs_per_op(std::uint32_t M, std::uint32_t D, std::uint32_t F, std:
   return 5;
 }
 
-void block_rows(const char* name, std::uint32_t M) {
-  const auto g = build_graph(llama_ffn(M, 4096, 11008));
-  if (!g) std::abort();
-  std::size_t separate_tasks = 0;
-  const unsigned separate = programs_per_op(M, 4096, 11008, separate_tasks);
-  const std::string group = std::string("FFN ") + name + " (M = " + std::to_string(M) + ", 4096 -> 11008 -> 4096)";
+// A block's figures: its submits and tasks against one program per op, its arena against
+// the sum of its intermediates.
+template <class Built>
+void block_figures(const std::string& group, const Built& g, unsigned separate, std::size_t separate_tasks) {
   bench::row(group, "submits: one graph / one program per op", "1 / " + std::to_string(separate), "1", 1);
-  bench::row(group, "tasks: graph / programs per op", std::to_string(g.value().view().tasks.size()) + " / " + std::to_string(separate_tasks));
-  const graph_geometry& geo = g.value().geometry;
+  bench::row(group, "tasks: graph / programs per op",
+             std::to_string(g.view().tasks.size()) + " / " + std::to_string(separate_tasks));
+  const graph_geometry& geo = g.geometry;
   bench::row(group, "arena bytes / sum of intermediates",
              std::to_string(geo.arena_bytes()) + " / " + std::to_string(geo.intermediates_total) + " = " +
                  bench::fixed(double(geo.arena_bytes()) / geo.intermediates_total));
 }
 
-struct buffers {
-  std::vector<rt::buffer> owned;
-  rt::operands ops;
-};
+void block_rows(const char* name, std::uint32_t M) {
+  const auto g = build_graph(llama_ffn(M, 4096, 11008));
+  if (!g) std::abort();
+  std::size_t separate_tasks = 0;
+  const unsigned separate = programs_per_op(M, 4096, 11008, separate_tasks);
+  block_figures(std::string("FFN ") + name + " (M = " + std::to_string(M) + ", 4096 -> 11008 -> 4096)", g.value(), separate,
+                separate_tasks);
+}
 
-result<buffers> allocate(const rt::device& dev, const graph_geometry& g) {
-  buffers b;
-  b.owned.reserve(4);
-  const operand_role roles[] = {operand_role::feature, operand_role::weight, operand_role::intermediate, operand_role::output};
-  for (operand_role r : roles) {
-    auto made = rt::buffer::create(dev, std::max<std::uint32_t>(16, g.buffer_bytes[static_cast<std::size_t>(r)]));
-    if (!made) return made.err();
-    b.owned.push_back(std::move(made).value());
-  }
-  b.ops = {.feature = &b.owned[0], .weight = &b.owned[1], .output = &b.owned[3], .intermediate = &b.owned[2]};
-  return b;
+// The blocks of the examples as graphs against one program per op (each op's own door):
+// the small CNN (examples/cnn.cpp) and MobileNet v1's first block (examples/mobilenet_block.cpp).
+void cnn_rows() {
+  const auto conv3x3 = [](std::uint32_t hw, std::uint32_t in, std::uint32_t out) {
+    return conv_spec{.in = conv_data::fp16, .out = precision::fp16, .H = hw, .W = hw, .C = in, .out_channels = out,
+                     .kernel_h = 3, .kernel_w = 3, .padding = conv_padding::same, .activation = output_activation::relu};
+  };
+  const pool_spec max{.op = pool_op::max, .H = 32, .W = 32, .C = 32};
+  const pool_spec average{.op = pool_op::global_average, .H = 16, .W = 16, .C = 64, .kernel_h = 16, .kernel_w = 16};
+  const matmul_spec classifier = fp16_matmul(1, 64, 10);
+  const auto g = build_graph(make_graph(graph_conv("c1", "image", "k1", conv3x3(32, 3, 32)), graph_pool("p1", "c1", max),
+                                        graph_conv("c2", "p1", "k2", conv3x3(16, 32, 64)), graph_pool("p2", "c2", average),
+                                        graph_matmul("logits", "p2", "w_fc", classifier)));
+  const auto c1 = build_conv(conv3x3(32, 3, 32)), c2 = build_conv(conv3x3(16, 32, 64));
+  const auto p1 = build_pool(max), p2 = build_pool(average);
+  const auto fc = build_plan(classifier);
+  if (!g || !c1 || !c2 || !p1 || !p2 || !fc) std::abort();
+  const std::size_t tasks = c1.value().view().tasks.size() + c2.value().view().tasks.size() +
+                            p1.value().view().tasks.size() + p2.value().view().tasks.size() +
+                            fc.value().view().tasks.size();
+  block_figures("small CNN (32x32x3 -> 10, fp16)", g.value(), 5, tasks);
+}
+
+void mobilenet_rows() {
+  constexpr quantization image{1.0f / 128, 128}, acts{6.0f / 255, 0};
+  const conv_spec stem{.in = conv_data::uint8, .H = 224, .W = 224, .C = 3, .out_channels = 32, .kernel_h = 3,
+                       .kernel_w = 3, .stride_y = 2, .stride_x = 2, .padding = conv_padding::same, .input = image,
+                       .weights = {0.02f, 120}, .output = acts, .bias = true, .activation = output_activation::relu6};
+  const conv_spec dw{.in = conv_data::uint8, .H = 112, .W = 112, .C = 32, .out_channels = 32, .kernel_h = 3,
+                     .kernel_w = 3, .padding = conv_padding::same, .depthwise = true, .input = acts,
+                     .weights = {0.01f, 130}, .output = acts, .bias = true, .activation = output_activation::relu6};
+  const conv_spec pw{.in = conv_data::uint8, .H = 112, .W = 112, .C = 32, .out_channels = 64, .input = acts,
+                     .weights = {0.004f, 125}, .output = acts, .bias = true, .activation = output_activation::relu6};
+  const auto g = build_graph(
+      make_graph(graph_conv("c1", "image", "k1", stem), graph_conv("c2", "c1", "k2", dw), graph_conv("c3", "c2", "k3", pw)));
+  const auto a = build_conv(stem), b = build_conv(dw), c = build_conv(pw);
+  if (!g || !a || !b || !c) std::abort();
+  block_figures("MobileNet v1 block (224x224x3 -> 112x112x64, uint8)", g.value(), 3,
+                a.value().view().tasks.size() + b.value().view().tasks.size() + c.value().view().tasks.size());
 }
 
 }  // namespace
@@ -77,6 +112,8 @@ result<buffers> allocate(const rt::device& dev, const graph_geometry& g) {
 int main() {
   block_rows("decode", 1);
   block_rows("prefill", 64);
+  cnn_rows();
+  mobilenet_rows();
 
   auto dev = rt::device::open();
   if (!dev) {
@@ -93,14 +130,14 @@ int main() {
     double prepare = 0, bind = 0, run = 0;
   };
   auto measure = [&](const auto& built) -> measured {
-    auto b = allocate(dev.value(), built.value().geometry);
+    auto b = rt::graph_buffers::create(dev.value(), built.value().geometry);
     if (!b) std::abort();
     measured m;
     m.prepare = bench::measure([&] { bench::keep(npu.prepare(built.value().view()).ok()); }).median_ns;
     auto prepared = npu.prepare(built.value().view());
     if (!prepared) std::abort();
-    m.bind = bench::measure([&] { bench::keep(npu.bind(prepared.value(), b.value().ops).ok()); }).median_ns;
-    if (!npu.bind(prepared.value(), b.value().ops) || !npu.run(prepared.value())) std::abort();  // the warm-up
+    m.bind = bench::measure([&] { bench::keep(npu.bind(prepared.value(), b.value().operands()).ok()); }).median_ns;
+    if (!npu.bind(prepared.value(), b.value().operands()) || !npu.run(prepared.value())) std::abort();  // the warm-up
     m.run = bench::measure([&] { bench::keep(npu.run(prepared.value()).ok()); }, 5).median_ns;
     return m;
   };
