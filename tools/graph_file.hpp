@@ -27,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include <regcmd/programs/graph.hpp>
 #include <regcmd/programs/graph_spec.hpp>
 
 #include "cli.hpp"
@@ -217,6 +218,30 @@ std::size_t failing_line(const graph_file& f, Build build) {
     if (!build(prefix)) return f.lines[n - 1];
   }
   return f.lines.empty() ? 0 : f.lines.back();
+}
+
+// The problem with `regcmd-gen graph FILE` / `regcmd-run graph FILE`'s FILE (argv[2]), or
+// an empty string.
+inline problem graph_file_argument(int argc, char** argv) {
+  if (argc < 3 || (argv[2][0] == '-' && argv[2][1] != 0))
+    return "graph needs a graph file first ('-': standard input; docs/graph.md, \"Graph files\")";
+  return {};
+}
+
+// The graph in the file at `path`, read, parsed and checked by build_graph: its ops, or the
+// one-line problem naming the file and the line.
+struct loaded_graph {
+  graph_spec spec{};
+  std::string problem;
+};
+inline loaded_graph load_graph_file(const std::string& path) {
+  const graph_file file = read_graph_file(path);
+  if (!file.problem.empty()) return {{}, file.problem_line ? located(path, file.problem_line, file.problem) : file.problem};
+  if (const auto built = build_graph(file.graph); !built) {
+    const std::size_t line = failing_line(file, [](const graph_spec& g) { return build_graph(g).ok(); });
+    return {{}, located(path, line, describe(built.err()))};
+  }
+  return {file.graph, {}};
 }
 
 }  // namespace regcmd::cli

@@ -227,8 +227,7 @@ int write_program(std::vector<regcmd::entry>& entries, const std::vector<regcmd:
 // regcmd-gen graph FILE [output options]: the graph the file describes, as one program.
 int write_graph(int argc, char** argv) {
   using namespace regcmd;
-  if (argc < 3 || (argv[2][0] == '-' && argv[2][1] != 0))
-    return fail("graph needs a graph file first ('-': standard input; docs/graph.md, \"Graph files\")");
+  if (cli::problem p = cli::graph_file_argument(argc, argv); !p.empty()) return fail(p);
   const std::string path = argv[2];
   operand_addresses addresses{};
   std::string_view format = "hex";
@@ -255,13 +254,10 @@ int write_graph(int argc, char** argv) {
     else out_path = v;
     if (!bad.empty()) return fail(bad);
   }
-  const cli::graph_file file = cli::read_graph_file(path);
-  if (!file.problem.empty()) return fail(file.problem_line ? cli::located(path, file.problem_line, file.problem) : file.problem);
-  const auto built = build_graph(file.graph);
-  if (!built) {
-    const std::size_t line = cli::failing_line(file, [](const graph_spec& g) { return build_graph(g).ok(); });
-    return fail(cli::located(path, line, cli::describe(built.err())));
-  }
+  const cli::loaded_graph file = cli::load_graph_file(path);
+  if (!file.problem.empty()) return fail(file.problem);
+  const auto built = build_graph(file.spec);
+  if (!built) return fail(cli::describe(built.err()));  // load_graph_file built it
   const program_view v = built.value().view();
   std::vector<entry> entries(v.entries.begin(), v.entries.end());
   const std::vector<slot> slots(v.slots.begin(), v.slots.end());

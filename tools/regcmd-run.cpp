@@ -1190,8 +1190,7 @@ int run_graph(const regcmd::runtime::device& dev, const regcmd::graph_spec& spec
 // regcmd-run graph FILE [--device D] [--seed S] [--repeat R] [--cores 1|3].
 int run_graph_file(int argc, char** argv) {
   using namespace regcmd;
-  if (argc < 3 || (argv[2][0] == '-' && argv[2][1] != 0))
-    return fail("graph needs a graph file first ('-': standard input; docs/graph.md, \"Graph files\")");
+  if (cli::problem p = cli::graph_file_argument(argc, argv); !p.empty()) return fail(p);
   const std::string path = argv[2];
   run_settings settings;
   cli::given_options given;
@@ -1208,18 +1207,14 @@ int run_graph_file(int argc, char** argv) {
     if (i + 1 >= argc) return fail(std::string(a) + " needs a value");
     if (const cli::problem bad = *apply_running(settings, a, argv[++i]); !bad.empty()) return fail(bad);
   }
-  const cli::graph_file file = cli::read_graph_file(path);
-  if (!file.problem.empty()) return fail(file.problem_line ? cli::located(path, file.problem_line, file.problem) : file.problem);
   // The graph's rules first: a graph that breaks one needs no device.
-  if (const auto built = build_graph(file.graph); !built) {
-    const std::size_t line = cli::failing_line(file, [](const graph_spec& g) { return build_graph(g).ok(); });
-    return fail(cli::located(path, line, cli::describe(built.err())));
-  }
-  if (const std::string p = unchecked(file.graph); !p.empty()) return fail(cli::located(path, 0, p));
+  const cli::loaded_graph file = cli::load_graph_file(path);
+  if (!file.problem.empty()) return fail(file.problem);
+  if (const std::string p = unchecked(file.spec); !p.empty()) return fail(cli::located(path, 0, p));
   auto dev = runtime::device::open(settings.device_path);
   if (!dev) return fail(describe_open(dev.err()));
   std::printf("device %s: %s\n", dev.value().path().c_str(), dev.value().driver_version().c_str());
-  return run_graph(dev.value(), file.graph, settings);
+  return run_graph(dev.value(), file.spec, settings);
 }
 
 }  // namespace
