@@ -13,7 +13,9 @@
 
 #include <regcmd/programs/blocks.hpp>
 #include <regcmd/programs/graph.hpp>
+#include <regcmd/program/independent_tasks.hpp>
 #include <regcmd/programs/graph_packing.hpp>
+#include <regcmd/programs/plan.hpp>
 
 #include "conv_reference.hpp"
 #include "model_board.hpp"
@@ -565,4 +567,33 @@ TEST_CASE("a residual block in one submit: y = ReLU(conv(c1) + c1), the residual
       }
   CHECK(clamped > 0);
   CHECK(clamped < 8 * 8 * 16);
+}
+
+TEST_CASE("independent prefix: the leading tasks that hand nothing to each other") {
+  // LLaMA's FFN at hidden 64, intermediate 256: gate and up (one task each) read x; the SiLU
+  // reads gate
+  const auto ffn = build_graph(llama_ffn(1, 64, 256));
+  REQUIRE(ffn.ok());
+  REQUIRE(ffn.value().view().tasks.size() == 5);
+  CHECK(independent_prefix(ffn.value().view()) == 2);
+  // two matmuls reading one input: every task
+  constexpr matmul_spec mm{.in = precision::int8, .out = precision::int32, .M = 4, .K = 64, .N = 512};
+  const auto pair = build_graph(make_graph(graph_matmul("a", "x", "wa", mm), graph_matmul("b", "x", "wb", mm)));
+  REQUIRE(pair.ok());
+  CHECK(independent_prefix(pair.value().view()) == pair.value().view().tasks.size());
+  // a conv, then a pooling of its output: the first task alone
+  constexpr conv_spec c{.in = conv_data::fp16, .out = precision::fp16, .H = 8, .W = 8, .C = 16, .out_channels = 16};
+  const auto chain = build_graph(make_graph(graph_conv("c", "x", "k", c), graph_pool("p", "c", {.H = 8, .W = 8, .C = 16})));
+  REQUIRE(chain.ok());
+  CHECK(independent_prefix(chain.value().view()) == 1);
+  // a plan of K slices writing fp32 partials side by side: every task
+  const auto split = build_plan({.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 16384, .N = 64});
+  REQUIRE(split.ok());
+  CHECK(split.value().view().tasks.size() == 8);  // K 16384 in slices of 2048
+  CHECK(independent_prefix(split.value().view()) == 8);
+  // delta tasks rely on earlier tasks' registers
+  const auto delta =
+      build_plan({.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 16384, .N = 64}, {.delta_tasks = true});
+  REQUIRE(delta.ok());
+  CHECK(independent_prefix(delta.value().view()) == 1);
 }

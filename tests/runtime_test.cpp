@@ -565,3 +565,47 @@ TEST_CASE("graph buffers: one buffer for each role the graph uses, tensors packe
   }
   CHECK(io.value().unpack<std::int32_t>("x", a).err().breaks(rules::tensor_direction));
 }
+
+TEST_CASE("cores::all_then_one: a graph's independent branches on the cores, then the rest on one, the same bytes") {
+  const device d = open_device();
+  // a and b read x alone (one task each); c reads a
+  constexpr conv_spec conv{.in = conv_data::fp16, .out = precision::fp16, .H = 8, .W = 8, .C = 16, .out_channels = 16,
+                           .kernel_h = 3, .kernel_w = 3, .padding = conv_padding::same};
+  const auto built = build_graph(make_graph(graph_conv("a", "x", "ka", conv), graph_conv("b", "x", "kb", conv),
+                                            graph_conv("c", "a", "kc", conv)));
+  REQUIRE(built.ok());
+  REQUIRE(built.value().view().tasks.size() == 3);
+  auto outputs = [&](cores use, unsigned& submits) {
+    auto io = graph_buffers::create(d, built.value().geometry);
+    REQUIRE(io.ok());
+    std::vector<float> x(8 * 8 * 16), k(16 * 9 * 16);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = float(int(i % 13) - 6) / 8;
+    for (std::size_t i = 0; i < k.size(); ++i) k[i] = float(int(i % 7) - 3) / 32;
+    REQUIRE(io.value().pack<float>("x", x).ok());
+    for (const char* name : {"ka", "kb", "kc"}) REQUIRE(io.value().pack<float>(name, k).ok());
+    session npu{d};
+    auto p = npu.prepare(built.value().view(), {use});
+    REQUIRE_MESSAGE(p.ok(), to_string(p.err()));
+    REQUIRE(npu.bind(p.value(), io.value().operands()).ok());
+    REQUIRE(npu.run(p.value()).ok());  // with its warm-up
+    const auto second = npu.run(p.value());
+    REQUIRE(second.ok());
+    submits = second.value().submits;
+    std::vector<float> b(8 * 8 * 16), c(8 * 8 * 16);
+    REQUIRE(io.value().unpack<float>("b", b).ok());
+    REQUIRE(io.value().unpack<float>("c", c).ok());
+    b.insert(b.end(), c.begin(), c.end());
+    return b;
+  };
+  unsigned one_submits = 0, split_submits = 0;
+  const std::vector<float> one = outputs(cores::one, one_submits), split = outputs(cores::all_then_one, split_submits);
+  CHECK(one_submits == 1);
+  CHECK(split_submits == 2);  // a and b on two cores, then c
+  CHECK(one == split);
+  // cores::all refuses it (c reads a), as does all_then_one a program whose second task reads the first
+  session npu{d};
+  CHECK(npu.prepare(built.value().view(), {cores::all}).err().breaks(rules::core_split));
+  const auto chain = build_graph(make_graph(graph_conv("a", "x", "ka", conv), graph_conv("c", "a", "kc", conv)));
+  REQUIRE(chain.ok());
+  CHECK(npu.prepare(chain.value().view(), {cores::all_then_one}).err().breaks(rules::core_split));
+}

@@ -119,7 +119,9 @@ graph FILE: the ops of a graph file ('-': standard input), one program, one subm
   checked: every op but the integer SDP ops (ew, act)
 running:
   --cores C       1 (one core) | 3 (tasks split in three chains: rknpu the 3-core mask,
-                  rocket one job each, the kernel picks the cores)
+                  rocket one job each, the kernel picks the cores) | 3,1 (the leading
+                  tasks that hand nothing to each other in three chains, then the rest
+                  on one core: two submits; a graph's independent branches)
   --round-robin   rknpu, with --cores 1: rotate the repeats over the three cores
   --device PATH   the NPU node: /dev/dri/card1 (rknpu, vendor kernels) or /dev/accel/accel0
                   (rocket, mainline 6.18+); default $REGCMD_DEVICE, else the first found
@@ -168,15 +170,18 @@ int fail(const regcmd::error& e) { return fail(regcmd::cli::describe(e)); }
 struct run_settings {
   std::string device_path;
   std::uint64_t seed = 1, repeat = 1;
-  bool three_cores = false, round_robin = false, nonblocking = false;
+  regcmd::runtime::cores split = regcmd::runtime::cores::one;  // --cores: one, all, all_then_one
+  bool round_robin = false, nonblocking = false;
 };
 
 // The valued running options (--cores, --device, --seed, --repeat): nullopt when `a` is not
 // one, else the problem with `v` (empty when it applied).
 std::optional<regcmd::cli::problem> apply_running(run_settings& settings, std::string_view a, std::string_view v) {
   namespace cli = regcmd::cli;
-  static constexpr std::pair<std::string_view, bool> core_counts[] = {{"1", false}, {"3", true}};
-  if (a == "--cores") return cli::one_of(settings.three_cores, a, v, core_counts);
+  using regcmd::runtime::cores;
+  static constexpr std::pair<std::string_view, cores> core_counts[] = {
+      {"1", cores::one}, {"3", cores::all}, {"3,1", cores::all_then_one}};
+  if (a == "--cores") return cli::one_of(settings.split, a, v, core_counts);
   if (a == "--device") {
     settings.device_path = v;
     return v.empty() ? cli::takes(a, "a device node", v) : cli::problem{};
@@ -276,7 +281,7 @@ template <class Verify>
 regcmd::result<run_outcome> run(regcmd::runtime::session& npu, const regcmd::program_view& program,
                                 const regcmd::runtime::operands& ops, const run_settings& settings, Verify&& verify) {
   using namespace regcmd;
-  auto prepared = npu.prepare(program, {settings.three_cores ? runtime::cores::all : runtime::cores::one});
+  auto prepared = npu.prepare(program, {settings.split});
   if (!prepared) return prepared.err();
   if (status s = npu.bind(prepared.value(), ops); !s) return s.err();
   run_outcome out;
@@ -1275,7 +1280,8 @@ int main(int argc, char** argv) {
   if (r.convolution) cli::complete_conv(r, given);
   // run-options: a program split over the cores takes no round-robin (every run already
   // uses all three), whether or not this shape has tasks enough to split.
-  if (settings.three_cores && settings.round_robin) return fail("--round-robin does not apply with --cores 3 (a split program runs on all three cores at once)");
+  if (settings.split != runtime::cores::one && settings.round_robin)
+    return fail("--round-robin does not apply with --cores 3 or 3,1 (a split program runs on all three cores at once)");
 
   // The program's rules first: a shape that breaks one needs no device.
   if (r.convolution) {

@@ -1,7 +1,8 @@
 #pragma once
 // Submitting a prepared program to the vendor rknpu driver: one task descriptor per task in
-// a KERNEL_MAPPING buffer, one RKNPU_SUBMIT per run with the core mask and subcore_task
-// ranges (fact sheet §1.6; regcmd-isa-reference "Multi-core submit").
+// a KERNEL_MAPPING buffer, one RKNPU_SUBMIT per stage of a run (one stage but with
+// cores::all_then_one) with the core mask and subcore_task ranges (fact sheet §1.6;
+// regcmd-isa-reference "Multi-core submit").
 
 #include <poll.h>
 #include <unistd.h>
@@ -26,6 +27,8 @@ namespace regcmd::runtime {
 
 // [first task, task count]: the tasks one core runs as one PC chain.
 using task_chain = std::array<std::uint32_t, 2>;
+// The chains of one submit; a run submits each stage in turn.
+using task_stage = std::vector<task_chain>;
 
 class rknpu_jobs {
  public:
@@ -41,7 +44,7 @@ class rknpu_jobs {
   static constexpr status check(const program_view&) { return {}; }
 
   static result<rknpu_jobs> create(const device& dev, const buffer& regcmd, std::span<const task> tasks,
-                                   std::vector<task_chain> chains, bool pingpong) {
+                                   std::vector<task_stage> stages, bool pingpong) {
     rknpu_jobs j;
     auto descriptors = buffer::create(dev, std::max<std::size_t>(1, tasks.size()) * sizeof(rknpu::task), buffer_use::tasks);
     if (!descriptors) return descriptors.err();
@@ -50,8 +53,7 @@ class rknpu_jobs {
       const rknpu::task d = descriptor(tasks[i], regcmd.iova());
       std::memcpy(j.descriptors_.bytes().data() + i * sizeof d, &d, sizeof d);
     }
-    j.task_count_ = static_cast<std::uint32_t>(tasks.size());
-    j.chains_ = std::move(chains);
+    j.stages_ = std::move(stages);
     j.pingpong_ = pingpong;
     return j;
   }
@@ -70,32 +72,38 @@ class rknpu_jobs {
   }
   // The reset has already happened before an int8 entry: a failed submit is not re-run.
   static constexpr bool reruns_int8_entry = false;
+  std::size_t stages() const { return stages_.size(); }
+  // Some submit runs on several cores.
+  bool split() const {
+    return std::any_of(stages_.begin(), stages_.end(), [](const task_stage& s) { return s.size() > 1; });
+  }
+
   // A timed-out core stays wedged until the next RKNPU_ACT_RESET.
-  std::size_t job_chains() const { return chains_.size(); }
 
   static constexpr bool timeout_needs_reset = true;
 
-  // One RKNPU_SUBMIT: the chains on cores 0..2 (cores::all), else the whole program on
-  // `core`.
-  status submit(const device& dev, const run_options& options, unsigned core, run_report& report) const {
+  // One RKNPU_SUBMIT of a stage: its chains on cores 0..2, or its one chain on `core`.
+  status submit(const device& dev, const run_options& options, unsigned core, run_report& report,
+                std::size_t stage = 0) const {
+    const task_stage& chains_of = stages_[stage];
     rknpu::submit args{};
     args.flags = rknpu::job_pc | (pingpong_ ? rknpu::job_pingpong : 0u) |
                  (options.blocking ? rknpu::job_block : rknpu::job_nonblock | rknpu::job_fence_out);
     args.timeout = options.timeout_ms;
-    args.task_number = task_count_;
+    for (const task_chain& c : chains_of) args.task_number += c[1];
     args.task_obj_addr = descriptors_.cookie();
     args.fence_fd = -1;
-    const auto chains = static_cast<std::uint32_t>(chains_.size());
+    const auto chains = static_cast<std::uint32_t>(chains_of.size());
     if (chains > 1) {
-      // cores::all: core i runs subcore_task[i + 2] with three cores, [i] with two.
+      // core i runs subcore_task[i + 2] with three cores, [i] with two.
       args.core_mask = chains == 3 ? 0x7u : 0x3u;
       for (std::uint32_t i = 0; i < 5; ++i) {
-        const task_chain& c = chains_[chains == 3 ? (i < 2 ? i : i - 2) : std::min(i, chains - 1)];
+        const task_chain& c = chains_of[chains == 3 ? (i < 2 ? i : i - 2) : std::min(i, chains - 1)];
         args.subcore_task[i] = {c[0], c[1]};
       }
     } else {
       args.core_mask = 1u << core;
-      for (auto& st : args.subcore_task) st = {0, args.task_number};  // whichever entry the kernel reads
+      for (auto& st : args.subcore_task) st = {chains_of[0][0], chains_of[0][1]};  // whichever entry the kernel reads
     }
     report.core_mask = args.core_mask;
     if (status s = dev.ioctl(rknpu::ioctl_submit, &args, "RKNPU_SUBMIT"); !s) return s;
@@ -112,8 +120,7 @@ class rknpu_jobs {
 
  private:
   buffer descriptors_;
-  std::uint32_t task_count_ = 0;
-  std::vector<task_chain> chains_;
+  std::vector<task_stage> stages_;
   bool pingpong_ = true;
 };
 

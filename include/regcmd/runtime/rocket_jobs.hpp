@@ -1,6 +1,6 @@
 #pragma once
 // Submitting a prepared program to the mainline rocket driver (fact sheet §3): one
-// drm_rocket_task per program task, one job per task chain, the buffers each job reads and
+// drm_rocket_task per program task, one job per task chain, one SUBMIT per stage, the buffers each job reads and
 // writes listed on it, and completion read from the job's fence.
 //
 // What the rocket kernel does differently from rknpu, and how this backend meets it:
@@ -62,10 +62,14 @@ class rocket_jobs {
   }
 
   static result<rocket_jobs> create(const device& dev, const buffer& regcmd, std::span<const task> tasks,
-                                    std::vector<task_chain> chains, bool /*pingpong: the kernel turns it on*/) {
+                                    std::vector<task_stage> stages, bool /*pingpong: the kernel turns it on*/) {
     rocket_jobs j;
     for (const task& t : tasks) j.tasks_.push_back(descriptor(t, regcmd.iova()));
-    j.chains_ = std::move(chains);
+    for (const task_stage& stage : stages) {
+      j.stage_first_.push_back(j.chains_.size());
+      j.chains_.insert(j.chains_.end(), stage.begin(), stage.end());
+    }
+    j.stage_first_.push_back(j.chains_.size());
     j.regcmd_handle_ = regcmd.handle();
     // Jobs of one file share a fence context: on a buffer two jobs write, the later job's
     // fence replaces the earlier one's. So each job also writes a page of its own, whose
@@ -113,20 +117,28 @@ class rocket_jobs {
   // The first int8 job on a core wedges until the kernel stops it and resets the core,
   // which primes it: such a job is run again (regcmd-isa-reference "State gotchas").
   static constexpr bool reruns_int8_entry = true;
-  std::size_t job_chains() const { return chains_.size(); }
+  std::size_t stages() const { return stage_first_.empty() ? 0 : stage_first_.size() - 1; }
+  // Some submit holds several jobs (the chains of a split).
+  bool split() const {
+    for (std::size_t i = 0; i + 1 < stage_first_.size(); ++i)
+      if (stage_first_[i + 1] - stage_first_[i] > 1) return true;
+    return false;
+  }
 
   static constexpr bool timeout_needs_reset = false;
 
-  // One SUBMIT of every job, then the wait for each job's fence. `core` is the kernel's
-  // choice here.
-  status submit(const device& dev, const run_options& options, unsigned /*core*/, run_report& report) const {
-    if (jobs_.empty()) return make_error(rules::program_empty, "run").with_note("no rocket job");
-    rocket::submit args{address_of(jobs_.data()), static_cast<std::uint32_t>(jobs_.size()), sizeof(rocket::job), 0};
+  // One SUBMIT of a stage's jobs, then the wait for each job's fence. `core` is the
+  // kernel's choice here.
+  status submit(const device& dev, const run_options& options, unsigned /*core*/, run_report& report,
+                std::size_t stage = 0) const {
+    const std::size_t first = stage_first_[stage], end = stage_first_[stage + 1];
+    if (first == end) return make_error(rules::program_empty, "run").with_note("no rocket job");
+    rocket::submit args{address_of(jobs_.data() + first), static_cast<std::uint32_t>(end - first), sizeof(rocket::job), 0};
     if (status s = dev.ioctl(rocket::ioctl_submit, &args, "DRM_IOCTL_ROCKET_SUBMIT"); !s) return s;
     report.core_mask = 0;
     report.hw_ns = 0;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds{options.timeout_ms};
-    for (std::size_t c = 0; c < fences_.size(); ++c)
+    for (std::size_t c = first; c < end; ++c)
       if (status s = wait(fences_[c].dmabuf.get(), deadline, c); !s) return s;
     return {};
   }
@@ -197,7 +209,8 @@ class rocket_jobs {
   };
 
   std::vector<rocket::task> tasks_;
-  std::vector<task_chain> chains_;
+  std::vector<task_chain> chains_;        // every stage's, one job each
+  std::vector<std::size_t> stage_first_;  // the first chain of each stage, then the end
   std::uint32_t regcmd_handle_ = 0;
   std::vector<job_fence> fences_;  // one per job
   // Handles; jobs_ point into these and tasks_ (a move keeps their storage).

@@ -23,9 +23,11 @@
 //   - one stable feature buffer per prepared program: rotating feature addresses across
 //     submits corrupts results, so binding a different feature buffer is refused.
 // Multi-core (reference, "Multi-core submit"): one core (core_mask 1 << i), round-robin
-// single-core submits, or all three (tasks split in up to three chains). rocket: the
-// kernel picks the core of each job; the chains of cores::all become one job each. Tasks
-// that hand data on (delta tasks, an intermediate) are never split: the cores run together.
+// single-core submits, all three (tasks split in up to three chains), or all three for the
+// leading tasks that hand nothing to each other and one core for the rest, in a second
+// submit (cores::all_then_one). rocket: the kernel picks the core of each job; the chains
+// of a split become one job each. Tasks that hand data on (delta tasks, an intermediate)
+// are never split: the cores run together.
 // The NPU's state (int8 mode, a reset owed) belongs to the node, whichever session or
 // thread ran last (npu_state.hpp).
 
@@ -43,6 +45,7 @@
 #include <vector>
 
 #include <regcmd/core/error.hpp>
+#include <regcmd/program/independent_tasks.hpp>
 #include <regcmd/program/program.hpp>
 #include <regcmd/program/tail.hpp>
 #include <regcmd/registers/cna.hpp>
@@ -203,22 +206,26 @@ class session {
     for (const entry& e : p.entries_)
       if (e.target() == static_cast<std::uint16_t>(block_id::cna) && e.offset() == reg::CNA_CONV_CON1::offset)
         p.int8_ = p.int8_ || unpack<reg::CNA_CONV_CON1>(e.value()).IN_PRECISION.value() == precision::int8;
-    std::vector<task_chain> chains;
+    std::vector<task_stage> stages;
     const auto n = static_cast<std::uint32_t>(p.tasks_.size());
-    if (options.use == cores::all && n > 1) {
+    const bool split = (options.use == cores::all || options.use == cores::all_then_one) && n > 1;
+    if (split) {
       // The cores of one submit run together (vendor kernel) or in any order (rocket's
       // scheduler): tasks that hand data on must stay in one chain.
       if (program.delta_tasks) return make_error(rules::core_split, "prepare", "delta_tasks");
-      if (program.hands_on_data()) return make_error(rules::core_split, "prepare", "intermediate");
-      const std::uint32_t count = std::min<std::uint32_t>(soc::rk3588::cores, n);
-      for (std::uint32_t c = 0, first = 0; c < count; ++c) {
-        const std::uint32_t length = n / count + (c < n % count ? 1 : 0);
-        chains.push_back({first, length});
-        first += length;
-        if (c + 1 < count) unlink_after(p, first - 1);
+      std::uint32_t parallel = n;
+      if (options.use == cores::all && program.hands_on_data())
+        return make_error(rules::core_split, "prepare", "intermediate");
+      if (options.use == cores::all_then_one && (parallel = independent_prefix(program)) < 2)
+        return make_error(rules::core_split, "prepare", "independent tasks", parallel)
+            .with_note("the first two tasks hand data on: nothing to split");
+      stages.push_back(split_chains(p, parallel));
+      if (parallel < n) {  // the rest, after the split stage, on one core
+        unlink_after(p, parallel - 1);
+        stages.push_back({{parallel, n - parallel}});
       }
     } else {
-      chains.push_back({0, n});
+      stages.push_back({{0, n}});
     }
     for (const slot& s : p.slots_) {
       const auto reg = static_cast<std::uint8_t>(address_register_index(p.entries_[s.entry]));
@@ -231,7 +238,7 @@ class session {
     // The program is placed once; bind writes only its address entries.
     std::uint8_t* out = p.regcmd_.bytes().data();
     for (std::size_t i = 0; i < p.entries_.size(); ++i) store(out, i, p.entries_[i]);
-    auto jobs = Jobs::create(device_, p.regcmd_, p.tasks_, std::move(chains), program.pingpong);
+    auto jobs = Jobs::create(device_, p.regcmd_, p.tasks_, std::move(stages), program.pingpong);
     if (!jobs) return jobs.err();
     p.jobs_ = std::move(jobs.value());
     return p;
@@ -260,21 +267,22 @@ class session {
     for (std::size_t r = 0; r < operand_role_count; ++r)
       fresh = fresh || (npu_writes(static_cast<operand_role>(r)) && p.bound_to_[r] && !p.bound_to_[r]->npu_written());
     const unsigned core = options.use == cores::round_robin ? next_core_++ % soc::rk3588::cores : options.core;
-    for (int pass = fresh ? 2 : 1; pass > 0; --pass) {
-      status s = jobs.submit(device_, options, core, report);
-      ++report.submits;
-      for (unsigned again = 0; Jobs::reruns_int8_entry && entering_int8 && !s && s.err().breaks(rules::submit_timeout) &&
-                               again < soc::rk3588::cores;
-           ++again) {
-        report.reset = true;  // the kernel reset the core that timed out
-        s = jobs.submit(device_, options, core, report);
+    for (int pass = fresh ? 2 : 1; pass > 0; --pass)
+      for (std::size_t stage = 0; stage < jobs.stages(); ++stage) {
+        status s = jobs.submit(device_, options, core, report, stage);
         ++report.submits;
+        for (unsigned again = 0; Jobs::reruns_int8_entry && entering_int8 && !s &&
+                                 s.err().breaks(rules::submit_timeout) && again < soc::rk3588::cores;
+             ++again) {
+          report.reset = true;  // the kernel reset the core that timed out
+          s = jobs.submit(device_, options, core, report, stage);
+          ++report.submits;
+        }
+        if (!s) {
+          if (s.err().breaks(rules::submit_timeout)) npu.owes_reset = Jobs::timeout_needs_reset;
+          return s.err();
+        }
       }
-      if (!s) {
-        if (s.err().breaks(rules::submit_timeout)) npu.owes_reset = Jobs::timeout_needs_reset;
-        return s.err();
-      }
-    }
     for (std::size_t r = 0; r < operand_role_count; ++r)
       if (npu_writes(static_cast<operand_role>(r)) && p.bound_to_[r]) p.bound_to_[r]->set_npu_written();
     if (const auto& output = p.bound_to_[static_cast<std::size_t>(operand_role::output)])
@@ -303,10 +311,11 @@ class session {
 
   // run-options: every option in range and applicable to the prepared program.
   static status check_options(const prepared_program& p, const run_options& o) {
-    if (o.use == cores::all) return make_error(rules::run_options_range, "run", "use").with_note("cores::all");
+    if (o.use == cores::all || o.use == cores::all_then_one)
+      return make_error(rules::run_options_range, "run", "use").with_note("cores::all and all_then_one are prepare's");
     if (o.core >= soc::rk3588::cores) return make_error(rules::run_options_range, "run", "core", o.core);
     if (o.timeout_ms == 0 || o.timeout_ms > max_timeout_ms) return make_error(rules::run_options_range, "run", "timeout_ms", o.timeout_ms);
-    const bool split = std::visit([](const auto& jobs) { return jobs.job_chains() > 1; }, p.jobs_);
+    const bool split = std::visit([](const auto& jobs) { return jobs.split(); }, p.jobs_);
     if (split && (o.core != 0 || o.use == cores::round_robin))
       return make_error(rules::run_options_range, "run", o.core != 0 ? "core" : "use").with_note("the program is split over cores");
     return {};
@@ -314,6 +323,19 @@ class session {
 
   // Entry i of a regcmd buffer, little-endian whatever the host.
   static void store(std::uint8_t* regcmd, std::size_t i, entry e) { std::memcpy(regcmd + i * 8, e.to_bytes().data(), 8); }
+
+  // Tasks [0, n) in up to three chains of balanced lengths, each ending its PC chain.
+  static task_stage split_chains(prepared_program& p, std::uint32_t n) {
+    task_stage chains;
+    const std::uint32_t count = std::min<std::uint32_t>(soc::rk3588::cores, n);
+    for (std::uint32_t c = 0, first = 0; c < count; ++c) {
+      const std::uint32_t length = n / count + (c < n % count ? 1 : 0);
+      chains.push_back({first, length});
+      first += length;
+      if (c + 1 < count) unlink_after(p, first - 1);
+    }
+    return chains;
+  }
 
   // Ends the chain after task `last`: its tail no longer points at the next task.
   static void unlink_after(prepared_program& p, std::uint32_t last) {
