@@ -421,7 +421,7 @@ namespace {
 std::vector<std::uint8_t> host_layer(const testing::host_conv& h, const conv_spec& s, const std::vector<std::uint8_t>& in,
                                      const std::vector<std::uint8_t>& w, const std::vector<std::int32_t>& bias) {
   const std::vector<double> x(in.begin(), in.end()), k(w.begin(), w.end());
-  std::vector<std::uint8_t> out(std::size_t(h.OH) * h.OW * h.OC);
+  std::vector<std::uint8_t> out(static_cast<std::size_t>(h.OH * h.OW * h.OC));
   for (int oy = 0; oy < h.OH; ++oy)
     for (int ox = 0; ox < h.OW; ++ox)
       for (int o = 0; o < h.OC; ++o) {
