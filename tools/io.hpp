@@ -17,6 +17,14 @@ inline int print_version(const char* tool) {
   return 0;
 }
 
+// -h / --help (the usage on standard output) and --version, wherever on the command line:
+// the exit status to return at once, or -1 for any other argument.
+inline int help_or_version(std::string_view a, const char* usage, const char* tool) {
+  if (a == "-h" || a == "--help") return std::fputs(usage, stdout), 0;
+  if (a == "--version") return print_version(tool);
+  return -1;
+}
+
 // Writes and flushes `text`; on failure prints "<tool>: cannot write <what>: <reason>".
 inline bool write_out(std::FILE* out, std::string_view text, const char* tool, const std::string& what = "the output") {
   errno = 0;

@@ -56,11 +56,7 @@ int main(int argc, char** argv) {
   int given = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
-    if (a == "-h" || a == "--help") {
-      std::fputs(help, stdout);
-      return 0;
-    }
-    if (a == "--version") return regcmd::cli::print_version("regcmd-diff");
+    if (const int done = regcmd::cli::help_or_version(a, help, "regcmd-diff"); done >= 0) return done;
     if (a == "--json" || a == "--addresses") {
       bool& flag = a == "--json" ? json : options.ignore_addresses;
       if (flag) return fail(std::string(a) + " is given twice: give it once");

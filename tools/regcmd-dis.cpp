@@ -62,11 +62,7 @@ int main(int argc, char** argv) {
   std::string path;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
-    if (a == "-h" || a == "--help") {
-      std::fputs(help, stdout);
-      return 0;
-    }
-    if (a == "--version") return regcmd::cli::print_version("regcmd-dis");
+    if (const int done = regcmd::cli::help_or_version(a, help, "regcmd-dis"); done >= 0) return done;
     if (a == "--json") {
       if (json) return fail("--json is given twice: give it once");
       json = true;

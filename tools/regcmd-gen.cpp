@@ -235,11 +235,7 @@ int write_graph(int argc, char** argv) {
   cli::given_options given;
   for (int i = 3; i < argc; ++i) {
     const std::string_view a = argv[i];
-    if (a == "-h" || a == "--help") {
-      std::fputs(usage, stdout);
-      return cli::exit_success;
-    }
-    if (a == "--version") return cli::print_version("regcmd-gen");
+    if (const int done = cli::help_or_version(a, usage, "regcmd-gen"); done >= 0) return done;
     if (cli::problem twice = given.add(a); !twice.empty()) return fail(twice);
     const auto address = std::find_if(std::begin(address_options), std::end(address_options),
                                        [&](const address_option& o) { return o.name == a; });
@@ -297,11 +293,7 @@ int main(int argc, char** argv) {
       {"auto", schedule::automatic}, {"template", schedule::template_split}, {"bank", schedule::bank_split}};
   for (int i = 2; i < argc; ++i) {
     const std::string_view a = argv[i];
-    if (a == "-h" || a == "--help") {
-      std::fputs(usage, stdout);
-      return cli::exit_success;
-    }
-    if (a == "--version") return cli::print_version("regcmd-gen");
+    if (const int done = cli::help_or_version(a, usage, "regcmd-gen"); done >= 0) return done;
     if (cli::problem twice = given.add(a); !twice.empty()) return fail(twice);
     if (a == "--no-pad") {
       spec.pad = r.ew.pad = r.act.pad = padding::none;

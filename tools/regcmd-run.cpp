@@ -1201,11 +1201,7 @@ int run_graph_file(int argc, char** argv) {
   cli::given_options given;
   for (int i = 3; i < argc; ++i) {
     const std::string_view a = argv[i];
-    if (a == "-h" || a == "--help") {
-      std::fputs(usage, stdout);
-      return cli::exit_success;
-    }
-    if (a == "--version") return cli::print_version("regcmd-run");
+    if (const int done = cli::help_or_version(a, usage, "regcmd-run"); done >= 0) return done;
     if (cli::problem twice = given.add(a); !twice.empty()) return fail(twice);
     if (!is_running_option(a))
       return fail("option '" + std::string(a) + "' does not apply to graph (its ops' options are in the file)");
@@ -1246,11 +1242,7 @@ int main(int argc, char** argv) {
   cli::given_options given;
   for (int i = 2; i < argc; ++i) {
     const std::string_view a = argv[i];
-    if (a == "-h" || a == "--help") {
-      std::fputs(usage, stdout);
-      return cli::exit_success;
-    }
-    if (a == "--version") return cli::print_version("regcmd-run");
+    if (const int done = cli::help_or_version(a, usage, "regcmd-run"); done >= 0) return done;
     if (cli::problem twice = given.add(a); !twice.empty()) return fail(twice);
     if (a == "--delta") { r.options.delta_tasks = true; continue; }
     if (a == "--round-robin") { settings.round_robin = true; continue; }
