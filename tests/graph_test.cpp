@@ -23,6 +23,18 @@
 using namespace regcmd;
 
 namespace {
+// A board with a buffer for every role the graph's tensors live in, each byte 0x5a.
+void allocate_graph(testing::model_board& board, const graph_geometry& g) {
+  for (std::size_t r = 0; r < operand_role_count; ++r)
+    if (g.buffer_bytes[r] > 0) board.allocate(static_cast<operand_role>(r), g.buffer_bytes[r], 0x5a);
+}
+// n values uniform in [-scale, scale], rounded to fp16.
+std::vector<float> random_fp16(std::mt19937& rng, std::size_t n, float scale) {
+  std::uniform_real_distribution<float> d(-scale, scale);
+  std::vector<float> v(n);
+  for (float& e : v) e = half_to_float(float_to_half(d(rng)));
+  return v;
+}
 
 constexpr matmul_spec fp16_matmul(std::uint32_t M, std::uint32_t K, std::uint32_t N) {
   return {.in = precision::fp16, .out = precision::fp16, .M = M, .K = K, .N = N};
@@ -84,8 +96,7 @@ TEST_CASE("an FFN block on the model: one submit, equal to the host's FFN within
   REQUIRE(built.ok());
   const graph_geometry& g = built.value().geometry;
   testing::model_board board;
-  for (operand_role r : {operand_role::feature, operand_role::weight, operand_role::intermediate, operand_role::output})
-    board.allocate(r, g.buffer_bytes[static_cast<std::size_t>(r)], 0x5a);
+  allocate_graph(board, g);
 
   std::mt19937 rng(17);
   std::uniform_real_distribution<float> d(-0.5f, 0.5f);
@@ -239,8 +250,7 @@ TEST_CASE("a matmul whose K is split: fp16 partials summed by SDP adds in the sa
   CHECK(g.arena_bytes() == align_up(6 * M * N * 2, 64) + align_up(M * N * 2, 64) + M * N * 2);
 
   testing::model_board board;
-  for (operand_role r : {operand_role::feature, operand_role::weight, operand_role::intermediate, operand_role::output})
-    board.allocate(r, g.buffer_bytes[static_cast<std::size_t>(r)], 0x5a);
+  allocate_graph(board, g);
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> d(-1.0f, 1.0f);
   std::vector<float> x(M * K), w(std::size_t{K} * N), y(M * N);
@@ -289,8 +299,7 @@ TEST_CASE("int8 FFN matmuls: gate and up in one submit as outputs, and no SDP re
   CHECK(tensor(g, "up").offset == M * F * 4);  // after gate's [4][96] int32
   CHECK(built.value().view().pingpong);       // no SDP task: ping-pong stays on
   testing::model_board board;
-  for (operand_role r : {operand_role::feature, operand_role::weight, operand_role::output})
-    board.allocate(r, g.buffer_bytes[static_cast<std::size_t>(r)], 0x5a);
+  allocate_graph(board, g);
   std::mt19937 rng(3);
   std::uniform_int_distribution<int> d(-128, 127);
   auto draw = [&](std::size_t n) {
@@ -362,17 +371,10 @@ TEST_CASE("a small CNN in one submit: conv 3x3 + ReLU, max pool 2x2, conv 3x3 + 
   CHECK(tensor(g, "p2").bytes == 64);
 
   testing::model_board board;
-  for (operand_role r : {operand_role::feature, operand_role::weight, operand_role::intermediate, operand_role::output})
-    board.allocate(r, g.buffer_bytes[static_cast<std::size_t>(r)], 0x5a);
+  allocate_graph(board, g);
   std::mt19937 rng(11);
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  auto draw = [&](std::size_t n, float scale) {
-    std::vector<float> v(n);
-    for (float& e : v) e = half_to_float(float_to_half(scale * d(rng)));
-    return v;
-  };
-  const std::vector<float> image = draw(8 * 8 * 16, 1.0f), k1 = draw(16 * 9 * 16, 0.25f), k2 = draw(32 * 9 * 16, 0.25f),
-                           fc = draw(32 * 16, 0.5f);
+  const std::vector<float> image = random_fp16(rng, 8 * 8 * 16, 1.0f), k1 = random_fp16(rng, 16 * 9 * 16, 0.25f),
+                           k2 = random_fp16(rng, 32 * 9 * 16, 0.25f), fc = random_fp16(rng, 32 * 16, 0.5f);
   REQUIRE(pack_tensor<float>(g, "image", image, board[operand_role::feature]).ok());
   REQUIRE(pack_tensor<float>(g, "k1", k1, board[operand_role::weight]).ok());
   REQUIRE(pack_tensor<float>(g, "k2", k2, board[operand_role::weight]).ok());
@@ -458,9 +460,7 @@ TEST_CASE("a quantized MobileNet block in one submit: biases packed with their w
   CHECK(g.buffer_bytes[static_cast<std::size_t>(operand_role::bias)] > 0);  // three biases
 
   testing::model_board board;
-  for (operand_role r : {operand_role::feature, operand_role::weight, operand_role::bias, operand_role::intermediate,
-                         operand_role::output})
-    board.allocate(r, g.buffer_bytes[static_cast<std::size_t>(r)], 0x5a);
+  allocate_graph(board, g);
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> byte(0, 255), bias_value(-3000, 3000);
   auto bytes = [&](std::size_t n) {
@@ -530,16 +530,10 @@ TEST_CASE("a residual block in one submit: y = ReLU(conv(c1) + c1), the residual
   CHECK(g.buffer_bytes[static_cast<std::size_t>(operand_role::bias)] == 0);  // fp16: no bias operand
 
   testing::model_board board;
-  for (operand_role r : {operand_role::feature, operand_role::weight, operand_role::intermediate, operand_role::output})
-    board.allocate(r, g.buffer_bytes[static_cast<std::size_t>(r)], 0x5a);
+  allocate_graph(board, g);
   std::mt19937 rng(5);
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  auto draw = [&](std::size_t n, float scale) {
-    std::vector<float> v(n);
-    for (float& e : v) e = half_to_float(float_to_half(scale * d(rng)));
-    return v;
-  };
-  const std::vector<float> x = draw(8 * 8 * 16, 1.0f), k1 = draw(16 * 9 * 16, 0.1f), k2 = draw(16 * 9 * 16, 0.1f);
+  const std::vector<float> x = random_fp16(rng, 8 * 8 * 16, 1.0f), k1 = random_fp16(rng, 16 * 9 * 16, 0.1f),
+                           k2 = random_fp16(rng, 16 * 9 * 16, 0.1f);
   REQUIRE(pack_tensor<float>(g, "x", x, board[operand_role::feature]).ok());
   REQUIRE(pack_tensor<float>(g, "k1", k1, board[operand_role::weight]).ok());
   REQUIRE(pack_conv<float>(g, "y", k2, {}, board[operand_role::weight], {}).ok());  // pack_conv works for fp16 too
