@@ -15,8 +15,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <random>
-#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -24,6 +24,8 @@
 #include <regcmd/programs/graph.hpp>
 #include <regcmd/runtime/graph_buffers.hpp>
 #include <regcmd/runtime/session.hpp>
+
+#include "example_device.hpp"
 
 using namespace regcmd;
 
@@ -140,12 +142,9 @@ int fail(const error& e) {
 }  // namespace
 
 int main() {
-  auto device = runtime::device::open();
-  if (!device) {
-    std::fprintf(stderr, "cnn: %s\n", to_string(device.err()).c_str());
-    const std::string_view id = device.err().id();
-    return id == "device-missing" || id == "wrong-driver" ? 3 : 2;
-  }
+  int exit_status = 0;
+  std::optional<runtime::device> device = example::open_device("cnn", exit_status);
+  if (!device) return exit_status;
   const runtime::device& dev = device.value();
   std::printf("device %s: %s\n", dev.path().c_str(), dev.driver_version().c_str());
 

@@ -4,14 +4,16 @@
 // matmul.
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <random>
-#include <string_view>
 #include <vector>
 
 #include <regcmd/decode/format.hpp>
 #include <regcmd/programs/matmul.hpp>
 #include <regcmd/programs/packing.hpp>
 #include <regcmd/runtime/session.hpp>
+
+#include "example_device.hpp"
 
 using namespace regcmd;
 
@@ -20,12 +22,9 @@ constexpr auto mm = matmul<matmul_spec{.in = precision::fp16, .out = precision::
 
 // Exit status: 0 checked, 1 a wrong result, 2 an error, 3 no NPU device here.
 int main() {
-  auto device = runtime::device::open();
-  if (!device) {
-    std::fprintf(stderr, "demo: %s\n", to_string(device.err()).c_str());
-    const std::string_view id = device.err().id();
-    return id == "device-missing" || id == "wrong-driver" ? 3 : 2;
-  }
+  int exit_status = 0;
+  std::optional<runtime::device> device = example::open_device("demo", exit_status);
+  if (!device) return exit_status;
   const matmul_geometry& g = mm.geometry;
   std::printf("fp16 x fp16 -> fp32 matmul, M=%u K=%u N=%u, row-major: %u entries in %u task\n", g.M, g.K, g.N,
               mm.code.entry_count, mm.code.task_count);

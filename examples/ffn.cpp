@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <string_view>
 #include <utility>
@@ -26,6 +27,8 @@
 #include <regcmd/programs/graph.hpp>
 #include <regcmd/runtime/graph_buffers.hpp>
 #include <regcmd/runtime/session.hpp>
+
+#include "example_device.hpp"
 
 using namespace regcmd;
 
@@ -141,12 +144,9 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  auto device = runtime::device::open();
-  if (!device) {
-    std::fprintf(stderr, "ffn: %s\n", to_string(device.err()).c_str());
-    const std::string_view id = device.err().id();
-    return id == "device-missing" || id == "wrong-driver" ? 3 : 2;
-  }
+  int exit_status = 0;
+  std::optional<runtime::device> device = example::open_device("ffn", exit_status);
+  if (!device) return exit_status;
   std::printf("device %s: %s\n", device.value().path().c_str(), device.value().driver_version().c_str());
 
   // Operands scaled so that gate and up stay within a few units (SiLU's interesting range).

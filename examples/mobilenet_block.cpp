@@ -9,8 +9,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <random>
-#include <string_view>
 #include <vector>
 
 #include <regcmd/decode/format.hpp>
@@ -18,6 +18,8 @@
 #include <regcmd/programs/graph.hpp>
 #include <regcmd/runtime/graph_buffers.hpp>
 #include <regcmd/runtime/session.hpp>
+
+#include "example_device.hpp"
 
 using namespace regcmd;
 
@@ -92,12 +94,9 @@ std::vector<std::uint8_t> host_layer(const conv_geometry& g, const std::vector<s
 
 // Exit status: 0 checked, 1 a wrong result, 2 an error, 3 no NPU device here.
 int main() {
-  auto device = runtime::device::open();
-  if (!device) {
-    std::fprintf(stderr, "mobilenet-block: %s\n", to_string(device.err()).c_str());
-    const std::string_view id = device.err().id();
-    return id == "device-missing" || id == "wrong-driver" ? 3 : 2;
-  }
+  int exit_status = 0;
+  std::optional<runtime::device> device = example::open_device("mobilenet-block", exit_status);
+  if (!device) return exit_status;
   std::printf("device %s: %s\n", device.value().path().c_str(), device.value().driver_version().c_str());
   const runtime::device& dev = device.value();
   const auto fail = [](const error& e) {
