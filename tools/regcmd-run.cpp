@@ -891,7 +891,6 @@ double operand_of(const regcmd::ew_spec& s, const host_tensor* b, std::size_t i,
   return b->value[at];
 }
 
-// The op's output on the host, from its operands' host values.
 // A quantized conv as TFLite defines it: the accumulator bias + sum (x - zx)(w - zw) at
 // scale sx·sw, the residual's real value added, the activation, rounded to the output's
 // quantization and clamped to its type. Values in quantized units.
@@ -932,6 +931,8 @@ host_tensor quantized_conv(const regcmd::conv_geometry& g, const host_tensor& x,
   return out;
 }
 
+// The op's output on the host, from its operands' host values (a quantized conv's bias: its
+// int32 values, empty without one).
 host_tensor host_op(const regcmd::graph_op& op, const regcmd::graph_step& step, const host_tensor& a, const host_tensor* b,
                     const std::vector<std::int32_t>& bias, const host_tensor* residual) {
   using namespace regcmd;
