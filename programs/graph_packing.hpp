@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <type_traits>
 
 #include <regcmd/core/error.hpp>
 #include <regcmd/programs/conv_packing.hpp>
@@ -29,6 +30,11 @@ constexpr result<const graph_tensor*> tensor_named(const graph_geometry& g, std:
     return make_error(rules::tensor_direction, "graph", "tensor").with_note(name);
   return x;
 }
+
+// The host types a conv's packers take (conv_packing.hpp).
+template <class T>
+inline constexpr bool conv_element = std::is_same_v<T, std::uint8_t> || std::is_same_v<T, std::int8_t> ||
+                                     std::is_same_v<T, float> || std::is_same_v<T, std::uint16_t>;
 
 // The tensor's bytes inside its role's buffer.
 template <class Byte>
@@ -60,13 +66,17 @@ constexpr status pack_tensor(const graph_geometry& g, std::string_view name, std
     case graph_op_kind::act:
       return pack_ew_tensor<T>(s.act, host, out.value());
     case graph_op_kind::conv:  // NHWC features and residuals, OHWI weights
-      if (role == operand_role::weight && s.bias != no_op)
-        return make_error(rules::conv_weights_with_bias, "graph", "tensor").with_note(name);
-      if (role == operand_role::weight)
-        return pack_conv_weights<T>(s.conv.conv, host, weight_order::ohwi, out.value());
-      if (role == operand_role::residual)
-        return pack_conv_residual<T>(s.conv.conv, host, tensor_order::nhwc, out.value());
-      return pack_conv_features<T>(s.conv.conv, host, tensor_order::nhwc, out.value());
+      if constexpr (detail::conv_element<T>) {
+        if (role == operand_role::weight && s.bias != no_op)
+          return make_error(rules::conv_weights_with_bias, "graph", "tensor").with_note(name);
+        if (role == operand_role::weight)
+          return pack_conv_weights<T>(s.conv.conv, host, weight_order::ohwi, out.value());
+        if (role == operand_role::residual)
+          return pack_conv_residual<T>(s.conv.conv, host, tensor_order::nhwc, out.value());
+        return pack_conv_features<T>(s.conv.conv, host, tensor_order::nhwc, out.value());
+      } else {
+        return make_error(rules::host_size, "graph", "element type").with_note(name);
+      }
     case graph_op_kind::pool:  // NHWC
       return pack_ew_tensor<T>(detail::pool_image(s.pool, false), host, out.value());
   }
