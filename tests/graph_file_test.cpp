@@ -94,8 +94,13 @@ TEST_CASE("a graph file's problems name their line") {
 
 TEST_CASE("a graph file of more than 16 ops is refused at the 17th") {
   std::string text;
-  for (int i = 0; i < 17; ++i)
-    text += "t" + std::to_string(i + 1) + " = act t" + std::to_string(i) + " --fn relu -M 1 -N 8\n";
+  for (int i = 0; i < 17; ++i) {  // t1 = act t0, t2 = act t1, ...
+    text += 't';
+    text += std::to_string(i + 1);
+    text += " = act t";
+    text += std::to_string(i);
+    text += " --fn relu -M 1 -N 8\n";
+  }
   const cli::graph_file f = cli::parse_graph_file(text);
   CHECK(f.problem_line == 17);
   CHECK(f.problem.rfind("graph-capacity: ", 0) == 0);
