@@ -25,6 +25,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <regcmd/programs/graph.hpp>
@@ -228,20 +230,23 @@ inline problem graph_file_argument(int argc, char** argv) {
   return {};
 }
 
-// The graph in the file at `path`, read, parsed and checked by build_graph: its ops, or the
+// The graph in the file at `path`, read, parsed and built: its ops and its program, or the
 // one-line problem naming the file and the line.
+using built_graph = std::decay_t<decltype(build_graph(graph_spec{}).value())>;
 struct loaded_graph {
   graph_spec spec{};
+  std::optional<built_graph> built;
   std::string problem;
 };
 inline loaded_graph load_graph_file(const std::string& path) {
   const graph_file file = read_graph_file(path);
-  if (!file.problem.empty()) return {{}, file.problem_line ? located(path, file.problem_line, file.problem) : file.problem};
-  if (const auto built = build_graph(file.graph); !built) {
+  if (!file.problem.empty()) return {{}, {}, file.problem_line ? located(path, file.problem_line, file.problem) : file.problem};
+  auto built = build_graph(file.graph);
+  if (!built) {
     const std::size_t line = failing_line(file, [](const graph_spec& g) { return build_graph(g).ok(); });
-    return {{}, located(path, line, describe(built.err()))};
+    return {{}, {}, located(path, line, describe(built.err()))};
   }
-  return {file.graph, {}};
+  return {file.graph, std::move(built).value(), {}};
 }
 
 }  // namespace regcmd::cli

@@ -252,9 +252,7 @@ int write_graph(int argc, char** argv) {
   }
   const cli::loaded_graph file = cli::load_graph_file(path);
   if (!file.problem.empty()) return fail(file.problem);
-  const auto built = build_graph(file.spec);
-  if (!built) return fail(cli::describe(built.err()));  // load_graph_file built it
-  const program_view v = built.value().view();
+  const program_view v = file.built->view();
   std::vector<entry> entries(v.entries.begin(), v.entries.end());
   const std::vector<slot> slots(v.slots.begin(), v.slots.end());
   return write_program(entries, slots, addresses, given, format, out_path);

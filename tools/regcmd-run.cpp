@@ -1105,11 +1105,10 @@ host_tensor random_input(const regcmd::graph_op& op, const regcmd::graph_step& s
   return t;
 }
 
-int run_graph(const regcmd::runtime::device& dev, const regcmd::graph_spec& spec, const run_settings& settings) {
+int run_graph(const regcmd::runtime::device& dev, const regcmd::graph_spec& spec, const regcmd::cli::built_graph& built,
+              const run_settings& settings) {
   using namespace regcmd;
-  const auto built = build_graph(spec);
-  if (!built) return fail(built.err());
-  const graph_geometry& g = built.value().geometry;
+  const graph_geometry& g = built.geometry;
   auto io = runtime::graph_buffers::create(dev, g);
   if (!io) return fail(io.err());
 
@@ -1184,7 +1183,7 @@ int run_graph(const regcmd::runtime::device& dev, const regcmd::graph_spec& spec
     return result;
   };
   runtime::session npu{dev};
-  const auto ran = run(npu, built.value().view(), io.value().operands(), settings, verify);
+  const auto ran = run(npu, built.view(), io.value().operands(), settings, verify);
   if (!ran) return fail(ran.err());
   // An element is named by its output and index when there is one output, else by its place
   // in the outputs one after another.
@@ -1215,7 +1214,7 @@ int run_graph_file(int argc, char** argv) {
   auto dev = runtime::device::open(settings.device_path);
   if (!dev) return fail(describe_open(dev.err()));
   std::printf("device %s: %s\n", dev.value().path().c_str(), dev.value().driver_version().c_str());
-  return run_graph(dev.value(), file.spec, settings);
+  return run_graph(dev.value(), file.spec, *file.built, settings);
 }
 
 }  // namespace
