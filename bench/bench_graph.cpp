@@ -90,21 +90,15 @@ void cnn_rows() {
 }
 
 void mobilenet_rows() {
-  constexpr quantization image{1.0f / 128, 128}, acts{6.0f / 255, 0};
-  const conv_spec stem{.in = conv_data::uint8, .H = 224, .W = 224, .C = 3, .out_channels = 32, .kernel_h = 3,
-                       .kernel_w = 3, .stride_y = 2, .stride_x = 2, .padding = conv_padding::same, .input = image,
-                       .weights = {0.02f, 120}, .output = acts, .bias = true, .activation = output_activation::relu6};
-  const conv_spec dw{.in = conv_data::uint8, .H = 112, .W = 112, .C = 32, .out_channels = 32, .kernel_h = 3,
-                     .kernel_w = 3, .padding = conv_padding::same, .depthwise = true, .input = acts,
-                     .weights = {0.01f, 130}, .output = acts, .bias = true, .activation = output_activation::relu6};
-  const conv_spec pw{.in = conv_data::uint8, .H = 112, .W = 112, .C = 32, .out_channels = 64, .input = acts,
-                     .weights = {0.004f, 125}, .output = acts, .bias = true, .activation = output_activation::relu6};
-  const auto g = build_graph(
-      make_graph(graph_conv("c1", "image", "k1", stem), graph_conv("c2", "c1", "k2", dw), graph_conv("c3", "c2", "k3", pw)));
-  const auto a = build_conv(stem), b = build_conv(dw), c = build_conv(pw);
-  if (!g || !a || !b || !c) std::abort();
-  block_figures("MobileNet v1 block (224x224x3 -> 112x112x64, uint8)", g.value(), 3,
-                a.value().view().tasks.size() + b.value().view().tasks.size() + c.value().view().tasks.size());
+  const auto g = build_graph(mobilenet_v1_block(224));
+  if (!g) std::abort();
+  std::size_t tasks = 0;
+  for (std::uint32_t i = 0; i < 3; ++i) {  // each conv as its own program
+    const auto alone = build_conv(g.value().geometry.steps[i].conv.conv.spec);
+    if (!alone) std::abort();
+    tasks += alone.value().view().tasks.size();
+  }
+  block_figures("MobileNet v1 block (224x224x3 -> 112x112x64, uint8)", g.value(), 3, tasks);
 }
 
 }  // namespace

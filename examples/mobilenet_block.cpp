@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <regcmd/decode/format.hpp>
+#include <regcmd/programs/blocks.hpp>
 #include <regcmd/programs/conv_packing.hpp>
 #include <regcmd/programs/graph.hpp>
 #include <regcmd/runtime/graph_buffers.hpp>
@@ -25,26 +26,9 @@ using namespace regcmd;
 
 namespace {
 
-// Each layer's output quantization is the next layer's input quantization: ReLU6 outputs
-// over [0, 6] in uint8.
-constexpr quantization image{1.0f / 128, 128}, activations{6.0f / 255, 0};
-
-constexpr conv_spec stem{.in = conv_data::uint8, .H = 224, .W = 224, .C = 3, .out_channels = 32, .kernel_h = 3,
-                         .kernel_w = 3, .stride_y = 2, .stride_x = 2, .padding = conv_padding::same, .input = image,
-                         .weights = {0.02f, 120}, .output = activations, .bias = true,
-                         .activation = output_activation::relu6};
-constexpr conv_spec depthwise{.in = conv_data::uint8, .H = 112, .W = 112, .C = 32, .out_channels = 32, .kernel_h = 3,
-                              .kernel_w = 3, .padding = conv_padding::same, .depthwise = true, .input = activations,
-                              .weights = {0.01f, 130}, .output = activations, .bias = true,
-                              .activation = output_activation::relu6};
-constexpr conv_spec pointwise{.in = conv_data::uint8, .H = 112, .W = 112, .C = 32, .out_channels = 64,
-                              .input = activations, .weights = {0.004f, 125}, .output = activations, .bias = true,
-                              .activation = output_activation::relu6};
-
-// Built at compile time: a shape, a quantization or a boundary between the layers that
-// breaks a rule would not compile.
-constexpr auto block = graph<make_graph(graph_conv("c1", "image", "k1", stem), graph_conv("c2", "c1", "k2", depthwise),
-                                        graph_conv("c3", "c2", "k3", pointwise))>();
+// Built at compile time (programs/blocks.hpp): a shape, a quantization or a boundary
+// between the layers that breaks a rule would not compile.
+constexpr auto block = graph<mobilenet_v1_block(224)>();
 
 // One layer's host data: NHWC uint8 tensors, OHWI weights, int32 bias.
 struct layer_data {
@@ -105,10 +89,12 @@ int main() {
   };
 
   std::mt19937 rng(2026);
+  const graph_geometry& g = block.geometry;
+  const conv_spec& stem = g.steps[0].conv.conv.spec;
   std::vector<std::uint8_t> image_data(std::size_t{stem.H} * stem.W * stem.C);
   for (std::uint8_t& v : image_data) v = static_cast<std::uint8_t>(std::uniform_int_distribution<int>(0, 255)(rng));
-  const layer_data layers[] = {random_layer(stem, rng), random_layer(depthwise, rng), random_layer(pointwise, rng)};
-  const graph_geometry& g = block.geometry;
+  const layer_data layers[] = {random_layer(stem, rng), random_layer(g.steps[1].conv.conv.spec, rng),
+                               random_layer(g.steps[2].conv.conv.spec, rng)};
   const char* names[] = {"3x3 stride-2 conv + ReLU6", "3x3 depthwise + ReLU6", "1x1 pointwise + ReLU6"};
   const char* tensors[] = {"c1", "c2", "c3"};
 
