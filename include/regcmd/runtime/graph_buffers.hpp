@@ -37,7 +37,6 @@ class graph_buffers {
       auto b = buffer::create(dev, bytes);
       if (!b) return b.err();
       out.buffers_[static_cast<std::size_t>(r)] = std::move(b).value();
-      out.made_[static_cast<std::size_t>(r)] = true;
     }
     return out;
   }
@@ -69,25 +68,24 @@ class graph_buffers {
   // output; the arena's intermediates never leave the device unless asked for (to check a
   // layer, say).
   status read_back(operand_role r) const {
-    if (!made_[static_cast<std::size_t>(r)]) return {};
+    if (!made(r)) return {};
     return buffers_[static_cast<std::size_t>(r)].sync_from_device();
   }
   // The whole buffer of a role (empty for a role without tensors).
   std::span<std::uint8_t> bytes(operand_role r) const {
-    return made_[static_cast<std::size_t>(r)] ? buffers_[static_cast<std::size_t>(r)].bytes() : std::span<std::uint8_t>{};
+    return made(r) ? buffers_[static_cast<std::size_t>(r)].bytes() : std::span<std::uint8_t>{};
   }
 
  private:
   // The roles a graph's tensors live in (programs/graph.hpp).
   static constexpr operand_role roles[] = {operand_role::feature, operand_role::weight, operand_role::bias,
                                            operand_role::intermediate, operand_role::output};
-  const buffer* of(operand_role r) const {
-    return made_[static_cast<std::size_t>(r)] ? &buffers_[static_cast<std::size_t>(r)] : nullptr;
-  }
+  // A buffer for each role the geometry gives bytes to.
+  bool made(operand_role r) const { return geometry_->buffer_bytes[static_cast<std::size_t>(r)] > 0; }
+  const buffer* of(operand_role r) const { return made(r) ? &buffers_[static_cast<std::size_t>(r)] : nullptr; }
 
   const graph_geometry* geometry_ = nullptr;
   std::array<buffer, operand_role_count> buffers_{};
-  std::array<bool, operand_role_count> made_{};
 };
 
 }  // namespace regcmd::runtime
