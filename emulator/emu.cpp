@@ -23,8 +23,13 @@
 //     order, each from the end of the one before. A BO's CPU mapping and the NPU's view
 //     are separate copies, as with non-coherent caches: FINI_BO copies the CPU's bytes to
 //     the NPU's, PREP_BO back after waiting for the BO's last writer until its deadline.
-//     PRIME_HANDLE_TO_FD, dma-buf EXPORT_SYNC_FILE and SYNC_IOC_FILE_INFO report the fence
-//     of the last job that wrote a BO (a later job of the file replaces an earlier one's).
+//     dma-buf EXPORT_SYNC_FILE and SYNC_IOC_FILE_INFO report the fence of the last job
+//     that wrote a BO (a later job of the file replaces an earlier one's).
+// Both export BOs as dma-bufs (PRIME_HANDLE_TO_FD): each a file of its own inode, as the
+// kernel's are, so a library can tell one export from another by fstat.
+// The dma-heap nodes /dev/dma_heap/system and /dev/dma_heap/cma allocate with
+// DMA_HEAP_IOCTL_ALLOC: a memory-backed file the caller maps, as clients of the vendor's
+// matmul API allocate staging memory.
 //
 // Environment:
 //   REGCMD_EMU_DEVICE=PATH        the rknpu node (default /dev/dri/card1; "none": no node)
@@ -122,6 +127,7 @@ struct device_state {
   std::map<int, open_file> files;
   std::map<int, std::pair<int, std::uint32_t>> dmabufs;  // dma-buf fd -> (file, handle)
   std::map<int, fence> sync_files;                       // sync_file fd -> its fence
+  std::set<int> heaps;                                   // open dma-heap nodes
   std::map<buffer_key, emu_buffer> buffers;
   std::uint64_t next_cookie = 1;
   regcmd::emu::iova_allocator iovas;  // rknpu
@@ -182,7 +188,7 @@ device_state& state() {
 bool ours(int fd) {
   device_state& s = state();
   std::lock_guard g(s.lock);
-  return s.files.count(fd) || s.dmabufs.count(fd) || s.sync_files.count(fd);
+  return s.files.count(fd) || s.dmabufs.count(fd) || s.sync_files.count(fd) || s.heaps.count(fd);
 }
 
 void note_fault(device_state& s, const std::string& what) {
@@ -195,8 +201,57 @@ int fail(int error) {
   return -1;
 }
 
-// A pollable fd that is ready at once: stands for a dma-buf or a signalled sync_file.
+// A pollable fd that is ready at once: stands for a signalled sync_file.
 int ready_fd() { return eventfd(1, EFD_CLOEXEC); }
+
+// A file of `size` bytes of memory with an inode of its own: a dma-buf's stand-in.
+int memory_fd(const char* name, std::uint64_t size) {
+  const int fd = memfd_create(name, MFD_CLOEXEC);
+  if (fd < 0) return -1;
+  if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
+    const int e = errno;
+    real<int (*)(int)>("close")(fd);
+    return fail(e);
+  }
+  return fd;
+}
+
+// DRM_IOCTL_PRIME_HANDLE_TO_FD, on either node.
+int export_buffer(device_state& s, int fd, void* arg) {
+  rt::prime_handle a;
+  if (!s.user.read(&a, reinterpret_cast<std::uintptr_t>(arg), sizeof a)) return fail(EFAULT);
+  if (!s.by_handle(fd, a.handle)) return fail(ENOENT);
+  a.fd = memory_fd("regcmd-emu-dmabuf", 0);
+  if (a.fd < 0) return -1;
+  s.dmabufs[a.fd] = {fd, a.handle};
+  if (!s.user.write(reinterpret_cast<std::uintptr_t>(arg), &a, sizeof a)) return fail(EFAULT);
+  return 0;
+}
+
+// The dma-heap uapi (linux/dma-heap.h).
+struct dma_heap_allocation_data {
+  std::uint64_t len;
+  std::uint32_t fd;
+  std::uint32_t fd_flags;
+  std::uint64_t heap_flags;
+};
+static_assert(sizeof(dma_heap_allocation_data) == 24);
+inline constexpr unsigned long dma_heap_ioctl_alloc = regcmd::ioctl_codes::iowr('H', 0x0, sizeof(dma_heap_allocation_data));
+static_assert(dma_heap_ioctl_alloc == 0xC0184800);  // DMA_HEAP_IOCTL_ALLOC
+
+int dma_heap_ioctl(device_state& s, unsigned long request, void* arg) {
+  if (request != dma_heap_ioctl_alloc) return fail(ENOTTY);
+  dma_heap_allocation_data a{};
+  if (!s.user.read(&a, reinterpret_cast<std::uintptr_t>(arg), sizeof a)) return fail(EFAULT);
+  if (a.len == 0 || a.heap_flags != 0) return fail(EINVAL);
+  if (a.len > (std::uint64_t{1} << 40)) return fail(ENOMEM);
+  const int fd = memory_fd("regcmd-emu-dma-heap", a.len);
+  if (fd < 0) return -1;
+  a.fd = static_cast<std::uint32_t>(fd);
+  if (!s.user.write(reinterpret_cast<std::uintptr_t>(arg), &a, sizeof a)) return fail(EFAULT);
+  ++s.stats.buffers_created;
+  return 0;
+}
 
 int do_version(driver kind, drm_version* v) {
   // read each time: tests change it
@@ -555,14 +610,6 @@ int rocket_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
     s.buffers.erase({fd, a.handle});
     return 0;
   }
-  if (request == rt::ioctl_prime_handle_to_fd) {
-    rt::prime_handle a;
-    if (!io.in(a)) return fail(EFAULT);
-    if (!s.by_handle(fd, a.handle)) return fail(ENOENT);
-    a.fd = ready_fd();
-    s.dmabufs[a.fd] = {fd, a.handle};
-    return io.back(a);
-  }
   switch (regcmd::ioctl_codes::number_of(request)) {
     case regcmd::ioctl_codes::drm_command_base + 0x00: {
       rt::create_bo a;
@@ -637,13 +684,24 @@ int device_ioctl(int fd, unsigned long request, void* arg) {
   std::lock_guard g(s.lock);
   if (s.dmabufs.count(fd)) return dmabuf_ioctl(s, fd, request, arg);
   if (s.sync_files.count(fd)) return sync_file_ioctl(s, fd, request, arg);
+  if (s.heaps.count(fd)) return dma_heap_ioctl(s, request, arg);
   const driver kind = s.files[fd].kind;
   if (request == DRM_IOCTL_VERSION) return do_version(kind, static_cast<drm_version*>(arg));
+  if (request == rt::ioctl_prime_handle_to_fd) return export_buffer(s, fd, arg);
   return kind == driver::rknpu ? rknpu_ioctl(s, fd, request, arg) : rocket_ioctl(s, fd, request, arg);
 }
 
 int open_device(const char* path, int flags) {
   if (path == nullptr) return -2;
+  if (std::strcmp(path, "/dev/dma_heap/system") == 0 || std::strcmp(path, "/dev/dma_heap/cma") == 0) {
+    const int fd = real<int (*)(const char*, int, ...)>("open")("/dev/null", (flags & O_CLOEXEC) | O_RDONLY);
+    if (fd >= 0) {
+      device_state& s = state();
+      std::lock_guard g(s.lock);
+      s.heaps.insert(fd);
+    }
+    return fd;
+  }
   driver kind;
   if (env("REGCMD_EMU_DEVICE", "/dev/dri/card1") == path) {
     kind = driver::rknpu;
@@ -719,6 +777,7 @@ int close(int fd) {
     std::lock_guard g(s.lock);
     s.dmabufs.erase(fd);
     s.sync_files.erase(fd);
+    s.heaps.erase(fd);
     if (s.files.count(fd)) {
       // closing the DRM file frees its GEM objects (and rocket's IOMMU domain)
       for (auto it = s.buffers.begin(); it != s.buffers.end();) {

@@ -46,6 +46,10 @@ namespace regcmd {
 struct plan_options {
   std::uint32_t k_slice = 0;  // K-split slice (multiple of 32, at most 2048); 0 = choose
   bool delta_tasks = false;   // later tasks carry only what changed
+  // K in one op in every tile (M and N tiles only): the weights stay one block per N tile,
+  // which is the vendor's native B layout (rknn-matmul-api §1.6), so a weight buffer packed
+  // that way is read where it lies.
+  bool whole_k = false;
   // Nonzero: K-split partials in the output's precision, summed on the device by SDP adds
   // of this many tasks for every slice after the first (a graph), which the choice of the
   // slice count weighs; 0: partials in the accumulator's precision (fp32 / int32), summed
@@ -147,11 +151,13 @@ constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& o
   if (options.k_slice != 0) {
     if (!k_slice_fits<Soc>(options.k_slice)) return make_error(rules::k_slice_max, "plan", "k_slice", options.k_slice);
     if (options.k_slice % 32 != 0) return make_error(rules::k_alignment, "plan", "k_slice", options.k_slice);
+    if (options.whole_k) return make_error(rules::k_slice_max, "plan", "k_slice", options.k_slice).with_note("whole_k splits no K");
   }
+  if (options.whole_k && !k_fits_one_op<Soc>(g.K)) return make_error(rules::k_single_op_max, "plan", "K", g.K);
   // Candidate slice counts: all of K in one op (when K allows it), else slices of <= 2048.
   std::uint64_t best_tasks = 0;  // 64-bit: an oversized request is rejected below, not wrapped
   const std::uint32_t first = k_fits_one_op<Soc>(g.K) ? 1 : ceil_div(g.K, Soc::max_k_slice);
-  const std::uint32_t last = options.k_slice ? first : std::min(g.K / 32, first + 64);
+  const std::uint32_t last = options.k_slice || options.whole_k ? first : std::min(g.K / 32, first + 64);
   for (std::uint32_t n = first; n <= last; ++n) {
     const std::uint32_t k_slice = options.k_slice ? options.k_slice : align_up(ceil_div(g.K, n), 32);
     const std::uint32_t slices = ceil_div(g.K, k_slice);

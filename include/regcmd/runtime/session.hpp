@@ -71,6 +71,9 @@ struct operands {
   const buffer* intermediate = nullptr;
   const buffer* bias = nullptr;
   const buffer* residual = nullptr;
+  // Bytes into each role's buffer where its data starts (by operand_role): a sub-range of
+  // one allocation, such as one weight block of a larger buffer. 0: the buffer's start.
+  std::array<std::uint64_t, operand_role_count> offsets{};
 
   constexpr const buffer* of(operand_role r) const {
     switch (r) {
@@ -90,6 +93,13 @@ struct operands {
 
 // The jobs of one driver (one type each): what prepare makes of a program for the device.
 using driver_jobs = std::variant<rknpu_jobs, rocket_jobs>;
+
+// Which bytes a program reads its features from: a buffer's id and an offset into it.
+struct feature_binding {
+  std::uint64_t id = 0;
+  std::uint64_t offset = 0;
+  friend bool operator==(const feature_binding&, const feature_binding&) = default;
+};
 
 // A validated program with its device buffers; bound to operands by session::bind. It
 // keeps the buffers bound to it (and its device's file) alive until rebound or destroyed.
@@ -124,7 +134,7 @@ class prepared_program {
   bool regcmd_written_ = false;
   buffer regcmd_;
   driver_jobs jobs_;
-  std::optional<std::uint64_t> feature_id_;
+  std::optional<feature_binding> feature_;  // the feature buffer (id) and offset bound first
   std::array<std::shared_ptr<const buffer_object>, operand_role_count> bound_to_{};  // by role, used roles only
 };
 
@@ -160,15 +170,17 @@ class session {
       const buffer* b = role == operand_role::regcmd ? &p.regcmd_ : ops.of(role);
       if (b == nullptr) return make_error(rules::operand_missing, "bind", name_of(role));
       if (!b->made_on(device_.file().get())) return make_error(rules::wrong_device, "bind", name_of(role));
-      if (use.end > b->size()) return make_error(rules::operand_extent, "bind", name_of(role), use.end);
-      if (b->iova() + use.max_offset > soc::rk3588::max_iova)
-        return make_error(rules::iova_32bit, "bind", name_of(role), b->iova() + use.max_offset);
+      const std::uint64_t at = role == operand_role::regcmd ? 0 : ops.offsets[r];
+      if (at > b->size() || use.end > b->size() - at) return make_error(rules::operand_extent, "bind", name_of(role), at + use.end);
+      if (b->iova() + at + use.max_offset > soc::rk3588::max_iova)
+        return make_error(rules::iova_32bit, "bind", name_of(role), b->iova() + at + use.max_offset);
       given[r] = b;
-      base[r] = b->iova();
+      base[r] = b->iova() + at;
     }
     if (status s = check_aliases(given); !s) return s;
-    if (ops.feature && p.feature_id_ && *p.feature_id_ != ops.feature->id())
-      return make_error(rules::feature_rotation, "bind");
+    const auto feature_at = static_cast<std::size_t>(operand_role::feature);
+    const feature_binding feature{ops.feature ? ops.feature->id() : 0, ops.offsets[feature_at]};
+    if (ops.feature && p.feature_ && *p.feature_ != feature) return make_error(rules::feature_rotation, "bind");
     const std::lock_guard lock{device_.file()->npu().lock};  // a run may be fetching the program
     p.bound_ = false;  // until every address is written
     std::uint8_t* out = p.regcmd_.bytes().data();
@@ -178,7 +190,7 @@ class session {
         return check_address(address_registers[s.address_register], s.role, address).err();
       store(out, s.entry_index, s.unbound.with_value(static_cast<std::uint32_t>(address)));
     }
-    if (ops.feature) p.feature_id_ = ops.feature->id();
+    if (ops.feature) p.feature_ = feature;
     for (std::size_t r = 0; r < operand_role_count; ++r)
       if (r != static_cast<std::size_t>(operand_role::regcmd)) p.bound_to_[r] = given[r] ? given[r]->object() : nullptr;
     std::visit([&](auto& jobs) { list_buffers(jobs, p.bound_to_); }, p.jobs_);
