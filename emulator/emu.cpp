@@ -42,6 +42,8 @@
 //                                 and resets the core; corrupt@N: the N-th submit's first
 //                                 op writes a wrong element (an exponent bit flipped)
 //   REGCMD_EMU_STOP_MS=N          rocket: how long a job runs before the kernel stops it
+//   REGCMD_EMU_SUBMIT_MS=N        rknpu: a submit returns after N ms (the device serves other
+//                                 threads meanwhile), to show whether submits overlap
 //   REGCMD_EMU_QUIRKS=none        turn off the board's cold-start and int8-entry quirks
 //   REGCMD_EMU_LOG=1              one line per submit on stderr
 // Tests read counters through regcmd_emu_get_stats() (found with dlsym).
@@ -137,6 +139,8 @@ struct device_state {
   std::set<std::pair<std::uint64_t, std::uint32_t>> timeout_at;  // (submit, rocket job)
   std::set<std::uint64_t> corrupt_at;
   std::int64_t stop_ns = 500'000'000;  // rocket's JOB_TIMEOUT_MS (fact sheet §3.2)
+  std::int64_t submit_ns = 0;          // rknpu: how long a submit keeps its caller
+  std::uint64_t submits_in_flight = 0;
   regcmd::emu::user_memory user;
   regcmd_emu_stats stats{};
   bool log = false;
@@ -150,6 +154,7 @@ struct device_state {
     iovas = regcmd::emu::iova_allocator{std::strtoull(env("REGCMD_EMU_IOVA_BASE", "0x10000000").c_str(), nullptr, 0)};
     rocket_iova_base = std::strtoull(env("REGCMD_EMU_IOVA_BASE", "0").c_str(), nullptr, 0);
     stop_ns = std::strtoll(env("REGCMD_EMU_STOP_MS", "500").c_str(), nullptr, 10) * 1'000'000;
+    submit_ns = std::strtoll(env("REGCMD_EMU_SUBMIT_MS", "0").c_str(), nullptr, 10) * 1'000'000;
     log = env("REGCMD_EMU_LOG", "0") == "1";
     const bool quirks = env("REGCMD_EMU_QUIRKS", "all") != "none";
     for (auto& c : cores) c.behaviour = {quirks, quirks};
@@ -679,9 +684,7 @@ int sync_file_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
   return 0;
 }
 
-int device_ioctl(int fd, unsigned long request, void* arg) {
-  device_state& s = state();
-  std::lock_guard g(s.lock);
+int dispatch_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
   if (s.dmabufs.count(fd)) return dmabuf_ioctl(s, fd, request, arg);
   if (s.sync_files.count(fd)) return sync_file_ioctl(s, fd, request, arg);
   if (s.heaps.count(fd)) return dma_heap_ioctl(s, request, arg);
@@ -689,6 +692,25 @@ int device_ioctl(int fd, unsigned long request, void* arg) {
   if (request == DRM_IOCTL_VERSION) return do_version(kind, static_cast<drm_version*>(arg));
   if (request == rt::ioctl_prime_handle_to_fd) return export_buffer(s, fd, arg);
   return kind == driver::rknpu ? rknpu_ioctl(s, fd, request, arg) : rocket_ioctl(s, fd, request, arg);
+}
+
+int device_ioctl(int fd, unsigned long request, void* arg) {
+  device_state& s = state();
+  std::unique_lock g(s.lock);
+  const int rc = dispatch_ioctl(s, fd, request, arg);
+  const bool submit = s.files.count(fd) && s.files[fd].kind == driver::rknpu && rk::number_of(request) == rk::drm_command_base + 0x01;
+  if (!submit || s.submit_ns == 0) return rc;
+  // A blocking submit that takes time on the cores, the device free meanwhile: submits of
+  // several threads overlap as on the board (max_submits_in_flight counts how many did).
+  const int saved = errno;
+  s.stats.max_submits_in_flight = std::max(s.stats.max_submits_in_flight, ++s.submits_in_flight);
+  const std::int64_t until = regcmd::emu::now_ns() + s.submit_ns;
+  g.unlock();
+  regcmd::emu::sleep_until(until);
+  g.lock();
+  --s.submits_in_flight;
+  errno = saved;
+  return rc;
 }
 
 int open_device(const char* path, int flags) {

@@ -24,6 +24,7 @@ typedef struct regcmd_emu_stats {
   uint64_t buffers_created;  /* RKNPU_MEM_CREATE / ROCKET_CREATE_BO calls */
   uint64_t jobs_dropped;     /* rocket: jobs SUBMIT could not queue (the kernel drops them silently) */
   uint64_t faults;           /* faults the model reported */
+  uint64_t max_submits_in_flight; /* rknpu with REGCMD_EMU_SUBMIT_MS: most submits under way at once */
   /* rocket: the last job queued: its task count and the handles it listed */
   uint32_t last_job_tasks;
   uint32_t last_job_in_count, last_job_out_count;

@@ -6,7 +6,11 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <array>
+#include <cstring>
+#include <memory>
 #include <optional>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -116,6 +120,52 @@ TEST_CASE("a matmul runs end to end; the first run on a fresh output buffer warm
   const auto second = npu.run(p.value());
   REQUIRE(second.ok());
   CHECK(second.value().submits == 1);
+}
+
+TEST_CASE("bind: operands at offsets into larger buffers; an offset past the buffer is refused") {
+  const device d = open_device();
+  session npu{d};
+  job j(d, fp16_op, 5);
+  const std::size_t weights = j.mm.geometry.weight_bytes();
+  const buffer big = make(d, 3 * weights);
+  std::memcpy(big.bytes().data() + 2 * weights, j.b.bytes().data(), weights);  // the weights at an offset
+  auto p = npu.prepare(j.mm.code.view()).value();
+  operands ops = j.ops();
+  ops.weight = &big;
+  ops.offsets[static_cast<std::size_t>(operand_role::weight)] = 2 * weights;
+  REQUIRE(npu.bind(p, ops).ok());
+  REQUIRE(npu.run(p).ok());
+  CHECK(j.error() < 1e-4);
+  ops.offsets[static_cast<std::size_t>(operand_role::weight)] = 2 * weights + 64;  // the last 64 bytes past its end
+  CHECK(npu.bind(p, ops).err().id() == "operand-extent");
+  // the feature is the buffer and the offset bound first: another offset is a rotation
+  operands moved = j.ops();
+  moved.offsets[static_cast<std::size_t>(operand_role::feature)] = 0;
+  REQUIRE(npu.bind(p, moved).ok());
+  const buffer wide = make(d, j.a.size() + 64);
+  moved.feature = &wide;
+  CHECK(npu.bind(p, moved).err().id() == "feature-rotation");
+}
+
+TEST_CASE("rknpu: submits of three threads overlap (a core each), the node shared") {
+  // run with REGCMD_EMU_SUBMIT_MS: each submit keeps its caller that long
+  const device d = open_device(driver::rknpu);
+  session npu{d};
+  std::vector<std::unique_ptr<job>> jobs;
+  std::vector<prepared_program> programs;
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    jobs.push_back(std::make_unique<job>(d, fp16_op, 10 + i));
+    programs.push_back(npu.prepare(jobs[i]->mm.code.view()).value());
+    REQUIRE(npu.bind(programs[i], jobs[i]->ops()).ok());
+  }
+  std::array<bool, 3> ran{};
+  std::vector<std::thread> threads;
+  for (unsigned i = 0; i < 3; ++i)
+    threads.emplace_back([&, i] { ran[i] = npu.run(programs[i], {.core = i}).ok(); });
+  for (auto& t : threads) t.join();
+  CHECK(ran == std::array<bool, 3>{true, true, true});
+  for (const auto& j : jobs) CHECK(j->error() < 1e-4);
+  CHECK(stats().max_submits_in_flight >= 2);
 }
 
 TEST_CASE("refusals: nothing reaches the device") {

@@ -65,7 +65,7 @@ class buffer_object {
 
   // Whether an NPU job has written this buffer since it was allocated: the first job
   // writing a fresh buffer leaves it stale (regcmd-isa-reference "State gotchas"). Read
-  // and set by session::run under the node's lock.
+  // and set by session::run (runs of several threads at once).
   bool npu_written() const { return npu_written_; }
   void set_npu_written() const { npu_written_ = true; }
 
@@ -82,7 +82,7 @@ class buffer_object {
   std::uint64_t iova_;
   std::uint64_t id_;
   std::uint8_t* memory_ = nullptr;
-  mutable bool npu_written_ = false;  // the device's state, not the buffer's value
+  mutable std::atomic<bool> npu_written_ = false;  // the device's state, not the buffer's value
 };
 
 class buffer {

@@ -4,22 +4,26 @@
 // state, not a session's: every device opened on one node in this process shares one
 // npu_state, so a session sees what another left (an int8 mode to leave, a reset owed).
 //
-// Thread safety: session::run holds `lock` from its first submit to the output's sync, so
-// runs on one node never interleave, whichever thread, session or device they come from.
+// Thread safety: runs that leave the state as they find it share `lock` (session::run holds
+// it from its first submit to the output's sync), so three threads keep three cores busy at
+// once; a run that changes the state (enters or leaves int8 mode, pays a reset owed) holds it
+// alone, so a reset never reaches a core while another thread's job runs on it.
 
 #include <sys/stat.h>
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 
 namespace regcmd::runtime {
 
 struct npu_state {
-  std::mutex lock;
-  bool in_int8 = false;     // the last job ran in int8 mode
-  bool owes_reset = false;  // a job timed out; rknpu: RKNPU_ACT_RESET before the next job
+  std::shared_mutex lock;
+  bool in_int8 = false;                  // the last job ran in int8 mode (written with the lock held alone)
+  std::atomic<bool> owes_reset = false;  // a job timed out; rknpu: RKNPU_ACT_RESET before the next job
 };
 
 // The state of the node behind `fd` (opened from `path`): the same object for every open

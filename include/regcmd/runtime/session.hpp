@@ -40,6 +40,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <span>
 #include <variant>
 #include <vector>
@@ -103,7 +104,7 @@ struct feature_binding {
 
 // A validated program with its device buffers; bound to operands by session::bind. It
 // keeps the buffers bound to it (and its device's file) alive until rebound or destroyed.
-// It may be bound and run from several threads: both hold the node's lock.
+// It may be bound and run from several threads: both hold its own lock.
 class prepared_program {
  public:
   std::size_t task_count() const { return tasks_.size(); }
@@ -135,12 +136,14 @@ class prepared_program {
   buffer regcmd_;
   driver_jobs jobs_;
   std::optional<feature_binding> feature_;  // the feature buffer (id) and offset bound first
+  std::shared_ptr<std::mutex> lock_ = std::make_shared<std::mutex>();  // one bind or run at a time
   std::array<std::shared_ptr<const buffer_object>, operand_role_count> bound_to_{};  // by role, used roles only
 };
 
 // Prepares, binds and runs programs on one device. A session may be used from several
-// threads, and several sessions (and devices) may share a node: runs and binds on a node
-// take its lock in turn, and the NPU's state lives with the node (npu_state.hpp).
+// threads, and several sessions (and devices) may share a node: runs of several threads
+// submit at once (a core each), the NPU's state lives with the node, and a run that changes
+// it holds the node alone (npu_state.hpp).
 class session {
  public:
   explicit session(const device& dev) : device_{dev} {}
@@ -181,7 +184,7 @@ class session {
     const auto feature_at = static_cast<std::size_t>(operand_role::feature);
     const feature_binding feature{ops.feature ? ops.feature->id() : 0, ops.offsets[feature_at]};
     if (ops.feature && p.feature_ && *p.feature_ != feature) return make_error(rules::feature_rotation, "bind");
-    const std::lock_guard lock{device_.file()->npu().lock};  // a run may be fetching the program
+    const std::lock_guard lock{*p.lock_};  // a run of it may be fetching the program
     p.bound_ = false;  // until every address is written
     std::uint8_t* out = p.regcmd_.bytes().data();
     for (const prepared_program::site& s : p.sites_) {
@@ -260,11 +263,23 @@ class session {
   result<run_report> run_with(prepared_program& p, const Jobs& jobs, const run_options& options) {
     const auto start = std::chrono::steady_clock::now();
     npu_state& npu = device_.file()->npu();
-    const std::lock_guard lock{npu.lock};
+    const std::lock_guard program_lock{*p.lock_};
     run_report report;
-    const bool entering_int8 = p.int8_ && !npu.in_int8;
-    if (status s = Jobs::prime(device_, npu, entering_int8, report); !s) return s.err();
-    npu.in_int8 = p.int8_;
+    // Runs in the NPU's current mode share the node; one that changes its state (the int8
+    // mode, a reset owed) holds the node alone while it does, then shares it as well.
+    std::shared_lock shared{npu.lock};
+    bool entering_int8 = false;
+    while (p.int8_ != npu.in_int8 || npu.owes_reset) {
+      shared.unlock();
+      {
+        const std::unique_lock alone{npu.lock};
+        const bool entering = p.int8_ && !npu.in_int8;
+        if (status s = Jobs::prime(device_, npu, entering, report); !s) return s.err();
+        entering_int8 = entering_int8 || entering;
+        npu.in_int8 = p.int8_;
+      }
+      shared.lock();  // another thread may have changed the state since: checked again
+    }
     // What the CPU wrote becomes visible to the device: the operands on every run, the
     // program after a bind.
     for (const auto& b : p.bound_to_)
