@@ -1,7 +1,7 @@
 # Debian packages (cpack -G DEB in the build directory), for the architecture built for:
 #   libregcmd-dev  the headers, <regcmd/version.hpp>, the CMake package, the pkg-config files
 #   regcmd-tools   regcmd-dis, -diff, -gen, -run; libregcmd-emu.so and libregcmd-capture.so
-#                  in <libdir>/regcmd (for LD_PRELOAD)
+#                  in <libdir>/regcmd (for LD_PRELOAD); librknnrt.so in <libdir>/regcmd/rknn
 # The arm64 packages come from a cross build, where dpkg-shlibdeps cannot run: Depends are
 # written by hand, as the versions Debian 12 (bookworm) has, which the binaries are built
 # against there.
@@ -61,6 +61,8 @@ set(CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS "libc6 (>= 2.36), libstdc++6 (>= 12), lib
 set(CPACK_DEBIAN_TOOLS_DESCRIPTION "Tools: regcmd-dis decodes regcmd dumps, regcmd-diff compares two, \
 regcmd-gen writes programs from the library, regcmd-run runs them on the NPU and checks their \
 results. In /usr/${CMAKE_INSTALL_LIBDIR}/regcmd, for LD_PRELOAD: libregcmd-emu.so, an emulated NPU \
-device, and libregcmd-capture.so, which records every program submitted.")
+device, and libregcmd-capture.so, which records every program submitted. In \
+/usr/${CMAKE_INSTALL_LIBDIR}/regcmd/rknn, for LD_LIBRARY_PATH: librknnrt.so, Rockchip's matmul API on \
+regcmd (on the vendor rknpu driver and the mainline rocket driver).")
 
 include(CPack)

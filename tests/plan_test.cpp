@@ -220,3 +220,27 @@ TEST_CASE("a fused activation rides every tile of a plan, and is refused when K 
   REQUIRE_FALSE(split.ok());
   CHECK(split.err().id() == "plan-activation-k-split");
 }
+
+TEST_CASE("whole_k: M and N tiles only, so the weights stay one block per N tile (the vendor's native B)") {
+  // fp16 at K = 8192: the bank split's ceiling is 180224 / 8192 = 22 rows, so M = 64 takes
+  // three M tiles of 22 rows where the default plan would split K instead.
+  const matmul_spec fp16{.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 8192, .N = 16384};
+  const auto p = plan(fp16, {.whole_k = true});
+  REQUIRE(p.ok());
+  CHECK(p.value().slices == 1);
+  CHECK(p.value().m_tiles == 3);
+  CHECK(p.value().m_tile == 22);
+  CHECK(p.value().n_tiles == 2);
+  // N tile 1 starts after N tile 0's 8192 columns of all of K: 8192 * 8192 * 2 bytes
+  CHECK(p.value().weight_block_offset(1, 0) == 134217728u);
+  CHECK(plan(fp16).value().slices > 1);
+  // int8 at K = 8192: the template split holds 32768 / 8192 = 4 rows (rknn-matmul-api §4.3)
+  const auto i8 = plan(matmul_spec{.in = precision::int8, .out = precision::int32, .M = 64, .K = 8192, .N = 64}, {.whole_k = true});
+  REQUIRE(i8.ok());
+  CHECK(i8.value().m_tiles == 16);
+  // K beyond one op cannot stay whole; a slice size contradicts it
+  CHECK(plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 10784, .N = 64}, {.whole_k = true})
+            .err()
+            .id() == "k-single-op-max");
+  CHECK(plan(fp16, {.k_slice = 1024, .whole_k = true}).err().id() == "k-slice-max");
+}
