@@ -222,15 +222,20 @@ TEST_CASE("a fused activation rides every tile of a plan, and is refused when K 
 }
 
 TEST_CASE("whole_k: M and N tiles only, so the weights stay one block per N tile (the vendor's native B)") {
-  // fp16 at K = 8192: the bank split's ceiling is 180224 / 8192 = 22 rows, so M = 64 takes
-  // three M tiles of 22 rows where the default plan would split K instead.
+  // fp16 at K = 8192 keeps the production rule's template split (one data bank): 32768 /
+  // (2 * 8192) = 2 rows a tile, so M = 64 takes 32 M tiles where the default plan splits K.
   const matmul_spec fp16{.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 8192, .N = 16384};
   const auto p = plan(fp16, {.whole_k = true});
   REQUIRE(p.ok());
   CHECK(p.value().slices == 1);
-  CHECK(p.value().m_tiles == 3);
-  CHECK(p.value().m_tile == 22);
+  CHECK(p.value().m_tiles == 32);
+  CHECK(p.value().m_tile == 2);
   CHECK(p.value().n_tiles == 2);
+  // asked for, the bank split holds 11 * 32768 / (2 * 8192) = 22 rows: three tiles of 22
+  matmul_spec banked = fp16;
+  banked.sched = schedule::bank_split;
+  CHECK(plan(banked, {.whole_k = true}).value().m_tiles == 3);
+  CHECK(plan(banked, {.whole_k = true}).value().m_tile == 22);
   // N tile 1 starts after N tile 0's 8192 columns of all of K: 8192 * 8192 * 2 bytes
   CHECK(p.value().weight_block_offset(1, 0) == 134217728u);
   CHECK(plan(fp16).value().slices > 1);
