@@ -94,8 +94,8 @@ int invalid_context(const char* function, rknn_matmul_ctx ctx) {
   return fail(function, RKNN_ERR_CTX_INVALID, "context " + std::to_string(ctx) + " is not a live matmul context");
 }
 
-int create(const char* function, rknn_matmul_ctx* ctx, const rknn_matmul_info* info, std::span<const rknn_matmul_shape> shapes,
-           rknn_matmul_io_attr* attrs) {
+int create(const char* function, rknn_matmul_ctx* ctx, const rknn_matmul_info* info,
+           std::span<const rknn_matmul_shape> shapes, rknn_matmul_io_attr* attrs) {
   if (!ctx || !info || !attrs) return fail(function, RKNN_ERR_PARAM_INVALID, "a null argument");
   auto made = matmul_context::create(*info, shapes);
   if (auto* e = std::get_if<api_error>(&made)) return fail(function, *e);
@@ -142,30 +142,30 @@ rknn_tensor_mem* allocate(const char* function, rknn_context ctx, std::uint64_t 
 
 }  // namespace
 
+// The library builds with hidden visibility: only these are its ABI.
+#define RKNN_EXPORT __attribute__((visibility("default")))
+
 extern "C" {
 
-__attribute__((visibility("default"))) int rknn_matmul_create(rknn_matmul_ctx* ctx, rknn_matmul_info* info,
-                                                              rknn_matmul_io_attr* io_attr) {
+RKNN_EXPORT int rknn_matmul_create(rknn_matmul_ctx* ctx, rknn_matmul_info* info, rknn_matmul_io_attr* io_attr) {
   if (!info) return fail(__func__, RKNN_ERR_PARAM_INVALID, "a null info");
   const rknn_matmul_shape shape{info->M, info->K, info->N};
   return create(__func__, ctx, info, {&shape, 1}, io_attr);
 }
 
-__attribute__((visibility("default"))) int rknn_matmul_create_dynamic_shape(rknn_matmul_ctx* ctx, rknn_matmul_info* info,
-                                                                            int shape_num, rknn_matmul_shape dynamic_shapes[],
-                                                                            rknn_matmul_io_attr io_attrs[]) {
+RKNN_EXPORT int rknn_matmul_create_dynamic_shape(rknn_matmul_ctx* ctx, rknn_matmul_info* info, int shape_num,
+                                                 rknn_matmul_shape dynamic_shapes[], rknn_matmul_io_attr io_attrs[]) {
   if (shape_num <= 0 || !dynamic_shapes)
-    return fail(__func__, RKNN_ERR_PARAM_INVALID, "shape_num " + std::to_string(shape_num) + " with shapes " +
-                                                      (dynamic_shapes ? "given" : "null"));
+    return fail(__func__, RKNN_ERR_PARAM_INVALID,
+                "shape_num " + std::to_string(shape_num) + " with shapes " + (dynamic_shapes ? "given" : "null"));
   return create(__func__, ctx, info, {dynamic_shapes, static_cast<std::size_t>(shape_num)}, io_attrs);
 }
 
-__attribute__((visibility("default"))) int rknn_matmul_destroy(rknn_matmul_ctx ctx) {
+RKNN_EXPORT int rknn_matmul_destroy(rknn_matmul_ctx ctx) {
   return context_registry::instance().remove(ctx) ? RKNN_SUCC : invalid_context(__func__, ctx);
 }
 
-__attribute__((visibility("default"))) int rknn_matmul_set_io_mem(rknn_matmul_ctx ctx, rknn_tensor_mem* mem,
-                                                                  rknn_matmul_tensor_attr* attr) {
+RKNN_EXPORT int rknn_matmul_set_io_mem(rknn_matmul_ctx ctx, rknn_tensor_mem* mem, rknn_matmul_tensor_attr* attr) {
   auto c = context_registry::instance().find(ctx);
   if (!c) return invalid_context(__func__, ctx);
   if (!mem || !attr) return fail(__func__, RKNN_ERR_PARAM_INVALID, "a null mem or attr");
@@ -174,71 +174,71 @@ __attribute__((visibility("default"))) int rknn_matmul_set_io_mem(rknn_matmul_ct
   return done(__func__, c->set_io_mem(mem, *attr));
 }
 
-__attribute__((visibility("default"))) int rknn_matmul_set_core_mask(rknn_matmul_ctx ctx, rknn_core_mask core_mask) {
+RKNN_EXPORT int rknn_matmul_set_core_mask(rknn_matmul_ctx ctx, rknn_core_mask core_mask) {
   auto c = context_registry::instance().find(ctx);
   if (!c) return invalid_context(__func__, ctx);
   return done(__func__, c->set_core_mask(core_mask));
 }
 
-__attribute__((visibility("default"))) int rknn_matmul_set_quant_params(rknn_matmul_ctx ctx, rknn_quant_params* params) {
+RKNN_EXPORT int rknn_matmul_set_quant_params(rknn_matmul_ctx ctx, rknn_quant_params* params) {
   auto c = context_registry::instance().find(ctx);
   if (!c) return invalid_context(__func__, ctx);
   if (!params) return fail(__func__, RKNN_ERR_PARAM_INVALID, "null params");
   return done(__func__, c->set_quant_params(*params));
 }
 
-__attribute__((visibility("default"))) int rknn_matmul_get_quant_params(rknn_matmul_ctx ctx, rknn_quant_params* params,
-                                                                        float* scale) {
+RKNN_EXPORT int rknn_matmul_get_quant_params(rknn_matmul_ctx ctx, rknn_quant_params* params, float* scale) {
   auto c = context_registry::instance().find(ctx);
   if (!c) return invalid_context(__func__, ctx);
   if (!params) return fail(__func__, RKNN_ERR_PARAM_INVALID, "null params");
   return done(__func__, c->get_quant_params(*params, scale));
 }
 
-__attribute__((visibility("default"))) int rknn_matmul_set_dynamic_shape(rknn_matmul_ctx ctx, rknn_matmul_shape* shape) {
+RKNN_EXPORT int rknn_matmul_set_dynamic_shape(rknn_matmul_ctx ctx, rknn_matmul_shape* shape) {
   auto c = context_registry::instance().find(ctx);
   if (!c) return invalid_context(__func__, ctx);
   if (!shape) return fail(__func__, RKNN_ERR_PARAM_INVALID, "a null shape");
   return done(__func__, c->set_dynamic_shape(*shape));
 }
 
-__attribute__((visibility("default"))) int rknn_matmul_run(rknn_matmul_ctx ctx) {
+RKNN_EXPORT int rknn_matmul_run(rknn_matmul_ctx ctx) {
   auto c = context_registry::instance().find(ctx);
   if (!c) return invalid_context(__func__, ctx);
   return done(__func__, c->run());
 }
 
-__attribute__((visibility("default"))) int rknn_B_normal_layout_to_native_layout(void* B_input, void* B_output, int K, int N,
-                                                                                 rknn_matmul_info* info) {
+RKNN_EXPORT int rknn_B_normal_layout_to_native_layout(void* B_input, void* B_output, int K, int N,
+                                                      rknn_matmul_info* info) {
   if (!B_input || !B_output || !info) return fail(__func__, RKNN_ERR_PARAM_INVALID, "a null argument");
   const std::optional<matmul_types> types = types_of(info->type);
-  if (!types) return fail(__func__, RKNN_ERR_PARAM_INVALID, "matmul type " + std::to_string(info->type) + " is not supported");
+  if (!types)
+    return fail(__func__, RKNN_ERR_PARAM_INVALID, "matmul type " + std::to_string(info->type) + " is not supported");
   if (K <= 0 || N <= 0 || K % 32 != 0 || N % static_cast<int>(weight_tile_n(types->b)) != 0)
     return fail(__func__, RKNN_ERR_PARAM_INVALID,
-                "K = " + std::to_string(K) + ", N = " + std::to_string(N) + ": K must be a positive multiple of 32 and N of " +
-                    std::to_string(weight_tile_n(types->b)));
+                "K = " + std::to_string(K) + ", N = " + std::to_string(N) +
+                    ": K must be a positive multiple of 32 and N of " + std::to_string(weight_tile_n(types->b)));
   b_to_native(static_cast<const std::uint8_t*>(B_input), layout::normal, types->b, static_cast<std::uint32_t>(K),
               static_cast<std::uint32_t>(N), static_cast<std::uint8_t*>(B_output));
   return RKNN_SUCC;
 }
 
-__attribute__((visibility("default"))) rknn_tensor_mem* rknn_create_mem(rknn_context ctx, uint32_t size) {
+RKNN_EXPORT rknn_tensor_mem* rknn_create_mem(rknn_context ctx, uint32_t size) {
   return allocate(__func__, ctx, size, false);
 }
 
-__attribute__((visibility("default"))) rknn_tensor_mem* rknn_create_mem2(rknn_context ctx, uint64_t size, uint64_t alloc_flags) {
+RKNN_EXPORT rknn_tensor_mem* rknn_create_mem2(rknn_context ctx, uint64_t size, uint64_t alloc_flags) {
   // Cacheability flags are not needed: every buffer is cacheable and synced at each run.
   return allocate(__func__, ctx, size, (alloc_flags & RKNN_MEM_FLAG_ALLOC_NO_CONTEXT) != 0);
 }
 
-__attribute__((visibility("default"))) rknn_tensor_mem* rknn_create_mem_from_fd(rknn_context ctx, int32_t fd, void* virt_addr,
-                                                                                 uint32_t size, int32_t offset) {
+RKNN_EXPORT rknn_tensor_mem* rknn_create_mem_from_fd(rknn_context ctx, int32_t fd, void* virt_addr, uint32_t size,
+                                                     int32_t offset) {
   const char* function = __func__;
   const std::optional<int> domain = domain_of(ctx, false);
   if (!domain) return invalid_context(function, ctx), nullptr;
   if (fd < 0 || size == 0 || offset < 0)
-    return fail(function, RKNN_ERR_PARAM_INVALID, "fd " + std::to_string(fd) + ", size " + std::to_string(size) + ", offset " +
-                                                      std::to_string(offset)),
+    return fail(function, RKNN_ERR_PARAM_INVALID,
+                "fd " + std::to_string(fd) + ", size " + std::to_string(size) + ", offset " + std::to_string(offset)),
            nullptr;
   auto r = std::make_shared<mem_record>();
   r->size = size;
@@ -246,8 +246,9 @@ __attribute__((visibility("default"))) rknn_tensor_mem* rknn_create_mem_from_fd(
   if (auto mine = memory_registry::instance().exported(fd)) {
     // One of this library's buffers: a view of it.
     if (r->offset + size > mine->buffer.size())
-      return fail(function, RKNN_ERR_PARAM_INVALID, "offset + size " + std::to_string(r->offset + size) +
-                                                        " is past the buffer's " + std::to_string(mine->buffer.size()) + " bytes"),
+      return fail(function, RKNN_ERR_PARAM_INVALID,
+                  "offset + size " + std::to_string(r->offset + size) + " is past the buffer's " +
+                      std::to_string(mine->buffer.size()) + " bytes"),
              nullptr;
     r->memory = std::move(mine);
     r->host = r->memory->buffer.bytes().data() + r->offset;
@@ -258,7 +259,8 @@ __attribute__((visibility("default"))) rknn_tensor_mem* rknn_create_mem_from_fd(
   if (!base) {
     void* m = ::mmap(nullptr, r->offset + size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (m == MAP_FAILED)
-      return fail(function, RKNN_ERR_PARAM_INVALID, "fd " + std::to_string(fd) + " cannot be mapped: " + std::strerror(errno)),
+      return fail(function, RKNN_ERR_PARAM_INVALID,
+                  "fd " + std::to_string(fd) + " cannot be mapped: " + std::strerror(errno)),
              nullptr;
     r->mapping = m;
     r->mapping_size = r->offset + size;
@@ -276,7 +278,7 @@ __attribute__((visibility("default"))) rknn_tensor_mem* rknn_create_mem_from_fd(
   return mem;
 }
 
-__attribute__((visibility("default"))) int rknn_destroy_mem(rknn_context, rknn_tensor_mem* mem) {
+RKNN_EXPORT int rknn_destroy_mem(rknn_context, rknn_tensor_mem* mem) {
   // Memory belongs to no context: any context (or none) may free it.
   if (!mem) return fail(__func__, RKNN_ERR_PARAM_INVALID, "a null mem");
   if (!memory_registry::instance().release(mem))
@@ -284,7 +286,7 @@ __attribute__((visibility("default"))) int rknn_destroy_mem(rknn_context, rknn_t
   return RKNN_SUCC;
 }
 
-__attribute__((visibility("default"))) int rknn_mem_sync(rknn_context, rknn_tensor_mem* mem, rknn_mem_sync_mode mode) {
+RKNN_EXPORT int rknn_mem_sync(rknn_context, rknn_tensor_mem* mem, rknn_mem_sync_mode mode) {
   if (!mem || !memory_registry::instance().known(mem))
     return fail(__func__, RKNN_ERR_PARAM_INVALID, "the mem was not made by rknn_create_mem*");
   if (mode < RKNN_MEMORY_SYNC_TO_DEVICE || mode > RKNN_MEMORY_SYNC_BIDIRECTIONAL)

@@ -29,7 +29,9 @@ namespace regcmd::rknn {
 inline constexpr std::uint32_t k_segment = 8192;
 
 constexpr std::uint32_t segment_count(std::uint32_t K) { return ceil_div(K, k_segment); }
-constexpr std::uint32_t segment_depth(std::uint32_t K, std::uint32_t s) { return std::min(k_segment, K - s * k_segment); }
+constexpr std::uint32_t segment_depth(std::uint32_t K, std::uint32_t s) {
+  return std::min(k_segment, K - s * k_segment);
+}
 
 enum class layout : std::uint8_t { normal = 0, native = 1, transposed = 2 };
 
@@ -40,17 +42,23 @@ constexpr std::size_t native_b_index(precision p, std::uint32_t K, std::uint32_t
 }
 
 // Element index of B(k, n) in any of B's layouts.
-constexpr std::size_t b_index(layout l, precision p, std::uint32_t K, std::uint32_t N, std::uint32_t k, std::uint32_t n) {
+constexpr std::size_t b_index(layout l, precision p, std::uint32_t K, std::uint32_t N, std::uint32_t k,
+                              std::uint32_t n) {
   switch (l) {
-    case layout::normal: return std::size_t{k} * N + n;
-    case layout::transposed: return std::size_t{n} * K + k;
-    case layout::native: break;
+    case layout::normal:
+      return std::size_t{k} * N + n;
+    case layout::transposed:
+      return std::size_t{n} * K + k;
+    case layout::native:
+      break;
   }
   return native_b_index(p, K, N, k, n);
 }
 
 // Elements in one 16-byte atom of native A and C.
-constexpr std::uint32_t atom_elements(precision p) { return p == precision::int4 ? 32 : static_cast<std::uint32_t>(16 / bytes_of(p, 1)); }
+constexpr std::uint32_t atom_elements(precision p) {
+  return p == precision::int4 ? 32 : static_cast<std::uint32_t>(16 / bytes_of(p, 1));
+}
 
 // Element index of (row, col) in a rows x cols matrix stored natively: (cols/atom, rows, atom).
 constexpr std::size_t native_ac_index(precision p, std::uint32_t rows, std::uint32_t row, std::uint32_t col) {
@@ -61,10 +69,13 @@ constexpr std::size_t native_ac_index(precision p, std::uint32_t rows, std::uint
 // The raw bits of element `i` of a buffer of precision p (int4: a nibble).
 inline std::uint32_t get_bits(const std::uint8_t* data, precision p, std::size_t i) {
   switch (p) {
-    case precision::int4: return (data[i / 2] >> (i % 2 ? 4 : 0)) & 0xfu;
-    case precision::int8: return data[i];
+    case precision::int4:
+      return (data[i / 2] >> (i % 2 ? 4 : 0)) & 0xfu;
+    case precision::int8:
+      return data[i];
     case precision::fp16:
-    case precision::int16: return static_cast<std::uint32_t>(data[2 * i] | data[2 * i + 1] << 8);
+    case precision::int16:
+      return static_cast<std::uint32_t>(data[2 * i] | data[2 * i + 1] << 8);
     default: {
       std::uint32_t v;
       std::memcpy(&v, data + 4 * i, 4);
@@ -80,13 +91,16 @@ inline void put_bits(std::uint8_t* data, precision p, std::size_t i, std::uint32
       b = static_cast<std::uint8_t>(i % 2 ? (b & 0x0f) | (bits & 0xf) << 4 : (b & 0xf0) | (bits & 0xf));
       return;
     }
-    case precision::int8: data[i] = static_cast<std::uint8_t>(bits); return;
+    case precision::int8:
+      data[i] = static_cast<std::uint8_t>(bits);
+      return;
     case precision::fp16:
     case precision::int16:
       data[2 * i] = static_cast<std::uint8_t>(bits);
       data[2 * i + 1] = static_cast<std::uint8_t>(bits >> 8);
       return;
-    default: std::memcpy(data + 4 * i, &bits, 4);
+    default:
+      std::memcpy(data + 4 * i, &bits, 4);
   }
 }
 
@@ -94,10 +108,14 @@ inline void put_bits(std::uint8_t* data, precision p, std::size_t i, std::uint32
 inline std::int32_t get_int(const std::uint8_t* data, precision p, std::size_t i) {
   const std::uint32_t bits = get_bits(data, p, i);
   switch (p) {
-    case precision::int4: return static_cast<std::int32_t>(bits ^ 8u) - 8;
-    case precision::int8: return static_cast<std::int8_t>(bits);
-    case precision::int16: return static_cast<std::int16_t>(bits);
-    default: return static_cast<std::int32_t>(bits);
+    case precision::int4:
+      return static_cast<std::int32_t>(bits ^ 8u) - 8;
+    case precision::int8:
+      return static_cast<std::int8_t>(bits);
+    case precision::int16:
+      return static_cast<std::int16_t>(bits);
+    default:
+      return static_cast<std::int32_t>(bits);
   }
 }
 
@@ -109,13 +127,15 @@ inline double get_value(const std::uint8_t* data, precision p, std::size_t i) {
 }
 
 // B (K x N, elements of p) from layout `from` into native B (both packed in the same p).
-inline void b_to_native(const std::uint8_t* in, layout from, precision p, std::uint32_t K, std::uint32_t N, std::uint8_t* out) {
+inline void b_to_native(const std::uint8_t* in, layout from, precision p, std::uint32_t K, std::uint32_t N,
+                        std::uint8_t* out) {
   if (from == layout::native) {
     std::memcpy(out, in, bytes_of(p, std::uint64_t{K} * N));
     return;
   }
   for (std::uint32_t n = 0; n < N; ++n)
-    for (std::uint32_t k = 0; k < K; ++k) put_bits(out, p, native_b_index(p, K, N, k, n), get_bits(in, p, b_index(from, p, K, N, k, n)));
+    for (std::uint32_t k = 0; k < K; ++k)
+      put_bits(out, p, native_b_index(p, K, N, k, n), get_bits(in, p, b_index(from, p, K, N, k, n)));
 }
 
 // Columns [k0, k0 + depth) of A (M x K of p, in the API's layout `from`) as regcmd's

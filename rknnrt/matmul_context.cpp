@@ -19,7 +19,9 @@ int code_of(const error& e) {
   return RKNN_ERR_PARAM_INVALID;  // a shape or layout regcmd's rules refuse
 }
 
-api_error from(const error& e, std::string_view where) { return {code_of(e), std::string(where) + ": " + to_string(e)}; }
+api_error from(const error& e, std::string_view where) {
+  return {code_of(e), std::string(where) + ": " + to_string(e)};
+}
 
 namespace {
 
@@ -29,7 +31,8 @@ api_error invalid(std::string what) { return {RKNN_ERR_PARAM_INVALID, std::move(
 std::uint32_t n_alignment(precision b) { return weight_tile_n(b); }
 
 std::uint64_t elements(const rknn_matmul_shape& s, char operand) {
-  const auto M = static_cast<std::uint64_t>(s.M), K = static_cast<std::uint64_t>(s.K), N = static_cast<std::uint64_t>(s.N);
+  const auto M = static_cast<std::uint64_t>(s.M), K = static_cast<std::uint64_t>(s.K),
+             N = static_cast<std::uint64_t>(s.N);
   return operand == 'A' ? M * K : operand == 'B' ? K * N : M * N;
 }
 
@@ -50,8 +53,8 @@ std::pair<std::uint64_t, std::uint64_t> feature_key(const mem_record& a) { retur
 
 }  // namespace
 
-std::variant<std::shared_ptr<matmul_context>, api_error> matmul_context::create(const rknn_matmul_info& info,
-                                                                               std::span<const rknn_matmul_shape> shapes) {
+std::variant<std::shared_ptr<matmul_context>, api_error> matmul_context::create(
+    const rknn_matmul_info& info, std::span<const rknn_matmul_shape> shapes) {
   const std::optional<matmul_types> types = types_of(info.type);
   if (!types)
     return invalid("matmul type " + std::to_string(info.type) +
@@ -67,7 +70,8 @@ std::variant<std::shared_ptr<matmul_context>, api_error> matmul_context::create(
     return invalid("AC_quant_type must be per layer: A and C have one scale each");
   const bool grouped = info.B_quant_type >= RKNN_QUANT_TYPE_PER_GROUP_SYM;
   if (grouped && info.group_size <= 0) return invalid("per-group B quantisation needs group_size > 0");
-  if (info.iommu_domain_id < 0) return invalid("iommu_domain_id " + std::to_string(info.iommu_domain_id) + " is negative");
+  if (info.iommu_domain_id < 0)
+    return invalid("iommu_domain_id " + std::to_string(info.iommu_domain_id) + " is negative");
   if (shapes.empty()) return invalid("no shape");
   for (const rknn_matmul_shape& s : shapes) {
     const std::string shape = std::to_string(s.M) + "x" + std::to_string(s.K) + "x" + std::to_string(s.N);
@@ -81,9 +85,12 @@ std::variant<std::shared_ptr<matmul_context>, api_error> matmul_context::create(
     // Every segment must make a program: the same checks the build makes, before any run.
     const auto K = static_cast<std::uint32_t>(s.K);
     for (std::uint32_t seg = 0; seg < segment_count(K); ++seg) {
-      const matmul_spec spec{.in = types->npu, .out = segment_count(K) > 1 ? partial_of(types->npu) : types->c,
-                             .M = static_cast<std::uint32_t>(s.M), .K = segment_depth(K, seg),
-                             .N = static_cast<std::uint32_t>(s.N), .pad = padding::none};
+      const matmul_spec spec{.in = types->npu,
+                             .out = segment_count(K) > 1 ? partial_of(types->npu) : types->c,
+                             .M = static_cast<std::uint32_t>(s.M),
+                             .K = segment_depth(K, seg),
+                             .N = static_cast<std::uint32_t>(s.N),
+                             .pad = padding::none};
       if (auto p = plan(spec, {.whole_k = true}); !p) return from(p.err(), "shape " + shape);
     }
   }
@@ -92,8 +99,8 @@ std::variant<std::shared_ptr<matmul_context>, api_error> matmul_context::create(
   return std::shared_ptr<matmul_context>(new matmul_context(info, shapes, *types, dev.value()));
 }
 
-matmul_context::matmul_context(const rknn_matmul_info& info, std::span<const rknn_matmul_shape> shapes, matmul_types types,
-                               runtime::device dev)
+matmul_context::matmul_context(const rknn_matmul_info& info, std::span<const rknn_matmul_shape> shapes,
+                               matmul_types types, runtime::device dev)
     : info_{info},
       shapes_(shapes.begin(), shapes.end()),
       states_(shapes.size()),
@@ -103,10 +110,12 @@ matmul_context::matmul_context(const rknn_matmul_info& info, std::span<const rkn
 
 rknn_matmul_io_attr matmul_context::io_attr(std::size_t shape) const {
   const rknn_matmul_shape& s = shapes_[shape];
-  const auto M = static_cast<std::uint32_t>(s.M), K = static_cast<std::uint32_t>(s.K), N = static_cast<std::uint32_t>(s.N);
+  const auto M = static_cast<std::uint32_t>(s.M), K = static_cast<std::uint32_t>(s.K),
+             N = static_cast<std::uint32_t>(s.N);
   rknn_matmul_io_attr io{};
   const bool native_ac = info_.AC_layout == RKNN_MM_LAYOUT_NATIVE;
-  const std::uint32_t sub_k = atom_elements(types_.a), sub_n = atom_elements(types_.c), tile_n = weight_tile_n(types_.b);
+  const std::uint32_t sub_k = atom_elements(types_.a), sub_n = atom_elements(types_.c),
+                      tile_n = weight_tile_n(types_.b);
   if (native_ac) {
     set_attr(io.A, "A", types_.a, elements(s, 'A'), {K / sub_k, M, sub_k});
     set_attr(io.C, "C", types_.c, elements(s, 'C'), {N / sub_n, M, sub_n});
@@ -114,9 +123,12 @@ rknn_matmul_io_attr matmul_context::io_attr(std::size_t shape) const {
     set_attr(io.A, "A", types_.a, elements(s, 'A'), {M, K});
     set_attr(io.C, "C", types_.c, elements(s, 'C'), {M, N});
   }
-  if (info_.B_layout == RKNN_MM_LAYOUT_NATIVE) set_attr(io.B, "B", types_.b, elements(s, 'B'), {N / tile_n, K / 32, tile_n, 32});
-  else if (info_.B_layout == RKNN_MM_LAYOUT_TP_NORM) set_attr(io.B, "B", types_.b, elements(s, 'B'), {N, K});
-  else set_attr(io.B, "B", types_.b, elements(s, 'B'), {K, N});
+  if (info_.B_layout == RKNN_MM_LAYOUT_NATIVE)
+    set_attr(io.B, "B", types_.b, elements(s, 'B'), {N / tile_n, K / 32, tile_n, 32});
+  else if (info_.B_layout == RKNN_MM_LAYOUT_TP_NORM)
+    set_attr(io.B, "B", types_.b, elements(s, 'B'), {N, K});
+  else
+    set_attr(io.B, "B", types_.b, elements(s, 'B'), {K, N});
   return io;
 }
 
@@ -140,17 +152,25 @@ api_status matmul_context::set_io_mem(rknn_tensor_mem* mem, const rknn_matmul_te
 }
 
 runtime::prepare_options matmul_context::prepare_options() const {
-  const bool several = core_mask_ == RKNN_NPU_CORE_0_1 || core_mask_ == RKNN_NPU_CORE_0_1_2 || core_mask_ == RKNN_NPU_CORE_ALL;
+  const bool several =
+      core_mask_ == RKNN_NPU_CORE_0_1 || core_mask_ == RKNN_NPU_CORE_0_1_2 || core_mask_ == RKNN_NPU_CORE_ALL;
   return {.use = several ? runtime::cores::all : runtime::cores::one};
 }
 
 runtime::run_options matmul_context::run_options() const {
   runtime::run_options o;
   switch (core_mask_) {
-    case RKNN_NPU_CORE_AUTO: o.use = runtime::cores::round_robin; break;
-    case RKNN_NPU_CORE_1: o.core = 1; break;
-    case RKNN_NPU_CORE_2: o.core = 2; break;
-    default: break;  // core 0, or the cores of a split program
+    case RKNN_NPU_CORE_AUTO:
+      o.use = runtime::cores::round_robin;
+      break;
+    case RKNN_NPU_CORE_1:
+      o.core = 1;
+      break;
+    case RKNN_NPU_CORE_2:
+      o.core = 2;
+      break;
+    default:
+      break;  // core 0, or the cores of a split program
   }
   return o;
 }
@@ -163,8 +183,10 @@ api_status matmul_context::set_core_mask(rknn_core_mask mask) {
     case RKNN_NPU_CORE_2:
     case RKNN_NPU_CORE_0_1:
     case RKNN_NPU_CORE_0_1_2:
-    case RKNN_NPU_CORE_ALL: break;
-    default: return invalid("core mask " + std::to_string(static_cast<unsigned>(mask)) + " is not a rknn_core_mask of RK3588");
+    case RKNN_NPU_CORE_ALL:
+      break;
+    default:
+      return invalid("core mask " + std::to_string(static_cast<unsigned>(mask)) + " is not a rknn_core_mask of RK3588");
   }
   const std::lock_guard g{lock_};
   const runtime::cores before = prepare_options().use;
@@ -192,11 +214,13 @@ api_status matmul_context::set_quant_params(const rknn_quant_params& params) {
     return invalid("quant params name '" + std::string(name) + "': give \"A\", \"B\" or \"C\"");
   }
   if (params.scale_len != expected)
-    return invalid(std::string(name) + ": scale_len " + std::to_string(params.scale_len) + ", the quantisation type needs " +
-                   std::to_string(expected));
+    return invalid(std::string(name) + ": scale_len " + std::to_string(params.scale_len) +
+                   ", the quantisation type needs " + std::to_string(expected));
   if (params.zp_len != 0 && params.zp_len != expected)
-    return invalid(std::string(name) + ": zp_len " + std::to_string(params.zp_len) + " is neither 0 nor " + std::to_string(expected));
-  if (!params.scale || (params.zp_len > 0 && !params.zp)) return invalid(std::string(name) + ": a null scale or zp array");
+    return invalid(std::string(name) + ": zp_len " + std::to_string(params.zp_len) + " is neither 0 nor " +
+                   std::to_string(expected));
+  if (!params.scale || (params.zp_len > 0 && !params.zp))
+    return invalid(std::string(name) + ": a null scale or zp array");
   quant_params q;
   q.scale.assign(params.scale, params.scale + params.scale_len);
   if (params.zp_len > 0) q.zp.assign(params.zp, params.zp + params.zp_len);
@@ -247,8 +271,13 @@ api_status matmul_context::build(shape_state& st, const rknn_matmul_shape& shape
     const std::uint32_t depth = segment_depth(K, s);
     const std::uint32_t pitch = st.stage_features ? matmul_geometry::feature_row_bytes(types_.npu, depth)
                                                   : static_cast<std::uint32_t>(bytes_of(types_.npu, K));
-    const matmul_spec spec{.in = types_.npu, .out = st.partial, .M = static_cast<std::uint32_t>(shape.M), .K = depth,
-                           .N = static_cast<std::uint32_t>(shape.N), .pad = padding::none, .feature_pitch = pitch};
+    const matmul_spec spec{.in = types_.npu,
+                           .out = st.partial,
+                           .M = static_cast<std::uint32_t>(shape.M),
+                           .K = depth,
+                           .N = static_cast<std::uint32_t>(shape.N),
+                           .pad = padding::none,
+                           .feature_pitch = pitch};
     auto code = build_plan(spec, {.whole_k = true});
     if (!code) return from(code.err(), "rknn_matmul_run");
     st.segments.push_back({std::move(code).value(), std::nullopt, std::nullopt});
@@ -270,7 +299,8 @@ api_status matmul_context::build(shape_state& st, const rknn_matmul_shape& shape
   return std::nullopt;
 }
 
-runtime::operands matmul_context::operands_of(const shape_state& st, const rknn_matmul_shape& shape, std::uint32_t s) const {
+runtime::operands matmul_context::operands_of(const shape_state& st, const rknn_matmul_shape& shape,
+                                              std::uint32_t s) const {
   const auto M = static_cast<std::uint64_t>(shape.M), N = static_cast<std::uint64_t>(shape.N);
   const std::uint64_t k0 = std::uint64_t{s} * k_segment;
   const mem_record& a = *operands_[op_a];
@@ -368,15 +398,18 @@ void matmul_context::finish_output(const shape_state& st, const rknn_matmul_shap
       const std::size_t o = native ? native_ac_index(types_.c, M, m, n) : i;
       if (st.partial == precision::fp32) {
         float sum = 0;  // the accumulator's precision
-        for (std::uint32_t s = 0; s < segments; ++s) sum += static_cast<float>(get_value(partials, st.partial, s * per_segment + i));
-        put_bits(out, types_.c, o, types_.c == precision::fp16 ? float_to_half(sum) : std::bit_cast<std::uint32_t>(sum));
+        for (std::uint32_t s = 0; s < segments; ++s)
+          sum += static_cast<float>(get_value(partials, st.partial, s * per_segment + i));
+        put_bits(out, types_.c, o,
+                 types_.c == precision::fp16 ? float_to_half(sum) : std::bit_cast<std::uint32_t>(sum));
       } else if (st.partial == precision::fp16) {  // one segment, native C
         put_bits(out, types_.c, o, get_bits(partials, st.partial, i));
       } else {
         std::int64_t sum = 0;
         for (std::uint32_t s = 0; s < segments; ++s) sum += get_int(partials, st.partial, s * per_segment + i);
         if (types_.c == precision::int16)  // int4's accumulator saturates at 16 bits
-          sum = std::clamp<std::int64_t>(sum, std::numeric_limits<std::int16_t>::min(), std::numeric_limits<std::int16_t>::max());
+          sum = std::clamp<std::int64_t>(sum, std::numeric_limits<std::int16_t>::min(),
+                                         std::numeric_limits<std::int16_t>::max());
         put_bits(out, types_.c, o, static_cast<std::uint32_t>(sum));
       }
     }

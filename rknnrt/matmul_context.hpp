@@ -43,24 +43,37 @@ struct matmul_types {
 
 constexpr std::optional<matmul_types> types_of(int type) {
   switch (type) {
-    case RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32: return matmul_types{precision::fp16, precision::fp16, precision::fp32, precision::fp16};
-    case RKNN_INT8_MM_INT8_TO_INT32: return matmul_types{precision::int8, precision::int8, precision::int32, precision::int8};
-    case RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT16: return matmul_types{precision::fp16, precision::fp16, precision::fp16, precision::fp16};
-    case RKNN_FLOAT16_MM_INT4_TO_FLOAT32: return matmul_types{precision::fp16, precision::int4, precision::fp32, precision::fp16};
-    case RKNN_INT4_MM_INT4_TO_INT16: return matmul_types{precision::int4, precision::int4, precision::int16, precision::int4};
-    case RKNN_INT8_MM_INT4_TO_INT32: return matmul_types{precision::int8, precision::int4, precision::int32, precision::int8};
-    default: return std::nullopt;
+    case RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32:
+      return matmul_types{precision::fp16, precision::fp16, precision::fp32, precision::fp16};
+    case RKNN_INT8_MM_INT8_TO_INT32:
+      return matmul_types{precision::int8, precision::int8, precision::int32, precision::int8};
+    case RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT16:
+      return matmul_types{precision::fp16, precision::fp16, precision::fp16, precision::fp16};
+    case RKNN_FLOAT16_MM_INT4_TO_FLOAT32:
+      return matmul_types{precision::fp16, precision::int4, precision::fp32, precision::fp16};
+    case RKNN_INT4_MM_INT4_TO_INT16:
+      return matmul_types{precision::int4, precision::int4, precision::int16, precision::int4};
+    case RKNN_INT8_MM_INT4_TO_INT32:
+      return matmul_types{precision::int8, precision::int4, precision::int32, precision::int8};
+    default:
+      return std::nullopt;
   }
 }
 
 constexpr rknn_tensor_type tensor_type(precision p) {
   switch (p) {
-    case precision::fp16: return RKNN_TENSOR_FLOAT16;
-    case precision::int8: return RKNN_TENSOR_INT8;
-    case precision::int4: return RKNN_TENSOR_INT4;
-    case precision::int16: return RKNN_TENSOR_INT16;
-    case precision::int32: return RKNN_TENSOR_INT32;
-    default: return RKNN_TENSOR_FLOAT32;
+    case precision::fp16:
+      return RKNN_TENSOR_FLOAT16;
+    case precision::int8:
+      return RKNN_TENSOR_INT8;
+    case precision::int4:
+      return RKNN_TENSOR_INT4;
+    case precision::int16:
+      return RKNN_TENSOR_INT16;
+    case precision::int32:
+      return RKNN_TENSOR_INT32;
+    default:
+      return RKNN_TENSOR_FLOAT32;
   }
 }
 

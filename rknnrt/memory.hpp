@@ -50,9 +50,9 @@ struct mem_record {
   std::shared_ptr<npu_memory> memory;  // the buffer the NPU reads (a foreign fd's shadow)
   std::uint64_t offset = 0;            // into memory->buffer
   std::uint32_t size = 0;
-  std::uint8_t* host = nullptr;        // the client's bytes (virt_addr + offset)
-  bool foreign = false;                // host is not memory's mapping: copied at each run
-  void* mapping = nullptr;             // a foreign fd mapped here (no virt_addr given)
+  std::uint8_t* host = nullptr;  // the client's bytes (virt_addr + offset)
+  bool foreign = false;          // host is not memory's mapping: copied at each run
+  void* mapping = nullptr;       // a foreign fd mapped here (no virt_addr given)
   std::size_t mapping_size = 0;
   ~mem_record() {
     if (mapping) ::munmap(mapping, mapping_size);
@@ -62,7 +62,7 @@ struct mem_record {
 using inode_key = std::pair<dev_t, ino_t>;
 
 inline result<inode_key> inode_of(int fd) {
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd, &st) != 0) return make_error(rules::ioctl_failed, "fd").with_note("fstat").with_errno(errno);
   return inode_key{st.st_dev, st.st_ino};
 }
@@ -97,7 +97,9 @@ class memory_registry {
     m->domain = domain;
     m->buffer = std::move(b.value());
     if (drmPrimeHandleToFD(dev.value().fd(), m->buffer.handle(), DRM_CLOEXEC | DRM_RDWR, &m->fd) != 0)
-      return make_error(rules::ioctl_failed, "rknn_create_mem").with_note("DRM_IOCTL_PRIME_HANDLE_TO_FD").with_errno(errno);
+      return make_error(rules::ioctl_failed, "rknn_create_mem")
+          .with_note("DRM_IOCTL_PRIME_HANDLE_TO_FD")
+          .with_errno(errno);
     auto key = inode_of(m->fd);
     if (!key) return key.err();
     const std::lock_guard g{lock_};
