@@ -210,9 +210,9 @@ RKNN_EXPORT int rknn_matmul_run(rknn_matmul_ctx ctx) {
 RKNN_EXPORT int rknn_B_normal_layout_to_native_layout(void* B_input, void* B_output, int K, int N,
                                                       rknn_matmul_info* info) {
   if (!B_input || !B_output || !info) return fail(__func__, RKNN_ERR_PARAM_INVALID, "a null argument");
-  const std::optional<matmul_types> types = types_of(info->type);
+  const std::optional<matmul_types> types = types_of(type_number(*info));
   if (!types)
-    return fail(__func__, RKNN_ERR_PARAM_INVALID, "matmul type " + std::to_string(info->type) + " is not supported");
+    return fail(__func__, RKNN_ERR_PARAM_INVALID, "matmul type " + std::to_string(type_number(*info)) + " is not supported");
   if (K <= 0 || N <= 0 || K % 32 != 0 || N % static_cast<int>(weight_tile_n(types->b)) != 0)
     return fail(__func__, RKNN_ERR_PARAM_INVALID,
                 "K = " + std::to_string(K) + ", N = " + std::to_string(N) +

@@ -55,9 +55,9 @@ std::pair<std::uint64_t, std::uint64_t> feature_key(const mem_record& a) { retur
 
 std::variant<std::shared_ptr<matmul_context>, api_error> matmul_context::create(
     const rknn_matmul_info& info, std::span<const rknn_matmul_shape> shapes) {
-  const std::optional<matmul_types> types = types_of(info.type);
+  const std::optional<matmul_types> types = types_of(type_number(info));
   if (!types)
-    return invalid("matmul type " + std::to_string(info.type) +
+    return invalid("matmul type " + std::to_string(type_number(info)) +
                    " is not supported: regcmd runs 1 (fp16 -> fp32), 2 (int8 -> int32), 4 (fp16 -> fp16), 10 (int4 -> "
                    "int16), and 7 (fp16 x int4 -> fp32) and 11 (int8 x int4 -> int32) with B widened on the host");
   if (info.B_layout < RKNN_MM_LAYOUT_NORM || info.B_layout > RKNN_MM_LAYOUT_TP_NORM)
@@ -206,10 +206,7 @@ api_status matmul_context::set_quant_params(const rknn_quant_params& params) {
   const rknn_matmul_shape& s = shapes_[current_];
   std::int64_t expected = 1;
   if (name == "B") {
-    if (info_.B_quant_type == RKNN_QUANT_TYPE_PER_CHANNEL_SYM || info_.B_quant_type == RKNN_QUANT_TYPE_PER_CHANNEL_ASYM)
-      expected = s.N;
-    else if (info_.B_quant_type >= RKNN_QUANT_TYPE_PER_GROUP_SYM)
-      expected = std::int64_t{s.N} * s.K / info_.group_size;
+    expected = static_cast<std::int64_t>(b_quant_length(s));
   } else if (name != "A" && name != "C") {
     return invalid("quant params name '" + std::string(name) + "': give \"A\", \"B\" or \"C\"");
   }
@@ -234,7 +231,7 @@ api_status matmul_context::get_quant_params(rknn_quant_params& params, float* sc
   const std::lock_guard g{lock_};
   const bool per_channel =
       info_.B_quant_type == RKNN_QUANT_TYPE_PER_CHANNEL_SYM || info_.B_quant_type == RKNN_QUANT_TYPE_PER_CHANNEL_ASYM;
-  if (info_.type != RKNN_INT8_MM_INT8_TO_INT32 || !per_channel)
+  if (type_number(info_) != RKNN_INT8_MM_INT8_TO_INT32 || !per_channel)
     return invalid("rknn_matmul_get_quant_params answers only INT8 x INT8 -> INT32 with per-channel B");
   if (quant_b_.scale.empty()) return invalid("B has no quant params: set them with rknn_matmul_set_quant_params first");
   if (!scale) return invalid("a null scale array");
@@ -332,22 +329,23 @@ runtime::operands matmul_context::operands_of(const shape_state& st, const rknn_
   return ops;
 }
 
-float matmul_context::b_scale(std::uint32_t k, std::uint32_t n, const rknn_matmul_shape& shape) const {
-  const float a = quant_a_.scale.empty() ? 1.0f : quant_a_.scale[0];
-  if (quant_b_.scale.empty()) return a;
-  if (quant_b_.scale.size() == 1) return a * quant_b_.scale[0];
-  if (quant_b_.scale.size() == static_cast<std::size_t>(shape.N)) return a * quant_b_.scale[n];
-  // per group, [n][k / group_size] (rknn-matmul-api §1.9: the vendor's order is not documented)
-  const std::uint32_t groups = static_cast<std::uint32_t>(shape.K / info_.group_size);
-  return a * quant_b_.scale[std::size_t{n} * groups + k / static_cast<std::uint32_t>(info_.group_size)];
+std::size_t matmul_context::b_quant_length(const rknn_matmul_shape& shape) const {
+  switch (info_.B_quant_type) {
+    case RKNN_QUANT_TYPE_PER_LAYER_SYM:
+    case RKNN_QUANT_TYPE_PER_LAYER_ASYM: return 1;
+    case RKNN_QUANT_TYPE_PER_CHANNEL_SYM:
+    case RKNN_QUANT_TYPE_PER_CHANNEL_ASYM: return static_cast<std::size_t>(shape.N);
+    default: return static_cast<std::size_t>(shape.N) * static_cast<std::size_t>(shape.K / info_.group_size);
+  }
 }
 
-std::int32_t matmul_context::b_zero_point(std::uint32_t k, std::uint32_t n, const rknn_matmul_shape& shape) const {
-  if (quant_b_.zp.empty()) return 0;
-  if (quant_b_.zp.size() == 1) return quant_b_.zp[0];
-  if (quant_b_.zp.size() == static_cast<std::size_t>(shape.N)) return quant_b_.zp[n];
-  const std::uint32_t groups = static_cast<std::uint32_t>(shape.K / info_.group_size);
-  return quant_b_.zp[std::size_t{n} * groups + k / static_cast<std::uint32_t>(info_.group_size)];
+std::size_t matmul_context::b_quant_index(std::uint32_t k, std::uint32_t n, const rknn_matmul_shape& shape) const {
+  const std::size_t length = b_quant_length(shape);
+  if (length == 1) return 0;
+  if (length == static_cast<std::size_t>(shape.N)) return n;
+  // per group, [n][k / group_size] (rknn-matmul-api §1.9: the vendor's order is not documented)
+  const auto group = static_cast<std::uint32_t>(info_.group_size);
+  return std::size_t{n} * (static_cast<std::uint32_t>(shape.K) / group) + k / group;
 }
 
 api_status matmul_context::stage_inputs(shape_state& st, const rknn_matmul_shape& shape) {
@@ -372,14 +370,19 @@ api_status matmul_context::stage_inputs(shape_state& st, const rknn_matmul_shape
     b_to_native(in, from_b, types_.b, K, N, out);
     return std::nullopt;
   }
-  // B widened from int4: to fp16 times its scales (type 7), to int8 as it is (type 11).
+  // B widened from int4: to fp16 as (b - zp) * scale_B * scale_A (type 7), to int8 as it is (type 11).
+  const std::size_t length = b_quant_length(shape);
+  if ((!quant_b_.scale.empty() && quant_b_.scale.size() != length) || (!quant_b_.zp.empty() && quant_b_.zp.size() != length))
+    return invalid("B's quant params were set for another shape: set them again after rknn_matmul_set_dynamic_shape");
+  const float scale_a = quant_a_.scale.empty() ? 1.0f : quant_a_.scale[0];
   for (std::uint32_t n = 0; n < N; ++n)
     for (std::uint32_t k = 0; k < K; ++k) {
       const std::int32_t v = get_int(in, types_.b, b_index(from_b, types_.b, K, N, k, n));
-      const std::uint32_t bits =
-          types_.npu == precision::fp16
-              ? float_to_half(static_cast<float>(v - b_zero_point(k, n, shape)) * b_scale(k, n, shape))
-              : static_cast<std::uint32_t>(v) & 0xffu;
+      const std::size_t q = b_quant_index(k, n, shape);
+      const float scale = scale_a * (quant_b_.scale.empty() ? 1.0f : quant_b_.scale[q]);
+      const std::int32_t zp = quant_b_.zp.empty() ? 0 : quant_b_.zp[q];
+      const std::uint32_t bits = types_.npu == precision::fp16 ? float_to_half(static_cast<float>(v - zp) * scale)
+                                                               : static_cast<std::uint32_t>(v) & 0xffu;
       put_bits(out, types_.npu, native_b_index(types_.npu, K, N, k, n), bits);
     }
   return std::nullopt;

@@ -17,6 +17,7 @@
 // The runtime's session applies the reset, warm-up and sync rules at every run.
 
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -41,7 +42,15 @@ struct matmul_types {
   precision npu;      // the programs' input precision (B widened to it when b differs)
 };
 
-constexpr std::optional<matmul_types> types_of(int type) {
+// info.type as the client wrote it: any int (read as the enum, a value outside its
+// enumerators would be undefined behaviour).
+inline std::int32_t type_number(const rknn_matmul_info& info) {
+  std::int32_t raw;
+  std::memcpy(&raw, &info.type, sizeof raw);
+  return raw;
+}
+
+constexpr std::optional<matmul_types> types_of(std::int32_t type) {
   switch (type) {
     case RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32:
       return matmul_types{precision::fp16, precision::fp16, precision::fp32, precision::fp16};
@@ -147,8 +156,9 @@ class matmul_context {
   api_status check_operand_sizes(const rknn_matmul_shape& shape) const;
   runtime::prepare_options prepare_options() const;
   runtime::run_options run_options() const;
-  float b_scale(std::uint32_t k, std::uint32_t n, const rknn_matmul_shape& shape) const;
-  std::int32_t b_zero_point(std::uint32_t k, std::uint32_t n, const rknn_matmul_shape& shape) const;
+  // B's quantisation arrays: their length for a shape, and the entry that applies to B(k, n).
+  std::size_t b_quant_length(const rknn_matmul_shape& shape) const;
+  std::size_t b_quant_index(std::uint32_t k, std::uint32_t n, const rknn_matmul_shape& shape) const;
 
   std::mutex lock_;  // one run or call at a time per context; contexts run in parallel
   rknn_matmul_info info_;

@@ -7,7 +7,8 @@
 // Thread safety: runs that leave the state as they find it share `lock` (session::run holds
 // it from its first submit to the output's sync), so three threads keep three cores busy at
 // once; a run that changes the state (enters or leaves int8 mode, pays a reset owed) holds it
-// alone, so a reset never reaches a core while another thread's job runs on it.
+// alone for the whole run, so a reset never reaches a core while another thread's job runs
+// on it, and the job that primes a core (rocket's int8 entry) is the one that expects it.
 
 #include <sys/stat.h>
 

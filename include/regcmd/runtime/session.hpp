@@ -265,20 +265,18 @@ class session {
     npu_state& npu = device_.file()->npu();
     const std::lock_guard program_lock{*p.lock_};
     run_report report;
-    // Runs in the NPU's current mode share the node; one that changes its state (the int8
-    // mode, a reset owed) holds the node alone while it does, then shares it as well.
+    // Runs in the NPU's current state share the node; one that changes it (the int8 mode, a
+    // reset owed) holds the node alone for the whole run, as its first job may be the one
+    // that primes a core (rocket's int8 entry).
     std::shared_lock shared{npu.lock};
+    std::unique_lock<std::shared_mutex> alone;
     bool entering_int8 = false;
-    while (p.int8_ != npu.in_int8 || npu.owes_reset) {
+    if (p.int8_ != npu.in_int8 || npu.owes_reset) {
       shared.unlock();
-      {
-        const std::unique_lock alone{npu.lock};
-        const bool entering = p.int8_ && !npu.in_int8;
-        if (status s = Jobs::prime(device_, npu, entering, report); !s) return s.err();
-        entering_int8 = entering_int8 || entering;
-        npu.in_int8 = p.int8_;
-      }
-      shared.lock();  // another thread may have changed the state since: checked again
+      alone = std::unique_lock{npu.lock};
+      entering_int8 = p.int8_ && !npu.in_int8;
+      if (status s = Jobs::prime(device_, npu, entering_int8, report); !s) return s.err();
+      npu.in_int8 = p.int8_;
     }
     // What the CPU wrote becomes visible to the device: the operands on every run, the
     // program after a bind.
