@@ -9,7 +9,8 @@
 // IOVAs first fit (a freed range is reused), and read the caller's memory as
 // copy_from_user does: a bad pointer is EFAULT, a count too large to allocate ENOMEM,
 // never a crash.
-//   rknpu (0.9.x, fact sheet §1): one IOVA space; RKNPU_SUBMIT runs the chained tasks
+//   rknpu (0.9.x, fact sheet §1): an IOVA space per IOMMU domain (0.9.6+: MEM_CREATE
+//     places a buffer in its iommu_domain_id's, a submit runs in its own); RKNPU_SUBMIT runs the chained tasks
 //     of each core's subcore_task range and blocks. The cores of one submit start
 //     together: each round runs one task on every core, the highest core first, so a
 //     chain that reads what another core's chain writes in the same submit sees it
@@ -110,6 +111,7 @@ struct emu_buffer {
   std::uint8_t* memory = nullptr;  // what the CPU maps
   std::uint8_t* device = nullptr;  // rocket: what the NPU sees (rknpu: the same bytes)
   int fd = -1;
+  std::int32_t domain = 0;  // rknpu: its IOMMU domain
   fence last_write;  // rocket: of the last job that wrote it
 };
 
@@ -132,9 +134,12 @@ struct device_state {
   std::set<int> heaps;                                   // open dma-heap nodes
   std::map<buffer_key, emu_buffer> buffers;
   std::uint64_t next_cookie = 1;
-  regcmd::emu::iova_allocator iovas;  // rknpu
+  // rknpu: an IOVA space per IOMMU domain (MEM_CREATE's and SUBMIT's iommu_domain_id,
+  // driver 0.9.6+), each with its own allocator
+  std::map<std::int32_t, regcmd::emu::iova_allocator> domain_iovas;
+  std::map<std::int32_t, regcmd::model::iova_space> domains;
+  std::uint64_t rknpu_iova_base = 0x10000000;
   std::uint64_t rocket_iova_base = 0;
-  regcmd::model::iova_space memory;  // rknpu
   std::array<regcmd::model::npu, 3> cores;
   std::set<std::pair<std::uint64_t, std::uint32_t>> timeout_at;  // (submit, rocket job)
   std::set<std::uint64_t> corrupt_at;
@@ -151,7 +156,7 @@ struct device_state {
   void configure() {
     if (configured) return;
     configured = true;
-    iovas = regcmd::emu::iova_allocator{std::strtoull(env("REGCMD_EMU_IOVA_BASE", "0x10000000").c_str(), nullptr, 0)};
+    rknpu_iova_base = std::strtoull(env("REGCMD_EMU_IOVA_BASE", "0x10000000").c_str(), nullptr, 0);
     rocket_iova_base = std::strtoull(env("REGCMD_EMU_IOVA_BASE", "0").c_str(), nullptr, 0);
     stop_ns = std::strtoll(env("REGCMD_EMU_STOP_MS", "500").c_str(), nullptr, 10) * 1'000'000;
     submit_ns = std::strtoll(env("REGCMD_EMU_SUBMIT_MS", "0").c_str(), nullptr, 10) * 1'000'000;
@@ -169,6 +174,9 @@ struct device_state {
       corrupt_at.insert(std::strtoull(faults.c_str() + at + 8, nullptr, 10));
   }
 
+  regcmd::emu::iova_allocator& iovas_of(std::int32_t domain) {
+    return domain_iovas.try_emplace(domain, regcmd::emu::iova_allocator{rknpu_iova_base}).first->second;
+  }
   bool times_out(std::uint64_t submit) const {
     auto it = timeout_at.lower_bound({submit, 0});
     return it != timeout_at.end() && it->first == submit;
@@ -320,8 +328,8 @@ void destroy(device_state& s, emu_buffer& b) {
     f.iovas.free(b.iova);
     unmap(b.device, b.size);
   } else {
-    s.memory.remove(b.iova);
-    s.iovas.free(b.iova);
+    s.domains[b.domain].remove(b.iova);
+    s.domain_iovas.at(b.domain).free(b.iova);
   }
   unmap(b.memory, b.size);
 }
@@ -348,14 +356,15 @@ struct drm_argument {
 // ---- rknpu ----
 
 int do_mem_create(device_state& s, int fd, rk::mem_create& c) {
-  if (c.size == 0) return fail(EINVAL);
+  if (c.size == 0 || c.iommu_domain_id < 0 || c.iommu_domain_id >= rk::max_iommu_domains) return fail(EINVAL);
   emu_buffer* b = new_buffer(s, fd, c.size, false);
   if (!b) return fail(ENOMEM);
   if (!(c.flags & rk::mem_zeroing)) std::memset(b->memory, 0xa5, b->size);  // the kernel skips zeroing too
   b->flags = c.flags;
-  b->iova = s.iovas.allocate(b->size);
+  b->domain = c.iommu_domain_id;
+  b->iova = s.iovas_of(b->domain).allocate(b->size);
   b->cookie = 0xffff'ff80'0000'0000u | (s.next_cookie++ << 12);  // a kernel pointer, unique
-  s.memory.add(b->iova, {b->memory, b->size});
+  s.domains[b->domain].add(b->iova, {b->memory, b->size});
   c.handle = b->handle;
   c.size = b->size;
   c.obj_addr = b->cookie;
@@ -392,6 +401,8 @@ int do_rknpu_submit(device_state& s, rk::submit& args) {
       return fail(EFAULT);
     }
 
+  if (args.iommu_domain_id >= rk::max_iommu_domains) return fail(EINVAL);
+  regcmd::model::iova_space& memory = s.domains[static_cast<std::int32_t>(args.iommu_domain_id)];
   bool timed_out = s.times_out(number);
   std::vector<regcmd::model::chain> chains;
   for (auto& [core, range] : runs) {
@@ -409,9 +420,9 @@ int do_rknpu_submit(device_state& s, rk::submit& args) {
   // The cores start together: a task on each per round, the highest core first.
   for (bool more = !chains.empty(); more;) {
     more = false;
-    for (std::size_t i = chains.size(); i-- > 0;) more = s.cores[runs[i].first].step(s.memory, chains[i]) || more;
+    for (std::size_t i = chains.size(); i-- > 0;) more = s.cores[runs[i].first].step(memory, chains[i]) || more;
   }
-  s.memory.end_job();
+  memory.end_job();
   std::uint32_t done = 0;
   for (std::size_t i = 0; i < chains.size(); ++i) {
     const regcmd::model::run_result& r = chains[i].result;
@@ -697,9 +708,11 @@ int dispatch_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
 int device_ioctl(int fd, unsigned long request, void* arg) {
   device_state& s = state();
   std::unique_lock g(s.lock);
+  const bool submit = s.files.count(fd) && regcmd::ioctl_codes::number_of(request) == regcmd::ioctl_codes::drm_command_base + 0x01;
+  const std::int64_t start = submit ? regcmd::emu::now_ns() : 0;
   const int rc = dispatch_ioctl(s, fd, request, arg);
-  const bool submit = s.files.count(fd) && s.files[fd].kind == driver::rknpu && rk::number_of(request) == rk::drm_command_base + 0x01;
-  if (!submit || s.submit_ns == 0) return rc;
+  if (submit) s.stats.submit_ns += static_cast<std::uint64_t>(regcmd::emu::now_ns() - start);
+  if (!submit || s.files[fd].kind != driver::rknpu || s.submit_ns == 0) return rc;
   // A blocking submit that takes time on the cores, the device free meanwhile: submits of
   // several threads overlap as on the board (max_submits_in_flight counts how many did).
   const int saved = errno;
@@ -708,6 +721,7 @@ int device_ioctl(int fd, unsigned long request, void* arg) {
   g.unlock();
   regcmd::emu::sleep_until(until);
   g.lock();
+  s.stats.submit_ns += static_cast<std::uint64_t>(s.submit_ns);
   --s.submits_in_flight;
   errno = saved;
   return rc;

@@ -146,7 +146,7 @@ inline void a_to_features(const std::uint8_t* in, layout from, precision p, std:
   const auto packed = static_cast<std::size_t>(bytes_of(p, depth));
   for (std::uint32_t m = 0; m < M; ++m) {
     std::uint8_t* line = out + std::size_t{m} * row;
-    if (from == layout::normal && p != precision::int4) {
+    if (from == layout::normal) {  // int4 too: its rows' nibbles are packed as the API's (k0 is even)
       std::memcpy(line, in + bytes_of(p, std::uint64_t{m} * K + k0), packed);
     } else {
       for (std::uint32_t k = 0; k < depth; ++k) {

@@ -70,8 +70,8 @@ std::variant<std::shared_ptr<matmul_context>, api_error> matmul_context::create(
     return invalid("AC_quant_type must be per layer: A and C have one scale each");
   const bool grouped = info.B_quant_type >= RKNN_QUANT_TYPE_PER_GROUP_SYM;
   if (grouped && info.group_size <= 0) return invalid("per-group B quantisation needs group_size > 0");
-  if (info.iommu_domain_id < 0)
-    return invalid("iommu_domain_id " + std::to_string(info.iommu_domain_id) + " is negative");
+  if (info.iommu_domain_id < 0 || info.iommu_domain_id >= rknpu::max_iommu_domains)
+    return invalid("iommu_domain_id " + std::to_string(info.iommu_domain_id) + " is not in 0..15");
   if (shapes.empty()) return invalid("no shape");
   for (const rknn_matmul_shape& s : shapes) {
     const std::string shape = std::to_string(s.M) + "x" + std::to_string(s.K) + "x" + std::to_string(s.N);
@@ -106,10 +106,11 @@ matmul_context::matmul_context(const rknn_matmul_info& info, std::span<const rkn
       states_(shapes.size()),
       types_{types},
       device_{dev},
-      session_{dev} {}
+      session_{dev} {
+  for (const rknn_matmul_shape& s : shapes_) attrs_.push_back(attributes_of(s));
+}
 
-rknn_matmul_io_attr matmul_context::io_attr(std::size_t shape) const {
-  const rknn_matmul_shape& s = shapes_[shape];
+rknn_matmul_io_attr matmul_context::attributes_of(const rknn_matmul_shape& s) const {
   const auto M = static_cast<std::uint32_t>(s.M), K = static_cast<std::uint32_t>(s.K),
              N = static_cast<std::uint32_t>(s.N);
   rknn_matmul_io_attr io{};
@@ -142,7 +143,7 @@ api_status matmul_context::set_io_mem(rknn_tensor_mem* mem, const rknn_matmul_te
   if (r->memory->domain != domain())
     return invalid("memory of IOMMU domain " + std::to_string(r->memory->domain) + " bound to a context of domain " +
                    std::to_string(domain()));
-  const rknn_matmul_io_attr io = io_attr(current_);
+  const rknn_matmul_io_attr& io = io_attr(current_);
   const std::uint32_t need = (&io.A)[which].size;
   if (r->size < need)
     return invalid(std::string(name) + ": the memory holds " + std::to_string(r->size) + " bytes, the operand " +
@@ -419,7 +420,7 @@ void matmul_context::finish_output(const shape_state& st, const rknn_matmul_shap
 }
 
 api_status matmul_context::check_operand_sizes(const rknn_matmul_shape&) const {
-  const rknn_matmul_io_attr io = io_attr(current_);
+  const rknn_matmul_io_attr& io = io_attr(current_);
   for (std::size_t i = 0; i < 3; ++i) {
     const char name[2] = {static_cast<char>('A' + i), 0};
     if (!operands_[i])

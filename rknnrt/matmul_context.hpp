@@ -109,7 +109,8 @@ class matmul_context {
   static std::variant<std::shared_ptr<matmul_context>, api_error> create(const rknn_matmul_info& info,
                                                                          std::span<const rknn_matmul_shape> shapes);
 
-  rknn_matmul_io_attr io_attr(std::size_t shape) const;
+  // The operands of a shape as rknn_matmul_create reports them.
+  const rknn_matmul_io_attr& io_attr(std::size_t shape) const { return attrs_[shape]; }
   int domain() const { return info_.iommu_domain_id; }
 
   api_status set_io_mem(rknn_tensor_mem* mem, const rknn_matmul_tensor_attr& attr);
@@ -149,6 +150,7 @@ class matmul_context {
   matmul_context(const rknn_matmul_info& info, std::span<const rknn_matmul_shape> shapes, matmul_types types,
                  runtime::device dev);
 
+  rknn_matmul_io_attr attributes_of(const rknn_matmul_shape& s) const;
   api_status build(shape_state& st, const rknn_matmul_shape& shape);
   api_status stage_inputs(shape_state& st, const rknn_matmul_shape& shape);
   void finish_output(const shape_state& st, const rknn_matmul_shape& shape);
@@ -166,6 +168,7 @@ class matmul_context {
   std::vector<shape_state> states_;
   std::size_t current_ = 0;
   matmul_types types_;
+  std::vector<rknn_matmul_io_attr> attrs_;  // by shape
   runtime::device device_;
   runtime::session session_;
   std::array<std::shared_ptr<mem_record>, 3> operands_;

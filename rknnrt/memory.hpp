@@ -81,7 +81,7 @@ class memory_registry {
   result<runtime::device> device_of(int domain) {
     const std::lock_guard g{lock_};
     if (auto it = devices_.find(domain); it != devices_.end()) return it->second;
-    auto d = runtime::device::open();
+    auto d = runtime::device::open({}, domain);
     if (!d) return d.err();
     devices_.emplace(domain, d.value());
     return d;

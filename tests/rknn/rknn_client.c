@@ -489,6 +489,47 @@ static void test_memory(void) {
   printf("memory: views of one buffer by fd, A swapped, a dma-heap B, lifetimes\n");
 }
 
+/* IOMMU domains: each its own address space (the same IOVAs hold other bytes in each), the
+ * memory of one refused by a context of another (§1.10). */
+static void test_domains(void) {
+  const struct type_case* t = case_of(RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32);
+  struct problem p[2] = {{t, 4, 64, 32, RKNN_MM_LAYOUT_NATIVE, 0, NULL, NULL, NULL, 0},
+                         {t, 4, 64, 32, RKNN_MM_LAYOUT_NATIVE, 0, NULL, NULL, NULL, 0}};
+  rknn_matmul_ctx ctx[2];
+  rknn_matmul_io_attr io[2];
+  struct operands o[2];
+  for (int d = 0; d < 2; ++d) {
+    fill_problem(&p[d]);
+    CHECK(create_context(&p[d], &ctx[d], &io[d], 3 * d) == RKNN_SUCC, "domains: create in domain %d", 3 * d);
+    o[d].a = rknn_create_mem(ctx[d], io[d].A.size);
+    o[d].b = rknn_create_mem(ctx[d], io[d].B.size);
+    o[d].c = rknn_create_mem(ctx[d], io[d].C.size);
+    write_a(&p[d], o[d].a->virt_addr);
+    write_b(&p[d], RKNN_MM_LAYOUT_NATIVE, o[d].b->virt_addr);
+  }
+  CHECK(o[0].a->phys_addr == o[1].a->phys_addr, "domains: each domain's IOVAs start alike");
+  CHECK(rknn_matmul_set_io_mem(ctx[0], o[1].a, &io[0].A) == RKNN_ERR_PARAM_INVALID, "domains: memory of domain 3 refused");
+  for (int d = 0; d < 2; ++d)
+    CHECK(rknn_matmul_set_io_mem(ctx[d], o[d].a, &io[d].A) == RKNN_SUCC && rknn_matmul_set_io_mem(ctx[d], o[d].b, &io[d].B) == RKNN_SUCC &&
+              rknn_matmul_set_io_mem(ctx[d], o[d].c, &io[d].C) == RKNN_SUCC,
+          "domains: set io %d", d);
+  for (int d = 0; d < 2; ++d) CHECK(rknn_matmul_run(ctx[d]) == RKNN_SUCC, "domains: run %d", d);
+  for (int d = 0; d < 2; ++d) CHECK(check_c(&p[d], o[d].c->virt_addr, "domain") == 0, "domains: the result in domain %d", 3 * d);
+  rknn_matmul_info info;
+  memset(&info, 0, sizeof info);
+  info.M = 1, info.K = 32, info.N = 16, info.type = RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32, info.iommu_domain_id = 16;
+  rknn_matmul_ctx bad;
+  CHECK(rknn_matmul_create(&bad, &info, &io[0]) == RKNN_ERR_PARAM_INVALID, "domains: 16 refused");
+  for (int d = 0; d < 2; ++d) {
+    rknn_destroy_mem(ctx[d], o[d].a);
+    rknn_destroy_mem(ctx[d], o[d].b);
+    rknn_destroy_mem(ctx[d], o[d].c);
+    rknn_matmul_destroy(ctx[d]);
+    free_problem(&p[d]);
+  }
+  printf("domains: two contexts in domains 0 and 3\n");
+}
+
 /* Three contexts pinned to three cores, run at once from three threads (§3.2). */
 struct worker { struct problem p; rknn_core_mask mask; int wrong; };
 static void* work(void* arg) {
@@ -591,7 +632,7 @@ int main(int argc, char** argv) {
   const char* only = argc > 1 ? argv[1] : NULL;
   struct { const char* name; void (*run)(void); } groups[] = {
       {"grid", test_grid},     {"k_segments", test_k_segments}, {"quant", test_quant},      {"dynamic", test_dynamic_shapes},
-      {"memory", test_memory}, {"threads", test_threads},       {"bad_input", test_bad_input},
+      {"memory", test_memory}, {"domains", test_domains}, {"threads", test_threads},       {"bad_input", test_bad_input},
   };
   int ran = 0;
   for (size_t i = 0; i < sizeof groups / sizeof groups[0]; ++i)

@@ -102,6 +102,7 @@ class buffer {
       rknpu::mem_create c{};
       c.size = size;
       c.flags = use == buffer_use::tasks ? rknpu::mem_kernel_mapping : rknpu::mem_cacheable;
+      c.iommu_domain_id = dev.iommu_domain();
       if (status s = dev.ioctl(rknpu::ioctl_mem_create, &c, "RKNPU_MEM_CREATE"); !s) return s.err();
       // from here on the kernel object is released with the buffer
       object = std::make_shared<buffer_object>(dev.file(), c.handle, c.flags, c.size, c.obj_addr, c.dma_addr);

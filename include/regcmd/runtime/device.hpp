@@ -60,8 +60,13 @@ inline status fd_ioctl(int fd, unsigned long request, void* arg, std::string_vie
 // the device object it was made on, and moving a device moves only the reference.
 class device_file {
  public:
-  device_file(int fd, driver kind, std::string path, std::string version)
-      : fd_{fd}, driver_{kind}, path_{std::move(path)}, version_{std::move(version)}, npu_{npu_state_of(fd_, path_)} {}
+  device_file(int fd, driver kind, std::string path, std::string version, std::int32_t iommu_domain = 0)
+      : fd_{fd},
+        driver_{kind},
+        path_{std::move(path)},
+        version_{std::move(version)},
+        iommu_domain_{iommu_domain},
+        npu_{npu_state_of(fd_, path_)} {}
   device_file(const device_file&) = delete;
   device_file& operator=(const device_file&) = delete;
   ~device_file() { ::close(fd_); }
@@ -70,6 +75,7 @@ class device_file {
   driver kind() const { return driver_; }
   const std::string& path() const { return path_; }
   const std::string& version() const { return version_; }
+  std::int32_t iommu_domain() const { return iommu_domain_; }
   npu_state& npu() const { return *npu_; }
   status ioctl(unsigned long request, void* arg, std::string_view what) const { return fd_ioctl(fd_, request, arg, what); }
 
@@ -78,6 +84,7 @@ class device_file {
   driver driver_;
   std::string path_;
   std::string version_;
+  std::int32_t iommu_domain_;
   std::shared_ptr<npu_state> npu_;
 };
 
@@ -88,19 +95,23 @@ class device {
   device() = default;
 
   // Opens `path`, else $REGCMD_DEVICE, else the first node of device_search_paths served
-  // by rknpu or rocket, and checks its driver.
-  static result<device> open(std::string path = {}) {
+  // by rknpu or rocket, and checks its driver. Buffers and jobs of the device live in IOMMU
+  // domain `iommu_domain` (a 4 GiB address space each): rknpu names it in MEM_CREATE and
+  // SUBMIT (driver 0.9.6+); on rocket every open file is a domain of its own already.
+  static result<device> open(std::string path = {}, std::int32_t iommu_domain = 0) {
+    if (iommu_domain < 0 || iommu_domain >= rknpu::max_iommu_domains)
+      return make_error(rules::device_open, "device").with_note("IOMMU domain " + std::to_string(iommu_domain) + ": 0..15");
     if (path.empty()) {
       const char* env = std::getenv("REGCMD_DEVICE");
       if (env && *env) path = env;
     }
-    if (!path.empty()) return open_node(path);
+    if (!path.empty()) return open_node(path, iommu_domain);
     // Searching: report the most telling failure: a node we may not open, else one of
     // another driver, else that there is none.
     error best = make_error(rules::device_missing, "device").with_note("searched /dev/dri/card[0-3], /dev/accel/accel[0-3]");
     int best_rank = 0;
     for (const char* candidate : device_search_paths) {
-      auto d = open_node(candidate);
+      auto d = open_node(candidate, iommu_domain);
       if (d) return d;
       const rule& r = *d.err().violated;
       const int rank = r == rules::device_permission ? 3 : r == rules::wrong_driver ? 1 : r == rules::device_missing ? 0 : 2;
@@ -118,6 +129,7 @@ class device {
   const std::string& path() const { return file_ ? file_->path() : empty(); }
   // e.g. "rknpu 0.9.7 (20240424)", "rocket 1.0.0 (0)"
   const std::string& driver_version() const { return file_ ? file_->version() : empty(); }
+  std::int32_t iommu_domain() const { return file_ ? file_->iommu_domain() : 0; }
   // The open file this device, its buffers and its sessions share.
   const std::shared_ptr<const device_file>& file() const { return file_; }
 
@@ -137,7 +149,7 @@ class device {
     return nothing;
   }
 
-  static result<device> open_node(const std::string& path) {
+  static result<device> open_node(const std::string& path, std::int32_t iommu_domain) {
     const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
     if (fd < 0) {
       const int e = errno;
@@ -161,7 +173,8 @@ class device {
       return make_error(rules::wrong_driver, "device").with_note(path + ": driver '" + name + "'");
     }
     device d;
-    d.file_ = std::make_shared<const device_file>(fd, name == "rknpu" ? driver::rknpu : driver::rocket, path, version);
+    d.file_ = std::make_shared<const device_file>(fd, name == "rknpu" ? driver::rknpu : driver::rocket, path, version,
+                                                  iommu_domain);
     return d;
   }
 

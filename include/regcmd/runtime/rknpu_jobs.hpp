@@ -92,6 +92,7 @@ class rknpu_jobs {
     args.timeout = options.timeout_ms;
     for (const task_chain& c : chains_of) args.task_number += c[1];
     args.task_obj_addr = descriptors_.cookie();
+    args.iommu_domain_id = static_cast<std::uint32_t>(dev.iommu_domain());
     args.fence_fd = -1;
     const auto chains = static_cast<std::uint32_t>(chains_of.size());
     if (chains > 1) {

@@ -42,6 +42,9 @@ inline constexpr std::uint32_t action_get_drv_version = 1;
 inline constexpr std::uint32_t action_reset = 6;
 
 inline constexpr std::uint32_t int_clear_all = 0x1ffff;  // RKNPU_INT_CLEAR
+// iommu_domain_id 0..15: the domains clients use (rknn-matmul-api §1.10); the kernel's own
+// bound is not in the fact sheet, so the emulated device refuses beyond it.
+inline constexpr std::int32_t max_iommu_domains = 16;
 inline constexpr std::uint32_t max_core_mask = 0x7;
 
 struct action {
