@@ -177,7 +177,7 @@ RKNN_EXPORT int rknn_matmul_set_io_mem(rknn_matmul_ctx ctx, rknn_tensor_mem* mem
 RKNN_EXPORT int rknn_matmul_set_core_mask(rknn_matmul_ctx ctx, rknn_core_mask core_mask) {
   auto c = context_registry::instance().find(ctx);
   if (!c) return invalid_context(__func__, ctx);
-  return done(__func__, c->set_core_mask(core_mask));
+  return done(__func__, c->set_core_mask(raw_value(core_mask)));
 }
 
 RKNN_EXPORT int rknn_matmul_set_quant_params(rknn_matmul_ctx ctx, rknn_quant_params* params) {
@@ -210,9 +210,9 @@ RKNN_EXPORT int rknn_matmul_run(rknn_matmul_ctx ctx) {
 RKNN_EXPORT int rknn_B_normal_layout_to_native_layout(void* B_input, void* B_output, int K, int N,
                                                       rknn_matmul_info* info) {
   if (!B_input || !B_output || !info) return fail(__func__, RKNN_ERR_PARAM_INVALID, "a null argument");
-  const std::optional<matmul_types> types = types_of(type_number(*info));
+  const std::optional<matmul_types> types = types_of(raw_value(info->type));
   if (!types)
-    return fail(__func__, RKNN_ERR_PARAM_INVALID, "matmul type " + std::to_string(type_number(*info)) + " is not supported");
+    return fail(__func__, RKNN_ERR_PARAM_INVALID, "matmul type " + std::to_string(raw_value(info->type)) + " is not supported");
   if (K <= 0 || N <= 0 || K % 32 != 0 || N % static_cast<int>(weight_tile_n(types->b)) != 0)
     return fail(__func__, RKNN_ERR_PARAM_INVALID,
                 "K = " + std::to_string(K) + ", N = " + std::to_string(N) +
@@ -289,14 +289,15 @@ RKNN_EXPORT int rknn_destroy_mem(rknn_context, rknn_tensor_mem* mem) {
 RKNN_EXPORT int rknn_mem_sync(rknn_context, rknn_tensor_mem* mem, rknn_mem_sync_mode mode) {
   if (!mem || !memory_registry::instance().known(mem))
     return fail(__func__, RKNN_ERR_PARAM_INVALID, "the mem was not made by rknn_create_mem*");
-  if (mode < RKNN_MEMORY_SYNC_TO_DEVICE || mode > RKNN_MEMORY_SYNC_BIDIRECTIONAL)
-    return fail(__func__, RKNN_ERR_PARAM_INVALID, "sync mode " + std::to_string(static_cast<int>(mode)));
+  const std::int32_t sync = raw_value(mode);
+  if (sync < RKNN_MEMORY_SYNC_TO_DEVICE || sync > RKNN_MEMORY_SYNC_BIDIRECTIONAL)
+    return fail(__func__, RKNN_ERR_PARAM_INVALID, "sync mode " + std::to_string(sync));
   // rknn_matmul_run syncs what it reads and writes; this syncs on request as well.
   const std::shared_ptr<mem_record> r = record_of(mem);
   const runtime::buffer& b = r->memory->buffer;
-  if (mode & RKNN_MEMORY_SYNC_TO_DEVICE)
+  if (sync & RKNN_MEMORY_SYNC_TO_DEVICE)
     if (status s = b.sync_to_device(); !s) return fail(__func__, from(s.err(), "to the device"));
-  if (mode & RKNN_MEMORY_SYNC_FROM_DEVICE)
+  if (sync & RKNN_MEMORY_SYNC_FROM_DEVICE)
     if (status s = b.sync_from_device(); !s) return fail(__func__, from(s.err(), "from the device"));
   return RKNN_SUCC;
 }

@@ -55,9 +55,9 @@ std::pair<std::uint64_t, std::uint64_t> feature_key(const mem_record& a) { retur
 
 std::variant<std::shared_ptr<matmul_context>, api_error> matmul_context::create(
     const rknn_matmul_info& info, std::span<const rknn_matmul_shape> shapes) {
-  const std::optional<matmul_types> types = types_of(type_number(info));
+  const std::optional<matmul_types> types = types_of(raw_value(info.type));
   if (!types)
-    return invalid("matmul type " + std::to_string(type_number(info)) +
+    return invalid("matmul type " + std::to_string(raw_value(info.type)) +
                    " is not supported: regcmd runs 1 (fp16 -> fp32), 2 (int8 -> int32), 4 (fp16 -> fp16), 10 (int4 -> "
                    "int16), and 7 (fp16 x int4 -> fp32) and 11 (int8 x int4 -> int32) with B widened on the host");
   if (info.B_layout < RKNN_MM_LAYOUT_NORM || info.B_layout > RKNN_MM_LAYOUT_TP_NORM)
@@ -144,7 +144,7 @@ api_status matmul_context::set_io_mem(rknn_tensor_mem* mem, const rknn_matmul_te
     return invalid("memory of IOMMU domain " + std::to_string(r->memory->domain) + " bound to a context of domain " +
                    std::to_string(domain()));
   const rknn_matmul_io_attr& io = io_attr(current_);
-  const std::uint32_t need = (&io.A)[which].size;
+  const std::uint32_t need = operand_attr(io, which).size;
   if (r->size < need)
     return invalid(std::string(name) + ": the memory holds " + std::to_string(r->size) + " bytes, the operand " +
                    std::to_string(need));
@@ -176,7 +176,7 @@ runtime::run_options matmul_context::run_options() const {
   return o;
 }
 
-api_status matmul_context::set_core_mask(rknn_core_mask mask) {
+api_status matmul_context::set_core_mask(std::int32_t mask) {
   switch (mask) {
     case RKNN_NPU_CORE_AUTO:
     case RKNN_NPU_CORE_0:
@@ -187,7 +187,7 @@ api_status matmul_context::set_core_mask(rknn_core_mask mask) {
     case RKNN_NPU_CORE_ALL:
       break;
     default:
-      return invalid("core mask " + std::to_string(static_cast<unsigned>(mask)) + " is not a rknn_core_mask of RK3588");
+      return invalid("core mask " + std::to_string(mask) + " is not a rknn_core_mask of RK3588");
   }
   const std::lock_guard g{lock_};
   const runtime::cores before = prepare_options().use;
@@ -232,7 +232,7 @@ api_status matmul_context::get_quant_params(rknn_quant_params& params, float* sc
   const std::lock_guard g{lock_};
   const bool per_channel =
       info_.B_quant_type == RKNN_QUANT_TYPE_PER_CHANNEL_SYM || info_.B_quant_type == RKNN_QUANT_TYPE_PER_CHANNEL_ASYM;
-  if (type_number(info_) != RKNN_INT8_MM_INT8_TO_INT32 || !per_channel)
+  if (raw_value(info_.type) != RKNN_INT8_MM_INT8_TO_INT32 || !per_channel)
     return invalid("rknn_matmul_get_quant_params answers only INT8 x INT8 -> INT32 with per-channel B");
   if (quant_b_.scale.empty()) return invalid("B has no quant params: set them with rknn_matmul_set_quant_params first");
   if (!scale) return invalid("a null scale array");
@@ -426,9 +426,9 @@ api_status matmul_context::check_operand_sizes(const rknn_matmul_shape&) const {
     if (!operands_[i])
       return api_error{i == op_c ? RKNN_ERR_OUTPUT_INVALID : RKNN_ERR_INPUT_INVALID,
                        std::string(name) + " has no memory: bind it with rknn_matmul_set_io_mem"};
-    if (operands_[i]->size < (&io.A)[i].size)
+    if (operands_[i]->size < operand_attr(io, i).size)
       return invalid(std::string(name) + ": the memory holds " + std::to_string(operands_[i]->size) +
-                     " bytes, this shape's operand " + std::to_string((&io.A)[i].size));
+                     " bytes, this shape's operand " + std::to_string(operand_attr(io, i).size));
   }
   return std::nullopt;
 }

@@ -42,12 +42,19 @@ struct matmul_types {
   precision npu;      // the programs' input precision (B widened to it when b differs)
 };
 
-// info.type as the client wrote it: any int (read as the enum, a value outside its
-// enumerators would be undefined behaviour).
-inline std::int32_t type_number(const rknn_matmul_info& info) {
+// An enum the client passed, as the int it wrote: read as the enum, a value outside its
+// enumerators' range would be undefined behaviour.
+template <class Enum>
+std::int32_t raw_value(const Enum& e) {
+  static_assert(sizeof(Enum) == sizeof(std::int32_t));
   std::int32_t raw;
-  std::memcpy(&raw, &info.type, sizeof raw);
+  std::memcpy(&raw, &e, sizeof raw);
   return raw;
+}
+
+// One operand's attributes: A, B, C by index 0, 1, 2.
+inline const rknn_matmul_tensor_attr& operand_attr(const rknn_matmul_io_attr& io, std::size_t which) {
+  return which == 0 ? io.A : which == 1 ? io.B : io.C;
 }
 
 constexpr std::optional<matmul_types> types_of(std::int32_t type) {
@@ -114,7 +121,7 @@ class matmul_context {
   int domain() const { return info_.iommu_domain_id; }
 
   api_status set_io_mem(rknn_tensor_mem* mem, const rknn_matmul_tensor_attr& attr);
-  api_status set_core_mask(rknn_core_mask mask);
+  api_status set_core_mask(std::int32_t mask);
   api_status set_quant_params(const rknn_quant_params& params);
   api_status get_quant_params(rknn_quant_params& params, float* scale);
   api_status set_dynamic_shape(const rknn_matmul_shape& shape);
@@ -172,7 +179,7 @@ class matmul_context {
   runtime::device device_;
   runtime::session session_;
   std::array<std::shared_ptr<mem_record>, 3> operands_;
-  rknn_core_mask core_mask_ = RKNN_NPU_CORE_AUTO;
+  std::int32_t core_mask_ = RKNN_NPU_CORE_AUTO;
   quant_params quant_a_, quant_b_, quant_c_;
 };
 

@@ -609,8 +609,10 @@ static void test_bad_input(void) {
   strcpy(renamed.name, "X");
   CHECK(rknn_matmul_set_io_mem(ctx, a, &renamed) == RKNN_ERR_PARAM_INVALID, "an attr named X");
   CHECK(rknn_matmul_set_core_mask(ctx, (rknn_core_mask)8) == RKNN_ERR_PARAM_INVALID, "core mask 8");
+  CHECK(rknn_matmul_set_core_mask(ctx, (rknn_core_mask)0x7fffffff) == RKNN_ERR_PARAM_INVALID, "core mask 2^31 - 1");
   CHECK(rknn_matmul_set_quant_params(ctx, NULL) == RKNN_ERR_PARAM_INVALID, "null quant params");
   CHECK(rknn_mem_sync(ctx, a, (rknn_mem_sync_mode)0) == RKNN_ERR_PARAM_INVALID, "sync mode 0");
+  CHECK(rknn_mem_sync(ctx, a, (rknn_mem_sync_mode)99) == RKNN_ERR_PARAM_INVALID, "sync mode 99");
   CHECK(rknn_create_mem_from_fd(ctx, -1, NULL, 64, 0) == NULL, "fd -1");
   int not_a_buffer = open("/dev/null", O_RDONLY);
   CHECK(rknn_create_mem_from_fd(ctx, not_a_buffer, NULL, 64, 0) == NULL, "an fd that cannot be mapped");
