@@ -51,6 +51,15 @@ if [ "$status" -eq 3 ]; then
 elif [ "$status" -ne 0 ]; then
   exit "$status"
 fi
+echo "== the matmul API: host time of rknn_matmul_run against a session run"
+status=0
+run "$bin/bench_rknn" || status=$?
+if [ "$status" -eq 3 ]; then
+  echo "(no NPU device node here: on the emulated device's rknpu node, its submit time left out)"
+  REGCMD_DEVICE=/dev/dri/card1 LD_PRELOAD="$PWD/build/release/emulator/libregcmd-emu.so" run "$bin/bench_rknn" || true
+elif [ "$status" -ne 0 ]; then
+  exit "$status"
+fi
 echo "== the functional model"
 run "$bin/bench_model"
 echo "== compile time"

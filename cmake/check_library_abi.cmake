@@ -1,0 +1,25 @@
+# Checks a shared library's soname and the symbols it exports (defined, global or weak),
+# with readelf, which reads an ELF of any architecture.
+#   cmake -DLIBRARY=<path> -DSONAME=<name> "-DEXPORTS=<sym|sym|...>" -P check_library_abi.cmake
+execute_process(COMMAND readelf -d "${LIBRARY}" OUTPUT_VARIABLE dynamic RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "readelf -d ${LIBRARY} failed")
+endif()
+if(NOT dynamic MATCHES "Library soname: \\[${SONAME}\\]")
+  message(FATAL_ERROR "${LIBRARY}: the soname is not ${SONAME}:\n${dynamic}")
+endif()
+execute_process(COMMAND readelf --dyn-syms -W "${LIBRARY}" OUTPUT_VARIABLE table RESULT_VARIABLE rc)
+string(REPLACE "\n" ";" lines "${table}")
+set(found "")
+foreach(line IN LISTS lines)
+  # Num: Value Size Type Bind Vis Ndx Name
+  if(line MATCHES "^ *[0-9]+: [0-9a-f]+ +[0-9]+ (FUNC|OBJECT) +(GLOBAL|WEAK) +DEFAULT +[0-9]+ ([^ @]+)")
+    list(APPEND found "${CMAKE_MATCH_3}")
+  endif()
+endforeach()
+list(SORT found)
+string(REPLACE "|" ";" expected "${EXPORTS}")
+list(SORT expected)
+if(NOT found STREQUAL expected)
+  message(FATAL_ERROR "${LIBRARY} exports\n  ${found}\nexpected\n  ${expected}")
+endif()
