@@ -212,7 +212,8 @@ RKNN_EXPORT int rknn_B_normal_layout_to_native_layout(void* B_input, void* B_out
   if (!B_input || !B_output || !info) return fail(__func__, RKNN_ERR_PARAM_INVALID, "a null argument");
   const std::optional<matmul_types> types = types_of(raw_value(info->type));
   if (!types)
-    return fail(__func__, RKNN_ERR_PARAM_INVALID, "matmul type " + std::to_string(raw_value(info->type)) + " is not supported");
+    return fail(__func__, RKNN_ERR_PARAM_INVALID,
+                "matmul type " + std::to_string(raw_value(info->type)) + " is not supported");
   if (K <= 0 || N <= 0 || K % 32 != 0 || N % static_cast<int>(weight_tile_n(types->b)) != 0)
     return fail(__func__, RKNN_ERR_PARAM_INVALID,
                 "K = " + std::to_string(K) + ", N = " + std::to_string(N) +

@@ -139,7 +139,8 @@ inline void b_to_native(const std::uint8_t* in, layout from, precision p, std::u
 }
 
 // Columns [k0, k0 + depth) of A (M x K of p, in the API's layout `from`) as regcmd's
-// row-major feature rows of that depth (int4: `depth` bytes a row, the second half zero).
+// row-major feature rows of that depth. int4 rows are `depth` bytes, the nibbles in the
+// first half: the second half is not written (the caller zeroes it once).
 inline void a_to_features(const std::uint8_t* in, layout from, precision p, std::uint32_t M, std::uint32_t K,
                           std::uint32_t k0, std::uint32_t depth, std::uint8_t* out) {
   const std::uint32_t row = matmul_geometry::feature_row_bytes(p, depth);
@@ -154,7 +155,6 @@ inline void a_to_features(const std::uint8_t* in, layout from, precision p, std:
         put_bits(line, p, k, get_bits(in, p, at));
       }
     }
-    std::memset(line + packed, 0, row - packed);
   }
 }
 

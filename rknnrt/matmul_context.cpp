@@ -287,8 +287,11 @@ api_status matmul_context::build(shape_state& st, const rknn_matmul_shape& shape
     b = std::move(made.value());
     return std::nullopt;
   };
-  if (st.stage_features)
+  if (st.stage_features) {
     if (api_status e = stage(st.feature_stage, feature_bytes)) return e;
+    std::memset(st.feature_stage.bytes().data(), 0,
+                st.feature_stage.size());  // int4 rows' second halves stay zero (layouts.hpp)
+  }
   if (st.stage_weights)
     if (api_status e = stage(st.weight_stage, bytes_of(types_.npu, elements(shape, 'B')))) return e;
   if (st.stage_output)
@@ -333,10 +336,13 @@ runtime::operands matmul_context::operands_of(const shape_state& st, const rknn_
 std::size_t matmul_context::b_quant_length(const rknn_matmul_shape& shape) const {
   switch (info_.B_quant_type) {
     case RKNN_QUANT_TYPE_PER_LAYER_SYM:
-    case RKNN_QUANT_TYPE_PER_LAYER_ASYM: return 1;
+    case RKNN_QUANT_TYPE_PER_LAYER_ASYM:
+      return 1;
     case RKNN_QUANT_TYPE_PER_CHANNEL_SYM:
-    case RKNN_QUANT_TYPE_PER_CHANNEL_ASYM: return static_cast<std::size_t>(shape.N);
-    default: return static_cast<std::size_t>(shape.N) * static_cast<std::size_t>(shape.K / info_.group_size);
+    case RKNN_QUANT_TYPE_PER_CHANNEL_ASYM:
+      return static_cast<std::size_t>(shape.N);
+    default:
+      return static_cast<std::size_t>(shape.N) * static_cast<std::size_t>(shape.K / info_.group_size);
   }
 }
 
@@ -373,7 +379,8 @@ api_status matmul_context::stage_inputs(shape_state& st, const rknn_matmul_shape
   }
   // B widened from int4: to fp16 as (b - zp) * scale_B * scale_A (type 7), to int8 as it is (type 11).
   const std::size_t length = b_quant_length(shape);
-  if ((!quant_b_.scale.empty() && quant_b_.scale.size() != length) || (!quant_b_.zp.empty() && quant_b_.zp.size() != length))
+  if ((!quant_b_.scale.empty() && quant_b_.scale.size() != length) ||
+      (!quant_b_.zp.empty() && quant_b_.zp.size() != length))
     return invalid("B's quant params were set for another shape: set them again after rknn_matmul_set_dynamic_shape");
   const float scale_a = quant_a_.scale.empty() ? 1.0f : quant_a_.scale[0];
   for (std::uint32_t n = 0; n < N; ++n)
