@@ -25,6 +25,22 @@ run() {
   return "$status"
 }
 
+# Runs a bench that needs an NPU node; where there is none (exit 3), on the emulated
+# device's nodes given after it, saying so with `why`.
+run_on_npu() {
+  local bench=$1 why=$2 status=0
+  shift 2
+  run "$bin/$bench" || status=$?
+  if [ "$status" -eq 3 ]; then
+    echo "(no NPU device node here: $why)"
+    for node in "$@"; do
+      REGCMD_DEVICE=$node LD_PRELOAD="$PWD/build/release/emulator/libregcmd-emu.so" run "$bin/$bench"
+    done
+  elif [ "$status" -ne 0 ]; then
+    exit "$status"
+  fi
+}
+
 echo "== program size"
 run "$bin/bench_size"
 echo "== conv task splitting"
@@ -32,34 +48,11 @@ run "$bin/bench_conv"
 echo "== lookup-table activations: accuracy on the model, program size"
 run "$bin/bench_activation"
 echo "== bind and submit preparation"
-status=0
-run "$bin/bench_bind" || status=$?
-if [ "$status" -eq 3 ]; then
-  echo "(no NPU device node here: on the emulated device, its rknpu node, then its rocket node)"
-  for node in /dev/dri/card1 /dev/accel/accel0; do
-    REGCMD_DEVICE=$node LD_PRELOAD="$PWD/build/release/emulator/libregcmd-emu.so" run "$bin/bench_bind"
-  done
-elif [ "$status" -ne 0 ]; then
-  exit "$status"
-fi
+run_on_npu bench_bind "on the emulated device, its rknpu node, then its rocket node" /dev/dri/card1 /dev/accel/accel0
 echo "== whole blocks in one submit"
-status=0
-run "$bin/bench_graph" || status=$?
-if [ "$status" -eq 3 ]; then
-  echo "(no NPU device node here: the host times on the emulated device's rknpu node)"
-  REGCMD_DEVICE=/dev/dri/card1 LD_PRELOAD="$PWD/build/release/emulator/libregcmd-emu.so" run "$bin/bench_graph" || true
-elif [ "$status" -ne 0 ]; then
-  exit "$status"
-fi
+run_on_npu bench_graph "the host times on the emulated device's rknpu node" /dev/dri/card1
 echo "== the matmul API: host time of rknn_matmul_run against a session run"
-status=0
-run "$bin/bench_rknn" || status=$?
-if [ "$status" -eq 3 ]; then
-  echo "(no NPU device node here: on the emulated device's rknpu node, its submit time left out)"
-  REGCMD_DEVICE=/dev/dri/card1 LD_PRELOAD="$PWD/build/release/emulator/libregcmd-emu.so" run "$bin/bench_rknn" || true
-elif [ "$status" -ne 0 ]; then
-  exit "$status"
-fi
+run_on_npu bench_rknn "on the emulated device's rknpu node, its submit time left out" /dev/dri/card1
 echo "== the functional model"
 run "$bin/bench_model"
 echo "== compile time"
