@@ -214,10 +214,8 @@ RKNN_EXPORT int rknn_B_normal_layout_to_native_layout(void* B_input, void* B_out
   if (!types)
     return fail(__func__, RKNN_ERR_PARAM_INVALID,
                 "matmul type " + std::to_string(raw_value(info->type)) + " is not supported");
-  if (K <= 0 || N <= 0 || K % 32 != 0 || N % static_cast<int>(weight_tile_n(types->b)) != 0)
-    return fail(__func__, RKNN_ERR_PARAM_INVALID,
-                "K = " + std::to_string(K) + ", N = " + std::to_string(N) +
-                    ": K must be a positive multiple of 32 and N of " + std::to_string(weight_tile_n(types->b)));
+  if (const std::string e = alignment_error(K, N, types->b); !e.empty())
+    return fail(__func__, RKNN_ERR_PARAM_INVALID, e);
   b_to_native(static_cast<const std::uint8_t*>(B_input), layout::normal, types->b, static_cast<std::uint32_t>(K),
               static_cast<std::uint32_t>(N), static_cast<std::uint8_t*>(B_output));
   return RKNN_SUCC;

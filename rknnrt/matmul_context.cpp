@@ -27,9 +27,6 @@ namespace {
 
 api_error invalid(std::string what) { return {RKNN_ERR_PARAM_INVALID, std::move(what)}; }
 
-// Elements of B per native tile column block (rknn-matmul-api §1.8: N alignment).
-std::uint32_t n_alignment(precision b) { return weight_tile_n(b); }
-
 std::uint64_t elements(const rknn_matmul_shape& s, char operand) {
   const auto M = static_cast<std::uint64_t>(s.M), K = static_cast<std::uint64_t>(s.K),
              N = static_cast<std::uint64_t>(s.N);
@@ -46,10 +43,17 @@ void set_attr(rknn_matmul_tensor_attr& a, const char* name, precision p, std::ui
   a.type = tensor_type(p);
 }
 
-// The accumulator a K segment writes when segments are summed on the host.
-precision partial_of(precision npu) { return partial_precision(npu); }
-
-std::pair<std::uint64_t, std::uint64_t> feature_key(const mem_record& a) { return {a.memory->buffer.id(), a.offset}; }
+// The program of K segment s of a shape: K in one op (M and N tiles only), writing C
+// itself, or with several segments the accumulator's partials the host sums.
+matmul_spec segment_spec(const matmul_types& t, const rknn_matmul_shape& shape, std::uint32_t s) {
+  const auto K = static_cast<std::uint32_t>(shape.K);
+  return {.in = t.npu,
+          .out = segment_count(K) > 1 ? partial_precision(t.npu) : t.c,
+          .M = static_cast<std::uint32_t>(shape.M),
+          .K = segment_depth(K, s),
+          .N = static_cast<std::uint32_t>(shape.N),
+          .pad = padding::none};
+}
 
 }  // namespace
 
@@ -76,23 +80,13 @@ std::variant<std::shared_ptr<matmul_context>, api_error> matmul_context::create(
   for (const rknn_matmul_shape& s : shapes) {
     const std::string shape = std::to_string(s.M) + "x" + std::to_string(s.K) + "x" + std::to_string(s.N);
     if (s.M <= 0 || s.K <= 0 || s.N <= 0) return invalid("shape " + shape + ": M, K and N must be at least 1");
-    if (s.K % 32 != 0) return invalid("shape " + shape + ": K must be a multiple of 32 (rknn-matmul-api §1.8)");
-    if (s.N % static_cast<std::int32_t>(n_alignment(types->b)) != 0)
-      return invalid("shape " + shape + ": N must be a multiple of " + std::to_string(n_alignment(types->b)) +
-                     " for B of this type (rknn-matmul-api §1.8)");
+    if (const std::string e = alignment_error(s.K, s.N, types->b); !e.empty())
+      return invalid("shape " + shape + ": " + e);
     if (grouped && s.K % info.group_size != 0)
       return invalid("shape " + shape + ": K must be a multiple of group_size " + std::to_string(info.group_size));
     // Every segment must make a program: the same checks the build makes, before any run.
-    const auto K = static_cast<std::uint32_t>(s.K);
-    for (std::uint32_t seg = 0; seg < segment_count(K); ++seg) {
-      const matmul_spec spec{.in = types->npu,
-                             .out = segment_count(K) > 1 ? partial_of(types->npu) : types->c,
-                             .M = static_cast<std::uint32_t>(s.M),
-                             .K = segment_depth(K, seg),
-                             .N = static_cast<std::uint32_t>(s.N),
-                             .pad = padding::none};
-      if (auto p = plan(spec, {.whole_k = true}); !p) return from(p.err(), "shape " + shape);
-    }
+    for (std::uint32_t seg = 0; seg < segment_count(static_cast<std::uint32_t>(s.K)); ++seg)
+      if (auto p = plan(segment_spec(*types, s, seg), {.whole_k = true}); !p) return from(p.err(), "shape " + shape);
   }
   auto dev = memory_registry::instance().device_of(info.iommu_domain_id);
   if (!dev) return from(dev.err(), "rknn_matmul_create");
@@ -262,20 +256,15 @@ api_status matmul_context::build(shape_state& st, const rknn_matmul_shape& shape
   st.stage_features = st.stage_features || native_ac || types_.a == precision::int4;
   st.stage_weights = info_.B_layout != RKNN_MM_LAYOUT_NATIVE || types_.b != types_.npu;
   st.stage_output = segments > 1 || native_ac;
-  st.partial = segments > 1 ? partial_of(types_.npu) : types_.c;
+  st.partial = segment_spec(types_, shape, 0).out;
   st.segments.clear();
   std::uint64_t feature_bytes = 0;
   for (std::uint32_t s = 0; s < segments; ++s) {
     const std::uint32_t depth = segment_depth(K, s);
     const std::uint32_t pitch = st.stage_features ? matmul_geometry::feature_row_bytes(types_.npu, depth)
                                                   : static_cast<std::uint32_t>(bytes_of(types_.npu, K));
-    const matmul_spec spec{.in = types_.npu,
-                           .out = st.partial,
-                           .M = static_cast<std::uint32_t>(shape.M),
-                           .K = depth,
-                           .N = static_cast<std::uint32_t>(shape.N),
-                           .pad = padding::none,
-                           .feature_pitch = pitch};
+    matmul_spec spec = segment_spec(types_, shape, s);
+    spec.feature_pitch = pitch;
     auto code = build_plan(spec, {.whole_k = true});
     if (!code) return from(code.err(), "rknn_matmul_run");
     st.segments.push_back({std::move(code).value(), std::nullopt, std::nullopt});
@@ -426,7 +415,7 @@ void matmul_context::finish_output(const shape_state& st, const rknn_matmul_shap
     }
 }
 
-api_status matmul_context::check_operand_sizes(const rknn_matmul_shape&) const {
+api_status matmul_context::check_operand_sizes() const {
   const rknn_matmul_io_attr& io = io_attr(current_);
   for (std::size_t i = 0; i < 3; ++i) {
     const char name[2] = {static_cast<char>('A' + i), 0};
@@ -444,12 +433,12 @@ api_status matmul_context::run() {
   const std::lock_guard g{lock_};
   const rknn_matmul_shape& shape = shapes_[current_];
   shape_state& st = states_[current_];
-  if (api_status e = check_operand_sizes(shape)) return e;
+  if (api_status e = check_operand_sizes()) return e;
   if (!st.built)
     if (api_status e = build(st, shape)) return e;
   // A second A buffer: the programs keep reading their own copy from now on.
   if (!st.stage_features) {
-    const auto key = feature_key(*operands_[op_a]);
+    const runtime::feature_binding key{operands_[op_a]->memory->buffer.id(), operands_[op_a]->offset};
     if (st.first_feature && *st.first_feature != key) {
       st.stage_features = true;
       if (api_status e = build(st, shape)) return e;

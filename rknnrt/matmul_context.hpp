@@ -24,6 +24,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <regcmd/programs/plan.hpp>
@@ -93,6 +94,18 @@ constexpr rknn_tensor_type tensor_type(precision p) {
   }
 }
 
+// The API's alignment of K and N for B of precision b (rknn-matmul-api §1.8): K a positive
+// multiple of 32, N of B's native tile (16 fp16, 32 int8, 64 int4). Empty when they fit.
+inline std::string alignment_error(std::int64_t K, std::int64_t N, precision b) {
+  const std::int64_t n_tile = weight_tile_n(b);
+  if (K <= 0 || K % 32 != 0)
+    return "K = " + std::to_string(K) + " is not a positive multiple of 32 (rknn-matmul-api §1.8)";
+  if (N <= 0 || N % n_tile != 0)
+    return "N = " + std::to_string(N) + " is not a positive multiple of " + std::to_string(n_tile) +
+           " for B of this type (rknn-matmul-api §1.8)";
+  return {};
+}
+
 // An error of the API: its code and what to tell the user.
 struct api_error {
   int code = RKNN_ERR_FAIL;
@@ -150,7 +163,7 @@ class matmul_context {
     precision partial{};  // what the programs write
     std::vector<segment> segments;
     runtime::buffer feature_stage, weight_stage, output_stage;
-    std::optional<std::pair<std::uint64_t, std::uint64_t>> first_feature;  // (buffer id, offset) bound first
+    std::optional<runtime::feature_binding> first_feature;  // the A buffer and offset bound first
   };
   enum operand_index { op_a, op_b, op_c };
 
@@ -162,7 +175,7 @@ class matmul_context {
   api_status stage_inputs(shape_state& st, const rknn_matmul_shape& shape);
   void finish_output(const shape_state& st, const rknn_matmul_shape& shape);
   runtime::operands operands_of(const shape_state& st, const rknn_matmul_shape& shape, std::uint32_t s) const;
-  api_status check_operand_sizes(const rknn_matmul_shape& shape) const;
+  api_status check_operand_sizes() const;
   runtime::prepare_options prepare_options() const;
   runtime::run_options run_options() const;
   // B's quantisation arrays: their length for a shape, and the entry that applies to B(k, n).
