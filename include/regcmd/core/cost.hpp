@@ -1,0 +1,98 @@
+#pragma once
+// What a program costs, as plain counts: the bytes of each memory stream, the MACs of each
+// precision class, the DPU's and PPU's elements, tasks, submits and regcmd entries. Filled
+// from the registers by decode/accounting.hpp and estimated from a plan's shape by
+// programs/plan.hpp; core/roofline.hpp turns it into a lower bound on time.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include <regcmd/core/precision.hpp>
+
+namespace regcmd {
+
+// The streams a task moves through memory: the PC's fetch, the read DMAs, the write DMAs.
+enum class stream : std::uint8_t { regcmd, feature, weight, rdma_source, ew_operand, bias, bn, ppu_source, output, ppu_output };
+inline constexpr std::size_t stream_count = 10;
+
+constexpr bool writes_memory(stream s) { return s == stream::output || s == stream::ppu_output; }
+
+constexpr std::string_view name_of(stream s) {
+  constexpr std::string_view names[stream_count] = {"regcmd", "feature", "weight", "rdma_source", "ew_operand",
+                                                    "bias",   "bn",      "ppu_source", "output", "ppu_output"};
+  return names[static_cast<std::size_t>(s)];
+}
+
+using stream_bytes = std::array<std::uint64_t, stream_count>;
+
+// The MACs of one precision class: the peak rates differ (core/soc.hpp).
+enum class mac_class : std::uint8_t { fp16, int8, int4 };
+inline constexpr std::size_t mac_class_count = 3;
+constexpr mac_class mac_class_of(precision in) {
+  return in == precision::int4 ? mac_class::int4 : in == precision::int8 ? mac_class::int8 : mac_class::fp16;
+}
+constexpr std::string_view name_of(mac_class c) {
+  return c == mac_class::int4 ? "int4" : c == mac_class::int8 ? "int8" : "fp16";
+}
+
+struct task_cost {
+  stream_bytes bytes{};
+  // Where each stream starts: the address register's value in a dump; a slot's role and
+  // offset ((role + 1) << 32 | offset) in a program, whose address registers hold 0.
+  std::array<std::uint64_t, stream_count> where{};
+  // The span each stream reaches from there (rules/dma_extent.hpp): what a re-read covers.
+  std::array<std::uint64_t, stream_count> extent{};
+  std::uint64_t macs = 0;
+  mac_class macs_in = mac_class::fp16;
+  std::uint64_t dpu_elements = 0, ppu_operations = 0;
+  std::uint32_t entries = 0, lut_entries = 0;
+  std::uint32_t enable_mask = 0;
+
+  constexpr std::uint64_t reads() const {
+    std::uint64_t n = 0;
+    for (std::size_t s = 0; s < stream_count; ++s) n += writes_memory(static_cast<stream>(s)) ? 0 : bytes[s];
+    return n;
+  }
+  constexpr std::uint64_t writes() const { return bytes[std::size_t(stream::output)] + bytes[std::size_t(stream::ppu_output)]; }
+};
+
+struct program_cost {
+  stream_bytes bytes{};
+  std::array<std::uint64_t, mac_class_count> macs{};
+  std::uint64_t dpu_elements = 0, ppu_operations = 0;
+  std::uint64_t tasks = 0, submits = 1, entries = 0, lut_entries = 0;
+
+  constexpr std::uint64_t reads() const {
+    std::uint64_t n = 0;
+    for (std::size_t s = 0; s < stream_count; ++s) n += writes_memory(static_cast<stream>(s)) ? 0 : bytes[s];
+    return n;
+  }
+  constexpr std::uint64_t writes() const { return bytes[std::size_t(stream::output)] + bytes[std::size_t(stream::ppu_output)]; }
+  constexpr std::uint64_t traffic() const { return reads() + writes(); }
+  constexpr std::uint64_t all_macs() const { return macs[0] + macs[1] + macs[2]; }
+  constexpr void add(const task_cost& t) {
+    for (std::size_t s = 0; s < stream_count; ++s) bytes[s] += t.bytes[s];
+    macs[static_cast<std::size_t>(t.macs_in)] += t.macs;
+    dpu_elements += t.dpu_elements;
+    ppu_operations += t.ppu_operations;
+    ++tasks;
+    entries += t.entries;
+    lut_entries += t.lut_entries;
+  }
+  // Programs run one after another: their costs add, submits included.
+  constexpr program_cost& operator+=(const program_cost& o) {
+    for (std::size_t s = 0; s < stream_count; ++s) bytes[s] += o.bytes[s];
+    for (std::size_t c = 0; c < mac_class_count; ++c) macs[c] += o.macs[c];
+    dpu_elements += o.dpu_elements;
+    ppu_operations += o.ppu_operations;
+    tasks += o.tasks;
+    submits += o.submits;
+    entries += o.entries;
+    lut_entries += o.lut_entries;
+    return *this;
+  }
+};
+
+}  // namespace regcmd
