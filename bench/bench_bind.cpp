@@ -23,10 +23,10 @@ namespace rt = regcmd::runtime;
 
 namespace {
 
-// The chains: M tiles of 8 rows (fp16 at K = 2048 in one slice takes 16384/K rows per op),
-// one task each.
+// The chains: M tiles of 8 rows (fp16 at K = 2048 in one slice with the template split takes
+// 16384/K rows per op), one task each.
 constexpr matmul_spec chain_spec(std::uint32_t tasks) {
-  return {.in = precision::fp16, .out = precision::fp32, .M = 8 * tasks, .K = 2048, .N = 64};
+  return {.in = precision::fp16, .out = precision::fp32, .M = 8 * tasks, .K = 2048, .N = 64, .sched = schedule::template_split};
 }
 constexpr plan_options one_slice{.k_slice = 2048};
 constexpr matmul_spec single_spec{.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 512, .N = 256};

@@ -11,7 +11,8 @@
 using namespace regcmd;
 
 namespace {
-constexpr matmul_spec chain{.in = precision::fp16, .out = precision::fp32, .M = 8 * 96, .K = 2048, .N = 64};
+constexpr matmul_spec chain{.in = precision::fp16, .out = precision::fp32, .M = 8 * 96, .K = 2048, .N = 64,
+                            .sched = schedule::template_split};  // 96 tiles of 8 rows
 constexpr auto lone = matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 512, .N = 256}>();
 constexpr auto full = plan_matmul<chain>();
 constexpr auto delta = plan_matmul<chain, plan_options{.delta_tasks = true}>();

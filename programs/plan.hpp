@@ -9,10 +9,16 @@
 //   M-tiling   M above the CBUF ceiling: row tiles ("software M-tile").
 //
 // Every tile is one task of the same program, chained through the PC tails, so a plan is
-// one submit (task_number = tasks). The slice count is chosen to minimise tasks; ties keep
-// fewer slices (less host work). With `delta_tasks`, tasks after the first two carry only
-// the entries that changed from the task that last used their ping-pong register group
-// (the vendor's multi-task pattern: "task[0,1] full, task[2+] lightweight").
+// one submit (task_number = tasks). Of the valid grids (every K slice count, and with the
+// automatic schedule both the production schedule and the bank split), the planner takes
+// the one with the lowest time bound (core/roofline.hpp) of its estimated cost; ties go to
+// less traffic, then fewer tasks, then fewer slices (less host work). The M ceiling trades
+// the weights' re-reads (one per M tile) against the partials' writes (one per K slice):
+// the reference's "M-tile PC-chaining re-reads the full weights per M-tile (~22x for M=512,
+// K=4096)". `plan_objective::fewest_tasks` keeps the choice made before costs were known.
+// With `delta_tasks`, tasks after the first two carry only the entries that changed from
+// the task that last used their ping-pong register group (the vendor's multi-task pattern:
+// "task[0,1] full, task[2+] lightweight").
 //
 // Operand buffers of a plan (row_major):
 //   feature  [M][K] at feature_pitch (K padded to 32): slices read it strided, as one op does
@@ -27,8 +33,11 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <string_view>
 
+#include <regcmd/core/cost.hpp>
 #include <regcmd/core/math.hpp>
+#include <regcmd/core/roofline.hpp>
 #include <regcmd/program/delta.hpp>
 #include <regcmd/program/emit_task.hpp>
 #include <regcmd/program/tail.hpp>
@@ -38,10 +47,17 @@
 #include <regcmd/programs/matmul_spec.hpp>
 #include <regcmd/rules/catalog.hpp>
 #include <regcmd/rules/cbuf.hpp>
+#include <regcmd/rules/dma_extent.hpp>
 #include <regcmd/rules/limits.hpp>
 #include <regcmd/rules/program_rules.hpp>
 
 namespace regcmd {
+
+// How the planner picks among valid grids.
+enum class plan_objective : std::uint8_t {
+  lowest_bound,  // the lowest time bound of the estimated cost (the default)
+  fewest_tasks,  // the fewest tasks with the requested schedule, ties to fewer slices
+};
 
 struct plan_options {
   std::uint32_t k_slice = 0;  // K-split slice (multiple of 32, at most 2048); 0 = choose
@@ -55,6 +71,7 @@ struct plan_options {
   // slice count weighs; 0: partials in the accumulator's precision (fp32 / int32), summed
   // on the host.
   std::uint32_t device_sum_tasks = 0;
+  plan_objective objective = plan_objective::lowest_bound;
   friend constexpr bool operator==(const plan_options&, const plan_options&) = default;
 };
 
@@ -129,8 +146,81 @@ constexpr std::uint32_t grid_ceiling(const matmul_geometry& g, schedule requeste
 }
 }  // namespace detail
 
+// The traffic of the operation at its least: each operand read once and the result
+// written once, in the layouts the NPU reads and writes them (K padded to 32, N to the
+// weight tile, int4 rows of K bytes). What a plan's traffic is measured against.
+constexpr std::uint64_t minimum_traffic(const matmul_geometry& g) {
+  const bool row = g.layout == operand_layout::row_major;
+  const std::uint64_t features = row ? std::uint64_t{g.M} * matmul_geometry::feature_row_bytes(g.in, g.K)
+                                     : detail::atoms(g.K, traits(g.in).bits_per_element) * g.M * 16;
+  const std::uint64_t outputs = row ? g.M * bytes_of(g.out, g.N) : detail::atoms(g.N, traits(g.out).bits_per_element) * g.M * 16;
+  return features + bytes_of(g.in, std::uint64_t{g.K} * g.N) + outputs;
+}
+
+// What a plan's program moves and computes, from its grid alone, in the terms of the
+// accounting from registers (decode/accounting.hpp): features once per N tile, weights
+// once per M tile, a partial output per K slice, 108 entries a task (delta tasks counted
+// full), and with device sums each add reading two partials and writing one.
+constexpr program_cost estimate_cost(const plan_shape& p) {
+  const matmul_geometry& g = p.whole;
+  const bool row = g.layout == operand_layout::row_major;
+  auto feature_of = [&](std::uint64_t depth) {
+    return row ? g.M * std::uint64_t{matmul_geometry::feature_row_bytes(g.in, static_cast<std::uint32_t>(depth))}
+               : detail::atoms(depth, traits(g.in).bits_per_element) * g.M * 16;
+  };
+  auto output_of = [&](std::uint64_t cols) {
+    return row ? g.M * bytes_of(p.partial, cols) : detail::atoms(cols, traits(p.partial).bits_per_element) * g.M * 16;
+  };
+  const std::uint32_t full_slices = g.K / p.k_slice, rest = g.K % p.k_slice;
+  const std::uint32_t full_tiles = g.N / p.n_tile, rest_cols = g.N % p.n_tile;
+  program_cost c;
+  auto put = [&](stream s, std::uint64_t n) { c.bytes[static_cast<std::size_t>(s)] += n; };
+  put(stream::feature, p.n_tiles * (full_slices * feature_of(p.k_slice) + (rest ? feature_of(rest) : 0)));
+  put(stream::weight, p.m_tiles * bytes_of(g.in, std::uint64_t{g.K} * g.N));
+  put(stream::output, p.slices * (full_tiles * output_of(p.n_tile) + (rest_cols ? output_of(rest_cols) : 0)));
+  c.tasks = p.tasks();
+  c.entries = c.tasks * matmul_task_entries;
+  c.macs[static_cast<std::size_t>(mac_class_of(g.in))] = std::uint64_t{g.M} * g.N * g.K;
+  c.dpu_elements = std::uint64_t{p.slices} * g.M * g.N;
+  if (p.options.device_sum_tasks && p.slices > 1) {
+    const std::uint64_t sum = std::uint64_t{p.slices - 1} * g.M * bytes_of(g.out, g.N);
+    put(stream::rdma_source, sum);
+    put(stream::ew_operand, sum);
+    put(stream::output, sum);
+    c.tasks += std::uint64_t{p.slices - 1} * p.options.device_sum_tasks;
+  }
+  put(stream::regcmd, c.entries * 8);
+  return c;
+}
+
+// Every grid the planner weighed, and the one it took: what `regcmd-gen --plan --explain`
+// prints. `previous` is the grid the fewest-tasks rule takes.
+struct plan_candidate {
+  std::uint32_t slices = 0, k_slice = 0, m_tiles = 0, m_tile = 0, n_tiles = 0;
+  schedule sched{};
+  std::uint64_t tasks = 0, traffic = 0;
+  double bound_ns = 0;
+  std::string_view limited_by;
+};
+struct plan_explanation {
+  std::array<plan_candidate, 132> candidates{};  // 66 slice counts x 2 schedules at most
+  std::uint32_t count = 0, chosen = 0, previous = 0;
+  std::uint64_t minimum_traffic = 0;
+};
+
+namespace detail {
+// The order of the lowest_bound objective: bound, then traffic, tasks, slices.
+constexpr bool better(const plan_candidate& a, const plan_candidate& b) {
+  if (a.bound_ns != b.bound_ns) return a.bound_ns < b.bound_ns;
+  if (a.traffic != b.traffic) return a.traffic < b.traffic;
+  if (a.tasks != b.tasks) return a.tasks < b.tasks;
+  return a.slices < b.slices;
+}
+}  // namespace detail
+
 template <class Soc = soc::rk3588>
-constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& options = {}) {
+constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& options = {},
+                                  plan_explanation* explain = nullptr) {
   if (status r = check_request(spec); !r) return r.err();
   plan_shape p;
   p.options = options;
@@ -154,37 +244,69 @@ constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& o
     if (options.whole_k) return make_error(rules::k_slice_max, "plan", "k_slice", options.k_slice).with_note("whole_k splits no K");
   }
   if (options.whole_k && !k_fits_one_op<Soc>(g.K)) return make_error(rules::k_single_op_max, "plan", "K", g.K);
-  // Candidate slice counts: all of K in one op (when K allows it), else slices of <= 2048.
-  std::uint64_t best_tasks = 0;  // 64-bit: an oversized request is rejected below, not wrapped
+  // Candidate slice counts: all of K in one op (when K allows it), else slices of <= 2048;
+  // candidate schedules: the one requested, and with the automatic one the bank split too
+  // (surface tiles take implementation A's split whatever is asked).
   const std::uint32_t first = k_fits_one_op<Soc>(g.K) ? 1 : ceil_div(g.K, Soc::max_k_slice);
   const std::uint32_t last = options.k_slice || options.whole_k ? first : std::min(g.K / 32, first + 64);
+  const bool weigh_schedules = options.objective == plan_objective::lowest_bound && spec.sched == schedule::automatic &&
+                               g.layout == operand_layout::row_major;
+  const schedule schedules[] = {spec.sched, schedule::bank_split};
+  const roofline_params rates = soc_roofline<Soc>();
+  plan_candidate best{}, fewest{};
+  plan_shape best_shape = p;
+  std::uint32_t count = 0;
+  bool split_activation = false;
   for (std::uint32_t n = first; n <= last; ++n) {
     const std::uint32_t k_slice = options.k_slice ? options.k_slice : align_up(ceil_div(g.K, n), 32);
     const std::uint32_t slices = ceil_div(g.K, k_slice);
     if (slices > 1 && !k_slice_fits<Soc>(k_slice)) continue;
     if (slices == 1 && !k_fits_one_op<Soc>(k_slice)) continue;
-    const std::uint32_t ceiling = detail::grid_ceiling<Soc>(g, spec.sched, k_slice);
-    if (ceiling == 0) continue;
-    const std::uint32_t m_tiles = ceil_div(g.M, ceiling);
-    std::uint32_t m_tile = ceil_div(g.M, m_tiles);
-    if (g.layout == operand_layout::surface && m_tiles > 1) continue;
-    const std::uint64_t tasks =
-        std::uint64_t{slices} * p.n_tiles * m_tiles + std::uint64_t{slices - 1} * options.device_sum_tasks;
-    if (best_tasks == 0 || tasks < best_tasks) {
-      best_tasks = tasks;
-      p.slices = slices;
-      p.k_slice = std::min(k_slice, g.K);
-      p.m_tiles = m_tiles;
-      p.m_tile = m_tile;
+    // K-split partials are summed after the program: an activation would apply to them.
+    if (slices > 1 && g.activation.fn != output_activation::none) {
+      split_activation = true;
+      continue;
+    }
+    for (std::size_t si = 0; si < (weigh_schedules ? 2u : 1u); ++si) {
+      const std::uint32_t ceiling = detail::grid_ceiling<Soc>(g, schedules[si], k_slice);
+      if (ceiling == 0) continue;
+      const std::uint32_t m_tiles = ceil_div(g.M, ceiling);
+      if (g.layout == operand_layout::surface && m_tiles > 1) continue;
+      plan_shape c = p;
+      c.whole.sched = schedules[si];
+      c.slices = slices;
+      c.k_slice = std::min(k_slice, g.K);
+      c.m_tiles = m_tiles;
+      c.m_tile = ceil_div(g.M, m_tiles);
+      c.partial = slices > 1 && options.device_sum_tasks == 0 ? partial_precision(g.in) : g.out;
+      const program_cost cost = estimate_cost(c);
+      const time_bound bound = roofline(cost, rates);
+      const plan_candidate seen{slices, c.k_slice, m_tiles, c.m_tile, p.n_tiles, schedules[si], cost.tasks,
+                                cost.traffic(), bound.ns(), bound.limited_by()};
+      if (explain && count < explain->candidates.size()) explain->candidates[count] = seen;
+      // The fewest-tasks rule weighs the requested schedule only (si 0), as before.
+      const bool fewer = si == 0 && (fewest.tasks == 0 || seen.tasks < fewest.tasks);
+      if (fewer) fewest = seen;
+      const bool take = options.objective == plan_objective::fewest_tasks ? fewer : best.tasks == 0 || detail::better(seen, best);
+      if (take) {
+        best = seen;
+        best_shape = c;
+        if (explain) explain->chosen = count;
+      }
+      if (explain && fewer) explain->previous = count;
+      ++count;
     }
   }
-  if (best_tasks == 0) {
+  if (best.tasks == 0) {
+    if (split_activation) return make_error(rules::plan_activation_k_split, "plan", "K", spec.K);
     if (spec.layout == operand_layout::surface) return make_error(rules::surface_m_tiling, "plan", "M", spec.M);
     return make_error(rules::m_register_limit, "plan", "M", spec.M);
   }
-  // K-split partials are summed on the host: an activation applies to the sum, not to them.
-  if (p.slices > 1 && g.activation.fn != output_activation::none)
-    return make_error(rules::plan_activation_k_split, "plan", "K", spec.K);
+  if (explain) {
+    explain->count = std::min(count, static_cast<std::uint32_t>(explain->candidates.size()));
+    explain->minimum_traffic = minimum_traffic(g);
+  }
+  p = best_shape;
   p.partial = p.slices > 1 && options.device_sum_tasks == 0 ? partial_precision(g.in) : g.out;
   if (g.layout == operand_layout::row_major) {
     // K-split partials are packed rows: their pitch is the partial row, not the output's.

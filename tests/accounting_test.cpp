@@ -219,3 +219,31 @@ TEST_CASE("roofline: the larger of compute and memory time, plus the submits") {
   CHECK(m.ns() == doctest::Approx(100000));
   CHECK(m.limited_by() == "memory");
 }
+
+TEST_CASE("a plan's estimated cost is what the accounting reads from its registers") {
+  // Two computations of one cost: the planner's, from the grid, and the registers' own.
+  struct shape {
+    matmul_spec spec;
+    plan_options options;
+  };
+  const shape shapes[] = {
+      {{.in = precision::fp16, .out = precision::fp32, .M = 512, .K = 4096, .N = 256}, {}},
+      {{.in = precision::fp16, .out = precision::fp16, .M = 64, .K = 12288, .N = 9000}, {}},
+      {{.in = precision::int8, .out = precision::int32, .M = 300, .K = 5000, .N = 100}, {}},
+      {{.in = precision::int4, .out = precision::int16, .M = 100, .K = 512, .N = 64}, {}},
+      {{.in = precision::fp16, .out = precision::fp32, .M = 7, .K = 5000, .N = 32}, {.k_slice = 2048}},
+      {{.in = precision::fp16, .out = precision::fp32, .M = 256, .K = 2048, .N = 64, .layout = operand_layout::surface}, {}},
+      {{.in = precision::fp16, .out = precision::fp32, .M = 1000, .K = 512, .N = 64}, {.objective = plan_objective::fewest_tasks}},
+  };
+  for (const shape& s : shapes) {
+    CAPTURE(s.spec.M);
+    CAPTURE(s.spec.K);
+    const auto p = unwrap(build_plan(s.spec, s.options));
+    const program_cost from_registers = account(p.view());
+    const program_cost estimated = estimate_cost(p.geometry);
+    CHECK(estimated.bytes == from_registers.bytes);
+    CHECK(estimated.macs == from_registers.macs);
+    CHECK(estimated.tasks == from_registers.tasks);
+    CHECK(estimated.dpu_elements == from_registers.dpu_elements);
+  }
+}

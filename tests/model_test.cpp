@@ -192,8 +192,10 @@ TEST_CASE("int4 weights: the native N64 tiling agrees with the host, an N32 tili
 }
 
 TEST_CASE("a chained plan runs task after task through the PC tails") {
-  // K = 4096 in two slices of 2048, whose ceiling (16384/K) splits M = 12 into two tiles
-  const auto p = plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 12, .K = 4096, .N = 64},
+  // K = 4096 in two slices of 2048, whose template-split ceiling (16384/K) splits M = 12
+  // into two tiles
+  const auto p = plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 12, .K = 4096, .N = 64,
+                                  .sched = schedule::template_split},
                       plan_options{.k_slice = 2048});
   REQUIRE(p.ok());
   const plan_shape& s = p.value();

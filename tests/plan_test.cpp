@@ -68,14 +68,59 @@ TEST_CASE("K beyond one op is split into slices of at most 2048, summed on the h
   CHECK(slice1.spec.feature_pitch == 16384 * 2);
 }
 
-TEST_CASE("the slice count minimises tasks") {
+TEST_CASE("fewest_tasks: the slice count minimises tasks") {
   // M=512, K=4096: slices of 2048 hold 8 rows (64 tasks each); of 1024, 176 rows (3 tiles)
-  const auto p = plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 512, .K = 4096, .N = 256});
+  const auto p = plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 512, .K = 4096, .N = 256},
+                      {.objective = plan_objective::fewest_tasks});
   REQUIRE(p.ok());
   CHECK(p.value().k_slice == 1024);
   CHECK(p.value().slices == 4);
   CHECK(p.value().m_tiles == 3);
   CHECK(p.value().tasks() == 12);
+}
+
+TEST_CASE("lowest_bound: of the grids the rules allow, the least traffic when the MACs bound the time") {
+  // M=512, K=4096, N=256 fp16 -> fp32. 536870912 MACs at 512 a ns: 1048576 ns, above any
+  // grid's traffic time (tens of MB at 34 GB/s), so the bound ties and traffic decides.
+  // Features 512 x 4096 x 2 = 4 MiB whatever the grid; weights 2 MiB per M tile; an fp32
+  // partial of 512 KiB per slice; 864 bytes of regcmd per task. With the bank split
+  // (360448 bytes of data banks, rows of 2k bytes):
+  //   6 slices of 704 (last 576): 256 rows, 2 M tiles: 4 + 4 + 3 MiB = 11534336 + 12 x 864
+  //   4 slices of 1024: 176 rows, 3 M tiles:           4 + 6 + 2 MiB (the fewest-tasks grid)
+  //   7 slices of 608: 296 rows, 2 M tiles:            4 + 4 + 3.5 MiB
+  //   8 slices of 512: 352 rows, 2 M tiles:            4 + 4 + 4 MiB
+  plan_explanation why;
+  const auto p = plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 512, .K = 4096, .N = 256}, {}, &why);
+  REQUIRE(p.ok());
+  CHECK(p.value().k_slice == 704);
+  CHECK(p.value().slices == 6);
+  CHECK(p.value().m_tiles == 2);
+  CHECK(p.value().whole.sched == schedule::bank_split);
+  const plan_candidate& chosen = why.candidates[why.chosen];
+  CHECK(chosen.traffic == 11534336 + 12 * 864);
+  CHECK(chosen.limited_by == "compute");
+  CHECK(chosen.bound_ns == doctest::Approx(1048576 + 38000));
+  const plan_candidate& previous = why.candidates[why.previous];
+  CHECK(previous.k_slice == 1024);
+  CHECK(previous.traffic == 12582912 + 12 * 864);
+  // the operands once: features 4 MiB, weights 2 MiB, the fp32 result 512 KiB
+  CHECK(why.minimum_traffic == 4194304 + 2097152 + 524288);
+}
+
+TEST_CASE("lowest_bound: decode keeps K whole, where the weights bound the time") {
+  // M=1, K=4096, N=11008 fp16: 2 N tiles of 5504 columns, one op each; a K-split would add
+  // a partial per slice and read the same weights.
+  plan_explanation why;
+  const auto p = plan(matmul_spec{.in = precision::fp16, .out = precision::fp16, .M = 1, .K = 4096, .N = 11008}, {}, &why);
+  REQUIRE(p.ok());
+  CHECK(p.value().slices == 1);
+  CHECK(p.value().n_tiles == 2);
+  CHECK(p.value().m_tiles == 1);
+  const plan_candidate& chosen = why.candidates[why.chosen];
+  // features 2 x 8192, weights 4096 x 11008 x 2, outputs 11008 x 2, 2 tasks of regcmd
+  CHECK(chosen.traffic == 2 * 8192 + 90177536 + 22016 + 2 * 864);
+  CHECK(chosen.limited_by == "memory");
+  CHECK(why.chosen == why.previous);
 }
 
 TEST_CASE("an explicit slice is honoured, and refused above 2048") {
@@ -157,12 +202,15 @@ TEST_CASE("delta tasks carry only the entries that change") {
 }
 
 TEST_CASE("a chain of 1000 tasks builds at compile time") {
-  static constexpr auto p = plan_matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 8000, .K = 2048, .N = 64},
+  // the template split asked for: 8 rows a tile, 1000 tiles
+  static constexpr auto p = plan_matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 8000, .K = 2048,
+                                                    .N = 64, .sched = schedule::template_split},
                                         plan_options{.k_slice = 2048, .delta_tasks = true}>();
   CHECK(p.code.task_count == 1000);
   CHECK(p.code.tasks[999].count == 6);
   // and with every task written in full, within the compilers' default constexpr budgets
-  static constexpr auto full = plan_matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 8000, .K = 2048, .N = 64},
+  static constexpr auto full = plan_matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 8000, .K = 2048,
+                                                       .N = 64, .sched = schedule::template_split},
                                            plan_options{.k_slice = 2048}>();
   CHECK(full.code.task_count == 1000);
   CHECK(full.code.entry_count == 1000 * matmul_task_entries);
@@ -222,20 +270,21 @@ TEST_CASE("a fused activation rides every tile of a plan, and is refused when K 
 }
 
 TEST_CASE("whole_k: M and N tiles only, so the weights stay one block per N tile (the vendor's native B)") {
-  // fp16 at K = 8192 keeps the production rule's template split (one data bank): 32768 /
-  // (2 * 8192) = 2 rows a tile, so M = 64 takes 32 M tiles where the default plan splits K.
+  // fp16 at K = 8192: the bank split holds 11 * 32768 / (2 * 8192) = 22 rows, three M tiles
+  // of 22 for M = 64, each reading all the weights; the production rule's template split
+  // (one data bank, 32768 / (2 * 8192) = 2 rows) would read them 32 times.
   const matmul_spec fp16{.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 8192, .N = 16384};
   const auto p = plan(fp16, {.whole_k = true});
   REQUIRE(p.ok());
   CHECK(p.value().slices == 1);
-  CHECK(p.value().m_tiles == 32);
-  CHECK(p.value().m_tile == 2);
+  CHECK(p.value().m_tiles == 3);
+  CHECK(p.value().m_tile == 22);
   CHECK(p.value().n_tiles == 2);
-  // asked for, the bank split holds 11 * 32768 / (2 * 8192) = 22 rows: three tiles of 22
-  matmul_spec banked = fp16;
-  banked.sched = schedule::bank_split;
-  CHECK(plan(banked, {.whole_k = true}).value().m_tiles == 3);
-  CHECK(plan(banked, {.whole_k = true}).value().m_tile == 22);
+  // asked for, the template split: 32 tiles of 2 rows
+  matmul_spec templated = fp16;
+  templated.sched = schedule::template_split;
+  CHECK(plan(templated, {.whole_k = true}).value().m_tiles == 32);
+  CHECK(plan(templated, {.whole_k = true}).value().m_tile == 2);
   // N tile 1 starts after N tile 0's 8192 columns of all of K: 8192 * 8192 * 2 bytes
   CHECK(p.value().weight_block_offset(1, 0) == 134217728u);
   CHECK(plan(fp16).value().slices > 1);

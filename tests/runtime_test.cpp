@@ -204,7 +204,8 @@ TEST_CASE("bind writes what patch_slots writes, and rebinding rewrites only the 
   const device d = open_device();
   session npu{d};
   // three chained tasks: feature, weight, output and next-task slots
-  const auto built = build_plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 24, .K = 2048, .N = 64},
+  const auto built = build_plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 24, .K = 2048, .N = 64,
+                                          .sched = schedule::template_split},
                                 {.k_slice = 2048});
   REQUIRE(built.ok());
   REQUIRE(built.value().view().tasks.size() == 3);
@@ -417,7 +418,8 @@ TEST_CASE("non-blocking submit with a fence") {
 TEST_CASE("rocket: one drm_rocket_task per task, the tail included; the job lists what it reads and writes") {
   const device d = open_device(driver::rocket);
   session npu{d};
-  const auto built = build_plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 24, .K = 2048, .N = 64},
+  const auto built = build_plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 24, .K = 2048, .N = 64,
+                                          .sched = schedule::template_split},
                                 {.k_slice = 2048});
   REQUIRE(built.ok());
   const runtime_program<plan_shape>& plan = built.value();
