@@ -257,6 +257,7 @@ constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& o
   plan_shape best_shape = p;
   std::uint32_t count = 0;
   bool split_activation = false;
+  std::uint32_t last_k_slice = 0;
   for (std::uint32_t n = first; n <= last; ++n) {
     const std::uint32_t k_slice = options.k_slice ? options.k_slice : align_up(ceil_div(g.K, n), 32);
     const std::uint32_t slices = ceil_div(g.K, k_slice);
@@ -267,10 +268,15 @@ constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& o
       split_activation = true;
       continue;
     }
+    if (n > first && k_slice == last_k_slice) continue;  // the same slices as the count before
+    last_k_slice = k_slice;
+    std::uint32_t requested_m_tiles = 0;
     for (std::size_t si = 0; si < (weigh_schedules ? 2u : 1u); ++si) {
       const std::uint32_t ceiling = detail::grid_ceiling<Soc>(g, schedules[si], k_slice);
       if (ceiling == 0) continue;
       const std::uint32_t m_tiles = ceil_div(g.M, ceiling);
+      if (si == 0) requested_m_tiles = m_tiles;
+      else if (m_tiles == requested_m_tiles) continue;  // the bank split's grid is the requested one's
       if (g.layout == operand_layout::surface && m_tiles > 1) continue;
       plan_shape c = p;
       c.whole.sched = schedules[si];

@@ -1,28 +1,33 @@
 // regcmd-dis: decode a regcmd dump, one line (or JSON object) per entry.
 //
 //   regcmd-dis [--json | --all-entries] [--binary | --text] FILE      ('-' reads standard input)
+//   regcmd-dis --stats [--json] [--no-pingpong] [rate options] FILE     (what it costs)
 //
 // Decoding streams: a file is read twice, once to check it (a bad dump prints nothing) and
 // once to print it a piece at a time, so memory stays the same whatever the dump's size.
 // Standard input can be read once: its entries are kept (8 bytes each) until it ends. A LUT
 // upload in the text listing is held as a count and two values until its run ends.
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 #include <regcmd/decode/dump.hpp>
 #include <regcmd/decode/format.hpp>
 
 #include "io.hpp"
+#include "stats.hpp"
 
 namespace {
 
-constexpr const char* help =
+const std::string help = std::string(
     "usage: regcmd-dis [--json | --all-entries] [--binary | --text] FILE\n"
+    "       regcmd-dis --stats [--json] [--no-pingpong] [rate options] [--binary | --text] FILE\n"
     "Decode a regcmd dump, one line per entry (--json: an array of objects). FILE '-' reads\n"
     "standard input.\n"
     "  binary  little-endian u64 entries, as the capture shim writes them\n"
@@ -38,11 +43,18 @@ constexpr const char* help =
     "entries as signed 16-bit values:\n"
     "  0-513 DPU LUT upload: table LE (0), 513 entries, first -3, last 16384\n"
     "--all-entries prints each of its entries on a line of its own; --json lists every entry.\n"
+    "--stats prints what the program asks of the hardware instead, read from its registers:\n"
+    "the bytes each DMA moves (and the distinct bytes, re-reads removed), the MACs, the DPU's\n"
+    "and PPU's elements, the tasks (each ends at an op-enable entry) and a lower bound on its\n"
+    "time on RK3588 (docs/cost.md); with --json as one JSON object. Tasks are taken to\n"
+    "alternate the two register groups (RKNPU_JOB_PINGPONG, as the vendor runtime submits);\n"
+    "--no-pingpong: every task finds the registers of the task before it (rocket). The bound's\n"
+    "rates:\n") + regcmd::cli::rate_options_help + std::string(
     "--version prints the version, -h or --help this text.\n"
     "Each option is given once. Each error is one line on standard error, naming the file\n"
     "and the reason.\n"
     "Exit status: 0 decoded; 2 bad usage, an unreadable or malformed dump, or an unwritable\n"
-    "output.\n";
+    "output.\n");
 
 // Every error is one line; the usage is printed for --help and for no arguments only.
 int fail(const std::string& message) {
@@ -54,18 +66,30 @@ int fail(const std::string& message) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fputs(help, stderr);
+    std::fputs(help.c_str(), stderr);
     return 2;
   }
-  bool json = false, all_entries = false;
+  bool json = false, all_entries = false, stats = false, pingpong = true;
+  regcmd::roofline_params rates = regcmd::soc_roofline();
+  std::vector<std::string> rate_given;
   regcmd::dump_format format = regcmd::dump_format::detect;
   std::string path;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
-    if (const int done = regcmd::cli::help_or_version(a, help, "regcmd-dis"); done >= 0) return done;
+    if (const int done = regcmd::cli::help_or_version(a, help.c_str(), "regcmd-dis"); done >= 0) return done;
     if (a == "--json") {
       if (json) return fail("--json is given twice: give it once");
       json = true;
+    } else if (a == "--stats" || a == "--no-pingpong") {
+      bool& flag = a == "--stats" ? stats : pingpong;
+      if (flag != (a == "--stats" ? false : true)) return fail(std::string(a) + " is given twice: give it once");
+      flag = !flag;
+    } else if (regcmd::cli::is_rate_option(a)) {
+      if (std::find(rate_given.begin(), rate_given.end(), a) != rate_given.end())
+        return fail(std::string(a) + " is given twice: give it once");
+      rate_given.emplace_back(a);
+      if (i + 1 >= argc) return fail(std::string(a) + " needs a value");
+      if (const regcmd::cli::problem p = regcmd::cli::apply_rate_option(rates, a, argv[++i]); !p.empty()) return fail(p);
     } else if (a == "--all-entries") {
       if (all_entries) return fail("--all-entries is given twice: give it once");
       all_entries = true;
@@ -84,6 +108,18 @@ int main(int argc, char** argv) {
   }
   if (path.empty()) return fail("no dump given: FILE, or '-' for standard input");
   if (json && all_entries) return fail("--all-entries does not apply with --json (JSON lists every entry)");
+  if (!stats && (!pingpong || !rate_given.empty()))
+    return fail(std::string(!pingpong ? "--no-pingpong" : rate_given.front()) + " applies with --stats only");
+  if (stats) {
+    if (all_entries) return fail("--all-entries does not apply with --stats");
+    const regcmd::dump d = regcmd::read_dump(path, format);
+    if (!d.error.empty()) return fail(d.error);
+    regcmd::cli::stats_report r = regcmd::cli::report_of_dump(d.entries, pingpong);
+    r.rates = rates;
+    regcmd::cli::output_stream out(stdout, "regcmd-dis");
+    out.write(json ? regcmd::cli::format_stats_json(r) : regcmd::cli::format_stats_text(r));
+    return out.finish() ? 0 : 2;
+  }
 
   regcmd::cli::output_stream out(stdout, "regcmd-dis");
   std::size_t index = 0;

@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <regcmd/decode/format.hpp>
@@ -37,10 +38,11 @@
 #include "cli.hpp"
 #include "graph_file.hpp"
 #include "io.hpp"
+#include "stats.hpp"
 
 namespace {
 
-constexpr const char* usage = R"(usage: regcmd-gen PROGRAM [options]
+const std::string usage = R"(usage: regcmd-gen PROGRAM [options]
        regcmd-gen graph FILE [address and output options]
 
 Programs:
@@ -72,6 +74,10 @@ matmul options:
   --k-slice N         with --plan: K-split slice, a multiple of 32 from 32 to 2048
                       (default: chosen)
   --delta             with --plan: tasks after the first two carry only what changed
+  --fewest-tasks      with --plan: the grid with the fewest tasks (the choice before
+                      costs were weighed) instead of the lowest time bound
+  --explain           with --plan: print the grids the planner weighed and why it took
+                      one (traffic, tasks, the bound) instead of the program
   --then ew           fuse an SDP op after the matmul (with --op, --operand, --value)
   --relu, --relu6, --leaky A  a fused activation on a fp16 output (the BN stage, same task)
 
@@ -148,6 +154,12 @@ program has, 0 to 0xffffffff with every byte its DMA reaches below 4 GiB:
   which it always reads), --add-address ADDR (a conv's --add residual), and --regcmd ADDR
   (the program's own buffer, which chained tasks' next-task addresses point into)
 
+Cost:
+  --stats             print what the program asks of the hardware instead of the program:
+                      bytes per DMA, the distinct bytes, the operation's minimum (matmul
+                      and plans), MACs, and a lower bound on its time (regcmd-dis --stats;
+                      docs/cost.md); --format json for one JSON object
+)" + std::string(regcmd::cli::rate_options_help) + R"(
 Output:
   --format F          hex (one 0x%016x entry per line) | bin (little-endian u64) |
                       json (the regcmd-dis --json schema)               (default hex)
@@ -235,7 +247,7 @@ int write_graph(int argc, char** argv) {
   cli::given_options given;
   for (int i = 3; i < argc; ++i) {
     const std::string_view a = argv[i];
-    if (const int done = cli::help_or_version(a, usage, "regcmd-gen"); done >= 0) return done;
+    if (const int done = cli::help_or_version(a, usage.c_str(), "regcmd-gen"); done >= 0) return done;
     if (cli::problem twice = given.add(a); !twice.empty()) return fail(twice);
     const auto address = std::find_if(std::begin(address_options), std::end(address_options),
                                        [&](const address_option& o) { return o.name == a; });
@@ -263,12 +275,12 @@ int write_graph(int argc, char** argv) {
 int main(int argc, char** argv) {
   using namespace regcmd;
   if (argc < 2) {
-    std::fputs(usage, stderr);
+    std::fputs(usage.c_str(), stderr);
     return cli::exit_error;
   }
   const std::string_view program_name = argv[1];
   if (program_name == "-h" || program_name == "--help") {
-    std::fputs(usage, stdout);
+    std::fputs(usage.c_str(), stdout);
     return cli::exit_success;
   }
   if (program_name == "--version") return cli::print_version("regcmd-gen");
@@ -281,7 +293,8 @@ int main(int argc, char** argv) {
 
   matmul_spec& spec = r.spec;
   std::optional<precision> weight;
-  bool planned = false;
+  bool planned = false, stats = false, explain = false;
+  roofline_params rates = soc_roofline();
   operand_addresses addresses{};
   std::string_view format = "hex";
   std::string out_path;
@@ -291,7 +304,7 @@ int main(int argc, char** argv) {
       {"auto", schedule::automatic}, {"template", schedule::template_split}, {"bank", schedule::bank_split}};
   for (int i = 2; i < argc; ++i) {
     const std::string_view a = argv[i];
-    if (const int done = cli::help_or_version(a, usage, "regcmd-gen"); done >= 0) return done;
+    if (const int done = cli::help_or_version(a, usage.c_str(), "regcmd-gen"); done >= 0) return done;
     if (cli::problem twice = given.add(a); !twice.empty()) return fail(twice);
     if (a == "--no-pad") {
       spec.pad = r.ew.pad = r.act.pad = padding::none;
@@ -299,11 +312,15 @@ int main(int argc, char** argv) {
     }
     if (a == "--plan") { planned = true; continue; }
     if (a == "--delta") { r.options.delta_tasks = true; continue; }
+    if (a == "--fewest-tasks") { r.options.objective = plan_objective::fewest_tasks; continue; }
+    if (a == "--stats") { stats = true; continue; }
+    if (a == "--explain") { explain = true; continue; }
     if (cli::apply_flag(r, a)) continue;
     const auto address = std::find_if(std::begin(address_options), std::end(address_options),
                                        [&](const address_option& o) { return o.name == a; });
     const bool known = cli::is_request_option(a) || a == "--weight-precision" || a == "--schedule" || a == "--feature-pitch" ||
-                       a == "--output-pitch" || address != std::end(address_options) || a == "--format" || a == "-o";
+                       a == "--output-pitch" || address != std::end(address_options) || a == "--format" || a == "-o" ||
+                       cli::is_rate_option(a);
     if (!known) return fail("unknown option '" + std::string(a) + "' (regcmd-gen --help lists them)");
     if (i + 1 >= argc) return fail(std::string(a) + " needs a value");
     const std::string_view v = argv[++i];
@@ -318,6 +335,7 @@ int main(int argc, char** argv) {
     else if (a == "--output-pitch") bad = cli::number_in(spec.output_pitch, a, v, 0, 0xffff'ffffu);
     else if (address != std::end(address_options)) bad = cli::address_in(addresses[static_cast<std::size_t>(address->role)], a, v);
     else if (a == "--format") bad = cli::one_of(format, a, v, formats);
+    else if (cli::is_rate_option(a)) bad = cli::apply_rate_option(rates, a, v);
     else if (v.empty()) bad = cli::takes(a, "a file name", v);  // -o, the option left
     else out_path = v;
     if (!bad.empty()) return fail(bad);
@@ -344,22 +362,43 @@ int main(int argc, char** argv) {
     if (cli::problem p = given.refuse_any({"--plan"}, "with --then ew (the fused chain's matmul is one task, not a plan)"); !p.empty())
       return fail(p);
   } else if (!planned) {
-    if (cli::problem p = given.refuse_any({"--k-slice", "--delta"}, "without --plan"); !p.empty()) return fail(p);
+    if (cli::problem p = given.refuse_any({"--k-slice", "--delta", "--fewest-tasks", "--explain"}, "without --plan"); !p.empty())
+      return fail(p);
   }
+  if (!planned) {
+    if (cli::problem p = given.refuse_any({"--fewest-tasks", "--explain"}, "without --plan"); !p.empty()) return fail(p);
+  }
+  if (!stats) {
+    if (cli::problem p = given.refuse_any({"--cores", "--bandwidth", "--submit-us"}, "without --stats"); !p.empty()) return fail(p);
+  }
+  if (explain && format != "hex") return fail("--explain prints text: --format does not apply");
   if (weight) spec.in = input_precisions{spec.in.features, *weight};
 
   struct {
     std::vector<entry> entries;
     std::vector<slot> slots;
   } p;
+  cli::stats_report report;
+  report.rates = rates;
   auto keep = [&](const program_view& v) {
     p.entries.assign(v.entries.begin(), v.entries.end());
     p.slots.assign(v.slots.begin(), v.slots.end());
+    if (stats) {
+      const std::optional<std::uint64_t> minimum = report.minimum;
+      report = cli::report_of(v);
+      report.rates = rates;
+      report.minimum = minimum;
+    }
   };
-  // Keeps the program a door built, or says which rule it broke.
+  // Keeps the program a door built, or says which rule it broke; a matmul's and a plan's
+  // operands once are the minimum its traffic is measured against.
   auto take = [&](const auto& built) {
-    if (built) keep(built.value().view());
-    return built ? status{} : status{built.err()};
+    if (!built) return status{built.err()};
+    using geometry = std::decay_t<decltype(built.value().geometry)>;
+    if constexpr (std::is_same_v<geometry, matmul_geometry>) report.minimum = minimum_traffic(built.value().geometry);
+    if constexpr (std::is_same_v<geometry, plan_shape>) report.minimum = minimum_traffic(built.value().geometry.whole);
+    keep(built.value().view());
+    return status{};
   };
   const status built = r.convolution ? take(build_conv(r.conv))
                        : r.activation  ? take(build_activation(r.act))
@@ -369,5 +408,16 @@ int main(int argc, char** argv) {
                        : planned       ? take(build_plan(spec, r.options))
                                        : take(build_matmul(spec));
   if (!built) return fail(cli::describe(built.err()));
+  if (stats || explain) {
+    std::string text;
+    if (explain) {
+      plan_explanation why;
+      (void)plan(spec, r.options, &why);  // built above: it resolves
+      text = cli::format_explanation(why);
+    }
+    if (stats) text += format == "json" ? cli::format_stats_json(report) : cli::format_stats_text(report);
+    const bool written = out_path.empty() ? cli::write_out(stdout, text, "regcmd-gen") : cli::write_file(out_path, text, "regcmd-gen");
+    return written ? cli::exit_success : cli::exit_error;
+  }
   return write_program(p.entries, p.slots, addresses, given, format, out_path);
 }

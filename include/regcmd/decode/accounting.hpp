@@ -59,6 +59,11 @@ constexpr std::size_t stream_of_address(std::uint16_t offset) {
 
 namespace detail {
 
+template <register_type R>
+constexpr bool is(entry e) {
+  return e.target() == static_cast<std::uint16_t>(R::block) && e.offset() == R::offset;
+}
+
 // The registers the accounting reads beyond those the extents read.
 struct cost_registers {
   dma_state dma;
@@ -69,12 +74,11 @@ struct cost_registers {
     using namespace reg;
     dma.write(e);
     if (const std::size_t s = stream_of_address(e.offset()); s < stream_count && is_address_register(e)) where[s] = where_value;
-    auto is = [&](auto r) { return e.offset() == decltype(r)::offset && e.target() == static_cast<std::uint16_t>(decltype(r)::block); };
-    if (is(CNA_DATA_SIZE3{})) data_size3 = e.value();
-    else if (is(CNA_WEIGHT_SIZE2{})) weight_size2 = e.value();
-    else if (is(CNA_CBUF_CON0{})) cbuf_con0 = e.value();
-    else if (is(DPU_FEATURE_MODE_CFG{})) dpu_feature_mode = e.value();
-    else if (is(PPU_POOLING_KERNEL_CFG{})) pool_kernel = e.value();
+    if (is<CNA_DATA_SIZE3>(e)) data_size3 = e.value();
+    else if (is<CNA_WEIGHT_SIZE2>(e)) weight_size2 = e.value();
+    else if (is<CNA_CBUF_CON0>(e)) cbuf_con0 = e.value();
+    else if (is<DPU_FEATURE_MODE_CFG>(e)) dpu_feature_mode = e.value();
+    else if (is<PPU_POOLING_KERNEL_CFG>(e)) pool_kernel = e.value();
   }
 };
 
@@ -197,9 +201,22 @@ constexpr task_cost cost_of_task(const cost_registers& r, std::uint32_t enable_m
   return t;
 }
 
-constexpr bool is_lut_data(entry e) {
-  return e.target() == static_cast<std::uint16_t>(reg::DPU_LUT_ACCESS_DATA::block) && e.offset() == reg::DPU_LUT_ACCESS_DATA::offset;
-}
+// Lookup-table uploads: a DPU_LUT_ACCESS_CFG writing a table (LUT_ACCESS_TYPE 1), then the
+// run of DPU_LUT_ACCESS_DATA writes after it (the decoder's lut_upload_run). A data write
+// outside such a run (the vendor's matmul template writes one 0) is no upload.
+struct lut_uploads {
+  bool open = false;
+  std::uint32_t entries = 0;
+  // Whether e is LUT data (no DMA reads it); counts it when it belongs to an upload.
+  constexpr bool data(entry e) {
+    if (is<reg::DPU_LUT_ACCESS_DATA>(e)) {
+      entries += open;
+      return true;
+    }
+    open = is<reg::DPU_LUT_ACCESS_CFG>(e) && unpack<reg::DPU_LUT_ACCESS_CFG>(e.value()).LUT_ACCESS_TYPE.value() == 1;
+    return false;
+  }
+};
 
 }  // namespace detail
 
@@ -213,18 +230,17 @@ constexpr program_cost account(const program_view& p, OnTask&& on_task) {
   for (std::size_t t = 0; t < p.tasks.size(); ++t) {
     const task& k = p.tasks[t];
     detail::cost_registers& r = groups[p.pingpong ? t % 2 : 0];
-    std::uint32_t lut = 0;
+    detail::lut_uploads lut;
     for (std::uint32_t i = k.first; i < k.first + k.count && i < p.entries.size(); ++i) {
       while (next_slot < p.slots.size() && p.slots[next_slot].entry < i) ++next_slot;
       std::uint64_t where = p.entries[i].value();
       if (next_slot < p.slots.size() && p.slots[next_slot].entry == i)
         where = (std::uint64_t{static_cast<std::uint8_t>(p.slots[next_slot].role)} + 1) << 32 | p.slots[next_slot].offset;
-      if (detail::is_lut_data(p.entries[i])) ++lut;
-      else r.write(p.entries[i], where);
+      if (!lut.data(p.entries[i])) r.write(p.entries[i], where);
     }
     task_cost c = detail::cost_of_task(r, k.enable_mask);
     c.entries = k.count;
-    c.lut_entries = lut;
+    c.lut_entries = lut.entries;
     c.bytes[static_cast<std::size_t>(stream::regcmd)] = std::uint64_t{k.count} * 8;
     on_task(t, c);
     total.add(c);
@@ -243,24 +259,23 @@ constexpr program_cost account_dump(std::span<const entry> entries, bool pingpon
   program_cost total;
   std::array<detail::cost_registers, 2> groups{};
   std::size_t t = 0, first = 0;
-  std::uint32_t lut = 0;
+  detail::lut_uploads lut;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const entry e = entries[i];
     detail::cost_registers& r = groups[pingpong ? t % 2 : 0];
     if (kind_of(e) != entry_kind::op_enable) {
-      if (detail::is_lut_data(e)) ++lut;
-      else r.write(e, e.value());
+      if (!lut.data(e)) r.write(e, e.value());
       continue;
     }
     task_cost c = detail::cost_of_task(r, e.value());
     c.entries = static_cast<std::uint32_t>(i + 1 - first);
-    c.lut_entries = lut;
+    c.lut_entries = lut.entries;
     c.bytes[static_cast<std::size_t>(stream::regcmd)] = std::uint64_t{c.entries} * 8;
     on_task(t, c);
     total.add(c);
     ++t;
     first = i + 1;
-    lut = 0;
+    lut = {};
   }
   return total;
 }
