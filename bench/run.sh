@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # All the benchmarks, then one summary table (markdown, as in bench/README.md):
-#   program size, bind / submit preparation, the functional model's speed, compile time.
+#   program size, program cost, bind / submit preparation, the functional model's speed, compile time.
 # The bind bench runs on the NPU where a node is there (rknpu or rocket), else on both
 # nodes of the emulated device. Not part of the test suite: nothing here fails on a missed
 # target.
@@ -43,6 +43,8 @@ run_on_npu() {
 
 echo "== program size"
 run "$bin/bench_size"
+echo "== what programs cost: traffic, tasks and the bound, by cost against fewest tasks"
+run "$bin/bench_cost"
 echo "== conv task splitting"
 run "$bin/bench_conv"
 echo "== lookup-table activations: accuracy on the model, program size"

@@ -247,3 +247,13 @@ TEST_CASE("a plan's estimated cost is what the accounting reads from its registe
     CHECK(estimated.dpu_elements == from_registers.dpu_elements);
   }
 }
+
+TEST_CASE("accounting at compile time: a program built as a constant, counted as one") {
+  // fp16 -> fp32, M 8 K 64 N 32: 8 x 64 x 2 bytes of features, 64 x 32 x 2 of weights.
+  static constexpr auto m = matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 8, .K = 64, .N = 32}>();
+  static constexpr program_cost c = account(m.code.view());
+  static_assert(c.bytes[static_cast<std::size_t>(stream::feature)] == 8 * 64 * 2);
+  static_assert(c.bytes[static_cast<std::size_t>(stream::weight)] == 64 * 32 * 2);
+  static_assert(c.macs[0] == 8 * 32 * 64);
+  CHECK(c.tasks == 1);
+}

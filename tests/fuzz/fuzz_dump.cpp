@@ -1,9 +1,10 @@
-// libFuzzer target: any bytes as a dump, in each format, decoded and printed. Every input
-// must parse to entries or give an error; decoding never fails.
+// libFuzzer target: any bytes as a dump, in each format, decoded, printed and accounted.
+// Every input must parse to entries or give an error; decoding and accounting never fail.
 #include <cstddef>
 #include <cstdint>
 #include <span>
 
+#include <regcmd/decode/accounting.hpp>
 #include <regcmd/decode/dump.hpp>
 #include <regcmd/decode/format.hpp>
 #include <regcmd/decode/lookup.hpp>
@@ -13,6 +14,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (regcmd::dump_format f : {regcmd::dump_format::detect, regcmd::dump_format::binary, regcmd::dump_format::text}) {
     const regcmd::dump d = regcmd::parse_dump(bytes, f);
     if (!d.ok() && d.error.empty()) __builtin_trap();
+    // accounting: a task per op-enable entry, the totals the sum of the tasks, the distinct
+    // bytes never above the bytes moved
+    std::size_t op_enables = 0;
+    for (regcmd::entry e : d.entries) op_enables += regcmd::kind_of(e) == regcmd::entry_kind::op_enable;
+    for (bool pingpong : {true, false}) {
+      regcmd::distinct_bytes once;
+      regcmd::program_cost sum;
+      const regcmd::program_cost c = regcmd::account_dump(d.entries, pingpong, [&](std::size_t, const regcmd::task_cost& t) {
+        once.add(t);
+        sum.add(t);
+      });
+      if (c.tasks != op_enables || c.bytes != sum.bytes || c.macs != sum.macs) __builtin_trap();
+      const regcmd::stream_bytes distinct = once.bytes();
+      for (std::size_t s = 0; s < regcmd::stream_count; ++s)
+        if (distinct[s] > c.bytes[s]) __builtin_trap();
+    }
     for (std::size_t i = 0; i < d.entries.size(); ++i) {
       const regcmd::decoded_entry e = regcmd::decode(d.entries[i]);
       if (e.field_count > regcmd::max_fields_per_register) __builtin_trap();
