@@ -58,7 +58,7 @@ Programs:
             the PPU, tall images in row tasks (at most 8191 / W output rows each)
   graph FILE  the ops a graph file describes, one program ('-': standard input): one op
             a line, 'OUT = PROGRAM IN... OPTIONS' with the options above (docs/graph.md,
-            "Graph files"); only the address and output options follow FILE
+            "Graph files"); only the address, output and cost options follow FILE
 
 matmul options:
   --in P              input precision: fp16 | int8 | int4              (default fp16)
@@ -245,26 +245,43 @@ int write_graph(int argc, char** argv) {
   std::string_view format = "hex";
   std::string out_path;
   cli::given_options given;
+  bool stats = false;
+  roofline_params rates = soc_roofline();
   for (int i = 3; i < argc; ++i) {
     const std::string_view a = argv[i];
     if (const int done = cli::help_or_version(a, usage.c_str(), "regcmd-gen"); done >= 0) return done;
     if (cli::problem twice = given.add(a); !twice.empty()) return fail(twice);
+    if (a == "--stats") {
+      stats = true;
+      continue;
+    }
     const auto address = std::find_if(std::begin(address_options), std::end(address_options),
                                        [&](const address_option& o) { return o.name == a; });
-    if (address == std::end(address_options) && a != "--format" && a != "-o")
+    if (address == std::end(address_options) && a != "--format" && a != "-o" && !cli::is_rate_option(a))
       return fail("option '" + std::string(a) + "' does not apply to graph (its ops' options are in the file)");
     if (i + 1 >= argc) return fail(std::string(a) + " needs a value");
     const std::string_view v = argv[++i];
     cli::problem bad;
     if (address != std::end(address_options)) bad = cli::address_in(addresses[static_cast<std::size_t>(address->role)], a, v);
     else if (a == "--format") bad = cli::one_of(format, a, v, formats);
+    else if (cli::is_rate_option(a)) bad = cli::apply_rate_option(rates, a, v);
     else if (v.empty()) bad = cli::takes(a, "a file name", v);
     else out_path = v;
     if (!bad.empty()) return fail(bad);
   }
+  if (!stats) {
+    if (cli::problem p = given.refuse_any({"--cores", "--bandwidth", "--submit-us"}, "without --stats"); !p.empty()) return fail(p);
+  }
   const cli::loaded_graph file = cli::load_graph_file(path);
   if (!file.problem.empty()) return fail(file.problem);
   const program_view v = file.built->view();
+  if (stats) {
+    cli::stats_report report = cli::report_of(v);
+    report.rates = rates;
+    const std::string text = format == "json" ? cli::format_stats_json(report) : cli::format_stats_text(report);
+    const bool written = out_path.empty() ? cli::write_out(stdout, text, "regcmd-gen") : cli::write_file(out_path, text, "regcmd-gen");
+    return written ? cli::exit_success : cli::exit_error;
+  }
   std::vector<entry> entries(v.entries.begin(), v.entries.end());
   const std::vector<slot> slots(v.slots.begin(), v.slots.end());
   return write_program(entries, slots, addresses, given, format, out_path);
