@@ -146,15 +146,24 @@ constexpr std::uint32_t grid_ceiling(const matmul_geometry& g, schedule requeste
 }
 }  // namespace detail
 
+namespace detail {
+// The bytes of M feature rows of `depth` elements, and of M output rows of `cols` outputs,
+// in the operands' layouts (row-major rows; surface atoms, 16 bytes each).
+constexpr std::uint64_t feature_traffic(const matmul_geometry& g, std::uint64_t depth) {
+  return g.layout == operand_layout::row_major
+             ? g.M * std::uint64_t{matmul_geometry::feature_row_bytes(g.in, static_cast<std::uint32_t>(depth))}
+             : atoms(depth, traits(g.in).bits_per_element) * g.M * 16;
+}
+constexpr std::uint64_t output_traffic(const matmul_geometry& g, precision out, std::uint64_t cols) {
+  return g.layout == operand_layout::row_major ? g.M * bytes_of(out, cols) : atoms(cols, traits(out).bits_per_element) * g.M * 16;
+}
+}  // namespace detail
+
 // The traffic of the operation at its least: each operand read once and the result
 // written once, in the layouts the NPU reads and writes them (K padded to 32, N to the
 // weight tile, int4 rows of K bytes). What a plan's traffic is measured against.
 constexpr std::uint64_t minimum_traffic(const matmul_geometry& g) {
-  const bool row = g.layout == operand_layout::row_major;
-  const std::uint64_t features = row ? std::uint64_t{g.M} * matmul_geometry::feature_row_bytes(g.in, g.K)
-                                     : detail::atoms(g.K, traits(g.in).bits_per_element) * g.M * 16;
-  const std::uint64_t outputs = row ? g.M * bytes_of(g.out, g.N) : detail::atoms(g.N, traits(g.out).bits_per_element) * g.M * 16;
-  return features + bytes_of(g.in, std::uint64_t{g.K} * g.N) + outputs;
+  return detail::feature_traffic(g, g.K) + bytes_of(g.in, std::uint64_t{g.K} * g.N) + detail::output_traffic(g, g.out, g.N);
 }
 
 // What a plan's program moves and computes, from its grid alone, in the terms of the
@@ -163,21 +172,15 @@ constexpr std::uint64_t minimum_traffic(const matmul_geometry& g) {
 // full), and with device sums each add reading two partials and writing one.
 constexpr program_cost estimate_cost(const plan_shape& p) {
   const matmul_geometry& g = p.whole;
-  const bool row = g.layout == operand_layout::row_major;
-  auto feature_of = [&](std::uint64_t depth) {
-    return row ? g.M * std::uint64_t{matmul_geometry::feature_row_bytes(g.in, static_cast<std::uint32_t>(depth))}
-               : detail::atoms(depth, traits(g.in).bits_per_element) * g.M * 16;
-  };
-  auto output_of = [&](std::uint64_t cols) {
-    return row ? g.M * bytes_of(p.partial, cols) : detail::atoms(cols, traits(p.partial).bits_per_element) * g.M * 16;
-  };
   const std::uint32_t full_slices = g.K / p.k_slice, rest = g.K % p.k_slice;
   const std::uint32_t full_tiles = g.N / p.n_tile, rest_cols = g.N % p.n_tile;
   program_cost c;
   auto put = [&](stream s, std::uint64_t n) { c.bytes[static_cast<std::size_t>(s)] += n; };
-  put(stream::feature, p.n_tiles * (full_slices * feature_of(p.k_slice) + (rest ? feature_of(rest) : 0)));
+  put(stream::feature, p.n_tiles * (full_slices * detail::feature_traffic(g, p.k_slice) +
+                                    (rest ? detail::feature_traffic(g, rest) : 0)));
   put(stream::weight, p.m_tiles * bytes_of(g.in, std::uint64_t{g.K} * g.N));
-  put(stream::output, p.slices * (full_tiles * output_of(p.n_tile) + (rest_cols ? output_of(rest_cols) : 0)));
+  put(stream::output, p.slices * (full_tiles * detail::output_traffic(g, p.partial, p.n_tile) +
+                                  (rest_cols ? detail::output_traffic(g, p.partial, rest_cols) : 0)));
   c.tasks = p.tasks();
   c.entries = c.tasks * matmul_task_entries;
   c.macs[static_cast<std::size_t>(mac_class_of(g.in))] = std::uint64_t{g.M} * g.N * g.K;

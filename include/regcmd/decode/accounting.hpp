@@ -82,65 +82,22 @@ struct cost_registers {
   }
 };
 
-// 16-byte atoms of a W x H x C cube of `bits`-bit elements, surface after surface.
-constexpr std::uint64_t cube_bytes(std::uint64_t w, std::uint64_t h, std::uint64_t c, std::uint64_t bits) {
-  return atoms(c, bits) * w * h * 16;
-}
-
 constexpr std::uint64_t feature_bytes(const cost_registers& r) {
-  using namespace reg;
-  if (unpack<CNA_CBUF_CON0>(r.cbuf_con0).DATA_REUSE.value()) return 0;
-  const dma_state& s = r.dma;
-  const std::uint64_t M = unpack<CNA_DATA_SIZE0>(s.data_size0).DATAIN_HEIGHT.value();
-  const std::uint64_t W = std::max<std::uint64_t>(unpack<CNA_DATA_SIZE0>(s.data_size0).DATAIN_WIDTH.value(), 1);
-  const std::uint64_t K = unpack<CNA_DATA_SIZE1>(s.data_size1).DATAIN_CHANNEL.value();
-  const auto con1 = unpack<CNA_CONV_CON1>(s.conv_con1);
-  const precision in = con1.IN_PRECISION.value();
-  if (con1.GROUP_LINE_OFF.value()) return M * (in == precision::int4 ? K : bytes_of(in, K));
-  return cube_bytes(W, M, K, traits(in).bits_per_element);
+  if (unpack<reg::CNA_CBUF_CON0>(r.cbuf_con0).DATA_REUSE.value()) return 0;
+  const cube f = cna_feature_cube(r.dma);
+  return row_major_features(r.dma) ? f.h * cna_feature_row(r.dma) : f.bytes();
 }
 
 constexpr std::uint64_t output_bytes(const cost_registers& r, bool cna_runs) {
-  using namespace reg;
-  if ((unpack<DPU_FEATURE_MODE_CFG>(r.dpu_feature_mode).OUTPUT_MODE.value() & 2) == 0) return 0;
-  const dma_state& s = r.dma;
-  const std::uint64_t W = unpack<DPU_DATA_CUBE_WIDTH>(s.cube_width).WIDTH.value() + 1;
-  const std::uint64_t H = unpack<DPU_DATA_CUBE_HEIGHT>(s.cube_height).HEIGHT.value() + 1;
-  const std::uint64_t C = unpack<DPU_DATA_CUBE_CHANNEL>(s.cube_channel).CHANNEL.value() + 1;
-  const std::uint64_t bits = traits(unpack<DPU_DATA_FORMAT>(s.data_format).OUT_PRECISION.value()).bits_per_element;
-  if (cna_runs && unpack<CNA_CONV_CON1>(s.conv_con1).GROUP_LINE_OFF.value()) return H * ((C * bits + 7) / 8);
-  return cube_bytes(W, H, C, bits);
+  if ((unpack<reg::DPU_FEATURE_MODE_CFG>(r.dpu_feature_mode).OUTPUT_MODE.value() & 2) == 0) return 0;
+  const cube o = dpu_output_cube(r.dma);
+  return cna_runs && row_major_features(r.dma) ? o.h * ((o.c * o.bits + 7) / 8) : o.bytes();
 }
 
 constexpr std::uint64_t ew_bytes(const dma_state& s) {
-  using namespace reg;
-  const auto cfg = unpack<DPU_RDMA_RDMA_ERDMA_CFG>(s.erdma_cfg);
-  if (cfg.ERDMA_DISABLE.value()) return 0;
-  constexpr std::uint64_t bits_of_size[] = {4, 8, 16, 32};  // data_size: four_bit .. four_byte
-  const std::uint64_t bits = bits_of_size[static_cast<std::size_t>(cfg.ERDMA_DATA_SIZE.value()) & 3];
-  const std::uint64_t W = unpack<DPU_RDMA_RDMA_DATA_CUBE_WIDTH>(s.rdma_width).WIDTH.value() + 1;
-  const std::uint64_t H = unpack<DPU_RDMA_RDMA_DATA_CUBE_HEIGHT>(s.rdma_height).HEIGHT.value() + 1;
-  const std::uint64_t C = unpack<DPU_RDMA_RDMA_DATA_CUBE_CHANNEL>(s.rdma_channel).CHANNEL.value() + 1;
-  if (cfg.ERDMA_DATA_MODE.value() == ew_data_mode::per_channel) return (C * bits + 7) / 8;
-  return cube_bytes(W, H, C, bits);
-}
-
-constexpr std::uint64_t ppu_source_bytes(const dma_state& s) {
-  using namespace reg;
-  const std::uint64_t W = unpack<PPU_RDMA_RDMA_CUBE_IN_WIDTH>(s.ppu_rdma_width).CUBE_IN_WIDTH.value() + 1;
-  const std::uint64_t H = unpack<PPU_RDMA_RDMA_CUBE_IN_HEIGHT>(s.ppu_rdma_height).CUBE_IN_HEIGHT.value() + 1;
-  const std::uint64_t C = unpack<PPU_RDMA_RDMA_CUBE_IN_CHANNEL>(s.ppu_rdma_channel).CUBE_IN_CHANNEL.value() + 1;
-  // IN_PRECISION is the storage width: 0 4-bit, 1 8-bit, 2 16-bit, 3 32-bit
-  const std::uint64_t bits = std::uint64_t{4} << unpack<PPU_RDMA_RDMA_DATA_FORMAT>(s.ppu_rdma_data_format).IN_PRECISION.value();
-  return cube_bytes(W, H, C, bits);
-}
-
-constexpr std::uint64_t ppu_output_bytes(const dma_state& s) {
-  using namespace reg;
-  const std::uint64_t W = unpack<PPU_DATA_CUBE_OUT_WIDTH>(s.ppu_out_width).CUBE_OUT_WIDTH.value() + 1;
-  const std::uint64_t H = unpack<PPU_DATA_CUBE_OUT_HEIGHT>(s.ppu_out_height).CUBE_OUT_HEIGHT.value() + 1;
-  const std::uint64_t C = unpack<PPU_DATA_CUBE_OUT_CHANNEL>(s.ppu_out_channel).CUBE_OUT_CHANNEL.value() + 1;
-  return cube_bytes(W, H, C, traits(unpack<PPU_DATA_FORMAT>(s.ppu_data_format).PROC_PRECISION.value()).bits_per_element);
+  if (unpack<reg::DPU_RDMA_RDMA_ERDMA_CFG>(s.erdma_cfg).ERDMA_DISABLE.value()) return 0;
+  const cube e = rdma_cube(s, ew_operand_bits(s));
+  return ew_per_channel(s) ? (e.c * e.bits + 7) / 8 : e.bytes();
 }
 
 // The cost of a task whose registers hold `r` when its op-enable fires.
@@ -167,29 +124,21 @@ constexpr task_cost cost_of_task(const cost_registers& r, std::uint32_t enable_m
   }
   if (dpu) {
     put(stream::output, output_bytes(r, cna));
-    t.dpu_elements = (unpack<DPU_DATA_CUBE_WIDTH>(s.cube_width).WIDTH.value() + 1ull) *
-                     (unpack<DPU_DATA_CUBE_HEIGHT>(s.cube_height).HEIGHT.value() + 1ull) *
-                     (unpack<DPU_DATA_CUBE_CHANNEL>(s.cube_channel).CHANNEL.value() + 1ull);
+    const cube o = dpu_output_cube(s);
+    t.dpu_elements = o.w * o.h * o.c;
   }
   if (rdma) {
-    const auto mode = unpack<DPU_RDMA_RDMA_FEATURE_MODE_CFG>(s.rdma_feature_mode);
-    if (!mode.MRDMA_DISABLE.value())
-      put(stream::rdma_source,
-          cube_bytes(unpack<DPU_RDMA_RDMA_DATA_CUBE_WIDTH>(s.rdma_width).WIDTH.value() + 1ull,
-                     unpack<DPU_RDMA_RDMA_DATA_CUBE_HEIGHT>(s.rdma_height).HEIGHT.value() + 1ull,
-                     unpack<DPU_RDMA_RDMA_DATA_CUBE_CHANNEL>(s.rdma_channel).CHANNEL.value() + 1ull,
-                     traits(mode.IN_PRECISION.value()).bits_per_element));
+    if (!unpack<DPU_RDMA_RDMA_FEATURE_MODE_CFG>(s.rdma_feature_mode).MRDMA_DISABLE.value())
+      put(stream::rdma_source, rdma_cube(s, rdma_source_bits(s)).bytes());
     put(stream::ew_operand, ew_bytes(s));
   }
   if (ppu) {
-    put(stream::ppu_output, ppu_output_bytes(s));
+    const cube o = ppu_output_cube(s);
+    put(stream::ppu_output, o.bytes());
     const auto k = unpack<PPU_POOLING_KERNEL_CFG>(r.pool_kernel);
-    const std::uint64_t out = (unpack<PPU_DATA_CUBE_OUT_WIDTH>(s.ppu_out_width).CUBE_OUT_WIDTH.value() + 1ull) *
-                              (unpack<PPU_DATA_CUBE_OUT_HEIGHT>(s.ppu_out_height).CUBE_OUT_HEIGHT.value() + 1ull) *
-                              (unpack<PPU_DATA_CUBE_OUT_CHANNEL>(s.ppu_out_channel).CUBE_OUT_CHANNEL.value() + 1ull);
-    t.ppu_operations = out * (k.KERNEL_WIDTH.value() + 1ull) * (k.KERNEL_HEIGHT.value() + 1ull);
+    t.ppu_operations = o.w * o.h * o.c * (k.KERNEL_WIDTH.value() + 1ull) * (k.KERNEL_HEIGHT.value() + 1ull);
   }
-  if (ppu_rdma) put(stream::ppu_source, ppu_source_bytes(s));
+  if (ppu_rdma) put(stream::ppu_source, ppu_source_cube(s).bytes());
   // The operands whose bytes are their extents (contiguous, one per channel or one atom).
   for (const address_register& a : address_registers) {
     const std::size_t st = stream_of_address(a.offset);

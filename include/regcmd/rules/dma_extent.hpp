@@ -94,82 +94,121 @@ namespace detail {
 // The 16-byte atoms that `channels` elements of `bits` bits each take.
 constexpr std::uint64_t atoms(std::uint64_t channels, std::uint64_t bits) { return (channels * bits + 127) / 128; }
 
+// A W x H x C cube of `bits`-bit elements, laid out as ceil(C·bits/128) surfaces of W·H
+// 16-byte atoms: what each DMA below reads or writes, as its registers give it.
+struct cube {
+  std::uint64_t w = 0, h = 0, c = 0, bits = 0;
+  constexpr std::uint64_t surfaces() const { return atoms(c, bits); }
+  // The surfaces packed one after another: the bytes the DMA moves.
+  constexpr std::uint64_t bytes() const { return surfaces() * w * h * 16; }
+  // The surfaces `stride` bytes apart: the span the DMA reaches.
+  constexpr std::uint64_t span(std::uint64_t stride) const { return (surfaces() - 1) * stride + w * h * 16; }
+};
+
+// The CNA's feature cube: DATAIN_WIDTH (at least 1) x M rows x K channels.
+constexpr cube cna_feature_cube(const dma_state& s) {
+  using namespace reg;
+  return {std::max<std::uint64_t>(unpack<CNA_DATA_SIZE0>(s.data_size0).DATAIN_WIDTH.value(), 1),
+          unpack<CNA_DATA_SIZE0>(s.data_size0).DATAIN_HEIGHT.value(), unpack<CNA_DATA_SIZE1>(s.data_size1).DATAIN_CHANNEL.value(),
+          traits(unpack<CNA_CONV_CON1>(s.conv_con1).IN_PRECISION.value()).bits_per_element};
+}
+// A row-major feature row: K elements; int4 rows are read as int8 lines, K bytes: the
+// nibbles and a zero half-line ("0x107c").
+constexpr std::uint64_t cna_feature_row(const dma_state& s) {
+  using namespace reg;
+  const precision in = unpack<CNA_CONV_CON1>(s.conv_con1).IN_PRECISION.value();
+  const std::uint64_t K = unpack<CNA_DATA_SIZE1>(s.data_size1).DATAIN_CHANNEL.value();
+  return in == precision::int4 ? K : bytes_of(in, K);
+}
+constexpr bool row_major_features(const dma_state& s) {
+  return unpack<reg::CNA_CONV_CON1>(s.conv_con1).GROUP_LINE_OFF.value();
+}
+
+constexpr cube dpu_output_cube(const dma_state& s) {
+  using namespace reg;
+  return {unpack<DPU_DATA_CUBE_WIDTH>(s.cube_width).WIDTH.value() + 1ull, unpack<DPU_DATA_CUBE_HEIGHT>(s.cube_height).HEIGHT.value() + 1ull,
+          unpack<DPU_DATA_CUBE_CHANNEL>(s.cube_channel).CHANNEL.value() + 1ull,
+          traits(unpack<DPU_DATA_FORMAT>(s.data_format).OUT_PRECISION.value()).bits_per_element};
+}
+
+// The DPU_RDMA's cube at `bits` a element (its source's precision, or the EW operand's size).
+constexpr cube rdma_cube(const dma_state& s, std::uint64_t bits) {
+  using namespace reg;
+  return {unpack<DPU_RDMA_RDMA_DATA_CUBE_WIDTH>(s.rdma_width).WIDTH.value() + 1ull,
+          unpack<DPU_RDMA_RDMA_DATA_CUBE_HEIGHT>(s.rdma_height).HEIGHT.value() + 1ull,
+          unpack<DPU_RDMA_RDMA_DATA_CUBE_CHANNEL>(s.rdma_channel).CHANNEL.value() + 1ull, bits};
+}
+constexpr std::uint64_t rdma_source_bits(const dma_state& s) {
+  return traits(unpack<reg::DPU_RDMA_RDMA_FEATURE_MODE_CFG>(s.rdma_feature_mode).IN_PRECISION.value()).bits_per_element;
+}
+constexpr std::uint64_t ew_operand_bits(const dma_state& s) {
+  constexpr std::uint64_t bits_of_size[] = {4, 8, 16, 32};  // data_size: four_bit .. four_byte
+  return bits_of_size[static_cast<std::size_t>(unpack<reg::DPU_RDMA_RDMA_ERDMA_CFG>(s.erdma_cfg).ERDMA_DATA_SIZE.value()) & 3];
+}
+constexpr bool ew_per_channel(const dma_state& s) {
+  return unpack<reg::DPU_RDMA_RDMA_ERDMA_CFG>(s.erdma_cfg).ERDMA_DATA_MODE.value() == reg::ew_data_mode::per_channel;
+}
+
+constexpr cube ppu_output_cube(const dma_state& s) {
+  using namespace reg;
+  return {unpack<PPU_DATA_CUBE_OUT_WIDTH>(s.ppu_out_width).CUBE_OUT_WIDTH.value() + 1ull,
+          unpack<PPU_DATA_CUBE_OUT_HEIGHT>(s.ppu_out_height).CUBE_OUT_HEIGHT.value() + 1ull,
+          unpack<PPU_DATA_CUBE_OUT_CHANNEL>(s.ppu_out_channel).CUBE_OUT_CHANNEL.value() + 1ull,
+          traits(unpack<PPU_DATA_FORMAT>(s.ppu_data_format).PROC_PRECISION.value()).bits_per_element};
+}
+// IN_PRECISION is the storage width: 0 4-bit, 1 8-bit, 2 16-bit, 3 32-bit.
+constexpr cube ppu_source_cube(const dma_state& s) {
+  using namespace reg;
+  return {unpack<PPU_RDMA_RDMA_CUBE_IN_WIDTH>(s.ppu_rdma_width).CUBE_IN_WIDTH.value() + 1ull,
+          unpack<PPU_RDMA_RDMA_CUBE_IN_HEIGHT>(s.ppu_rdma_height).CUBE_IN_HEIGHT.value() + 1ull,
+          unpack<PPU_RDMA_RDMA_CUBE_IN_CHANNEL>(s.ppu_rdma_channel).CUBE_IN_CHANNEL.value() + 1ull,
+          std::uint64_t{4} << unpack<PPU_RDMA_RDMA_DATA_FORMAT>(s.ppu_rdma_data_format).IN_PRECISION.value()};
+}
+
 constexpr std::uint64_t cna_feature_extent(const dma_state& s) {
   using namespace reg;
-  const std::uint64_t M = unpack<CNA_DATA_SIZE0>(s.data_size0).DATAIN_HEIGHT.value();
-  const std::uint64_t W = std::max<std::uint64_t>(unpack<CNA_DATA_SIZE0>(s.data_size0).DATAIN_WIDTH.value(), 1);
-  const std::uint64_t K = unpack<CNA_DATA_SIZE1>(s.data_size1).DATAIN_CHANNEL.value();
-  if (M == 0 || K == 0) return 0;
-  const auto con1 = unpack<CNA_CONV_CON1>(s.conv_con1);
+  const cube f = cna_feature_cube(s);
+  if (f.h == 0 || f.c == 0) return 0;
   const std::uint64_t line = unpack<CNA_DMA_CON1>(s.dma_con1).LINE_STRIDE.value();
-  const precision in = con1.IN_PRECISION.value();
-  // int4 rows are read as int8 lines, K bytes: the nibbles and a zero half-line ("0x107c")
-  const std::uint64_t row = in == precision::int4 ? K : bytes_of(in, K);
-  if (con1.GROUP_LINE_OFF.value()) return (M - 1) * line * 16 + row;
+  if (row_major_features(s)) return (f.h - 1) * line * 16 + cna_feature_row(s);
   constexpr std::uint64_t surf_mask = decltype(CNA_DMA_CON2::SURF_STRIDE)::shape.max_value();
   const std::uint64_t surface = ((unpack<CNA_DMA_CON2>(s.dma_con2).SURF_STRIDE.value() + line) & surf_mask) * 16;
-  const std::uint64_t surfaces = atoms(K, traits(in).bits_per_element);
-  return (surfaces - 1) * surface + (M - 1) * line * 4 + W * 16;
+  return (f.surfaces() - 1) * surface + (f.h - 1) * line * 4 + f.w * 16;
 }
 
 constexpr std::uint64_t dpu_output_extent(const dma_state& s, bool cna_runs) {
   using namespace reg;
-  const std::uint64_t W = unpack<DPU_DATA_CUBE_WIDTH>(s.cube_width).WIDTH.value() + 1;
-  const std::uint64_t H = unpack<DPU_DATA_CUBE_HEIGHT>(s.cube_height).HEIGHT.value() + 1;
-  const std::uint64_t C = unpack<DPU_DATA_CUBE_CHANNEL>(s.cube_channel).CHANNEL.value() + 1;
-  const std::uint64_t bits = traits(unpack<DPU_DATA_FORMAT>(s.data_format).OUT_PRECISION.value()).bits_per_element;
-  if (cna_runs && unpack<CNA_CONV_CON1>(s.conv_con1).GROUP_LINE_OFF.value()) {
-    const std::uint64_t row = (unpack<DPU_DATA_CUBE_NOTCH_ADDR>(s.cube_notch).NOTCH_ADDR_1.value() + 1) * 4 * bits / 8;
-    return (H - 1) * row + (C * bits + 7) / 8;
+  const cube o = dpu_output_cube(s);
+  if (cna_runs && row_major_features(s)) {
+    const std::uint64_t row = (unpack<DPU_DATA_CUBE_NOTCH_ADDR>(s.cube_notch).NOTCH_ADDR_1.value() + 1) * 4 * o.bits / 8;
+    return (o.h - 1) * row + (o.c * o.bits + 7) / 8;
   }
-  const std::uint64_t surface = unpack<DPU_DST_SURF_STRIDE>(s.dst_surf_stride).DST_SURF_STRIDE.value() * 16;
-  return (atoms(C, bits) - 1) * surface + W * H * 16;
+  return o.span(unpack<DPU_DST_SURF_STRIDE>(s.dst_surf_stride).DST_SURF_STRIDE.value() * 16);
 }
 
 constexpr std::uint64_t rdma_source_extent(const dma_state& s) {
-  using namespace reg;
-  const auto mode = unpack<DPU_RDMA_RDMA_FEATURE_MODE_CFG>(s.rdma_feature_mode);
-  if (mode.MRDMA_DISABLE.value()) return 0;
-  const std::uint64_t W = unpack<DPU_RDMA_RDMA_DATA_CUBE_WIDTH>(s.rdma_width).WIDTH.value() + 1;
-  const std::uint64_t H = unpack<DPU_RDMA_RDMA_DATA_CUBE_HEIGHT>(s.rdma_height).HEIGHT.value() + 1;
-  const std::uint64_t C = unpack<DPU_RDMA_RDMA_DATA_CUBE_CHANNEL>(s.rdma_channel).CHANNEL.value() + 1;
-  return atoms(C, traits(mode.IN_PRECISION.value()).bits_per_element) * W * H * 16;
+  if (unpack<reg::DPU_RDMA_RDMA_FEATURE_MODE_CFG>(s.rdma_feature_mode).MRDMA_DISABLE.value()) return 0;
+  return rdma_cube(s, rdma_source_bits(s)).bytes();
 }
 
 constexpr std::uint64_t rdma_ew_extent(const dma_state& s) {
   using namespace reg;
-  const auto cfg = unpack<DPU_RDMA_RDMA_ERDMA_CFG>(s.erdma_cfg);
-  if (cfg.ERDMA_DISABLE.value()) return 0;
-  constexpr std::uint64_t bits_of_size[] = {4, 8, 16, 32};  // data_size: four_bit .. four_byte
-  const std::uint64_t bits = bits_of_size[static_cast<std::size_t>(cfg.ERDMA_DATA_SIZE.value()) & 3];
-  const std::uint64_t W = unpack<DPU_RDMA_RDMA_DATA_CUBE_WIDTH>(s.rdma_width).WIDTH.value() + 1;
-  const std::uint64_t H = unpack<DPU_RDMA_RDMA_DATA_CUBE_HEIGHT>(s.rdma_height).HEIGHT.value() + 1;
-  const std::uint64_t C = unpack<DPU_RDMA_RDMA_DATA_CUBE_CHANNEL>(s.rdma_channel).CHANNEL.value() + 1;
-  if (cfg.ERDMA_DATA_MODE.value() == ew_data_mode::per_channel) return (C * bits + 7) / 8;
-  const std::uint64_t surface = unpack<DPU_RDMA_RDMA_EW_SURF_STRIDE>(s.ew_surf_stride).EW_SURF_STRIDE.value() * 16;
-  return (atoms(C, bits) - 1) * surface + W * H * 16;
+  if (unpack<DPU_RDMA_RDMA_ERDMA_CFG>(s.erdma_cfg).ERDMA_DISABLE.value()) return 0;
+  const cube e = rdma_cube(s, ew_operand_bits(s));
+  if (ew_per_channel(s)) return (e.c * e.bits + 7) / 8;
+  return e.span(unpack<DPU_RDMA_RDMA_EW_SURF_STRIDE>(s.ew_surf_stride).EW_SURF_STRIDE.value() * 16);
 }
 
 constexpr std::uint64_t ppu_output_extent(const dma_state& s) {
-  using namespace reg;
-  const std::uint64_t W = unpack<PPU_DATA_CUBE_OUT_WIDTH>(s.ppu_out_width).CUBE_OUT_WIDTH.value() + 1;
-  const std::uint64_t H = unpack<PPU_DATA_CUBE_OUT_HEIGHT>(s.ppu_out_height).CUBE_OUT_HEIGHT.value() + 1;
-  const std::uint64_t C = unpack<PPU_DATA_CUBE_OUT_CHANNEL>(s.ppu_out_channel).CUBE_OUT_CHANNEL.value() + 1;
-  const std::uint64_t bits = traits(unpack<PPU_DATA_FORMAT>(s.ppu_data_format).PROC_PRECISION.value()).bits_per_element;
-  const std::uint64_t surface = unpack<PPU_DST_SURF_STRIDE>(s.ppu_dst_surf_stride).DST_SURF_STRIDE.value() * 16;
-  return (atoms(C, bits) - 1) * surface + W * H * 16;
+  return ppu_output_cube(s).span(unpack<reg::PPU_DST_SURF_STRIDE>(s.ppu_dst_surf_stride).DST_SURF_STRIDE.value() * 16);
 }
 
 constexpr std::uint64_t ppu_rdma_source_extent(const dma_state& s) {
   using namespace reg;
-  const std::uint64_t W = unpack<PPU_RDMA_RDMA_CUBE_IN_WIDTH>(s.ppu_rdma_width).CUBE_IN_WIDTH.value() + 1;
-  const std::uint64_t H = unpack<PPU_RDMA_RDMA_CUBE_IN_HEIGHT>(s.ppu_rdma_height).CUBE_IN_HEIGHT.value() + 1;
-  const std::uint64_t C = unpack<PPU_RDMA_RDMA_CUBE_IN_CHANNEL>(s.ppu_rdma_channel).CUBE_IN_CHANNEL.value() + 1;
-  // IN_PRECISION is the storage width: 0 4-bit, 1 8-bit, 2 16-bit, 3 32-bit
-  const std::uint64_t bits = std::uint64_t{4} << unpack<PPU_RDMA_RDMA_DATA_FORMAT>(s.ppu_rdma_data_format).IN_PRECISION.value();
+  const cube i = ppu_source_cube(s);
   const std::uint64_t line = unpack<PPU_RDMA_RDMA_SRC_LINE_STRIDE>(s.ppu_rdma_line_stride).SRC_LINE_STRIDE.value() * 16;
   const std::uint64_t surface = unpack<PPU_RDMA_RDMA_SRC_SURF_STRIDE>(s.ppu_rdma_surf_stride).SRC_SURF_STRIDE.value() * 16;
-  return (atoms(C, bits) - 1) * surface + (H - 1) * line + W * 16;
+  return (i.surfaces() - 1) * surface + (i.h - 1) * line + i.w * 16;
 }
 
 }  // namespace detail
