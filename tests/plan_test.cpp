@@ -267,6 +267,16 @@ TEST_CASE("a fused activation rides every tile of a plan, and is refused when K 
                                       .activation = output_activation::relu});
   REQUIRE_FALSE(split.ok());
   CHECK(split.err().id() == "plan-activation-k-split");
+  // K = 4096 fits one op: without the activation two slices of 2048 (88 rows) move the
+  // least; with it, K stays whole: the bank split's 360448 / 8192 = 44 rows, two M tiles
+  const matmul_spec whole{.in = precision::fp16, .out = precision::fp16, .M = 64, .K = 4096, .N = 256};
+  CHECK(plan(whole).value().slices == 2);
+  matmul_spec activated = whole;
+  activated.activation = output_activation::relu;
+  const auto kept = plan(activated);
+  REQUIRE(kept.ok());
+  CHECK(kept.value().slices == 1);
+  CHECK(kept.value().m_tiles == 2);
 }
 
 TEST_CASE("whole_k: M and N tiles only, so the weights stay one block per N tile (the vendor's native B)") {
