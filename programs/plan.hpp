@@ -56,7 +56,9 @@ namespace regcmd {
 // How the planner picks among valid grids.
 enum class plan_objective : std::uint8_t {
   lowest_bound,  // the lowest time bound of the estimated cost (the default)
-  fewest_tasks,  // the fewest tasks with the requested schedule, ties to fewer slices
+  fewest_tasks,  // the fewest tasks with the requested schedule, ties to fewer slices (the
+                 // choice before costs were weighed, except that a fused activation now
+                 // keeps K whole where a whole-K grid exists instead of failing)
 };
 
 struct plan_options {
@@ -288,6 +290,10 @@ constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& o
       c.m_tiles = m_tiles;
       c.m_tile = ceil_div(g.M, m_tiles);
       c.partial = slices > 1 && options.device_sum_tasks == 0 ? partial_precision(g.in) : g.out;
+      // A grid whose partials would not fit the 32-bit address space is no candidate (the
+      // check after the choice then only refuses shapes no grid fits).
+      const std::uint64_t partials = std::uint64_t{slices} * detail::output_traffic(g, c.partial, g.N);
+      if (slices > 1 && !fits_address_space<Soc>(partials)) continue;
       const program_cost cost = estimate_cost(c);
       const time_bound bound = roofline(cost, rates);
       const plan_candidate seen{slices, c.k_slice, m_tiles, c.m_tile, p.n_tiles, schedules[si], cost.tasks,

@@ -107,6 +107,15 @@ TEST_CASE("lowest_bound: of the grids the rules allow, the least traffic when th
   CHECK(why.minimum_traffic == 4194304 + 2097152 + 524288);
 }
 
+TEST_CASE("lowest_bound: a grid whose partials exceed 4 GiB is passed over, not chosen and refused") {
+  // M 4096, K 14336, N 11008 fp16 -> fp32: 8 slices of fp32 partials take 8 x 4096 x 11008
+  // x 4 = 1442840576 bytes; 3 slices 541065216; every slice count up to 23 fits 4 GiB
+  // (23 x 180355072 = 4148166656), so a grid is found whatever the cost prefers.
+  const auto p = plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4096, .K = 14336, .N = 11008});
+  REQUIRE(p.ok());
+  CHECK(std::uint64_t{p.value().slices} * 4096 * 11008 * 4 <= 0xffff'ffffull);
+}
+
 TEST_CASE("lowest_bound: decode keeps K whole, where the weights bound the time") {
   // M=1, K=4096, N=11008 fp16: 2 N tiles of 5504 columns, one op each; a K-split would add
   // a partial per slice and read the same weights.
