@@ -114,8 +114,7 @@ int main(int argc, char** argv) {
     if (all_entries) return fail("--all-entries does not apply with --stats");
     const regcmd::dump d = regcmd::read_dump(path, format);
     if (!d.error.empty()) return fail(d.error);
-    regcmd::cli::stats_report r = regcmd::cli::report_of_dump(d.entries, pingpong);
-    r.rates = rates;
+    const regcmd::cli::stats_report r = regcmd::cli::report_of_dump(d.entries, pingpong, rates);
     regcmd::cli::output_stream out(stdout, "regcmd-dis");
     out.write(json ? regcmd::cli::format_stats_json(r) : regcmd::cli::format_stats_text(r));
     return out.finish() ? 0 : 2;

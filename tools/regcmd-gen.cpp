@@ -276,8 +276,7 @@ int write_graph(int argc, char** argv) {
   if (!file.problem.empty()) return fail(file.problem);
   const program_view v = file.built->view();
   if (stats) {
-    cli::stats_report report = cli::report_of(v);
-    report.rates = rates;
+    const cli::stats_report report = cli::report_of(v, rates);
     const std::string text = format == "json" ? cli::format_stats_json(report) : cli::format_stats_text(report);
     const bool written = out_path.empty() ? cli::write_out(stdout, text, "regcmd-gen") : cli::write_file(out_path, text, "regcmd-gen");
     return written ? cli::exit_success : cli::exit_error;
@@ -396,25 +395,19 @@ int main(int argc, char** argv) {
     std::vector<slot> slots;
   } p;
   cli::stats_report report;
-  report.rates = rates;
   auto keep = [&](const program_view& v) {
     p.entries.assign(v.entries.begin(), v.entries.end());
     p.slots.assign(v.slots.begin(), v.slots.end());
-    if (stats) {
-      const std::optional<std::uint64_t> minimum = report.minimum;
-      report = cli::report_of(v);
-      report.rates = rates;
-      report.minimum = minimum;
-    }
+    if (stats) report = cli::report_of(v, rates);
   };
   // Keeps the program a door built, or says which rule it broke; a matmul's and a plan's
   // operands once are the minimum its traffic is measured against.
   auto take = [&](const auto& built) {
     if (!built) return status{built.err()};
+    keep(built.value().view());
     using geometry = std::decay_t<decltype(built.value().geometry)>;
     if constexpr (std::is_same_v<geometry, matmul_geometry>) report.minimum = minimum_traffic(built.value().geometry);
     if constexpr (std::is_same_v<geometry, plan_shape>) report.minimum = minimum_traffic(built.value().geometry.whole);
-    keep(built.value().view());
     return status{};
   };
   const status built = r.convolution ? take(build_conv(r.conv))

@@ -29,15 +29,17 @@ struct stats_report {
 };
 
 // Accounts a program or a dump, its distinct bytes along.
-inline stats_report report_of(const program_view& p) {
+inline stats_report report_of(const program_view& p, const roofline_params& rates) {
   stats_report r;
+  r.rates = rates;
   distinct_bytes once;
   r.cost = account(p, [&](std::size_t, const task_cost& t) { once.add(t); });
   r.distinct = once.bytes();
   return r;
 }
-inline stats_report report_of_dump(std::span<const entry> entries, bool pingpong) {
+inline stats_report report_of_dump(std::span<const entry> entries, bool pingpong, const roofline_params& rates) {
   stats_report r;
+  r.rates = rates;
   distinct_bytes once;
   r.cost = account_dump(entries, pingpong, [&](std::size_t, const task_cost& t) { once.add(t); });
   r.distinct = once.bytes();
@@ -76,11 +78,6 @@ inline std::string fixed(double v, int digits = 2) {
   std::snprintf(s, sizeof s, "%.*f", digits, v);
   return s;
 }
-inline std::uint64_t total(const stream_bytes& b) {
-  std::uint64_t n = 0;
-  for (std::uint64_t x : b) n += x;
-  return n;
-}
 }  // namespace detail
 
 inline std::string format_stats_text(const stats_report& r) {
@@ -99,7 +96,7 @@ inline std::string format_stats_text(const stats_report& r) {
                   static_cast<unsigned long long>(c.bytes[s]), static_cast<unsigned long long>(r.distinct[s]));
     out += line;
   }
-  const std::uint64_t distinct = detail::total(r.distinct);
+  const std::uint64_t distinct = total_bytes(r.distinct);
   std::snprintf(line, sizeof line, "  %-12s %14llu %14llu  (reads %llu, writes %llu)\n", "total",
                 static_cast<unsigned long long>(c.traffic()), static_cast<unsigned long long>(distinct),
                 static_cast<unsigned long long>(c.reads()), static_cast<unsigned long long>(c.writes()));
@@ -134,7 +131,7 @@ inline std::string format_stats_json(const stats_report& r) {
                     ",\n \"bytes\": " + streams(c.bytes) + ",\n \"distinct\": " + streams(r.distinct) +
                     ",\n \"reads\": " + std::to_string(c.reads()) + ", \"writes\": " + std::to_string(c.writes()) +
                     ", \"traffic\": " + std::to_string(c.traffic()) +
-                    ", \"distinct_traffic\": " + std::to_string(detail::total(r.distinct)) +
+                    ", \"distinct_traffic\": " + std::to_string(total_bytes(r.distinct)) +
                     ", \"minimum_traffic\": " + (r.minimum ? std::to_string(*r.minimum) : std::string("null")) +
                     ",\n \"macs\": {\"fp16\": " + std::to_string(c.macs[0]) + ", \"int8\": " + std::to_string(c.macs[1]) +
                     ", \"int4\": " + std::to_string(c.macs[2]) + "}, \"dpu_elements\": " + std::to_string(c.dpu_elements) +

@@ -27,6 +27,17 @@ constexpr std::string_view name_of(stream s) {
 
 using stream_bytes = std::array<std::uint64_t, stream_count>;
 
+constexpr std::uint64_t total_bytes(const stream_bytes& b) {
+  std::uint64_t n = 0;
+  for (std::uint64_t x : b) n += x;
+  return n;
+}
+constexpr std::uint64_t read_bytes(const stream_bytes& b) {
+  std::uint64_t n = 0;
+  for (std::size_t s = 0; s < stream_count; ++s) n += writes_memory(static_cast<stream>(s)) ? 0 : b[s];
+  return n;
+}
+
 // The MACs of one precision class: the peak rates differ (core/soc.hpp).
 enum class mac_class : std::uint8_t { fp16, int8, int4 };
 inline constexpr std::size_t mac_class_count = 3;
@@ -50,12 +61,8 @@ struct task_cost {
   std::uint32_t entries = 0, lut_entries = 0;
   std::uint32_t enable_mask = 0;
 
-  constexpr std::uint64_t reads() const {
-    std::uint64_t n = 0;
-    for (std::size_t s = 0; s < stream_count; ++s) n += writes_memory(static_cast<stream>(s)) ? 0 : bytes[s];
-    return n;
-  }
-  constexpr std::uint64_t writes() const { return bytes[std::size_t(stream::output)] + bytes[std::size_t(stream::ppu_output)]; }
+  constexpr std::uint64_t reads() const { return read_bytes(bytes); }
+  constexpr std::uint64_t writes() const { return total_bytes(bytes) - read_bytes(bytes); }
 };
 
 struct program_cost {
@@ -64,13 +71,9 @@ struct program_cost {
   std::uint64_t dpu_elements = 0, ppu_operations = 0;
   std::uint64_t tasks = 0, submits = 1, entries = 0, lut_entries = 0;
 
-  constexpr std::uint64_t reads() const {
-    std::uint64_t n = 0;
-    for (std::size_t s = 0; s < stream_count; ++s) n += writes_memory(static_cast<stream>(s)) ? 0 : bytes[s];
-    return n;
-  }
-  constexpr std::uint64_t writes() const { return bytes[std::size_t(stream::output)] + bytes[std::size_t(stream::ppu_output)]; }
-  constexpr std::uint64_t traffic() const { return reads() + writes(); }
+  constexpr std::uint64_t reads() const { return read_bytes(bytes); }
+  constexpr std::uint64_t writes() const { return total_bytes(bytes) - read_bytes(bytes); }
+  constexpr std::uint64_t traffic() const { return total_bytes(bytes); }
   constexpr std::uint64_t all_macs() const { return macs[0] + macs[1] + macs[2]; }
   constexpr void add(const task_cost& t) {
     for (std::size_t s = 0; s < stream_count; ++s) bytes[s] += t.bytes[s];

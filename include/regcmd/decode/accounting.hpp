@@ -100,8 +100,10 @@ constexpr std::uint64_t ew_bytes(const dma_state& s) {
   return ew_per_channel(s) ? (e.c * e.bits + 7) / 8 : e.bytes();
 }
 
-// The cost of a task whose registers hold `r` when its op-enable fires.
-constexpr task_cost cost_of_task(const cost_registers& r, std::uint32_t enable_mask) {
+// The cost of a task of `entries` entries (`lut_entries` of them a table upload) whose
+// registers hold `r` when its op-enable fires.
+constexpr task_cost cost_of_task(const cost_registers& r, std::uint32_t enable_mask, std::uint32_t entries,
+                                 std::uint32_t lut_entries) {
   using namespace reg;
   const dma_state& s = r.dma;
   const auto blocks = unpack<GLOBAL_OPERATION_ENABLE>(enable_mask);
@@ -109,6 +111,9 @@ constexpr task_cost cost_of_task(const cost_registers& r, std::uint32_t enable_m
   const bool ppu = blocks.PPU_OP_EN.value(), ppu_rdma = blocks.PPU_RDMA_OP_EN.value();
   task_cost t;
   t.enable_mask = enable_mask;
+  t.entries = entries;
+  t.lut_entries = lut_entries;
+  t.bytes[static_cast<std::size_t>(stream::regcmd)] = std::uint64_t{entries} * 8;
   auto put = [&](stream st, std::uint64_t n) { t.bytes[static_cast<std::size_t>(st)] = n; };
   if (cna) {
     put(stream::feature, feature_bytes(r));
@@ -187,10 +192,7 @@ constexpr program_cost account(const program_view& p, OnTask&& on_task) {
         where = (std::uint64_t{static_cast<std::uint8_t>(p.slots[next_slot].role)} + 1) << 32 | p.slots[next_slot].offset;
       if (!lut.data(p.entries[i])) r.write(p.entries[i], where);
     }
-    task_cost c = detail::cost_of_task(r, k.enable_mask);
-    c.entries = k.count;
-    c.lut_entries = lut.entries;
-    c.bytes[static_cast<std::size_t>(stream::regcmd)] = std::uint64_t{k.count} * 8;
+    const task_cost c = detail::cost_of_task(r, k.enable_mask, k.count, lut.entries);
     on_task(t, c);
     total.add(c);
   }
@@ -216,10 +218,7 @@ constexpr program_cost account_dump(std::span<const entry> entries, bool pingpon
       if (!lut.data(e)) r.write(e, e.value());
       continue;
     }
-    task_cost c = detail::cost_of_task(r, e.value());
-    c.entries = static_cast<std::uint32_t>(i + 1 - first);
-    c.lut_entries = lut.entries;
-    c.bytes[static_cast<std::size_t>(stream::regcmd)] = std::uint64_t{c.entries} * 8;
+    const task_cost c = detail::cost_of_task(r, e.value(), static_cast<std::uint32_t>(i + 1 - first), lut.entries);
     on_task(t, c);
     total.add(c);
     ++t;
