@@ -31,7 +31,10 @@ struct register_info {
   std::uint16_t offset;
   provenance origin;
   std::span<const field_info> fields;
-  std::uint32_t defined_mask;  // bits some field defines; the rest is reserved
+  std::uint32_t defined_mask;                   // bits some field defines; the rest is reserved
+  std::string_view declared_as;                 // the C++ type: `name`, or the register array it is an element of
+  unsigned element = 0;                         // the element's number, in an array (CNA_CVT_CON1: 1)
+  std::span<const field_info> declared_fields;  // the C++ type's fields (an element's are numbered)
 
   // fields.size() when absent (an index: see register_index in decode/lookup.hpp).
   constexpr std::size_t field_index(std::string_view field_name) const {
@@ -48,8 +51,10 @@ struct register_info {
 // The table rows of one declaration: a register, or every element of a register array.
 template <class R>
 constexpr std::size_t rows_of() {
-  if constexpr (register_array<R>) return R::count;
-  else return 1;
+  if constexpr (register_array<R>)
+    return R::count;
+  else
+    return 1;
 }
 template <class R>
 constexpr std::array<register_info, rows_of<R>()> infos_of() {
@@ -57,20 +62,22 @@ constexpr std::array<register_info, rows_of<R>()> infos_of() {
     std::array<register_info, R::count> out{};
     for (std::size_t i = 0; i < R::count; ++i) {
       const auto& element = array_elements<R>[i];
-      out[i] = {element.name, R::block, element.offset, R::origin, element.fields, defined_mask<R>()};
+      out[i] = {element.name,   R::block,          element.offset, R::origin,
+                element.fields, defined_mask<R>(), R::name,        static_cast<unsigned>(R::first_number + i),
+                fields_of<R>};
     }
     return out;
   } else {
-    return {register_info{R::name, R::block, R::offset, R::origin, fields_of<R>, defined_mask<R>()}};
+    return {register_info{R::name, R::block, R::offset, R::origin, fields_of<R>, defined_mask<R>(), R::name, 0,
+                          fields_of<R>}};
   }
 }
 
 namespace reg {
 // One Hana tuple of register types per block (a single 176-type tuple costs far more to
 // compile than seven small ones).
-inline constexpr auto register_blocks =
-    boost::hana::make_tuple(pc_registers, cna_registers, core_registers, dpu_registers,
-                            dpu_rdma_registers, ppu_registers, ppu_rdma_registers);
+inline constexpr auto register_blocks = boost::hana::make_tuple(
+    pc_registers, cna_registers, core_registers, dpu_registers, dpu_rdma_registers, ppu_registers, ppu_rdma_registers);
 
 // Calls f(boost::hana::type_c<R>) for every declaration (a register or a register array).
 template <class F>
@@ -138,12 +145,14 @@ inline constexpr auto address_registers = [] {
   return out;
 }();
 
-static_assert([] {
-  for (const register_info& r : register_table)
-    for (const field_info& f : r.fields)
-      if (f.shape.kind == field_kind::address && f.shape.msb != 31) return false;
-  return true;
-}(), "an address field must end at bit 31: binding checks only 32 bits and alignment");
+static_assert(
+    [] {
+      for (const register_info& r : register_table)
+        for (const field_info& f : r.fields)
+          if (f.shape.kind == field_kind::address && f.shape.msb != 31) return false;
+      return true;
+    }(),
+    "an address field must end at bit 31: binding checks only 32 bits and alignment");
 
 // Binary search: programs are validated entry by entry at compile time, where every
 // comparison is a counted step. Returns address_registers.size() for other registers.
@@ -155,8 +164,10 @@ constexpr std::size_t address_register_index(entry e) {
   std::size_t lo = 0, hi = address_registers.size();
   while (lo < hi) {
     const std::size_t mid = (lo + hi) / 2;
-    if (table[mid].offset < offset) lo = mid + 1;
-    else hi = mid;
+    if (table[mid].offset < offset)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   if (lo < address_registers.size() && table[lo].offset == offset && table[lo].target == e.target()) return lo;
   return address_registers.size();
@@ -187,8 +198,7 @@ constexpr bool registers_have_unique_names() {
 }
 }  // namespace detail
 
-static_assert(detail::registers_have_unique_addresses(),
-              "two registers are declared at the same block and offset");
+static_assert(detail::registers_have_unique_addresses(), "two registers are declared at the same block and offset");
 static_assert(detail::registers_have_unique_names(), "two registers are declared with the same name");
 
 }  // namespace regcmd

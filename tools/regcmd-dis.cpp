@@ -2,6 +2,7 @@
 //
 //   regcmd-dis [--json | --all-entries] [--binary | --text] FILE      ('-' reads standard input)
 //   regcmd-dis --stats [--json] [--no-pingpong] [rate options] FILE     (what it costs)
+//   regcmd-dis --format cpp [--name NAME] [--namespace NS] [--no-pingpong] FILE  (a template)
 //
 // Decoding streams: a file is read twice, once to check it (a bad dump prints nothing) and
 // once to print it a piece at a time, so memory stays the same whatever the dump's size.
@@ -20,41 +21,55 @@
 #include <regcmd/decode/dump.hpp>
 #include <regcmd/decode/format.hpp>
 
+#include "cpp_template.hpp"
 #include "io.hpp"
 #include "stats.hpp"
 
 namespace {
 
-const std::string help = std::string(
-    "usage: regcmd-dis [--json | --all-entries] [--binary | --text] FILE\n"
-    "       regcmd-dis --stats [--json] [--no-pingpong] [rate options] [--binary | --text] FILE\n"
-    "Decode a regcmd dump, one line per entry (--json: an array of objects). FILE '-' reads\n"
-    "standard input.\n"
-    "  binary  little-endian u64 entries, as the capture shim writes them\n"
-    "  text    one hex entry per line, '0x' optional, '#' comments, blank lines skipped;\n"
-    "          UTF-8 with an optional byte-order mark, LF or CRLF line ends, form feeds, and\n"
-    "          ANSI escape sequences (grep --color), which are dropped\n"
-    "The first 8 bytes decide the format: binary if they hold a control byte other than tab,\n"
-    "LF, VT, FF, CR and ESC (every entry holds a 0x00 or 0x01 byte in its target), text\n"
-    "otherwise; --binary or --text forces it. Any other byte in a text dump is an error\n"
-    "naming its byte offset.\n"
-    "A LUT upload (DPU_LUT_ACCESS_CFG writing a table, then the run of DPU_LUT_ACCESS_DATA\n"
-    "writes after it) prints as one line, from its first entry's index to its last, with its\n"
-    "entries as signed 16-bit values:\n"
-    "  0-513 DPU LUT upload: table LE (0), 513 entries, first -3, last 16384\n"
-    "--all-entries prints each of its entries on a line of its own; --json lists every entry.\n"
-    "--stats prints what the program asks of the hardware instead, read from its registers:\n"
-    "the bytes each DMA moves (and the distinct bytes, re-reads removed), the MACs, the DPU's\n"
-    "and PPU's elements, the tasks (each ends at an op-enable entry) and a lower bound on its\n"
-    "time on RK3588 (docs/cost.md); with --json as one JSON object. Tasks are taken to\n"
-    "alternate the two register groups (RKNPU_JOB_PINGPONG, as the vendor runtime submits);\n"
-    "--no-pingpong: every task finds the registers of the task before it (rocket). The bound's\n"
-    "rates:\n") + regcmd::cli::rate_options_help + std::string(
-    "--version prints the version, -h or --help this text.\n"
-    "Each option is given once. Each error is one line on standard error, naming the file\n"
-    "and the reason.\n"
-    "Exit status: 0 decoded; 2 bad usage, an unreadable or malformed dump, or an unwritable\n"
-    "output.\n");
+const std::string help =
+    std::string(
+        "usage: regcmd-dis [--json | --all-entries] [--binary | --text] FILE\n"
+        "       regcmd-dis --stats [--json] [--no-pingpong] [rate options] [--binary | --text] FILE\n"
+        "       regcmd-dis --format cpp [--name NAME] [--namespace NS] [--no-pingpong] [--binary | --text] FILE\n"
+        "Decode a regcmd dump, one line per entry (--json: an array of objects). FILE '-' reads\n"
+        "standard input.\n"
+        "  binary  little-endian u64 entries, as the capture shim writes them\n"
+        "  text    one hex entry per line, '0x' optional, '#' comments, blank lines skipped;\n"
+        "          UTF-8 with an optional byte-order mark, LF or CRLF line ends, form feeds, and\n"
+        "          ANSI escape sequences (grep --color), which are dropped\n"
+        "The first 8 bytes decide the format: binary if they hold a control byte other than tab,\n"
+        "LF, VT, FF, CR and ESC (every entry holds a 0x00 or 0x01 byte in its target), text\n"
+        "otherwise; --binary or --text forces it. Any other byte in a text dump is an error\n"
+        "naming its byte offset.\n"
+        "A LUT upload (DPU_LUT_ACCESS_CFG writing a table, then the run of DPU_LUT_ACCESS_DATA\n"
+        "writes after it) prints as one line, from its first entry's index to its last, with its\n"
+        "entries as signed 16-bit values:\n"
+        "  0-513 DPU LUT upload: table LE (0), 513 entries, first -3, last 16384\n"
+        "--all-entries prints each of its entries on a line of its own; --json lists every entry.\n"
+        "--stats prints what the program asks of the hardware instead, read from its registers:\n"
+        "the bytes each DMA moves (and the distinct bytes, re-reads removed), the MACs, the DPU's\n"
+        "and PPU's elements, the tasks (each ends at an op-enable entry) and a lower bound on its\n"
+        "time on RK3588 (docs/cost.md); with --json as one JSON object. Tasks are taken to\n"
+        "alternate the two register groups (RKNPU_JOB_PINGPONG, as the vendor runtime submits);\n"
+        "--no-pingpong: every task finds the registers of the task before it (rocket). The bound's\n"
+        "rates:\n") +
+    regcmd::cli::rate_options_help +
+    std::string(
+        "--format cpp writes the dump as a C++ header instead: the program as a constexpr template\n"
+        "(regcmd/program/captured.hpp) to patch with regcmd/program/patch.hpp, one typed register\n"
+        "write per entry (fields and enums by name; an entry no register of the map describes\n"
+        "stays raw, with a comment), every address register a slot (role from the register,\n"
+        "'intermediate' where a task reads a non-zero address an earlier task wrote; offset from\n"
+        "the role's lowest captured address), each task closed by the writer's tail (the captured\n"
+        "tail and zero padding are listed as left out). --name: the variable (default: the file's\n"
+        "stem); --namespace: its namespace (default: captured); --no-pingpong: the capture was\n"
+        "submitted with one register group. --format text and --format json are the listings.\n"
+        "--version prints the version, -h or --help this text.\n"
+        "Each option is given once. Each error is one line on standard error, naming the file\n"
+        "and the reason.\n"
+        "Exit status: 0 decoded; 2 bad usage, an unreadable or malformed dump, or an unwritable\n"
+        "output.\n");
 
 // Every error is one line; the usage is printed for --help and for no arguments only.
 int fail(const std::string& message) {
@@ -69,7 +84,8 @@ int main(int argc, char** argv) {
     std::fputs(help.c_str(), stderr);
     return 2;
   }
-  bool json = false, all_entries = false, stats = false, pingpong = true;
+  bool json = false, all_entries = false, stats = false, pingpong = true, cpp = false, format_given = false;
+  std::optional<std::string> name, name_space;
   regcmd::roofline_params rates = regcmd::soc_roofline();
   std::vector<std::string> rate_given;
   regcmd::dump_format format = regcmd::dump_format::detect;
@@ -89,7 +105,23 @@ int main(int argc, char** argv) {
         return fail(std::string(a) + " is given twice: give it once");
       rate_given.emplace_back(a);
       if (i + 1 >= argc) return fail(std::string(a) + " needs a value");
-      if (const regcmd::cli::problem p = regcmd::cli::apply_rate_option(rates, a, argv[++i]); !p.empty()) return fail(p);
+      if (const regcmd::cli::problem p = regcmd::cli::apply_rate_option(rates, a, argv[++i]); !p.empty())
+        return fail(p);
+    } else if (a == "--format" || a == "--name" || a == "--namespace") {
+      if (i + 1 >= argc) return fail(std::string(a) + " needs a value");
+      const std::string v = argv[++i];
+      if (a == "--format") {
+        if (format_given) return fail("--format is given twice: give it once");
+        format_given = true;
+        if (v != "text" && v != "json" && v != "cpp") return fail("--format takes text, json or cpp, not '" + v + "'");
+        if (v == "json" && json) return fail("--json and --format json say the same: give one");
+        json = json || v == "json";
+        cpp = v == "cpp";
+      } else {
+        std::optional<std::string>& given = a == "--name" ? name : name_space;
+        if (given) return fail(std::string(a) + " is given twice: give it once");
+        given = v;
+      }
     } else if (a == "--all-entries") {
       if (all_entries) return fail("--all-entries is given twice: give it once");
       all_entries = true;
@@ -108,8 +140,32 @@ int main(int argc, char** argv) {
   }
   if (path.empty()) return fail("no dump given: FILE, or '-' for standard input");
   if (json && all_entries) return fail("--all-entries does not apply with --json (JSON lists every entry)");
-  if (!stats && (!pingpong || !rate_given.empty()))
-    return fail(std::string(!pingpong ? "--no-pingpong" : rate_given.front()) + " applies with --stats only");
+  if ((name || name_space) && !cpp)
+    return fail(std::string(name ? "--name" : "--namespace") + " applies with --format cpp only");
+  if (cpp && (json || all_entries || stats))
+    return fail(std::string(json          ? "--json"
+                            : all_entries ? "--all-entries"
+                                          : "--stats") +
+                " does not apply with --format cpp");
+  if (!stats && !rate_given.empty()) return fail(rate_given.front() + " applies with --stats only");
+  if (!stats && !cpp && !pingpong) return fail("--no-pingpong applies with --stats or --format cpp only");
+  if (cpp) {
+    for (const auto& [option, given] : {std::pair{"--name", name}, std::pair{"--namespace", name_space}})
+      if (given && !regcmd::cli::is_identifier(*given))
+        return fail(std::string(option) + " '" + *given + "' is not a C++ identifier");
+    const regcmd::dump d = regcmd::read_dump(path, format);
+    if (!d.error.empty()) return fail(d.error);
+    const std::string label = path == "-" ? "standard input" : std::filesystem::path(path).filename().string();
+    const regcmd::cli::cpp_template t =
+        regcmd::cli::make_cpp_template(d.entries, {.name = name.value_or(regcmd::cli::identifier_from(path)),
+                                                   .name_space = name_space.value_or("captured"),
+                                                   .source = label,
+                                                   .pingpong = pingpong});
+    if (!t.error.empty()) return fail(label + ": " + t.error);
+    regcmd::cli::output_stream out(stdout, "regcmd-dis");
+    out.write(t.text);
+    return out.finish() ? 0 : 2;
+  }
   if (stats) {
     if (all_entries) return fail("--all-entries does not apply with --stats");
     const regcmd::dump d = regcmd::read_dump(path, format);
@@ -127,7 +183,8 @@ int main(int argc, char** argv) {
   // The upload as its line, or its config as every other entry when no data followed it.
   auto end_upload = [&]() {
     if (!upload) return true;
-    text = upload->entries ? regcmd::format_lut_upload(*upload) : regcmd::format_text(regcmd::decode(upload->config), upload->index);
+    text = upload->entries ? regcmd::format_lut_upload(*upload)
+                           : regcmd::format_text(regcmd::decode(upload->config), upload->index);
     text += '\n';
     upload.reset();
     return out.write(text);

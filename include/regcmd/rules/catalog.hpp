@@ -358,6 +358,21 @@
     "32 bits wide; allocate the buffer below 4 GiB (RKNPU_MEM_DMA32 / the IOMMU)",                  \
     "fact sheet §1.5")
 
+// Rules on patching a program's registers (program/patch.hpp).
+#define REGCMD_PATCH_RULES(X)                                                                        \
+  X(patch_absent, "patch-absent",                                                                    \
+    "the program writes no copy of this register, so patching it would change nothing: patch a "    \
+    "register the program writes (regcmd-dis lists them), or build the program with the writer",     \
+    "regcmd")                                                                                        \
+  X(patch_address, "patch-address",                                                                  \
+    "an address register is a slot: bind() writes it from the operand buffers, so a patched value " \
+    "would be overwritten; change the slot's role or offset instead",                                \
+    "regcmd (program.hpp: slots)")                                                                   \
+  X(patch_task_tail, "patch-task-tail",                                                              \
+    "PC registers and the op-enable are the task tails that link and start the tasks: the writer "  \
+    "writes them from the task structure; patch the registers of a task's body",                     \
+    "fact sheet §2.3")
+
 // Rules on an assembled program, checked on its entries (rules/program_rules.hpp).
 #define REGCMD_PROGRAM_RULES(X)                                                                      \
   X(bank_split, "bank-split",                                                                        \
@@ -533,6 +548,7 @@ REGCMD_POOL_RULES(REGCMD_DEFINE_RULE)
 REGCMD_GRAPH_RULES(REGCMD_DEFINE_RULE)
 REGCMD_PACKING_RULES(REGCMD_DEFINE_RULE)
 REGCMD_BIND_RULES(REGCMD_DEFINE_RULE)
+REGCMD_PATCH_RULES(REGCMD_DEFINE_RULE)
 REGCMD_PROGRAM_RULES(REGCMD_DEFINE_RULE)
 REGCMD_LOOKUP_RULES(REGCMD_DEFINE_RULE)
 REGCMD_RUNTIME_RULES(REGCMD_DEFINE_RULE)
@@ -559,6 +575,7 @@ namespace regcmd {
   REGCMD_GRAPH_RULES(X)              \
   REGCMD_PACKING_RULES(X)            \
   REGCMD_BIND_RULES(X)               \
+  REGCMD_PATCH_RULES(X)              \
   REGCMD_PROGRAM_RULES(X)
 #define REGCMD_RUN_TIME_RULES(X) \
   REGCMD_LOOKUP_RULES(X)         \

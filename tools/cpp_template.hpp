@@ -1,0 +1,309 @@
+#pragma once
+// regcmd-dis --format cpp: a dump as a C++ header declaring the program as a constexpr
+// template (program/captured.hpp), registers by name and fields by name.
+//
+// A task is the entries up to and including an op-enable entry. Its tail (up to three PC,
+// zero or 0x0041 preamble entries just before the op-enable) is left to the program writer, which
+// writes regcmd's linked tail; zero entries between tasks are padding and are left out; both
+// are listed in the header's comment. Every address register becomes a slot of the role its
+// register implies (feature, weight, output, ...), or `intermediate` where a task reads a
+// non-zero address an earlier task wrote; its offset is the captured address less the
+// lowest captured address of its role (0 in a capture with its addresses zeroed).
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <regcmd/core/entry.hpp>
+#include <regcmd/decode/lookup.hpp>
+#include <regcmd/program/program.hpp>
+#include <regcmd/program/writer.hpp>
+#include <regcmd/registers/all.hpp>
+
+namespace regcmd::cli {
+
+struct cpp_template_options {
+  std::string name;        // the variable: a C++ identifier
+  std::string name_space;  // the namespace it is declared in
+  std::string source;      // where the dump came from, for the comment
+  bool pingpong = true;    // how the captured program was submitted
+};
+
+struct cpp_template {
+  std::string text;   // the header, when error is empty
+  std::string error;  // one line naming the reason
+};
+
+constexpr bool is_identifier(std::string_view s) {
+  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  return true;
+}
+
+// A file's stem as an identifier: other characters become '_', a leading digit gets one.
+inline std::string identifier_from(std::string_view path) {
+  std::string_view stem =
+      path.substr(path.find_last_of('/') == std::string_view::npos ? 0 : path.find_last_of('/') + 1);
+  stem = stem.substr(0, stem.find('.'));
+  std::string out = stem.empty() || stem == "-" ? "captured_program" : std::string(stem);
+  for (char& c : out)
+    if (!is_identifier(std::string(1, c)) && !(c >= '0' && c <= '9')) c = '_';
+  if (out[0] >= '0' && out[0] <= '9') out.insert(out.begin(), '_');
+  return out;
+}
+
+namespace detail {
+
+inline std::string hex(std::uint64_t v, int digits) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%0*llx", digits, static_cast<unsigned long long>(v));
+  return buf;
+}
+inline std::string number(std::uint64_t v) { return v < 65536 ? std::to_string(v) : hex(v, 1); }
+
+// The role a captured address register's slot takes, by its register.
+inline operand_role role_of_register(std::uint16_t offset) {
+  using namespace reg;
+  switch (offset) {
+    case CNA_DCOMP_ADDR0::offset:
+      return operand_role::weight;
+    case DPU_DST_BASE_ADDR::offset:
+    case PPU_DST_BASE_ADDR::offset:
+      return operand_role::output;
+    case DPU_RDMA_RDMA_BS_BASE_ADDR::offset:
+      return operand_role::bias;
+    case DPU_RDMA_RDMA_BN_BASE_ADDR::offset:
+    case DPU_RDMA_RDMA_EW_BASE_ADDR::offset:
+      return operand_role::ew_operand;
+    case PC_BASE_ADDRESS::offset:
+    case PC_TASK_DMA_BASE_ADDR::offset:
+      return operand_role::next_program;
+    default:
+      return operand_role::feature;  // CNA_FEATURE_DATA_ADDR, the RDMAs' sources
+  }
+}
+// A DMA that may read what an earlier task wrote (not the weights, not a bias).
+inline bool may_read_intermediate(std::uint16_t offset) {
+  using namespace reg;
+  return offset == CNA_FEATURE_DATA_ADDR::offset || offset == DPU_RDMA_RDMA_SRC_BASE_ADDR::offset ||
+         offset == DPU_RDMA_RDMA_EW_BASE_ADDR::offset || offset == PPU_RDMA_RDMA_SRC_BASE_ADDR::offset;
+}
+
+// One register write as C++: `w.put(R{.F = v, ...});`, with the fields whose value is not 0
+// and every enum field (some enums' 0 is a value that must be named: precision's int8); an
+// all-zero register as R::zeroed(). None when a field holds a value its enum does not declare.
+inline std::optional<std::string> typed_put(const register_info& r, std::uint32_t value) {
+  std::string init;
+  if (value == 0) {
+    init = std::string(r.declared_as) + "::zeroed()";
+  } else {
+    init = std::string(r.declared_as) + "{";
+    bool first = true;
+    for (const field_info& f : r.declared_fields) {
+      const std::uint64_t v = f.shape.extract(value);
+      if (v == 0 && f.shape.kind != field_kind::enumeration) continue;  // enums by name, 0 included
+      init += first ? "." : ", .";
+      first = false;
+      init += std::string(f.name) + " = ";
+      if (f.shape.kind == field_kind::enumeration && !f.shape.enumeration->contains(static_cast<std::uint32_t>(v)))
+        return std::nullopt;  // no enumerator to name it by
+      if (f.shape.kind == field_kind::enumeration)
+        init += std::string(f.shape.enumeration->name) +
+                "::" + std::string(f.shape.enumeration->name_of(static_cast<std::uint32_t>(v)));
+      else if (f.shape.kind == field_kind::address)
+        init += hex(v, 8);
+      else
+        init += number(v);
+    }
+    init += "}";
+  }
+  if (r.declared_as != r.name) return "w.put(" + init + ", " + std::to_string(r.element) + ");";
+  return "w.put(" + init + ");";
+}
+
+// Whether a task enabling `blocks` runs the block register write `r` belongs to.
+inline bool enables(const reg::GLOBAL_OPERATION_ENABLE& blocks, entry r) {
+  switch (*block_from_target(r.target())) {
+    case block_id::cna:
+      return blocks.CNA_OP_EN.value();
+    case block_id::core:
+      return blocks.CORE_OP_EN.value();
+    case block_id::dpu:
+      return blocks.DPU_OP_EN.value();
+    case block_id::dpu_rdma:
+      return blocks.DPU_RDMA_OP_EN.value();
+    case block_id::ppu:
+      return blocks.PPU_OP_EN.value();
+    case block_id::ppu_rdma:
+      return blocks.PPU_RDMA_OP_EN.value();
+    default:
+      return false;  // the PC's
+  }
+}
+
+struct captured_task {
+  std::size_t first = 0, body_end = 0, op_enable = 0;  // entry indices
+};
+
+}  // namespace detail
+
+// The header for `entries`; `o.name` and `o.name_space` must be identifiers (is_identifier).
+inline cpp_template make_cpp_template(std::span<const entry> entries, const cpp_template_options& o) {
+  using detail::hex;
+
+  // Tasks, tails and padding.
+  std::vector<detail::captured_task> tasks;
+  std::vector<std::string> left_out;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (kind_of(entries[i]) != entry_kind::op_enable) continue;
+    std::size_t first = start;
+    while (first < i && kind_of(entries[first]) == entry_kind::zero) ++first;
+    if (first > start)
+      left_out.push_back("entries " + std::to_string(start) + "-" + std::to_string(first - 1) + ": zero padding");
+    std::size_t end = i;
+    while (end > first && i - end < task_tail_entries - 1 &&
+           (kind_of(entries[end - 1]) == entry_kind::op_enable_preamble ||
+            kind_of(entries[end - 1]) == entry_kind::zero ||
+            entries[end - 1].target() == static_cast<std::uint16_t>(block_id::pc)))
+      --end;
+    if (end < i)
+      left_out.push_back("entries " + std::to_string(end) + "-" + std::to_string(i - 1) + ": task " +
+                         std::to_string(tasks.size()) + "'s tail, which the writer writes");
+    tasks.push_back({first, end, i});
+    start = i + 1;
+  }
+  if (tasks.empty()) return {{}, "the dump has no op-enable entry (target 0x0081), so no task to replay"};
+  for (std::size_t i = start; i < entries.size(); ++i)
+    if (kind_of(entries[i]) != entry_kind::zero)
+      return {{}, "entry " + std::to_string(i) + " follows the last op-enable entry: every task ends with one"};
+  if (start < entries.size())
+    left_out.push_back("entries " + std::to_string(start) + "-" + std::to_string(entries.size() - 1) +
+                       ": zero padding");
+
+  // Slots: roles, then offsets from each role's lowest address.
+  struct captured_slot {
+    std::size_t entry;
+    operand_role role;
+    std::uint32_t address;
+  };
+  std::vector<captured_slot> slots;
+  std::vector<std::pair<std::uint32_t, std::size_t>> written;  // non-zero output addresses: (address, slot)
+  for (std::size_t t = 0; t < tasks.size(); ++t) {
+    const std::size_t written_before = written.size();
+    for (std::size_t i = tasks[t].first; i < tasks[t].body_end; ++i) {
+      const entry e = entries[i];
+      if (kind_of(e) != entry_kind::register_write || !is_address_register(e)) continue;
+      captured_slot s{i, detail::role_of_register(e.offset()), e.value()};
+      const auto earlier = std::find_if(written.begin(), written.begin() + static_cast<std::ptrdiff_t>(written_before),
+                                        [&](const auto& w) { return w.first == s.address; });
+      if (s.address != 0 && detail::may_read_intermediate(e.offset()) &&
+          earlier != written.begin() + static_cast<std::ptrdiff_t>(written_before)) {
+        s.role = operand_role::intermediate;
+        slots[earlier->second].role = operand_role::intermediate;
+      }
+      if (s.role == operand_role::output && s.address != 0) written.emplace_back(s.address, slots.size());
+      slots.push_back(s);
+    }
+  }
+  std::array<std::uint32_t, operand_role_count> lowest;
+  lowest.fill(0xffff'ffffu);
+  for (const captured_slot& s : slots)
+    lowest[static_cast<std::size_t>(s.role)] = std::min(lowest[static_cast<std::size_t>(s.role)], s.address);
+
+  // Whether a task relies on a register an earlier task of its register group wrote: one of
+  // a block the task enables that it does not write itself.
+  bool delta = false;
+  {
+    std::array<std::vector<entry>, 2> seen;  // a register write of each, per group
+    for (std::size_t t = 0; t < tasks.size(); ++t) {
+      const auto blocks = unpack<reg::GLOBAL_OPERATION_ENABLE>(entries[tasks[t].op_enable].value());
+      const std::span<const entry> mine = entries.subspan(tasks[t].first, tasks[t].body_end - tasks[t].first);
+      auto writes = [](std::span<const entry> in, entry r) {
+        return std::any_of(in.begin(), in.end(),
+                           [&](entry e) { return e.target() == r.target() && e.offset() == r.offset(); });
+      };
+      std::vector<entry>& group = seen[o.pingpong ? t % 2 : 0];
+      for (entry r : group)
+        if (detail::enables(blocks, r) && !writes(mine, r)) delta = true;
+      for (entry r : mine)
+        if (kind_of(r) == entry_kind::register_write && !writes(group, r)) group.push_back(r);
+    }
+  }
+
+  // Capacity: the entries as the writer lays them out (tasks start 16-byte aligned).
+  std::size_t capacity = 0;
+  for (const detail::captured_task& k : tasks) capacity += capacity % 2 + (k.body_end - k.first) + task_tail_entries;
+  const std::size_t slot_capacity = slots.size() + tasks.size() - 1;
+
+  std::string out;
+  out += "#pragma once\n";
+  out += "// " + o.name + ": a captured regcmd program, as a template to patch (regcmd/program/patch.hpp).\n";
+  out += "// Written by regcmd-dis --format cpp from " + (o.source.empty() ? std::string("a dump") : o.source) + ": " +
+         std::to_string(entries.size()) + " entries, " + std::to_string(tasks.size()) +
+         (tasks.size() == 1 ? " task" : " tasks") +
+         (o.pingpong ? ", register groups alternating (ping-pong)" : ", one register group (no ping-pong)") +
+         (delta ? ", delta tasks" : "") + ".\n";
+  out += "// Address registers are slots (role from the register; offset from the role's lowest captured\n";
+  out += "// address); extents are read from the registers. Entry numbers are the dump's.\n";
+  if (!left_out.empty()) {
+    out += "// Left out:\n";
+    for (const std::string& l : left_out) out += "//   " + l + "\n";
+  }
+  out += "\n#include <regcmd/program/captured.hpp>\n\nnamespace " + o.name_space + " {\n\n";
+  out += "inline constexpr auto " + o.name + " = regcmd::captured_program<" + std::to_string(capacity) + ", " +
+         std::to_string(tasks.size()) + ", " + std::to_string(std::max<std::size_t>(slot_capacity, 1)) + ">(\n";
+  out += std::string("    regcmd::submit_options{.pingpong = ") + (o.pingpong ? "true" : "false") +
+         ", .delta_tasks = " + (delta ? "true" : "false") + "}, [](regcmd::program_writer& w) {\n";
+  out += "      using namespace regcmd;\n      using namespace regcmd::reg;\n";
+  std::size_t next_slot = 0;
+  for (std::size_t t = 0; t < tasks.size(); ++t) {
+    out += "      w.begin_task();  // task " + std::to_string(t) + "\n";
+    for (std::size_t i = tasks[t].first; i < tasks[t].body_end; ++i) {
+      const entry e = entries[i];
+      const std::string where = "  // " + std::to_string(i);
+      const register_info* r = kind_of(e) == entry_kind::register_write
+                                   ? find_register(*block_from_target(e.target()), e.offset())
+                                   : nullptr;
+      if (next_slot < slots.size() && slots[next_slot].entry == i) {
+        const captured_slot& s = slots[next_slot++];
+        out += "      w.put_slot<" + std::string(r->declared_as) + ">(operand_role::" + std::string(name_of(s.role)) +
+               ", " + detail::number(s.address - lowest[static_cast<std::size_t>(s.role)]) + ", 0);" + where + "\n";
+      } else if (const auto typed =
+                     r && (e.value() & ~r->defined_mask) == 0 ? detail::typed_put(*r, e.value()) : std::nullopt) {
+        out += "      " + *typed + where + "\n";
+      } else {
+        const std::string why =
+            kind_of(e) == entry_kind::zero ? std::string("a zero entry")
+            : !r ? "target " + hex(e.target(), 4) + ", offset " + hex(e.offset(), 4) + ": no register of the map"
+            : (e.value() & ~r->defined_mask) != 0
+                ? std::string(r->name) + " with reserved bits " + hex(e.value() & ~r->defined_mask, 8) + " set"
+                : std::string(r->name) + " with a value its field's enum does not declare";
+        out += "      w.put_raw(entry::from_bits(" + hex(e.bits(), 16) + "));" + where + ": " + why + "\n";
+      }
+    }
+    const std::uint32_t mask = entries[tasks[t].op_enable].value();
+    if ((mask & ~defined_mask<reg::GLOBAL_OPERATION_ENABLE>()) != 0)
+      return {{},
+              "entry " + std::to_string(tasks[t].op_enable) + ": the op-enable mask " + hex(mask, 8) +
+                  " sets bits no block of the map owns"};
+    const auto enable = unpack<reg::GLOBAL_OPERATION_ENABLE>(mask);
+    std::string blocks;
+    for (const field_info& f : op_enable_fields)
+      if (f.shape.extract(mask) != 0) blocks += (blocks.empty() ? "." : ", .") + std::string(f.name) + " = 1";
+    out += "      w.end_task(GLOBAL_OPERATION_ENABLE{" + blocks + "}, " +
+           (enable.PPU_OP_EN.value() ? "ppu_done_interrupts" : "dpu_done_interrupts") + ");  // " +
+           std::to_string(tasks[t].op_enable) + "\n";
+  }
+  out += "    });\n\n}  // namespace " + o.name_space + "\n";
+  return {out, {}};
+}
+
+}  // namespace regcmd::cli
