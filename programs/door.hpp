@@ -78,25 +78,40 @@ constexpr status emit_checked(program_writer& w, const typename Kind::geometry& 
   else return validate_structure(written, Kind::name);
 }
 
+// soc-value-unknown: a SoC whose traits lack a number every program kind reads builds none
+// (core/soc.hpp); no resolve or emit is instantiated for it.
+template <program_kind Kind, class Soc>
+constexpr error soc_refusal() {
+  return make_error(rules::soc_value_unknown, Soc::name, soc::first_unknown_value<Soc>()).with_note(Kind::name);
+}
+
 // The run-time door.
 template <program_kind Kind, class Soc = soc::rk3588>
 result<runtime_program<typename Kind::geometry>> build(const typename Kind::spec& spec) {
-  const result<typename Kind::geometry> g = Kind::template resolve<Soc>(spec);
-  if (!g) return g.err();
-  result<heap_code> code = write_on_heap(Kind::size(g.value()), Kind::options(g.value()),
-                                         [&](program_writer& w) { return emit_checked<Kind, Soc>(w, g.value()); });
-  if (!code) return code.err();
-  return runtime_program<typename Kind::geometry>{g.value(), std::move(code).value()};
+  if constexpr (!soc::programs_known<Soc>) {
+    return soc_refusal<Kind, Soc>();
+  } else {
+    const result<typename Kind::geometry> g = Kind::template resolve<Soc>(spec);
+    if (!g) return g.err();
+    result<heap_code> code = write_on_heap(Kind::size(g.value()), Kind::options(g.value()),
+                                           [&](program_writer& w) { return emit_checked<Kind, Soc>(w, g.value()); });
+    if (!code) return code.err();
+    return runtime_program<typename Kind::geometry>{g.value(), std::move(code).value()};
+  }
 }
 
 // The run-time door without a heap: the program goes into `w`'s storage (Kind::size of the
 // geometry is enough), and the geometry its packers need comes back.
 template <program_kind Kind, class Soc = soc::rk3588>
 constexpr result<typename Kind::geometry> build_into(program_writer& w, const typename Kind::spec& spec) {
-  const result<typename Kind::geometry> g = Kind::template resolve<Soc>(spec);
-  if (!g) return g.err();
-  if (status s = emit_checked<Kind, Soc>(w, g.value()); !s) return s.err();
-  return g;
+  if constexpr (!soc::programs_known<Soc>) {
+    return soc_refusal<Kind, Soc>();
+  } else {
+    const result<typename Kind::geometry> g = Kind::template resolve<Soc>(spec);
+    if (!g) return g.err();
+    if (status s = emit_checked<Kind, Soc>(w, g.value()); !s) return s.err();
+    return g;
+  }
 }
 
 namespace detail {
@@ -125,18 +140,31 @@ struct fixed_build {
 };
 }  // namespace detail
 
-// The compile-time door: a violated rule fails here with the rule's message.
-template <program_kind Kind, typename Kind::spec Spec, class Soc = soc::rk3588>
-constexpr auto build_fixed() {
-  constexpr const result<typename Kind::geometry>& g = detail::resolved<Kind, Spec, Soc>::value;
+namespace detail {
+template <program_kind Kind, typename Kind::spec Spec, class Soc>
+constexpr auto build_fixed_known() {
+  constexpr const result<typename Kind::geometry>& g = resolved<Kind, Spec, Soc>::value;
   static_assert(report<violated_rule(g)>());
   if constexpr (g.ok()) {
-    using fixed = detail::fixed_build<Kind, Spec, Soc>;
+    using fixed = fixed_build<Kind, Spec, Soc>;
     static_assert(report<violated_rule(fixed::built.second)>());
     return fixed::built.first;
   } else {
     return fixed_program<typename Kind::geometry, 1, 1, 1>{};  // not reached: the report above failed
   }
+}
+template <class Soc>
+constexpr const rule* soc_violation() {
+  return soc::programs_known<Soc> ? &no_violation : &rules::soc_value_unknown;
+}
+}  // namespace detail
+
+// The compile-time door: a violated rule fails here with the rule's message.
+template <program_kind Kind, typename Kind::spec Spec, class Soc = soc::rk3588>
+constexpr auto build_fixed() {
+  static_assert(report<detail::soc_violation<Soc>()>());
+  if constexpr (soc::programs_known<Soc>) return detail::build_fixed_known<Kind, Spec, Soc>();
+  else return fixed_program<typename Kind::geometry, 1, 1, 1>{};  // not reached: the report above failed
 }
 
 }  // namespace regcmd

@@ -100,11 +100,15 @@ struct matmul_geometry {
   friend constexpr bool operator==(const matmul_geometry&, const matmul_geometry&) = default;
 };
 
-// The weight tile's N extent per input precision (K is 32 for every precision): every tile
-// is 1 KB, so int4's holds 64 N (regcmd-isa-reference "The precision enum": "the 1 KB int4
-// atom (64N x 32K)"; the vendor's native int4 B is N64 x K32, rknn-matmul-api §1.6, §1.8).
+// The weight tile's N and K per input precision: the SoC's native B tile (core/soc.hpp; on
+// RK3588 every tile is 1 KB, so int4's holds 64 N: regcmd-isa-reference "The precision enum").
+template <class Soc = soc::rk3588>
 constexpr std::uint32_t weight_tile_n(precision p) {
-  return p == precision::fp16 ? 16 : p == precision::int4 ? 64 : 32;
+  return soc::weight_tile_of<Soc>(p).n;
+}
+template <class Soc = soc::rk3588>
+constexpr std::uint32_t weight_tile_k(precision p) {
+  return soc::weight_tile_of<Soc>(p).k;
 }
 
 // The widest output row pitch in outputs: NOTCH_ADDR_1 holds it in 4-output units minus
@@ -131,14 +135,15 @@ constexpr result<row_pitches> resolve_pitches(precision in, precision out, std::
 
 // The rules of a request that do not depend on its size: precisions, layout options,
 // alignment. Plans check these for the whole operation, then size each tile.
+template <class Soc = soc::rk3588>
 constexpr status check_request(const matmul_spec& s) {
   const precision in = s.in.features;
   if (s.M == 0 || s.K == 0 || s.N == 0) return make_error(rules::shape_nonzero, "matmul");
   if (s.in.weights != in) return make_error(rules::precision_symmetric, "matmul");
   if (!int8_writes_int32(in, s.out)) return make_error(rules::int8_output_int32, "matmul");
-  if (!matmul_pair(in, s.out)) return make_error(rules::precision_pair, "matmul");
-  if (s.pad == padding::none && s.K % 32 != 0) return make_error(rules::k_alignment, "matmul", "K", s.K);
-  if (s.pad == padding::none && s.N % weight_tile_n(in) != 0) return make_error(rules::n_alignment, "matmul", "N", s.N);
+  if (!Soc::matmul_pair(in, s.out)) return make_error(rules::precision_pair, "matmul");
+  if (s.pad == padding::none && s.K % weight_tile_k<Soc>(in) != 0) return make_error(rules::k_alignment, "matmul", "K", s.K);
+  if (s.pad == padding::none && s.N % weight_tile_n<Soc>(in) != 0) return make_error(rules::n_alignment, "matmul", "N", s.N);
   if (in == precision::int4 && s.sched == schedule::bank_split) return make_error(rules::int4_bank_split, "matmul");
   if (s.activation != output_activation::none && s.out != precision::fp16)
     return make_error(rules::matmul_activation_precision, "matmul", "out", static_cast<std::uint32_t>(s.out));
@@ -156,7 +161,7 @@ constexpr status check_request(const matmul_spec& s) {
 // Every rule of a matmul request as one op, in the order a user would fix them.
 template <class Soc = soc::rk3588>
 constexpr result<matmul_geometry> resolve(const matmul_spec& s) {
-  if (status r = check_request(s); !r) return r.err();
+  if (status r = check_request<Soc>(s); !r) return r.err();
   const precision in = s.in.features;
   if (!k_fits_one_op<Soc>(s.K)) return make_error(rules::k_single_op_max, "matmul", "K", s.K);
   if (!n_fits_one_op<Soc>(s.N)) return make_error(rules::n_max, "matmul", "N", s.N);
@@ -167,8 +172,8 @@ constexpr result<matmul_geometry> resolve(const matmul_spec& s) {
   g.M = s.M;
   g.logical_K = s.K;
   g.logical_N = s.N;
-  g.K = align_up(s.K, 32);
-  g.N = align_up(s.N, weight_tile_n(in));
+  g.K = align_up(s.K, weight_tile_k<Soc>(in));
+  g.N = align_up(s.N, weight_tile_n<Soc>(in));
   g.layout = s.layout;
   g.activation = float_activation(s.activation, s.leaky_slope, "matmul").value();  // checked above
   if (!n_fits_one_op<Soc>(g.N)) return make_error(rules::n_max, "matmul", "N", g.N);

@@ -93,10 +93,11 @@ constexpr void fill_zero(std::span<std::uint8_t> out) {
   for (std::uint8_t& b : out) b = 0;
 }
 
-// Element index of (n, k) in a packed weight block of `N` x `K` (both padded).
-constexpr std::size_t weight_index(precision in, std::uint32_t K, std::uint32_t n, std::uint32_t k) {
-  const std::uint32_t tn = weight_tile_n(in);
-  return std::size_t{n / tn} * tn * K + std::size_t{k / 32} * tn * 32 + std::size_t{n % tn} * 32 + k % 32;
+// Element index of (n, k) in a packed weight block of `N` x `K` (both padded to the tile):
+// tiles of tile.n columns of tile.k consecutive K, K-fastest within an N block.
+constexpr std::size_t weight_index(soc::weight_tile tile, std::uint32_t K, std::uint32_t n, std::uint32_t k) {
+  return std::size_t{n / tile.n} * tile.n * K + std::size_t{k / tile.k} * tile.n * tile.k +
+         std::size_t{n % tile.n} * tile.k + k % tile.k;
 }
 
 // Byte offset of feature element (m, k) of the whole operand.
@@ -146,8 +147,9 @@ constexpr status pack_features(const matmul_geometry& g, std::span<const T> a, s
   return {};
 }
 
-// One packed weight block: B[k0 .. k0+K)[n0 .. n0+N) of the logical B, zero beyond it.
-template <class T>
+// One packed weight block: B[k0 .. k0+K)[n0 .. n0+N) of the logical B, zero beyond it, in
+// the SoC's weight tiles.
+template <class T, class Soc = soc::rk3588>
 constexpr status pack_weight_block(precision in, std::uint32_t K, std::uint32_t N, std::uint32_t k0, std::uint32_t n0,
                                    std::uint32_t logical_K, std::uint32_t logical_N, std::span<const T> b,
                                    weights_order order, std::span<std::uint8_t> out) {
@@ -160,7 +162,7 @@ constexpr status pack_weight_block(precision in, std::uint32_t K, std::uint32_t 
                                                             : std::size_t{n0 + n} * logical_K + (k0 + k);
       const T v = b[at];
       if (!detail::element_ok(in, v)) return make_error(rules::int4_range, "weights", "", at);
-      detail::put_element(out, in, detail::weight_index(in, K, n, k), detail::encode_element(in, v));
+      detail::put_element(out, in, detail::weight_index(soc::weight_tile_of<Soc>(in), K, n, k), detail::encode_element(in, v));
     }
   return {};
 }

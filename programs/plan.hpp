@@ -226,7 +226,7 @@ constexpr bool better(const plan_candidate& a, const plan_candidate& b) {
 template <class Soc = soc::rk3588>
 constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& options = {},
                                   plan_explanation* explain = nullptr) {
-  if (status r = check_request(spec); !r) return r.err();
+  if (status r = check_request<Soc>(spec); !r) return r.err();
   plan_shape p;
   p.options = options;
   matmul_geometry& g = p.whole;
@@ -235,17 +235,18 @@ constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& o
   g.M = spec.M;
   g.logical_K = spec.K;
   g.logical_N = spec.N;
-  g.K = align_up(spec.K, 32);
-  g.N = align_up(spec.N, weight_tile_n(g.in));
+  g.K = align_up(spec.K, weight_tile_k<Soc>(g.in));
+  g.N = align_up(spec.N, weight_tile_n<Soc>(g.in));
   g.layout = spec.layout;
   g.sched = spec.sched;  // as requested; each tile resolves its own
   g.activation = float_activation(spec.activation, spec.leaky_slope, "plan").value();  // checked by check_request
 
   p.n_tiles = ceil_div(g.N, Soc::max_n);
-  p.n_tile = align_up(ceil_div(g.N, p.n_tiles), weight_tile_n(g.in));
+  p.n_tile = align_up(ceil_div(g.N, p.n_tiles), weight_tile_n<Soc>(g.in));
   if (options.k_slice != 0) {
     if (!k_slice_fits<Soc>(options.k_slice)) return make_error(rules::k_slice_max, "plan", "k_slice", options.k_slice);
-    if (options.k_slice % 32 != 0) return make_error(rules::k_alignment, "plan", "k_slice", options.k_slice);
+    if (options.k_slice % weight_tile_k<Soc>(g.in) != 0)
+      return make_error(rules::k_alignment, "plan", "k_slice", options.k_slice);
     if (options.whole_k) return make_error(rules::k_slice_max, "plan", "k_slice", options.k_slice).with_note("whole_k splits no K");
   }
   if (options.whole_k && !k_fits_one_op<Soc>(g.K)) return make_error(rules::k_single_op_max, "plan", "K", g.K);
@@ -264,7 +265,7 @@ constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& o
   bool split_activation = false;
   std::uint32_t last_k_slice = 0;
   for (std::uint32_t n = first; n <= last; ++n) {
-    const std::uint32_t k_slice = options.k_slice ? options.k_slice : align_up(ceil_div(g.K, n), 32);
+    const std::uint32_t k_slice = options.k_slice ? options.k_slice : align_up(ceil_div(g.K, n), weight_tile_k<Soc>(g.in));
     const std::uint32_t slices = ceil_div(g.K, k_slice);
     if (slices > 1 && !k_slice_fits<Soc>(k_slice)) continue;
     if (slices == 1 && !k_fits_one_op<Soc>(k_slice)) continue;

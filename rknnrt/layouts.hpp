@@ -21,12 +21,13 @@
 #include <regcmd/core/half.hpp>
 #include <regcmd/core/math.hpp>
 #include <regcmd/core/precision.hpp>
+#include <regcmd/core/soc.hpp>
 #include <regcmd/programs/packing.hpp>
 
 namespace regcmd::rknn {
 
-// Native B's K segment on RK3588 (rknn-matmul-api §1.6); each is one op of K in one piece.
-inline constexpr std::uint32_t k_segment = 8192;
+// Native B's K segment (rknn-matmul-api §1.6: 8192 on RK3588); each is one op of K in one piece.
+inline constexpr std::uint32_t k_segment = soc::rk3588::k_segment;
 
 constexpr std::uint32_t segment_count(std::uint32_t K) { return ceil_div(K, k_segment); }
 constexpr std::uint32_t segment_depth(std::uint32_t K, std::uint32_t s) {
@@ -38,7 +39,8 @@ enum class layout : std::uint8_t { normal = 0, native = 1, transposed = 2 };
 // Element index of B(k, n) in native B of K x N: earlier segments are all k_segment deep.
 constexpr std::size_t native_b_index(precision p, std::uint32_t K, std::uint32_t N, std::uint32_t k, std::uint32_t n) {
   const std::uint32_t s = k / k_segment;
-  return std::size_t{N} * s * k_segment + detail::weight_index(p, segment_depth(K, s), n, k % k_segment);
+  return std::size_t{N} * s * k_segment +
+         detail::weight_index(soc::weight_tile_of<soc::rk3588>(p), segment_depth(K, s), n, k % k_segment);
 }
 
 // Element index of B(k, n) in any of B's layouts.

@@ -236,7 +236,8 @@ TEST_CASE(
       {"DPU_EW_CVT_SCALE_VALUE", {0x0, 0x1}}, {"DPU_OUT_CVT_SCALE", {0x0, 0x1}},
   };
   std::map<std::string, std::pair<std::uint32_t, std::uint32_t>> found;
-  for (const auto& [name, value] : mine) {
+  for (const auto& [register_name, value] : mine) {
+    const std::string name = register_name;  // (a structured binding cannot be captured)
     CAPTURE(name);
     REQUIRE(theirs.count(name) == 1);  // the capture writes every register regcmd does
     if (theirs.at(name) != value) found[name] = {theirs.at(name), value};

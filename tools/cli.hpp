@@ -87,6 +87,18 @@ inline problem address_in(std::uint64_t& field, std::string_view option, std::st
   return number_in(field, option, v, 0, soc::rk3588::max_iova, true);
 }
 
+// --soc: a member of the RK35xx family by its --soc name (core/soc.hpp).
+inline problem soc_in(soc::soc_info& field, std::string_view option, std::string_view v) {
+  if (const auto s = soc::soc_by_option(v)) {
+    field = *s;
+    return {};
+  }
+  std::string names;
+  for (std::size_t i = 0; i < soc::family.size(); ++i)
+    names += std::string(i == 0 ? "" : i + 1 == soc::family.size() ? " or " : ", ") + std::string(soc::family[i].option);
+  return takes(option, names, v);
+}
+
 // Any enumerator of E by name, or the line listing them.
 template <declared_enum E>
 problem named(E& field, std::string_view option, std::string_view v) {

@@ -147,6 +147,13 @@ atom, channels padded to whole atoms):
                       (default valid)
   --kernel, --stride and --pad do not apply to the global ops.
 
+SoC:
+  --soc S             rk3588 | rk3576 | rk3568 | rk3566 | rk3562         (default rk3588)
+                      the SoC whose numbers the program is built with (include/regcmd/
+                      core/soc.hpp); a SoC no source gives the CBUF and limits of builds
+                      no program (rule soc-value-unknown): today every one but rk3588.
+                      Graph files are built for rk3588.
+
 Addresses (patched into the program's slots; default 0), each for an operand the
 program has, 0 to 0xffffffff with every byte its DMA reaches below 4 GiB:
   --feature ADDR, --weight ADDR, --output ADDR, --ew-operand ADDR, --intermediate ADDR
@@ -311,6 +318,7 @@ int main(int argc, char** argv) {
   std::optional<precision> weight;
   bool planned = false, stats = false, explain = false;
   roofline_params rates = soc_roofline();
+  soc::soc_info chip = soc::family[0];
   operand_addresses addresses{};
   std::string_view format = "hex";
   std::string out_path;
@@ -336,7 +344,7 @@ int main(int argc, char** argv) {
                                        [&](const address_option& o) { return o.name == a; });
     const bool known = cli::is_request_option(a) || a == "--weight-precision" || a == "--schedule" || a == "--feature-pitch" ||
                        a == "--output-pitch" || address != std::end(address_options) || a == "--format" || a == "-o" ||
-                       cli::is_rate_option(a);
+                       a == "--soc" || cli::is_rate_option(a);
     if (!known) return fail("unknown option '" + std::string(a) + "' (regcmd-gen --help lists them)");
     if (i + 1 >= argc) return fail(std::string(a) + " needs a value");
     const std::string_view v = argv[++i];
@@ -351,6 +359,7 @@ int main(int argc, char** argv) {
     else if (a == "--output-pitch") bad = cli::number_in(spec.output_pitch, a, v, 0, 0xffff'ffffu);
     else if (address != std::end(address_options)) bad = cli::address_in(addresses[static_cast<std::size_t>(address->role)], a, v);
     else if (a == "--format") bad = cli::one_of(format, a, v, formats);
+    else if (a == "--soc") bad = cli::soc_in(chip, a, v);
     else if (cli::is_rate_option(a)) bad = cli::apply_rate_option(rates, a, v);
     else if (v.empty()) bad = cli::takes(a, "a file name", v);  // -o, the option left
     else out_path = v;
@@ -410,13 +419,18 @@ int main(int argc, char** argv) {
     if constexpr (std::is_same_v<geometry, plan_shape>) report.minimum = minimum_traffic(built.value().geometry.whole);
     return status{};
   };
-  const status built = r.convolution ? take(build_conv(r.conv))
-                       : r.activation  ? take(build_activation(r.act))
-                       : r.pooling     ? take(build_pool(r.pool))
-                       : elementwise   ? take(build_ew(r.ew))
-                       : r.fused_ew    ? take(build_fused(r.fused()))
-                       : planned       ? take(build_plan(spec, r.options))
-                                       : take(build_matmul(spec));
+  // Built for the SoC of --soc: one without the numbers programs need is refused by the door
+  // (soc-value-unknown).
+  const status built = soc::with_soc(chip.id, [&](auto chip_traits) {
+    using Soc = decltype(chip_traits);
+    return r.convolution ? take(build_conv<Soc>(r.conv))
+           : r.activation  ? take(build_activation<Soc>(r.act))
+           : r.pooling     ? take(build_pool<Soc>(r.pool))
+           : elementwise   ? take(build_ew<Soc>(r.ew))
+           : r.fused_ew    ? take(build_fused<Soc>(r.fused()))
+           : planned       ? take(build_plan<Soc>(spec, r.options))
+                           : take(build_matmul<Soc>(spec));
+  });
   if (!built) return fail(cli::describe(built.err()));
   if (stats || explain) {
     std::string text;

@@ -52,7 +52,7 @@ constexpr const char* usage = R"(usage: regcmd-run matmul --in P --out P -M N -K
        regcmd-run conv --in P -H N -W N -C N --out-channels N [options]
        regcmd-run act --fn F --dtype P (-M N -N N | --elements N) [options]
        regcmd-run pool --op O --dtype P -H N -W N -C N [options]
-       regcmd-run graph FILE [--cores C] [--device PATH] [--seed S] [--repeat R]
+       regcmd-run graph FILE [--cores C] [--device PATH] [--soc S] [--seed S] [--repeat R]
 
 Builds the program (a matmul as a plan: K-split, N/M tiling when the shape needs them; an
 SDP element-wise op; a matmul fused with an SDP op; a convolution in the tasks its CBUF
@@ -125,6 +125,11 @@ running:
   --round-robin   rknpu, with --cores 1: rotate the repeats over the three cores
   --device PATH   the NPU node: /dev/dri/card1 (rknpu, vendor kernels) or /dev/accel/accel0
                   (rocket, mainline 6.18+); default $REGCMD_DEVICE, else the first found
+  --soc S         rk3588 | rk3576 | rk3568 | rk3566 | rk3562: the SoC the device is used as
+                  when its node's device tree names none (an emulated device); a node
+                  that names one must agree. Default: the node's, else rk3588. On a SoC
+                  without the numbers programs need, prepare refuses every program
+                  (soc-value-unknown)
   --seed S        random data seed, 0 to 18446744073709551615 (default 1)
   --repeat R      runs of the program, 1 to 1000000, every one's output checked
                   (default 1; the first run may add a warm-up submit)
@@ -169,6 +174,7 @@ int fail(const regcmd::error& e) { return fail(regcmd::cli::describe(e)); }
 // How the program runs: cores, repeats, blocking.
 struct run_settings {
   std::string device_path;
+  std::optional<regcmd::soc::soc_info> soc;  // --soc
   std::uint64_t seed = 1, repeat = 1;
   regcmd::runtime::cores split = regcmd::runtime::cores::one;  // --cores: one, all, all_then_one
   bool round_robin = false, nonblocking = false;
@@ -186,12 +192,18 @@ std::optional<regcmd::cli::problem> apply_running(run_settings& settings, std::s
     settings.device_path = v;
     return v.empty() ? cli::takes(a, "a device node", v) : cli::problem{};
   }
+  if (a == "--soc") {
+    regcmd::soc::soc_info s{};
+    if (cli::problem p = cli::soc_in(s, a, v); !p.empty()) return p;
+    settings.soc = s;
+    return cli::problem{};
+  }
   if (a == "--seed") return cli::number_in(settings.seed, a, v, 0, UINT64_MAX);
   if (a == "--repeat") return cli::number_in(settings.repeat, a, v, 1, 1'000'000);
   return std::nullopt;
 }
 bool is_running_option(std::string_view a) {
-  return a == "--cores" || a == "--device" || a == "--seed" || a == "--repeat";
+  return a == "--cores" || a == "--device" || a == "--soc" || a == "--seed" || a == "--repeat";
 }
 
 // One output against its reference, element by element: the largest errors, and the
@@ -845,6 +857,23 @@ int run_pool(const regcmd::runtime::device& dev, const regcmd::pool_spec& spec, 
 
 // A node that does not open reads like any file that does not, "cannot open 'PATH':
 // reason", then the rule that says what to do.
+std::string describe_open(const regcmd::error& e);
+
+// Opens the device of --device and uses it as the SoC its node names, else the one of --soc,
+// else RK3588; prints which. A --soc the node contradicts is an error.
+regcmd::result<regcmd::runtime::device> open_device(const run_settings& settings) {
+  auto dev = regcmd::runtime::device::open(settings.device_path);
+  if (!dev) return dev.err();
+  regcmd::runtime::device d = std::move(dev).value();
+  if (settings.soc && d.soc_detected() && settings.soc->id != d.soc().id)
+    return regcmd::make_error(regcmd::rules::device_open, "device")
+        .with_note("--soc " + std::string(settings.soc->option) + ", but its node is " + std::string(d.soc().name));
+  if (settings.soc) d = d.for_soc(*settings.soc);
+  std::printf("device %s: %s, %s%s\n", d.path().c_str(), d.driver_version().c_str(), std::string(d.soc().name).c_str(),
+              d.soc_detected() ? "" : settings.soc ? " (--soc)" : " (assumed: its node names no SoC)");
+  return d;
+}
+
 std::string describe_open(const regcmd::error& e) {
   if (e.os_errno == 0 || e.note().empty()) return regcmd::cli::describe(e);
   return "cannot open '" + std::string(e.note()) + "': " + std::strerror(e.os_errno) + " (" +
@@ -1211,9 +1240,8 @@ int run_graph_file(int argc, char** argv) {
   // The graph's rules first: a graph that breaks one needs no device.
   const cli::loaded_graph file = cli::load_graph_file(path);
   if (!file.problem.empty()) return fail(file.problem);
-  auto dev = runtime::device::open(settings.device_path);
+  auto dev = open_device(settings);
   if (!dev) return fail(describe_open(dev.err()));
-  std::printf("device %s: %s\n", dev.value().path().c_str(), dev.value().driver_version().c_str());
   return run_graph(dev.value(), file.spec, *file.built, settings);
 }
 
@@ -1288,14 +1316,13 @@ int main(int argc, char** argv) {
   } else if (const auto p = plan(r.spec, r.options); !p) {
     return fail(p.err());
   }
-  auto dev = runtime::device::open(settings.device_path);
+  auto dev = open_device(settings);
   if (!dev) return fail(describe_open(dev.err()));
   // rocket's kernel picks each job's core and always signals a fence (fact sheet §3).
   if (dev.value().kind() == runtime::driver::rocket)
     if (cli::problem p = given.refuse_any({"--round-robin", "--nonblocking"}, "to the rocket node (its kernel picks the core and always fences)");
         !p.empty())
       return fail(p);
-  std::printf("device %s: %s\n", dev.value().path().c_str(), dev.value().driver_version().c_str());
   if (r.convolution) return run_conv(dev.value(), r.conv, settings);
   if (r.activation) return run_act(dev.value(), r.act, settings);
   // The rocket node refuses pooling when the program is prepared (rule rocket-interrupt).

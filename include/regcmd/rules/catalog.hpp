@@ -358,6 +358,14 @@
     "32 bits wide; allocate the buffer below 4 GiB (RKNPU_MEM_DMA32 / the IOMMU)",                  \
     "fact sheet §1.5")
 
+// Rules on the SoC a program is built or run for (core/soc.hpp).
+#define REGCMD_SOC_RULES(X)                                                                          \
+  X(soc_value_unknown, "soc-value-unknown",                                                          \
+    "no source gives a number this program needs on this SoC (its CBUF, contraction or output "     \
+    "limits, M-tile sizes), and regcmd does not guess one: build for RK3588, or add the value with " \
+    "its source to the SoC's traits (core/soc.hpp)",                                                 \
+    "regcmd-isa-reference: the ISA is shared across the family, the numeric limits are per-SoC")
+
 // Rules on patching a program's registers (program/patch.hpp).
 #define REGCMD_PATCH_RULES(X)                                                                        \
   X(patch_absent, "patch-absent",                                                                    \
@@ -549,6 +557,7 @@ REGCMD_GRAPH_RULES(REGCMD_DEFINE_RULE)
 REGCMD_PACKING_RULES(REGCMD_DEFINE_RULE)
 REGCMD_BIND_RULES(REGCMD_DEFINE_RULE)
 REGCMD_PATCH_RULES(REGCMD_DEFINE_RULE)
+REGCMD_SOC_RULES(REGCMD_DEFINE_RULE)
 REGCMD_PROGRAM_RULES(REGCMD_DEFINE_RULE)
 REGCMD_LOOKUP_RULES(REGCMD_DEFINE_RULE)
 REGCMD_RUNTIME_RULES(REGCMD_DEFINE_RULE)
@@ -576,6 +585,7 @@ namespace regcmd {
   REGCMD_PACKING_RULES(X)            \
   REGCMD_BIND_RULES(X)               \
   REGCMD_PATCH_RULES(X)              \
+  REGCMD_SOC_RULES(X)                \
   REGCMD_PROGRAM_RULES(X)
 #define REGCMD_RUN_TIME_RULES(X) \
   REGCMD_LOOKUP_RULES(X)         \

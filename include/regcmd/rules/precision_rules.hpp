@@ -6,12 +6,7 @@
 
 namespace regcmd {
 
-// precision-pair: fp16 -> fp32, fp16 -> fp16, int8 -> int32, int4 -> int16
-// (regcmd-isa-reference "Platform support matrix (RK3588)").
-constexpr bool matmul_pair(precision in, precision out) {
-  return (in == precision::fp16 && (out == precision::fp32 || out == precision::fp16)) ||
-         (in == precision::int8 && out == precision::int32) || (in == precision::int4 && out == precision::int16);
-}
+// precision-pair: each SoC's matmul_pair (core/soc.hpp).
 
 // int8-output-int32: an int8 matmul with a narrow output never completes
 // (regcmd-isa-reference "int16/narrow-output MATMUL does NOT self-complete").

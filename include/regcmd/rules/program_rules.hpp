@@ -334,9 +334,9 @@ enum class register_groups : std::uint8_t { as_programmed, one_per_kick };
 
 // Every rule on a program: its structure, every address register a slot, and the per-op
 // rules at each task's op-enable, with register state kept per register group.
-template <class Soc = soc::rk3588>
-constexpr status validate(const program_view& p, std::string_view where = "program",
-                          register_groups groups_of_tasks = register_groups::as_programmed) {
+namespace detail {
+template <class Soc>
+constexpr status validate_known(const program_view& p, std::string_view where, register_groups groups_of_tasks) {
   const bool alternate = p.pingpong && groups_of_tasks == register_groups::as_programmed;
   if (status s = detail::check_tasks(p, where); !s) return s;
   if (status s = detail::check_slots(p, where); !s) return s;
@@ -384,6 +384,17 @@ constexpr status validate(const program_view& p, std::string_view where = "progr
   }
   return {};
 }
+}  // namespace detail
+
+// On a SoC without the numbers the per-op rules read, every program is refused
+// (soc-value-unknown, core/soc.hpp).
+template <class Soc = soc::rk3588>
+constexpr status validate(const program_view& p, std::string_view where = "program",
+                          register_groups groups_of_tasks = register_groups::as_programmed) {
+  if constexpr (!soc::programs_known<Soc>)
+    return make_error(rules::soc_value_unknown, Soc::name, soc::first_unknown_value<Soc>()).with_note(where);
+  else return detail::validate_known<Soc>(p, where, groups_of_tasks);
+}
 
 }  // namespace regcmd
 
@@ -424,20 +435,23 @@ namespace regcmd {
 // Operand base addresses, by role.
 using operand_addresses = std::array<std::uint64_t, operand_role_count>;
 
-// The checks of one bound address: 32 bits, and aligned to its field's lowest bit.
+// The checks of one bound address: within the SoC's IOVA limit (32 bits), and aligned to its
+// field's lowest bit.
+template <class Soc = soc::rk3588>
 constexpr status check_address(const address_register& reg, operand_role role, std::uint64_t address) {
-  if (address > soc::rk3588::max_iova) return make_error(rules::iova_32bit, reg.name, name_of(role), address);
+  if (address > Soc::max_iova) return make_error(rules::iova_32bit, reg.name, name_of(role), address);
   if ((address & reg.alignment_mask()) != 0) return make_error(rules::address_alignment, reg.name, reg.field, address);
   return {};
 }
 
 // Writes IOVA + offset of every slot into `entries` (a copy of the program's entries).
+template <class Soc = soc::rk3588>
 constexpr status patch_slots(std::span<entry> entries, std::span<const slot> slots, const operand_addresses& base) {
   for (const slot& s : slots) {
     const std::uint64_t address = base[static_cast<std::size_t>(s.role)] + s.offset;
     const std::size_t index = s.entry < entries.size() ? address_register_index(entries[s.entry]) : address_registers.size();
     if (index == address_registers.size()) return make_error(rules::address_slots, "bind", name_of(s.role), s.entry);
-    if (status st = check_address(address_registers[index], s.role, address); !st) return st;
+    if (status st = check_address<Soc>(address_registers[index], s.role, address); !st) return st;
     entries[s.entry] = entries[s.entry].with_value(static_cast<std::uint32_t>(address));
   }
   return {};

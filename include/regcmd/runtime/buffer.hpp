@@ -106,7 +106,7 @@ class buffer {
       if (status s = dev.ioctl(rknpu::ioctl_mem_create, &c, "RKNPU_MEM_CREATE"); !s) return s.err();
       // from here on the kernel object is released with the buffer
       object = std::make_shared<buffer_object>(dev.file(), c.handle, c.flags, c.size, c.obj_addr, c.dma_addr);
-      if (reachable(c.dma_addr, c.size)) {
+      if (reachable(c.dma_addr, c.size, dev.soc().max_iova)) {
         rknpu::mem_map m{};
         m.handle = c.handle;
         if (status s = dev.ioctl(rknpu::ioctl_mem_map, &m, "RKNPU_MEM_MAP"); !s) return s.err();
@@ -126,7 +126,7 @@ class buffer {
       map_offset = c.offset;
     }
     buffer_object& o = *object;
-    if (!reachable(o.iova(), o.size())) return make_error(rules::iova_32bit, "buffer", "end", end_of(o.iova(), o.size()));
+    if (!reachable(o.iova(), o.size(), dev.soc().max_iova)) return make_error(rules::iova_32bit, "buffer", "end", end_of(o.iova(), o.size()));
     void* p = ::mmap(nullptr, o.size(), PROT_READ | PROT_WRITE, MAP_SHARED, dev.fd(), static_cast<off_t>(map_offset));
     if (p == MAP_FAILED) return make_error(rules::mmap_failed, "buffer").with_errno(errno);
     o.map(static_cast<std::uint8_t*>(p));
@@ -175,10 +175,10 @@ class buffer {
   }
 
  private:
-  // Every byte has an IOVA the NPU's 32-bit address registers can hold (compared without
-  // overflow: an IOVA near 2^64 plus the size must not wrap into range).
-  static bool reachable(std::uint64_t iova, std::uint64_t size) {
-    constexpr std::uint64_t limit = soc::rk3588::max_iova + 1;  // one past the last address
+  // Every byte has an IOVA the NPU's 32-bit address registers can hold, up to the SoC's
+  // max_iova (compared without overflow: an IOVA near 2^64 plus the size must not wrap).
+  static bool reachable(std::uint64_t iova, std::uint64_t size, std::uint64_t max_iova) {
+    const std::uint64_t limit = max_iova + 1;  // one past the last address
     return iova <= limit && size <= limit - iova;
   }
   // One past the last byte, saturated: what an iova-32bit error reports.

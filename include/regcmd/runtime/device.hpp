@@ -11,19 +11,26 @@
 
 #include <fcntl.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <xf86drm.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 
 #include <regcmd/core/error.hpp>
+#include <regcmd/core/soc.hpp>
 #include <regcmd/rules/catalog.hpp>
 #include <regcmd/runtime/npu_state.hpp>
 #include <regcmd/runtime/rknpu_uapi.hpp>
@@ -53,6 +60,31 @@ inline status fd_ioctl(int fd, unsigned long request, void* arg, std::string_vie
     return make_error(e == ETIMEDOUT ? rules::submit_timeout : rules::ioctl_failed, "device").with_note(what).with_errno(e);
   }
   return {};
+}
+
+// The SoC a device tree compatible string names ("rockchip,rk3588-rknpu", the vendor
+// driver's; "rockchip,rk3588-rknn-core", rocket's): the first family member it mentions.
+// The vendor driver matches rk3588, rk3568, rk3562 and rk3576 NPUs by these strings
+// (rknpu-uapi-and-register-map §1.1, "DT compatible").
+inline std::optional<soc::soc_info> soc_from_compatible(std::string_view compatible) {
+  for (const soc::soc_info& s : soc::family)
+    if (compatible.find("rockchip," + std::string(s.option)) != std::string_view::npos) return s;
+  return std::nullopt;
+}
+
+// What the node's driver says of its device: the compatible strings of its device tree node
+// (sysfs, by the node's device number). None where the node has no such node (an emulated
+// device, a kernel without a device tree).
+inline std::optional<soc::soc_info> soc_of_node(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode)) return std::nullopt;
+  const std::string path = "/sys/dev/char/" + std::to_string(major(st.st_rdev)) + ":" + std::to_string(minor(st.st_rdev)) +
+                           "/device/of_node/compatible";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::replace(text.begin(), text.end(), '\0', ' ');  // a list of NUL-terminated strings
+  return soc_from_compatible(text);
 }
 
 // One open of a node: its fd, its driver and the node's NPU state. Devices, buffers, jobs
@@ -126,6 +158,17 @@ class device {
   // A moved-from or default device has no file: its ioctls fail with EBADF.
   int fd() const { return file_ ? file_->fd() : -1; }
   driver kind() const { return file_ ? file_->kind() : driver::rknpu; }
+  // The SoC whose numbers (cores, IOVA limit, program rules) this device is used with: the
+  // one its node's device tree names, else RK3588; for_soc() sets it.
+  const soc::soc_info& soc() const { return soc_; }
+  bool soc_detected() const { return soc_detected_; }
+  // The same open device, used as the SoC `s` (regcmd-run --soc): a copy, so sessions
+  // already made keep theirs.
+  device for_soc(const soc::soc_info& s) const {
+    device d = *this;
+    d.soc_ = s;
+    return d;
+  }
   const std::string& path() const { return file_ ? file_->path() : empty(); }
   // e.g. "rknpu 0.9.7 (20240424)", "rocket 1.0.0 (0)"
   const std::string& driver_version() const { return file_ ? file_->version() : empty(); }
@@ -175,10 +218,16 @@ class device {
     device d;
     d.file_ = std::make_shared<const device_file>(fd, name == "rknpu" ? driver::rknpu : driver::rocket, path, version,
                                                   iommu_domain);
+    if (const auto soc = soc_of_node(fd)) {
+      d.soc_ = *soc;
+      d.soc_detected_ = true;
+    }
     return d;
   }
 
   std::shared_ptr<const device_file> file_;
+  soc::soc_info soc_ = soc::family[0];  // RK3588 unless the node says otherwise
+  bool soc_detected_ = false;
 };
 
 }  // namespace regcmd::runtime

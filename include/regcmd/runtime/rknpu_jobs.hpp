@@ -41,6 +41,7 @@ class rknpu_jobs {
   }
 
   // The vendor kernel runs every program the rules accept.
+  template <class Soc = soc::rk3588>
   static constexpr status check(const program_view&) { return {}; }
 
   static result<rknpu_jobs> create(const device& dev, const buffer& regcmd, std::span<const task> tasks,

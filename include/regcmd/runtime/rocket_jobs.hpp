@@ -52,13 +52,14 @@ class rocket_jobs {
   // What the rocket kernel cannot run (the program rules hold already, as one submit runs
   // the tasks). It kicks each task alone on register group 0, so the rules must also hold
   // with the registers each task inherits that way.
+  template <class Soc = soc::rk3588>
   static constexpr status check(const program_view& p) {
     if (!p.pingpong) return make_error(rules::rocket_pingpong, "prepare");
     if (p.delta_tasks) return make_error(rules::rocket_delta_tasks, "prepare");
     for (std::size_t i = 0; i < p.tasks.size(); ++i)
       if (p.tasks[i].int_mask != dpu_done_interrupts)
         return make_error(rules::rocket_interrupt, "prepare", "task", i);
-    return validate(p, "prepare (rocket: every task kicked alone on register group 0)", register_groups::one_per_kick);
+    return validate<Soc>(p, "prepare (rocket: every task kicked alone on register group 0)", register_groups::one_per_kick);
   }
 
   static result<rocket_jobs> create(const device& dev, const buffer& regcmd, std::span<const task> tasks,

@@ -153,7 +153,8 @@ class session {
   // split into up to three chains (their tails unlinked).
   result<prepared_program> prepare(const program_view& program, const prepare_options& options = {}) {
     if (!device_.file()) return make_error(rules::wrong_device, "prepare").with_note("the session's device is not open");
-    if (status s = validate(program); !s) return s.err();
+    if (status s = soc::with_soc(device_.soc().id, [&](auto soc) { return validate<decltype(soc)>(program); }); !s)
+      return s.err();
     if (device_.kind() == driver::rocket) return prepare_with<rocket_jobs>(program, options);
     return prepare_with<rknpu_jobs>(program, options);
   }
@@ -175,7 +176,7 @@ class session {
       if (!b->made_on(device_.file().get())) return make_error(rules::wrong_device, "bind", name_of(role));
       const std::uint64_t at = role == operand_role::regcmd ? 0 : ops.offsets[r];
       if (at > b->size() || use.end > b->size() - at) return make_error(rules::operand_extent, "bind", name_of(role), at + use.end);
-      if (b->iova() + at + use.max_offset > soc::rk3588::max_iova)
+      if (b->iova() + at + use.max_offset > device_.soc().max_iova)
         return make_error(rules::iova_32bit, "bind", name_of(role), b->iova() + at + use.max_offset);
       given[r] = b;
       base[r] = b->iova() + at;
@@ -190,7 +191,7 @@ class session {
     for (const prepared_program::site& s : p.sites_) {
       const std::uint64_t address = base[static_cast<std::size_t>(s.role)] + s.offset;
       if ((address & s.alignment_mask) != 0)
-        return check_address(address_registers[s.address_register], s.role, address).err();
+        return check_address(address_registers[s.address_register], s.role, address).err();  // 32 bits on every SoC
       store(out, s.entry_index, s.unbound.with_value(static_cast<std::uint32_t>(address)));
     }
     if (ops.feature) p.feature_ = feature;
@@ -213,7 +214,8 @@ class session {
  private:
   template <class Jobs>
   result<prepared_program> prepare_with(const program_view& program, const prepare_options& options) {
-    if (status s = Jobs::check(program); !s) return s.err();
+    if (status s = soc::with_soc(device_.soc().id, [&](auto soc) { return Jobs::template check<decltype(soc)>(program); }); !s)
+      return s.err();
     prepared_program p;
     p.entries_.assign(program.entries.begin(), program.entries.end());
     p.slots_.assign(program.slots.begin(), program.slots.end());
@@ -291,13 +293,13 @@ class session {
     bool fresh = false;
     for (std::size_t r = 0; r < operand_role_count; ++r)
       fresh = fresh || (npu_writes(static_cast<operand_role>(r)) && p.bound_to_[r] && !p.bound_to_[r]->npu_written());
-    const unsigned core = options.use == cores::round_robin ? next_core_++ % soc::rk3588::cores : options.core;
+    const unsigned core = options.use == cores::round_robin ? next_core_++ % device_.soc().cores : options.core;
     for (int pass = fresh ? 2 : 1; pass > 0; --pass)
       for (std::size_t stage = 0; stage < jobs.stages(); ++stage) {
         status s = jobs.submit(device_, options, core, report, stage);
         ++report.submits;
         for (unsigned again = 0; Jobs::reruns_int8_entry && entering_int8 && !s &&
-                                 s.err().breaks(rules::submit_timeout) && again < soc::rk3588::cores;
+                                 s.err().breaks(rules::submit_timeout) && again < device_.soc().cores;
              ++again) {
           report.reset = true;  // the kernel reset the core that timed out
           s = jobs.submit(device_, options, core, report, stage);
@@ -335,10 +337,10 @@ class session {
   }
 
   // run-options: every option in range and applicable to the prepared program.
-  static status check_options(const prepared_program& p, const run_options& o) {
+  status check_options(const prepared_program& p, const run_options& o) const {
     if (o.use == cores::all || o.use == cores::all_then_one)
       return make_error(rules::run_options_range, "run", "use").with_note("cores::all and all_then_one are prepare's");
-    if (o.core >= soc::rk3588::cores) return make_error(rules::run_options_range, "run", "core", o.core);
+    if (o.core >= device_.soc().cores) return make_error(rules::run_options_range, "run", "core", o.core);
     if (o.timeout_ms == 0 || o.timeout_ms > max_timeout_ms) return make_error(rules::run_options_range, "run", "timeout_ms", o.timeout_ms);
     const bool split = std::visit([](const auto& jobs) { return jobs.split(); }, p.jobs_);
     if (split && (o.core != 0 || o.use == cores::round_robin))
@@ -350,9 +352,9 @@ class session {
   static void store(std::uint8_t* regcmd, std::size_t i, entry e) { std::memcpy(regcmd + i * 8, e.to_bytes().data(), 8); }
 
   // Tasks [0, n) in up to three chains of balanced lengths, each ending its PC chain.
-  static task_stage split_chains(prepared_program& p, std::uint32_t n) {
+  task_stage split_chains(prepared_program& p, std::uint32_t n) const {
     task_stage chains;
-    const std::uint32_t count = std::min<std::uint32_t>(soc::rk3588::cores, n);
+    const std::uint32_t count = std::min<std::uint32_t>(device_.soc().cores, n);
     for (std::uint32_t c = 0, first = 0; c < count; ++c) {
       const std::uint32_t length = n / count + (c < n % count ? 1 : 0);
       chains.push_back({first, length});
