@@ -122,6 +122,25 @@ TEST_CASE("a matmul runs end to end; the first run on a fresh output buffer warm
   CHECK(second.value().submits == 1);
 }
 
+TEST_CASE("the device's SoC: RK3588 unless its node names another; prepare refuses every program on a SoC without its numbers") {
+  const device d = open_device();
+  // The emulated node has no device tree node: RK3588 is assumed.
+  CHECK_FALSE(d.soc_detected());
+  CHECK(d.soc().id == soc::soc_id::rk3588);
+  CHECK(d.soc().cores == 3);
+  const device as_rk3576 = d.for_soc(*soc::soc_by_option("rk3576"));
+  CHECK(as_rk3576.soc().cores == 2);
+  CHECK(d.soc().id == soc::soc_id::rk3588);  // a copy: the device itself is unchanged
+  job j(d, fp16_op, 1);
+  session npu{as_rk3576};
+  const auto refused = npu.prepare(j.mm.code.view());
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.err().id() == "soc-value-unknown");
+  CHECK(refused.err().subject == "RK3576");
+  session on_rk3588{d.for_soc(*soc::soc_by_option("rk3588"))};
+  CHECK(on_rk3588.prepare(j.mm.code.view()).ok());
+}
+
 TEST_CASE("bind: operands at offsets into larger buffers; an offset past the buffer is refused") {
   const device d = open_device();
   session npu{d};

@@ -1,5 +1,6 @@
-// libFuzzer target: any bytes as a dump, in each format, decoded, printed and accounted.
-// Every input must parse to entries or give an error; decoding and accounting never fail.
+// libFuzzer target: any bytes as a dump, in each format, decoded, printed, accounted and
+// written as a C++ template. Every input must parse to entries or give an error; decoding
+// and accounting never fail; the template is a header with a task per op-enable, or an error.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -8,6 +9,8 @@
 #include <regcmd/decode/dump.hpp>
 #include <regcmd/decode/format.hpp>
 #include <regcmd/decode/lookup.hpp>
+
+#include "cpp_template.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::span<const std::uint8_t> bytes(data, size);
@@ -21,15 +24,23 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (bool pingpong : {true, false}) {
       regcmd::distinct_bytes once;
       regcmd::program_cost sum;
-      const regcmd::program_cost c = regcmd::account_dump(d.entries, pingpong, [&](std::size_t, const regcmd::task_cost& t) {
-        once.add(t);
-        sum.add(t);
-      });
+      const regcmd::program_cost c =
+          regcmd::account_dump(d.entries, pingpong, [&](std::size_t, const regcmd::task_cost& t) {
+            once.add(t);
+            sum.add(t);
+          });
       if (c.tasks != op_enables || c.bytes != sum.bytes || c.macs != sum.macs) __builtin_trap();
       const regcmd::stream_bytes distinct = once.bytes();
       for (std::size_t s = 0; s < regcmd::stream_count; ++s)
         if (distinct[s] > c.bytes[s]) __builtin_trap();
     }
+    const regcmd::cli::cpp_template t = regcmd::cli::make_cpp_template(
+        d.entries, {.name = "fuzzed", .name_space = "captured", .pingpong = op_enables % 2 == 0});
+    if (t.error.empty() == t.text.empty()) __builtin_trap();
+    std::size_t ends = 0;
+    for (std::size_t at = t.text.find("w.end_task("); at != std::string::npos; at = t.text.find("w.end_task(", at + 1))
+      ++ends;
+    if (t.error.empty() && ends != op_enables) __builtin_trap();
     for (std::size_t i = 0; i < d.entries.size(); ++i) {
       const regcmd::decoded_entry e = regcmd::decode(d.entries[i]);
       if (e.field_count > regcmd::max_fields_per_register) __builtin_trap();

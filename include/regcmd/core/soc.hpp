@@ -153,10 +153,14 @@ struct rk3562 {
 template <class Soc>
 constexpr weight_tile weight_tile_of(precision in) {
   switch (in) {
-    case precision::fp16: return Soc::weight_tile_fp16;
-    case precision::int8: return Soc::weight_tile_int8;
-    case precision::int4: return Soc::weight_tile_int4;
-    default: return {};
+    case precision::fp16:
+      return Soc::weight_tile_fp16;
+    case precision::int8:
+      return Soc::weight_tile_int8;
+    case precision::int4:
+      return Soc::weight_tile_int4;
+    default:
+      return {};
   }
 }
 
@@ -164,12 +168,26 @@ constexpr weight_tile weight_tile_of(precision in) {
 // a SoC without all of them builds no program. The first one missing, for the error.
 template <class Soc>
 constexpr std::string_view first_unknown_value() {
-  if constexpr (!requires { Soc::cbuf_banks; Soc::cbuf_bank_bytes; }) return "CBUF banks and bank size";
-  else if constexpr (!requires { Soc::max_k_single_op; Soc::max_k_slice; }) return "single-op K ceiling and K slice";
-  else if constexpr (!requires { Soc::max_n; }) return "widest output (N)";
-  else if constexpr (!requires { Soc::tile_elements_fp16; Soc::tile_elements_int8; Soc::int4_rows_times_k; })
+  if constexpr (!requires {
+                  Soc::cbuf_banks;
+                  Soc::cbuf_bank_bytes;
+                })
+    return "CBUF banks and bank size";
+  else if constexpr (!requires {
+                       Soc::max_k_single_op;
+                       Soc::max_k_slice;
+                     })
+    return "single-op K ceiling and K slice";
+  else if constexpr (!requires { Soc::max_n; })
+    return "widest output (N)";
+  else if constexpr (!requires {
+                       Soc::tile_elements_fp16;
+                       Soc::tile_elements_int8;
+                       Soc::int4_rows_times_k;
+                     })
     return "M-tile sizes";
-  else return {};
+  else
+    return {};
 }
 template <class Soc>
 inline constexpr bool programs_known = first_unknown_value<Soc>().empty();
@@ -197,14 +215,30 @@ constexpr std::optional<soc_info> soc_by_option(std::string_view option) {
   return std::nullopt;
 }
 
+// The SoC a device tree compatible string names ("rockchip,rk3588-rknpu", the vendor
+// driver's; "rockchip,rk3588-rknn-core", rocket's): the first family member it mentions.
+// The vendor driver matches rk3588, rk3568, rk3562 and rk3576 NPUs by such strings
+// (rknpu-uapi-and-register-map §1.1, "DT compatible").
+constexpr std::optional<soc_info> soc_from_compatible(std::string_view compatible) {
+  for (const soc_info& s : family)
+    for (std::size_t at = compatible.find("rockchip,"); at != std::string_view::npos;
+         at = compatible.find("rockchip,", at + 1))
+      if (compatible.substr(at + 9, s.option.size()) == s.option) return s;
+  return std::nullopt;
+}
+
 // Calls f with the traits type of `id` (soc::rk3588{}, ...): run-time choice, typed build.
 template <class F>
 constexpr decltype(auto) with_soc(soc_id id, F&& f) {
   switch (id) {
-    case soc_id::rk3576: return f(rk3576{});
-    case soc_id::rk3568: return f(rk3568{});
-    case soc_id::rk3562: return f(rk3562{});
-    default: return f(rk3588{});
+    case soc_id::rk3576:
+      return f(rk3576{});
+    case soc_id::rk3568:
+      return f(rk3568{});
+    case soc_id::rk3562:
+      return f(rk3562{});
+    default:
+      return f(rk3588{});
   }
 }
 

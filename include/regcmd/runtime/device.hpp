@@ -46,7 +46,7 @@ inline constexpr const char* default_device_path = "/dev/dri/card1";
 // Where open() looks when no node is given: the rknpu card node first (card1 on the vendor
 // images, card0 when no display driver took it), then the rocket accel nodes.
 inline constexpr std::array<const char*, 8> device_search_paths{
-    "/dev/dri/card1", "/dev/dri/card0", "/dev/dri/card2", "/dev/dri/card3",
+    "/dev/dri/card1",    "/dev/dri/card0",    "/dev/dri/card2",    "/dev/dri/card3",
     "/dev/accel/accel0", "/dev/accel/accel1", "/dev/accel/accel2", "/dev/accel/accel3"};
 
 // An ioctl on any fd (the device's, a dma-buf's, a sync_file's), restarted when
@@ -57,19 +57,11 @@ inline status fd_ioctl(int fd, unsigned long request, void* arg, std::string_vie
   while (rc < 0 && (errno == EINTR || errno == EAGAIN));
   if (rc < 0) {
     const int e = errno;
-    return make_error(e == ETIMEDOUT ? rules::submit_timeout : rules::ioctl_failed, "device").with_note(what).with_errno(e);
+    return make_error(e == ETIMEDOUT ? rules::submit_timeout : rules::ioctl_failed, "device")
+        .with_note(what)
+        .with_errno(e);
   }
   return {};
-}
-
-// The SoC a device tree compatible string names ("rockchip,rk3588-rknpu", the vendor
-// driver's; "rockchip,rk3588-rknn-core", rocket's): the first family member it mentions.
-// The vendor driver matches rk3588, rk3568, rk3562 and rk3576 NPUs by these strings
-// (rknpu-uapi-and-register-map §1.1, "DT compatible").
-inline std::optional<soc::soc_info> soc_from_compatible(std::string_view compatible) {
-  for (const soc::soc_info& s : soc::family)
-    if (compatible.find("rockchip," + std::string(s.option)) != std::string_view::npos) return s;
-  return std::nullopt;
 }
 
 // What the node's driver says of its device: the compatible strings of its device tree node
@@ -78,13 +70,13 @@ inline std::optional<soc::soc_info> soc_from_compatible(std::string_view compati
 inline std::optional<soc::soc_info> soc_of_node(int fd) {
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode)) return std::nullopt;
-  const std::string path = "/sys/dev/char/" + std::to_string(major(st.st_rdev)) + ":" + std::to_string(minor(st.st_rdev)) +
-                           "/device/of_node/compatible";
+  const std::string path = "/sys/dev/char/" + std::to_string(major(st.st_rdev)) + ":" +
+                           std::to_string(minor(st.st_rdev)) + "/device/of_node/compatible";
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::replace(text.begin(), text.end(), '\0', ' ');  // a list of NUL-terminated strings
-  return soc_from_compatible(text);
+  return soc::soc_from_compatible(text);
 }
 
 // One open of a node: its fd, its driver and the node's NPU state. Devices, buffers, jobs
@@ -109,7 +101,9 @@ class device_file {
   const std::string& version() const { return version_; }
   std::int32_t iommu_domain() const { return iommu_domain_; }
   npu_state& npu() const { return *npu_; }
-  status ioctl(unsigned long request, void* arg, std::string_view what) const { return fd_ioctl(fd_, request, arg, what); }
+  status ioctl(unsigned long request, void* arg, std::string_view what) const {
+    return fd_ioctl(fd_, request, arg, what);
+  }
 
  private:
   int fd_;
@@ -132,7 +126,8 @@ class device {
   // SUBMIT (driver 0.9.6+); on rocket every open file is a domain of its own already.
   static result<device> open(std::string path = {}, std::int32_t iommu_domain = 0) {
     if (iommu_domain < 0 || iommu_domain >= rknpu::max_iommu_domains)
-      return make_error(rules::device_open, "device").with_note("IOMMU domain " + std::to_string(iommu_domain) + ": 0..15");
+      return make_error(rules::device_open, "device")
+          .with_note("IOMMU domain " + std::to_string(iommu_domain) + ": 0..15");
     if (path.empty()) {
       const char* env = std::getenv("REGCMD_DEVICE");
       if (env && *env) path = env;
@@ -140,13 +135,17 @@ class device {
     if (!path.empty()) return open_node(path, iommu_domain);
     // Searching: report the most telling failure: a node we may not open, else one of
     // another driver, else that there is none.
-    error best = make_error(rules::device_missing, "device").with_note("searched /dev/dri/card[0-3], /dev/accel/accel[0-3]");
+    error best =
+        make_error(rules::device_missing, "device").with_note("searched /dev/dri/card[0-3], /dev/accel/accel[0-3]");
     int best_rank = 0;
     for (const char* candidate : device_search_paths) {
       auto d = open_node(candidate, iommu_domain);
       if (d) return d;
       const rule& r = *d.err().violated;
-      const int rank = r == rules::device_permission ? 3 : r == rules::wrong_driver ? 1 : r == rules::device_missing ? 0 : 2;
+      const int rank = r == rules::device_permission ? 3
+                       : r == rules::wrong_driver    ? 1
+                       : r == rules::device_missing  ? 0
+                                                     : 2;
       if (rank > best_rank) {
         best = d.err();
         best_rank = rank;
@@ -176,7 +175,9 @@ class device {
   // The open file this device, its buffers and its sessions share.
   const std::shared_ptr<const device_file>& file() const { return file_; }
 
-  status ioctl(unsigned long request, void* arg, std::string_view what) const { return fd_ioctl(fd(), request, arg, what); }
+  status ioctl(unsigned long request, void* arg, std::string_view what) const {
+    return fd_ioctl(fd(), request, arg, what);
+  }
 
   // RKNPU_ACT_RESET: a soft reset of the NPU. The rocket uapi has no reset: its kernel
   // resets a core itself when a job times out.
@@ -197,8 +198,8 @@ class device {
     if (fd < 0) {
       const int e = errno;
       const rule& r = e == ENOENT || e == ENODEV || e == ENXIO ? rules::device_missing
-                      : e == EACCES || e == EPERM             ? rules::device_permission
-                                                              : rules::device_open;
+                      : e == EACCES || e == EPERM              ? rules::device_permission
+                                                               : rules::device_open;
       return make_error(r, "device").with_note(path).with_errno(e);
     }
     drmVersionPtr v = drmGetVersion(fd);
@@ -207,8 +208,8 @@ class device {
       return make_error(rules::wrong_driver, "device").with_note(path + ": not a DRM device");
     }
     const std::string name(v->name, static_cast<std::size_t>(v->name_len));
-    const std::string version = name + " " + std::to_string(v->version_major) + "." + std::to_string(v->version_minor) + "." +
-                                std::to_string(v->version_patchlevel) + " (" +
+    const std::string version = name + " " + std::to_string(v->version_major) + "." + std::to_string(v->version_minor) +
+                                "." + std::to_string(v->version_patchlevel) + " (" +
                                 std::string(v->date, static_cast<std::size_t>(v->date_len)) + ")";
     drmFreeVersion(v);
     if (name != "rknpu" && name != "rocket") {

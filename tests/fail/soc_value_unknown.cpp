@@ -1,0 +1,12 @@
+// No source gives RK3576's CBUF or limits: no program is built for it.
+// EXPECT: regcmd rule soc-value-unknown:
+#include <regcmd/programs/matmul.hpp>
+
+using namespace regcmd;
+
+#ifdef REGCMD_COMPILE_FAIL
+using chip = soc::rk3576;
+#else
+using chip = soc::rk3588;
+#endif
+inline constexpr auto program = matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64}, chip>();
