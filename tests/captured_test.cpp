@@ -13,8 +13,8 @@
 
 #include <regcmd/decode/dump.hpp>
 #include <regcmd/decode/lookup.hpp>
-#include <regcmd/program/captured.hpp>
-#include <regcmd/program/patch.hpp>
+#include <regcmd/programs/captured.hpp>
+#include <regcmd/programs/patch.hpp>
 #include <regcmd/programs/matmul.hpp>
 #include <regcmd/rules/program_rules.hpp>
 

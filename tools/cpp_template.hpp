@@ -1,6 +1,6 @@
 #pragma once
 // regcmd-dis --format cpp: a dump as a C++ header declaring the program as a constexpr
-// template (program/captured.hpp), registers by name and fields by name.
+// template (programs/captured.hpp), registers by name and fields by name.
 //
 // A task is the entries up to and including an op-enable entry. Its tail (up to three PC,
 // zero or 0x0041 preamble entries just before the op-enable) is left to the program writer, which
@@ -245,7 +245,7 @@ inline cpp_template make_cpp_template(std::span<const entry> entries, const cpp_
 
   std::string out;
   out += "#pragma once\n";
-  out += "// " + o.name + ": a captured regcmd program, as a template to patch (regcmd/program/patch.hpp).\n";
+  out += "// " + o.name + ": a captured regcmd program, as a template to patch (regcmd/programs/patch.hpp).\n";
   out += "// Written by regcmd-dis --format cpp from " + (o.source.empty() ? std::string("a dump") : o.source) + ": " +
          std::to_string(entries.size()) + " entries, " + std::to_string(tasks.size()) +
          (tasks.size() == 1 ? " task" : " tasks") +
@@ -257,7 +257,7 @@ inline cpp_template make_cpp_template(std::span<const entry> entries, const cpp_
     out += "// Left out:\n";
     for (const std::string& l : left_out) out += "//   " + l + "\n";
   }
-  out += "\n#include <regcmd/program/captured.hpp>\n\nnamespace " + o.name_space + " {\n\n";
+  out += "\n#include <regcmd/programs/captured.hpp>\n\nnamespace " + o.name_space + " {\n\n";
   out += "inline constexpr auto " + o.name + " = regcmd::captured_program<" + std::to_string(capacity) + ", " +
          std::to_string(tasks.size()) + ", " + std::to_string(std::max<std::size_t>(slot_capacity, 1)) + ">(\n";
   out += std::string("    regcmd::submit_options{.pingpong = ") + (o.pingpong ? "true" : "false") +

@@ -366,7 +366,7 @@
     "its source to the SoC's traits (core/soc.hpp)",                                                 \
     "regcmd-isa-reference: the ISA is shared across the family, the numeric limits are per-SoC")
 
-// Rules on patching a program's registers (program/patch.hpp).
+// Rules on patching a program's registers (programs/patch.hpp).
 #define REGCMD_PATCH_RULES(X)                                                                        \
   X(patch_absent, "patch-absent",                                                                    \
     "the program writes no copy of this register, so patching it would change nothing: patch a "    \

@@ -1,6 +1,6 @@
 #pragma once
 // A captured program as a template: what `regcmd-dis --format cpp` writes for a dump, so an
-// op regcmd does not generate can be replayed, patched to another shape (program/patch.hpp)
+// op regcmd does not generate can be replayed, patched to another shape (programs/patch.hpp)
 // and checked by every program rule before it runs.
 //
 //   inline constexpr auto softmax = regcmd::captured_program<120, 1, 8>({.pingpong = true},
@@ -13,7 +13,7 @@
 
 #include <cstddef>
 
-#include <regcmd/program/patch.hpp>
+#include <regcmd/programs/patch.hpp>
 #include <regcmd/program/program.hpp>
 #include <regcmd/program/writer.hpp>
 
