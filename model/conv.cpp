@@ -99,9 +99,7 @@ struct conv_walk {
 
   // Mesa's packing (ops-reference §2.3, its closed form), in 16-kernel
   // groups for fp16 (ops-reference §4.1: per group of <= 16 output channels).
-  std::uint64_t weight_extent() const {
-    return std::uint64_t{depthwise ? 1 : kernels} * taps() * C16 * bytes;
-  }
+  std::uint64_t weight_extent() const { return std::uint64_t{depthwise ? 1 : kernels} * taps() * C16 * bytes; }
   std::uint64_t weight_element(std::uint32_t o, std::uint32_t c, std::uint32_t tap) const {
     if (depthwise) {
       const std::uint32_t G = in == precision::int8 ? 64 : 32, cw = std::min(G, C16 - c / G * G);
@@ -119,7 +117,8 @@ struct conv_walk {
   }
   std::uint64_t cube_at(std::uint64_t stride, std::uint32_t element_bytes, std::uint32_t oy, std::uint32_t ox,
                         std::uint32_t o) const {
-    return o / atom(element_bytes) * stride + (std::uint64_t{oy} * out_w + ox) * 16 + o % atom(element_bytes) * element_bytes;
+    return o / atom(element_bytes) * stride + (std::uint64_t{oy} * out_w + ox) * 16 +
+           o % atom(element_bytes) * element_bytes;
   }
   std::uint64_t output_extent() const { return cube_extent(out_surface, out_bytes); }
   std::uint64_t output_at(std::uint32_t oy, std::uint32_t ox, std::uint32_t o) const {
@@ -129,9 +128,7 @@ struct conv_walk {
   std::uint64_t residual_at(std::uint32_t oy, std::uint32_t ox, std::uint32_t o) const {
     return cube_at(ew_surface, bytes, oy, ox, o);
   }
-  std::uint64_t macs() const {
-    return std::uint64_t{out_w} * out_h * real * taps() * (depthwise ? 1 : C16);
-  }
+  std::uint64_t macs() const { return std::uint64_t{out_w} * out_h * real * taps() * (depthwise ? 1 : C16); }
 };
 
 // The walk as the CNA, CORE and DPU registers give it, unchecked: the *_problem functions
@@ -184,9 +181,9 @@ template <class Group>
 const char* precision_problem(const Group& r, const conv_walk& g) {
   const auto con1 = read<CNA_CONV_CON1>(r);
   const auto format = read<DPU_DATA_FORMAT>(r);
-  if (g.in != precision::int8 && g.in != precision::fp16)
-    return "a convolution whose input is neither int8 nor fp16";
-  if (con1.PROC_PRECISION.value() != g.in || format.IN_PRECISION.value() != g.in || format.PROC_PRECISION.value() != g.in)
+  if (g.in != precision::int8 && g.in != precision::fp16) return "a convolution whose input is neither int8 nor fp16";
+  if (con1.PROC_PRECISION.value() != g.in || format.IN_PRECISION.value() != g.in ||
+      format.PROC_PRECISION.value() != g.in)
     return "the precision fields of CNA_CONV_CON1 and DPU_DATA_FORMAT disagree";
   if (g.in == precision::int8 ? g.out != precision::int8 : (g.out != precision::fp16 && g.out != precision::fp32))
     return "a convolution output other than int8 (int8 in) or fp16/fp32 (fp16 in)";
@@ -229,8 +226,10 @@ const char* copies_problem(const Group& r, const conv_walk& g) {
   const auto wdma0 = read<DPU_WDMA_SIZE_0>(r);
   const auto wdma1 = read<DPU_WDMA_SIZE_1>(r);
   const bool widths = read<DPU_DATA_CUBE_WIDTH>(r).WIDTH.value() + 1 == g.out_w &&
-                      wdma1.WIDTH_WDMA.value() + 1 == g.out_w && read<CNA_DATA_SIZE2>(r).DATAOUT_WIDTH.value() == g.out_w;
-  const bool heights = read<DPU_DATA_CUBE_HEIGHT>(r).HEIGHT.value() + 1 == g.out_h && wdma1.HEIGHT_WDMA.value() + 1 == g.out_h;
+                      wdma1.WIDTH_WDMA.value() + 1 == g.out_w &&
+                      read<CNA_DATA_SIZE2>(r).DATAOUT_WIDTH.value() == g.out_w;
+  const bool heights =
+      read<DPU_DATA_CUBE_HEIGHT>(r).HEIGHT.value() + 1 == g.out_h && wdma1.HEIGHT_WDMA.value() + 1 == g.out_h;
   const bool atomics = read<CNA_DATA_SIZE3>(r).DATAOUT_ATOMICS.value() == std::uint64_t{g.out_w} * g.out_h;
   const bool channels = read<CORE_DATAOUT_SIZE_1>(r).DATAOUT_CHANNEL.value() + 1 == g.computed &&
                         wdma0.CHANNEL_WDMA.value() + 1 == g.computed;
@@ -238,7 +237,8 @@ const char* copies_problem(const Group& r, const conv_walk& g) {
   if (read<CNA_WEIGHT_SIZE1>(r).WEIGHT_BYTES_PER_KERNEL.value() != std::uint64_t{g.taps()} * g.C16 * g.bytes ||
       read<CNA_WEIGHT_SIZE0>(r).WEIGHT_BYTES.value() != g.weight_extent())
     return "CNA_WEIGHT_SIZE0/1 disagree with the kernel, its channels and the kernel count";
-  if (read<DPU_DATA_CUBE_NOTCH_ADDR>(r).NOTCH_ADDR_0.value() != 0 || read<DPU_DATA_CUBE_NOTCH_ADDR>(r).NOTCH_ADDR_1.value() != 0)
+  if (read<DPU_DATA_CUBE_NOTCH_ADDR>(r).NOTCH_ADDR_0.value() != 0 ||
+      read<DPU_DATA_CUBE_NOTCH_ADDR>(r).NOTCH_ADDR_1.value() != 0)
     return "an output notch (row-major output): a convolution writes NC1HWC2 surfaces";
   if (g.out_surface < std::uint64_t{g.out_w} * g.out_h * 16 && conv_walk::surfaces(g.computed, g.out_bytes) > 1)
     return "output surfaces (DST_SURF_STRIDE) that overlap each other";
@@ -365,8 +365,9 @@ void accumulate_pixel(const conv_walk& g, const mac_operands<T>& m, std::uint32_
     for (std::uint32_t kx = 0; kx < g.kw; ++kx) {
       const std::int64_t x = std::int64_t{ox} * g.sx + std::int64_t{kx} * g.dx - g.pad_left;
       const bool inside = y >= 0 && y < g.H && x >= 0 && x < g.W;
-      const T* pixel = inside ? m.features.data() + (static_cast<std::size_t>(y) * g.W + static_cast<std::size_t>(x)) * g.C16
-                              : m.pad.data();
+      const T* pixel =
+          inside ? m.features.data() + (static_cast<std::size_t>(y) * g.W + static_cast<std::size_t>(x)) * g.C16
+                 : m.pad.data();
       const T* w = m.weights.data() + std::size_t{ky * g.kw + kx} * channels * g.real;
       if (g.depthwise) {
         for (std::uint32_t o = 0; o < g.real; ++o) acc[o] += static_cast<Acc>(pixel[o] * w[o]);
@@ -399,8 +400,8 @@ struct dpu_pipeline {
   const conv_walk& g;
   alu_stage bs, bn;
   residual_stage ew;
-  std::vector<std::int32_t> bias;             // BS operand per real channel, when from memory
-  const std::uint8_t* residual = nullptr;     // EW operand cube, when the stage is active
+  std::vector<std::int32_t> bias;              // BS operand per real channel, when from memory
+  const std::uint8_t* residual = nullptr;      // EW operand cube, when the stage is active
   std::int64_t out_scale = 0, out_offset = 0;  // int8 write-out
   std::uint32_t out_shift = 0;
   rounding mode = rounding::half_up;
@@ -421,7 +422,8 @@ struct dpu_pipeline {
     // Bounded before the int32 offset so that it cannot overflow: int8 saturation follows.
     constexpr std::int64_t bound = std::int64_t{1} << 40;
     const std::int64_t scaled = std::clamp(round_shift(saturating_mul(v, out_scale), out_shift, mode), -bound, bound);
-    return static_cast<std::uint8_t>(static_cast<std::int8_t>(std::clamp<std::int64_t>(scaled + out_offset, -128, 127)));
+    return static_cast<std::uint8_t>(
+        static_cast<std::int8_t>(std::clamp<std::int64_t>(scaled + out_offset, -128, 127)));
   }
 
   float fp_element(float acc, std::uint32_t oy, std::uint32_t ox, std::uint32_t o) const {
@@ -442,10 +444,10 @@ std::uint32_t output_bits(precision out, float v) {
 
 // Why the CBUF cannot hold what the task needs at once, so that the result comes out wrong
 // (the bank split says how many 32 KB banks each side has), or nullptr.
-const char* cbuf_overflow(const conv_walk& g, const CNA_CBUF_CON0& cbuf) {
-  if (std::uint64_t{g.H} * g.W * g.C16 * g.bytes > cbuf.DATA_BANK.value() * measured::bank_bytes)
+const char* cbuf_overflow(const conv_walk& g, const CNA_CBUF_CON0& cbuf, const soc_numbers& soc) {
+  if (std::uint64_t{g.H} * g.W * g.C16 * g.bytes > cbuf.DATA_BANK.value() * soc.bank_bytes)
     return "the task's input rows do not fit its data banks";
-  if (g.weight_extent() > cbuf.WEIGHT_BANK.value() * measured::bank_bytes) return "the weights do not fit their weight banks";
+  if (g.weight_extent() > cbuf.WEIGHT_BANK.value() * soc.bank_bytes) return "the weights do not fit their weight banks";
   return nullptr;
 }
 
@@ -482,7 +484,7 @@ void npu::run_conv(iova_space& memory, const registers& r, std::uint32_t task, b
   // The state quirk first, then the reference's failures and what the contract leaves out,
   // in the order run_matmul meets them.
   if (int8_entry_wedges(behaviour, last_precision_, int8_primed_, g.in, report)) return;
-  if (cbuf_split_hangs(cbuf, report)) return;
+  if (cbuf_split_hangs(cbuf, soc, report)) return;
   if (const char* why = precision_problem(r, g)) return report(fault_kind::unmodelled, why);
   const alu_stage bs = read_bs(r), bn = read_bn(r);
   if (!int8 && bs.active) {
@@ -530,7 +532,7 @@ void npu::run_conv(iova_space& memory, const registers& r, std::uint32_t task, b
   if (!output) return report.wild(output_address, g.output_extent(), "the output write lands outside every buffer");
 
   // What the CBUF makes of the result: the task's rows and the weights must fit their banks.
-  const char* wrong = cbuf_overflow(g, cbuf);
+  const char* wrong = cbuf_overflow(g, cbuf, soc);
 
   // Cold start: the first job writing a freshly allocated buffer leaves it stale.
   if (cold_start_stale(behaviour, *output, g.out, report)) return;
@@ -541,7 +543,8 @@ void npu::run_conv(iova_space& memory, const registers& r, std::uint32_t task, b
   dpu_pipeline dpu{g, bs, bn, ew, {}, nullptr, 0, 0, 0, requantization_rounding};
   if (reads_bias) {
     const std::uint8_t* b_bytes = bias->bytes.data() + (bias_address - bias->iova);
-    for (std::uint32_t o = 0; o < g.real; ++o) dpu.bias.push_back(static_cast<std::int32_t>(load_bits(b_bytes + o * 4, 4)));
+    for (std::uint32_t o = 0; o < g.real; ++o)
+      dpu.bias.push_back(static_cast<std::int32_t>(load_bits(b_bytes + o * 4, 4)));
   }
   if (residual) dpu.residual = residual->bytes.data() + (residual_address - residual->iova);
   dpu.out_scale = static_cast<std::int64_t>(read<DPU_OUT_CVT_SCALE>(r).OUT_CVT_SCALE.value());
@@ -556,17 +559,21 @@ void npu::run_conv(iova_space& memory, const registers& r, std::uint32_t task, b
     fill_output(g, c_bytes, zeros ? 0 : int8 ? 0x5a : output_bits(g.out, 1e30f));
   } else {
     // Small convolutions stay on this thread.
-    const unsigned workers =
-        g.macs() < (1u << 20) ? 1u : threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+    const unsigned workers = g.macs() < (1u << 20) ? 1u
+                             : threads             ? threads
+                                                   : std::max(1u, std::thread::hardware_concurrency());
     const auto pad_bits = static_cast<std::uint32_t>(read<CNA_PAD_CON1>(r).PAD_VALUE.value());
     if (int8) {
       const auto ow_op = static_cast<std::int16_t>(read<DPU_BS_OW_OP>(r).OW_OP.value());
       const auto m = gather<std::int32_t>(g, f_bytes, w_bytes, static_cast<std::int8_t>(pad_bits & 0xff),
                                           ow ? ow_op : std::int32_t{0});
-      convolve<std::int64_t>(g, m, c_bytes, workers, [&](std::int64_t acc, std::uint32_t oy, std::uint32_t ox,
-                                                          std::uint32_t o) { return dpu.int8_element(acc, oy, ox, o); });
+      convolve<std::int64_t>(g, m, c_bytes, workers,
+                             [&](std::int64_t acc, std::uint32_t oy, std::uint32_t ox, std::uint32_t o) {
+                               return dpu.int8_element(acc, oy, ox, o);
+                             });
     } else {
-      const auto m = gather<float>(g, f_bytes, w_bytes, half_to_float(static_cast<std::uint16_t>(pad_bits & 0xffff)), 0.0f);
+      const auto m =
+          gather<float>(g, f_bytes, w_bytes, half_to_float(static_cast<std::uint16_t>(pad_bits & 0xffff)), 0.0f);
       convolve<float>(g, m, c_bytes, workers, [&](float acc, std::uint32_t oy, std::uint32_t ox, std::uint32_t o) {
         return output_bits(g.out, dpu.fp_element(acc, oy, ox, o));
       });

@@ -45,14 +45,22 @@ iova_space::region* iova_space::find(std::uint64_t iova, std::uint64_t size) {
 
 const char* name_of(fault_kind k) {
   switch (k) {
-    case fault_kind::hang: return "hang";
-    case fault_kind::wedge: return "wedge";
-    case fault_kind::timeout: return "timeout";
-    case fault_kind::wild_access: return "wild-access";
-    case fault_kind::zeros: return "zeros";
-    case fault_kind::wrong_result: return "wrong-result";
-    case fault_kind::stale_output: return "stale-output";
-    case fault_kind::unmodelled: return "unmodelled";
+    case fault_kind::hang:
+      return "hang";
+    case fault_kind::wedge:
+      return "wedge";
+    case fault_kind::timeout:
+      return "timeout";
+    case fault_kind::wild_access:
+      return "wild-access";
+    case fault_kind::zeros:
+      return "zeros";
+    case fault_kind::wrong_result:
+      return "wrong-result";
+    case fault_kind::stale_output:
+      return "stale-output";
+    case fault_kind::unmodelled:
+      return "unmodelled";
   }
   return "?";
 }
@@ -103,8 +111,10 @@ bool multiplies(precision in, precision out) {
          (in == precision::int8 && out == precision::int32) || (in == precision::int4 && out == precision::int16);
 }
 
-// The N extent of a 1 KB weight tile: 1024 bytes over 32 K elements.
-std::uint32_t weight_tile_n(precision in) { return in == precision::fp16 ? 16 : in == precision::int4 ? 64 : 32; }
+// The N extent of the SoC's weight tile for an input precision.
+std::uint32_t tile_n(const soc_numbers& soc, precision in) {
+  return in == precision::fp16 ? soc.tile_n_fp16 : in == precision::int4 ? soc.tile_n_int4 : soc.tile_n_int8;
+}
 
 // Where one op's operands lie, as the registers say.
 //   features  row-major (CNA_CONV_CON1.GROUP_LINE_OFF, one line per row): row m at
@@ -128,6 +138,7 @@ struct matmul_walk {
   std::uint32_t in_bytes = 0, out_bytes = 0;
   std::uint64_t feature_row = 0, feature_surface = 0, output_row = 0, output_surface = 0;
   bool row_major = false;
+  std::uint32_t tile_n = 0, tile_k = 0;  // the weight tile (soc_numbers)
 
   std::uint64_t feature_extent() const {
     if (row_major) return (M - 1) * feature_row + (in == precision::int4 ? K : std::uint64_t{K} * in_bytes);
@@ -147,8 +158,8 @@ struct matmul_walk {
   }
   // Element index (in elements, nibbles for int4) of weight (k, n).
   std::uint64_t weight_element(std::uint32_t k, std::uint32_t n) const {
-    const std::uint32_t tile_n = weight_tile_n(in);
-    return std::uint64_t{n / tile_n} * tile_n * K + std::uint64_t{k / 32} * tile_n * 32 + (n % tile_n) * 32 + k % 32;
+    return std::uint64_t{n / tile_n} * tile_n * K + std::uint64_t{k / tile_k} * tile_n * tile_k +
+           (n % tile_n) * tile_k + k % tile_k;
   }
   std::uint64_t output_at(std::uint32_t m, std::uint32_t n) const {
     const std::uint32_t per_atom = 16 / out_bytes;
@@ -161,13 +172,15 @@ struct matmul_walk {
 // layout whose K or N is not whole weight tiles (a matmul's always are: reference "Operand
 // tile layouts").
 template <class Group>
-bool configures_convolution(const Group& r, bool dpu_rdma) {
+bool configures_convolution(const Group& r, bool dpu_rdma, const soc_numbers& soc) {
   const auto con1 = read<CNA_CONV_CON1>(r);
   const auto kernel = read<CNA_WEIGHT_SIZE2>(r);
-  const std::uint64_t channels = read<CNA_DATA_SIZE1>(r).DATAIN_CHANNEL.value(), kernels = kernel.WEIGHT_KERNELS.value();
+  const std::uint64_t channels = read<CNA_DATA_SIZE1>(r).DATAIN_CHANNEL.value(),
+                      kernels = kernel.WEIGHT_KERNELS.value();
   return dpu_rdma || read<CNA_DATA_SIZE0>(r).DATAIN_WIDTH.value() > 1 || kernel.WEIGHT_WIDTH.value() > 1 ||
          kernel.WEIGHT_HEIGHT.value() > 1 || con1.CONV_MODE.value() == conv_mode::depthwise ||
-         (!con1.GROUP_LINE_OFF.value() && (channels % 32 != 0 || kernels % weight_tile_n(con1.IN_PRECISION.value()) != 0));
+         (!con1.GROUP_LINE_OFF.value() &&
+          (channels % soc.tile_k != 0 || kernels % tile_n(soc, con1.IN_PRECISION.value()) != 0));
 }
 
 }  // namespace
@@ -206,7 +219,9 @@ chain npu::start(std::uint64_t regcmd_iova, std::uint32_t amount, std::uint32_t 
   // The kernel writes the first task's address into PC_BASE_ADDRESS, whose PC_SOURCE_ADDR
   // holds bits 31:4: the PC fetches from the 16-byte boundary at or below it.
   chain c{regcmd_iova & ~std::uint64_t{0xf}, amount, 0, task_number, pingpong, {}};
-  if (wedged_) c.result.faults.push_back({fault_kind::hang, 0, "the NPU is still wedged by an earlier job: reset it (RKNPU_ACT_RESET)"});
+  if (wedged_)
+    c.result.faults.push_back(
+        {fault_kind::hang, 0, "the NPU is still wedged by an earlier job: reset it (RKNPU_ACT_RESET)"});
   return c;
 }
 
@@ -238,13 +253,15 @@ bool npu::step(iova_space& memory, chain& c) {
           break;
         }
         if (b == block_id::pc) {
-          if (e.offset() == PC_BASE_ADDRESS::offset) next_address = unpack<PC_BASE_ADDRESS>(e.value()).PC_SOURCE_ADDR.value();
+          if (e.offset() == PC_BASE_ADDRESS::offset)
+            next_address = unpack<PC_BASE_ADDRESS>(e.value()).PC_SOURCE_ADDR.value();
           if (e.offset() == PC_REGISTER_AMOUNTS::offset)
             next_amount = static_cast<std::uint32_t>(unpack<PC_REGISTER_AMOUNTS>(e.value()).PC_DATA_AMOUNT.value());
         } else {
           r.values[e.offset() / 4] = e.value();
           // The LUT access pair acts as it arrives: the tables are DPU memory, not registers.
-          if (b == block_id::dpu && (e.offset() == DPU_LUT_ACCESS_CFG::offset || e.offset() == DPU_LUT_ACCESS_DATA::offset))
+          if (b == block_id::dpu &&
+              (e.offset() == DPU_LUT_ACCESS_CFG::offset || e.offset() == DPU_LUT_ACCESS_DATA::offset))
             lut_access(e.offset(), e.value(), t, out);
         }
         break;
@@ -253,7 +270,8 @@ bool npu::step(iova_space& memory, chain& c) {
         run_op(memory, r, e.value(), t, c.pingpong, out);
         ran = true;
         break;
-      default: break;  // the 0x0041 preamble, zero padding, unknown targets
+      default:
+        break;  // the 0x0041 preamble, zero padding, unknown targets
     }
   }
   if (!ran) out.faults.push_back({fault_kind::hang, t, "the task has no op-enable in what the PC fetched"});
@@ -290,7 +308,7 @@ void npu::run_op(iova_space& memory, const registers& r, std::uint32_t enable_ma
   const bool cna = blocks.CNA_OP_EN.value(), core = blocks.CORE_OP_EN.value(), dpu = blocks.DPU_OP_EN.value();
   const bool rdma = blocks.DPU_RDMA_OP_EN.value(), ppu = blocks.PPU_OP_EN.value() || blocks.PPU_RDMA_OP_EN.value();
   if (cna && core && dpu && !ppu) {
-    if (configures_convolution(r, rdma)) return run_conv(memory, r, task, rdma, out);
+    if (configures_convolution(r, rdma, soc)) return run_conv(memory, r, task, rdma, out);
     return run_matmul(memory, r, task, out);
   }
   if (!cna && !core && dpu && rdma && !ppu) return run_sdp(memory, r, task, pingpong, out);
@@ -321,10 +339,11 @@ void npu::run_matmul(iova_space& memory, const registers& r, std::uint32_t task,
   if (int8_entry_wedges(behaviour, last_precision_, int8_primed_, in, report)) return;
 
   // The reference's failures, in the order the hardware meets them.
-  if (cbuf_split_hangs(cbuf, report)) return;
+  if (cbuf_split_hangs(cbuf, soc, report)) return;
   const std::uint64_t data_banks = cbuf.DATA_BANK.value();
-  if (K > measured::max_k) return report(fault_kind::wedge, "K beyond the raw single-op cap 10752");
-  if (N > measured::max_n) return report(fault_kind::wrong_result, "N beyond 8192 is silently wrong (nothing useful written)");
+  if (K > soc.max_k) return report(fault_kind::wedge, "K beyond the raw single-op cap (RK3588: 10752)");
+  if (N > soc.max_n)
+    return report(fault_kind::wrong_result, "N beyond the widest output (RK3588: 8192) is silently wrong");
   if (in == precision::int8 && w.out != precision::int32)
     return report(fault_kind::timeout, "an int8 matmul with a narrow output never raises its interrupt");
   if (con1.PROC_PRECISION.value() != in || read<CORE_MISC_CFG>(r).PROC_PRECISION.value() != in ||
@@ -333,7 +352,8 @@ void npu::run_matmul(iova_space& memory, const registers& r, std::uint32_t task,
   const auto bs_ow = read<DPU_BS_OW_CFG>(r);
   const std::uint64_t size_e = bs_ow.SIZE_E_0.value();
   if (w.out == precision::fp16) {
-    if (r.get(DPU_BS_CFG::offset) != pack(bypass::bs).value()) return report(fault_kind::hang, "a fp16-output matmul with the BS stage active");
+    if (r.get(DPU_BS_CFG::offset) != pack(bypass::bs).value())
+      return report(fault_kind::hang, "a fp16-output matmul with the BS stage active");
     if (size_e != 1) return report(fault_kind::hang, "the atom-8 fp16 write-out hangs the CNA->DPU path");
   }
   // The DPU stages after the accumulator: a fp16 output's BN stage with register values only
@@ -341,8 +361,9 @@ void npu::run_matmul(iova_space& memory, const registers& r, std::uint32_t task,
   const alu_stage bn = read_bn(r);
   if (r.get(DPU_BS_CFG::offset) != pack(bypass::bs).value() || r.get(DPU_EW_CFG::offset) != pack(bypass::ew).value() ||
       (bn.active && (w.out != precision::fp16 || bn.add || bn.mul_from_memory)))
-    return report(fault_kind::unmodelled,
-                  "a matmul with its BS or EW stage active, or a BN stage other than a fp16 output's register ReLU family");
+    return report(
+        fault_kind::unmodelled,
+        "a matmul with its BS or EW stage active, or a BN stage other than a fp16 output's register ReLU family");
 
   // Geometry from the registers, in one of the two layouts the model knows.
   w.in_bytes = in == precision::fp16 ? 2 : 1;
@@ -352,8 +373,9 @@ void npu::run_matmul(iova_space& memory, const registers& r, std::uint32_t task,
   const std::uint64_t dst_surf_stride = read<DPU_DST_SURF_STRIDE>(r).DST_SURF_STRIDE.value();
   const auto notch = read<DPU_DATA_CUBE_NOTCH_ADDR>(r);
   const std::uint64_t expected_size_e = w.out == precision::fp32 ? 3 : w.out == precision::fp16 ? 1 : 7;
-  const std::uint32_t tile_n = weight_tile_n(in);
-  if (M == 0 || K == 0 || N == 0 || K % 32 != 0 || N % tile_n != 0)
+  w.tile_n = tile_n(soc, in);
+  w.tile_k = soc.tile_k;
+  if (M == 0 || K == 0 || N == 0 || K % w.tile_k != 0 || N % w.tile_n != 0)
     return report(fault_kind::unmodelled, "M, K or N is 0 or K, N are not whole weight tiles");
   if (size_e != expected_size_e || bs_ow.SIZE_E_1.value() != size_e || bs_ow.SIZE_E_2.value() != size_e)
     return report(fault_kind::unmodelled, "DPU_BS_OW_CFG SIZE_E does not match the output precision");
@@ -373,7 +395,8 @@ void npu::run_matmul(iova_space& memory, const registers& r, std::uint32_t task,
     w.feature_row = line_stride * 4;
     w.feature_surface = ((surf_stride + line_stride) & decltype(CNA_DMA_CON2::SURF_STRIDE)::shape.max_value()) * 16;
     w.output_row = 16;
-    if (in == precision::int4 || w.feature_row != 16 || notch.NOTCH_ADDR_0.value() != 0 || notch.NOTCH_ADDR_1.value() != 0)
+    if (in == precision::int4 || w.feature_row != 16 || notch.NOTCH_ADDR_0.value() != 0 ||
+        notch.NOTCH_ADDR_1.value() != 0)
       return report(fault_kind::unmodelled, "a surface layout other than one 16-byte pixel per row (W = 1)");
     if (w.feature_surface < std::uint64_t{M} * 16 || w.output_surface < std::uint64_t{M} * 16)
       return report(fault_kind::unmodelled, "feature or output surfaces that overlap their rows");
@@ -383,13 +406,15 @@ void npu::run_matmul(iova_space& memory, const registers& r, std::uint32_t task,
 
   // Register copies of the same dimensions must agree.
   const bool consistent =
-      read<CNA_DATA_SIZE1>(r).DATAIN_CHANNEL_REAL.value() == K - 1 && read<CNA_FC_DATA_SIZE1>(r).DMA_CHANNEL.value() == K &&
-      read<CNA_FC_DATA_SIZE0>(r).DMA_HEIGHT.value() == M && read<CNA_DATA_SIZE3>(r).DATAOUT_ATOMICS.value() == M &&
+      read<CNA_DATA_SIZE1>(r).DATAIN_CHANNEL_REAL.value() == K - 1 &&
+      read<CNA_FC_DATA_SIZE1>(r).DMA_CHANNEL.value() == K && read<CNA_FC_DATA_SIZE0>(r).DMA_HEIGHT.value() == M &&
+      read<CNA_DATA_SIZE3>(r).DATAOUT_ATOMICS.value() == M &&
       read<CNA_WEIGHT_SIZE0>(r).WEIGHT_BYTES.value() == w.weight_extent() &&
       read<CNA_WEIGHT_SIZE1>(r).WEIGHT_BYTES_PER_KERNEL.value() == bytes_of(in, K) &&
       read<CORE_DATAOUT_SIZE_0>(r).DATAOUT_HEIGHT.value() == M - 1 &&
       read<CORE_DATAOUT_SIZE_1>(r).DATAOUT_CHANNEL.value() == N - 1 &&
-      read<DPU_DATA_CUBE_HEIGHT>(r).HEIGHT.value() == M - 1 && read<DPU_DATA_CUBE_CHANNEL>(r).CHANNEL.value() == N - 1 &&
+      read<DPU_DATA_CUBE_HEIGHT>(r).HEIGHT.value() == M - 1 &&
+      read<DPU_DATA_CUBE_CHANNEL>(r).CHANNEL.value() == N - 1 &&
       read<DPU_WDMA_SIZE_0>(r).CHANNEL_WDMA.value() == N - 1 && read<DPU_WDMA_SIZE_1>(r).HEIGHT_WDMA.value() == M - 1;
   if (!consistent) return report(fault_kind::unmodelled, "the CNA, CORE and DPU dimension registers disagree");
 
@@ -411,19 +436,19 @@ void npu::run_matmul(iova_space& memory, const registers& r, std::uint32_t task,
   // What the CBUF schedule makes of the result (reference "The M-tiling scheduler").
   fault_kind result_fault = fault_kind::unmodelled;
   std::string result_why;
-  const std::uint32_t split_min_k = in == precision::int8 ? measured::int8_split_min_k : measured::fp16_split_min_k;
+  const std::uint32_t split_min_k = in == precision::int8 ? soc.int8_split_min_k : soc.fp16_split_min_k;
   if (data_banks > 1 && K < split_min_k) {
     result_fault = fault_kind::zeros;
     result_why = "a bank split below its K: the MAC array emits zeros";
   } else if (in == precision::fp16 &&
-             ((K == 128 && M > measured::fp16_k128_rows) || std::uint64_t{M} * K * 2 > data_banks * measured::bank_bytes)) {
+             ((K == 128 && M > soc.fp16_k128_rows) || std::uint64_t{M} * K * 2 > data_banks * soc.bank_bytes)) {
     result_fault = fault_kind::wrong_result;
     result_why = "more rows than the data banks hold";
   } else if (in == precision::int8 && data_banks > 1 &&
-             M > measured::int8_group_rows * ((measured::cbuf_banks - 1) * measured::int8_k_per_bank / K)) {
+             M > soc.int8_group_rows * ((soc.cbuf_banks - 1) * soc.int8_k_per_bank / K)) {
     return report(fault_kind::hang, "int8 rows beyond the bank split's ceiling (the weight no longer fits)");
   } else if (in != precision::fp16 && data_banks == 1 &&
-             std::uint64_t{M} * K > (in == precision::int4 ? measured::int4_rows_times_k : measured::bank_bytes)) {
+             std::uint64_t{M} * K > (in == precision::int4 ? soc.int4_rows_times_k : soc.bank_bytes)) {
     result_fault = fault_kind::wrong_result;
     result_why = "more rows than the data bank holds";
   }
@@ -438,12 +463,13 @@ void npu::run_matmul(iova_space& memory, const registers& r, std::uint32_t task,
   auto gather = [&](auto* a, auto* b) {
     using T = std::remove_pointer_t<decltype(a)>;
     for (std::uint32_t m = 0; m < M; ++m)
-      for (std::uint32_t k = 0; k < K; ++k) a[std::size_t{m} * K + k] = load_input<T>(a_bytes, w.feature_at(m, k), in, k % 2 == 1);
+      for (std::uint32_t k = 0; k < K; ++k)
+        a[std::size_t{m} * K + k] = load_input<T>(a_bytes, w.feature_at(m, k), in, k % 2 == 1);
     for (std::uint32_t k = 0; k < K; ++k)
       for (std::uint32_t n = 0; n < N; ++n) {
         const std::uint64_t e = w.weight_element(k, n);
-        b[std::size_t{k} * N + n] =
-            in == precision::int4 ? load_input<T>(b_bytes, e / 2, in, e % 2 == 1) : load_input<T>(b_bytes, e * w.in_bytes, in, false);
+        b[std::size_t{k} * N + n] = in == precision::int4 ? load_input<T>(b_bytes, e / 2, in, e % 2 == 1)
+                                                          : load_input<T>(b_bytes, e * w.in_bytes, in, false);
       }
   };
   if (result_fault == fault_kind::unmodelled) {
@@ -462,8 +488,10 @@ void npu::run_matmul(iova_space& memory, const registers& r, std::uint32_t task,
     }
   } else {
     report(result_fault, result_why);
-    if (in == precision::fp16) c_float.assign(std::size_t{M} * N, result_fault == fault_kind::zeros ? 0.0f : 1e30f);
-    else c_int.assign(std::size_t{M} * N, result_fault == fault_kind::zeros ? 0 : 0x5a5a);
+    if (in == precision::fp16)
+      c_float.assign(std::size_t{M} * N, result_fault == fault_kind::zeros ? 0.0f : 1e30f);
+    else
+      c_int.assign(std::size_t{M} * N, result_fault == fault_kind::zeros ? 0 : 0x5a5a);
   }
   if (bn.active)
     for (float& v : c_float) v = activate(bn.relu, bn.relux, bn.relux_cmp, multiply(bn, v));
@@ -475,9 +503,12 @@ void npu::run_matmul(iova_space& memory, const registers& r, std::uint32_t task,
     for (std::uint32_t n = 0; n < N; ++n) {
       const std::size_t i = std::size_t{m} * N + n;
       std::uint32_t bits = 0;
-      if (w.out == precision::fp32) std::memcpy(&bits, &c_float[i], 4);
-      else if (w.out == precision::fp16) bits = float_to_half(c_float[i]);
-      else bits = static_cast<std::uint32_t>(c_int[i]);
+      if (w.out == precision::fp32)
+        std::memcpy(&bits, &c_float[i], 4);
+      else if (w.out == precision::fp16)
+        bits = float_to_half(c_float[i]);
+      else
+        bits = static_cast<std::uint32_t>(c_int[i]);
       store_bits(c_bytes + w.output_at(m, n), bits, w.out_bytes);
     }
   if (corrupt_next_output) {

@@ -35,27 +35,11 @@ struct op_report {
   }
 };
 
-// The reference's numbers the model judges CNA ops by, named once here and nowhere else in
-// the model (regcmd-isa-reference "Limits & tiling (RK3588)", "The M-tiling scheduler",
-// "Small-K validity of the 0x1040 schedule", "0x107c").
-namespace measured {
-constexpr std::uint64_t cbuf_banks = 12;
-constexpr std::uint64_t bank_bytes = 32768;
-constexpr std::uint32_t max_k = 10752;  // K = 10784 wedges
-constexpr std::uint32_t max_n = 8192;   // wider is silently wrong
-constexpr std::uint32_t fp16_split_min_k = 96, int8_split_min_k = 256;  // bank split below: zeros
-constexpr std::uint32_t fp16_k128_rows = 256;                           // fp16 at K = 128: correct up to here
-// int8's bank split: one bank per 64-row group of K/512 banks; the weight stays resident,
-// so 64·floor(11·512/K) rows at most (704/320/128/64 at K = 512/1024/2048/4096).
-constexpr std::uint32_t int8_group_rows = 64, int8_k_per_bank = 512;
-constexpr std::uint32_t int4_rows_times_k = 16384;  // int4's activation budget
-}  // namespace measured
-
 // CNA_CBUF_CON0 outside the 12-bank split hangs the submit (reference "The M-tiling
 // scheduler": below 0x1b). True, and reported, when it does.
-inline bool cbuf_split_hangs(const reg::CNA_CBUF_CON0& cbuf, const op_report& report) {
+inline bool cbuf_split_hangs(const reg::CNA_CBUF_CON0& cbuf, const soc_numbers& soc, const op_report& report) {
   const std::uint64_t data_banks = cbuf.DATA_BANK.value(), weight_banks = cbuf.WEIGHT_BANK.value();
-  if (data_banks + weight_banks == measured::cbuf_banks && data_banks <= measured::cbuf_banks - 1 && weight_banks >= 1)
+  if (data_banks + weight_banks == soc.cbuf_banks && data_banks <= soc.cbuf_banks - 1 && weight_banks >= 1)
     return false;
   report(fault_kind::hang, "CNA_CBUF_CON0 is not a 12-bank split (DATA_BANK + WEIGHT_BANK = 12, DATA_BANK <= 11)");
   return true;
@@ -112,14 +96,14 @@ T load_input(const std::uint8_t* base, std::uint64_t at, precision in, bool high
 // A BS or BN stage of the DPU as its four registers set it up (registers/dpu.hpp), in the
 // order it applies them: ALU, MUL, ReLU, ReLUX (NVDLA's X-stage order).
 struct alu_stage {
-  bool active = false;           // *_BYPASS clear
-  bool add = false;              // *_ALU_BYPASS clear: the ALU combines v with an operand
-  bool from_memory = false;      // ALU operand per output channel from the BS DMA, else `operand`
-  bool mul = false;              // *_MUL_BYPASS clear
-  bool mul_from_memory = false;  // *_MUL_SRC: memory, else `mul_operand`
-  bool prelu = false;            // *_MUL_PRELU: only negative values are multiplied
-  bool relu = false;             // *_RELU_BYPASS clear
-  bool relux = false;            // *_RELUX_EN
+  bool active = false;                // *_BYPASS clear
+  bool add = false;                   // *_ALU_BYPASS clear: the ALU combines v with an operand
+  bool from_memory = false;           // ALU operand per output channel from the BS DMA, else `operand`
+  bool mul = false;                   // *_MUL_BYPASS clear
+  bool mul_from_memory = false;       // *_MUL_SRC: memory, else `mul_operand`
+  bool prelu = false;                 // *_MUL_PRELU: only negative values are multiplied
+  bool relu = false;                  // *_RELU_BYPASS clear
+  bool relux = false;                 // *_RELUX_EN
   bool truncate_from_memory = false;  // *_TRUNCATE_SRC
   reg::alu_algo algo{};
   std::uint32_t operand = 0, relux_cmp = 0;  // raw bits: int32 (integer ops) or fp32 (fp16 ops)

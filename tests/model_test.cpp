@@ -180,7 +180,8 @@ TEST_CASE("int4 weights: the native N64 tiling agrees with the host, an N32 tili
     std::fill(b.weight.begin(), b.weight.end(), std::uint8_t{0});
     for (std::uint32_t k = 0; k < K; ++k)
       for (std::uint32_t n = 0; n < N; ++n) {
-        const std::size_t nibble = (std::size_t{n / tile_n} * (K / 32) + k / 32) * tile_n * 32 + (n % tile_n) * 32 + k % 32;
+        const std::size_t nibble =
+            (std::size_t{n / tile_n} * (K / 32) + k / 32) * tile_n * 32 + (n % tile_n) * 32 + k % 32;
         const auto bits = static_cast<std::uint8_t>(w[k * N + n] & 0xf);
         b.weight[nibble / 2] |= static_cast<std::uint8_t>(nibble % 2 ? bits << 4 : bits);
       }
@@ -194,7 +195,11 @@ TEST_CASE("int4 weights: the native N64 tiling agrees with the host, an N32 tili
 TEST_CASE("a chained plan runs task after task through the PC tails") {
   // K = 4096 in two slices of 2048, whose template-split ceiling (16384/K) splits M = 12
   // into two tiles
-  const auto p = plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 12, .K = 4096, .N = 64,
+  const auto p = plan(matmul_spec{.in = precision::fp16,
+                                  .out = precision::fp32,
+                                  .M = 12,
+                                  .K = 4096,
+                                  .N = 64,
                                   .sched = schedule::template_split},
                       plan_options{.k_slice = 2048});
   REQUIRE(p.ok());
@@ -275,7 +280,8 @@ TEST_CASE("faults: a bank split that hangs, the raw K cap, narrow int8 output, s
     CHECK(has(b.run(code, mm.code.view().slots, mm.code.view().tasks), fault_kind::timeout));
   }
   {
-    broken p({.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 10752, .N = 64}, 0x1024, (10783u << 16) | 10784);
+    broken p({.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 10752, .N = 64}, 0x1024,
+             (10783u << 16) | 10784);
     bench b(1024, 32768, 2 * 10784 * 64, 4096);
     CHECK(has(p.run_on(b), fault_kind::wedge));
   }
@@ -315,7 +321,7 @@ TEST_CASE("faults: N beyond 8192, a wild write, the fp16 output stage") {
 
 TEST_CASE("a matmul with an active BN stage on a fp32 output, or an active EW stage, is unmodelled") {
   const auto mm = build({.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 32});
-  for (const auto& [offset, value] : {std::pair<std::uint16_t, std::uint32_t>{0x4060, 0x12},  // BN ReLU
+  for (const auto& [offset, value] : {std::pair<std::uint16_t, std::uint32_t>{0x4060, 0x12},      // BN ReLU
                                       std::pair<std::uint16_t, std::uint32_t>{0x4070, 0x302}}) {  // the LUT
     std::vector<entry> code(mm.code.view().entries.begin(), mm.code.view().entries.end());
     for (entry& e : code)
@@ -327,7 +333,8 @@ TEST_CASE("a matmul with an active BN stage on a fp32 output, or an active EW st
 
 TEST_CASE("faults: rows beyond the data banks, a DPU_SURFACE_ADD that points the DPU astray") {
   {
-    broken p({.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 512, .N = 64}, 0x1040, 0xb1);  // 1 bank, 2 needed
+    broken p({.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 512, .N = 64}, 0x1040,
+             0xb1);  // 1 bank, 2 needed
     bench b(1024, 65536, 65536, 16384);
     CHECK(has(p.run_on(b), fault_kind::wrong_result));
   }
@@ -374,7 +381,8 @@ TEST_CASE("a strided feature view (KV-cache rows at a pitch > K) equals the matm
   // Rows of 256 fp16 in memory, the matmul reading the first K = 64 of each: CNA_DMA_CON1
   // LINE_STRIDE = pitch / 16 bytes (reference "0x107c ... strided activations").
   constexpr std::uint32_t M = 8, K = 64, N = 32, row = 256;
-  const auto strided = build({.in = precision::fp16, .out = precision::fp32, .M = M, .K = K, .N = N, .feature_pitch = row * 2});
+  const auto strided =
+      build({.in = precision::fp16, .out = precision::fp32, .M = M, .K = K, .N = N, .feature_pitch = row * 2});
   const auto dense = build({.in = precision::fp16, .out = precision::fp32, .M = M, .K = K, .N = N});
   for (const entry& e : strided.view().entries)
     if (e.target() == 0x0201 && e.offset() == 0x107c) CHECK(e.value() == row * 2 / 16);
@@ -417,19 +425,29 @@ TEST_CASE("a matmul's fused ReLU, ReLU6 and leaky ReLU: the model applies the BN
   // the host's activation of a real value; leaky's slope as fp16(0.1) holds it
   auto activate = [](const row& r, double v) {
     switch (r.fn) {
-      case output_activation::relu: return std::max(v, 0.0);
-      case output_activation::relu6: return std::clamp(v, 0.0, 6.0);
-      case output_activation::leaky_relu: return v < 0 ? v * half_to_float(float_to_half(r.slope)) : v;
-      default: return v;
+      case output_activation::relu:
+        return std::max(v, 0.0);
+      case output_activation::relu6:
+        return std::clamp(v, 0.0, 6.0);
+      case output_activation::leaky_relu:
+        return v < 0 ? v * half_to_float(float_to_half(r.slope)) : v;
+      default:
+        return v;
     }
   };
-  for (const row& r : {row{output_activation::relu, 0}, row{output_activation::relu6, 0},
-                       row{output_activation::leaky_relu, 0.1f}})
+  for (const row& r :
+       {row{output_activation::relu, 0}, row{output_activation::relu6, 0}, row{output_activation::leaky_relu, 0.1f}})
     for (operand_layout layout : {operand_layout::row_major, operand_layout::surface}) {
       CAPTURE(static_cast<int>(r.fn));
       CAPTURE(static_cast<int>(layout));
-      const auto mm = build({.in = precision::fp16, .out = precision::fp16, .M = 16, .K = 96, .N = 40, .layout = layout,
-                             .activation = r.fn, .leaky_slope = r.slope});
+      const auto mm = build({.in = precision::fp16,
+                             .out = precision::fp16,
+                             .M = 16,
+                             .K = 96,
+                             .N = 40,
+                             .layout = layout,
+                             .activation = r.fn,
+                             .leaky_slope = r.slope});
       const matmul_geometry& g = mm.geometry;
       bench b(mm.view().entries.size() * 8, g.feature_bytes(), g.weight_bytes(), g.output_bytes());
       std::vector<double> ref = fill(b, g, 7);
@@ -442,4 +460,40 @@ TEST_CASE("a matmul's fused ReLU, ReLU6 and leaky ReLU: the model applies the BN
       CHECK(result.faults.empty());
       CHECK(max_error(b, g, ref) <= 2e-2);
     }
+}
+
+// The model keeps its own copy of the SoC's numbers (model::soc_numbers), typed from the
+// reference apart from the traits the programs read (core/soc.hpp): the two copies agree.
+TEST_CASE("the model's SoC numbers: its RK3588 copy agrees with the traits'") {
+  const model::soc_numbers m{};
+  CHECK(m.cbuf_banks == soc::rk3588::cbuf_banks);
+  CHECK(m.bank_bytes == soc::rk3588::cbuf_bank_bytes);
+  CHECK(m.max_k == soc::rk3588::max_k_single_op);
+  CHECK(m.max_n == soc::rk3588::max_n);
+  CHECK(m.int4_rows_times_k == soc::rk3588::int4_rows_times_k);
+  CHECK(m.tile_n_fp16 == soc::rk3588::weight_tile_fp16.n);
+  CHECK(m.tile_n_int8 == soc::rk3588::weight_tile_int8.n);
+  CHECK(m.tile_n_int4 == soc::rk3588::weight_tile_int4.n);
+  CHECK(m.tile_k == soc::rk3588::weight_tile_fp16.k);
+}
+
+// The same program judged by a model of other numbers: proof that the model reads its
+// parameter, not a constant (no other SoC's numbers are known to be these).
+TEST_CASE("the model judges by its SoC numbers: banks, the widest N, the weight tile") {
+  const auto mm = build({.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64});
+  const matmul_geometry& g = mm.geometry;
+  auto run_with = [&](auto change) {
+    bench b(mm.view().entries.size() * 8, g.feature_bytes(), g.weight_bytes(), g.output_bytes());
+    const auto ref = fill(b, g, 4);
+    change(b.npu.soc);
+    const auto r = b.run(mm.code.view());
+    return std::pair{r, r.completed() && r.faults.empty() ? max_error(b, g, ref) : -1.0};
+  };
+  CHECK(run_with([](model::soc_numbers&) {}).second <= 1e-4);
+  // 12-bank split of regcmd's program on an 8-bank CBUF: not a split there, it hangs.
+  CHECK(has(run_with([](model::soc_numbers& s) { s.cbuf_banks = 8; }).first, fault_kind::hang));
+  // N = 64 beyond a widest output of 32: silently wrong.
+  CHECK(has(run_with([](model::soc_numbers& s) { s.max_n = 32; }).first, fault_kind::wrong_result));
+  // Weights read in 8-wide fp16 tiles (RK3566/RK3568's N): the result is not the host's.
+  CHECK(run_with([](model::soc_numbers& s) { s.tile_n_fp16 = 8; }).second > 1e-2);
 }

@@ -95,6 +95,26 @@ struct quirks {
   bool int8_entry_wedge = true;
 };
 
+// The numbers of the SoC the model is, by which it judges CNA ops: the model's own copy,
+// typed from the reference rather than read from include/regcmd/core/soc.hpp, so that it
+// stays an oracle of the programs that read those traits. RK3588's are the defaults and the
+// only ones a source gives (regcmd-isa-reference "Limits & tiling (RK3588)", "The M-tiling
+// scheduler", "Small-K validity of the 0x1040 schedule", "0x107c", "Operand tile layouts").
+struct soc_numbers {
+  const char* name = "RK3588";
+  std::uint64_t cbuf_banks = 12, bank_bytes = 32768;
+  std::uint32_t max_k = 10752;  // K = 10784 wedges
+  std::uint32_t max_n = 8192;   // wider is silently wrong
+  // The 1 KB weight tiles: N16 x K32 fp16, N32 x K32 int8, N64 x K32 int4.
+  std::uint32_t tile_n_fp16 = 16, tile_n_int8 = 32, tile_n_int4 = 64, tile_k = 32;
+  std::uint32_t fp16_split_min_k = 96, int8_split_min_k = 256;  // a bank split below: zeros
+  std::uint32_t fp16_k128_rows = 256;                           // fp16 at K = 128: correct up to here
+  // int8's bank split: one bank per 64-row group of K/512 banks; the weight stays resident,
+  // so 64·floor(11·512/K) rows at most (704/320/128/64 at K = 512/1024/2048/4096).
+  std::uint32_t int8_group_rows = 64, int8_k_per_bank = 512;
+  std::uint32_t int4_rows_times_k = 16384;  // int4's activation budget
+};
+
 // How the DPU rounds a requantizing right shift by s > 0 (DPU_OUT_CVT_SHIFT of an int8
 // output, EW_OP_CVT_SHIFT of a residual operand). No reference states the hardware's
 // rounding: Mesa writes CVT_ROUND = 0 and nothing says what 0 means (ops-reference §2.1,
@@ -122,6 +142,7 @@ class npu {
   bool wedged() const { return wedged_; }
 
   quirks behaviour;
+  soc_numbers soc;       // the SoC the model is
   unsigned threads = 0;  // 0: one per hardware thread
   // Test aid: the next op flips bit 6 of its first output element's top byte (an exponent
   // bit of a float, bit 30 / 14 / 6 of an integer), so tools that check results can be
