@@ -335,3 +335,17 @@ TEST_CASE("captured: a bound dump's addresses give the slots' offsets, and an ad
                                           "8 intermediate 0", "9 ew_operand 0", "10 output 64", "11 regcmd 128",
                                           "16 feature 1024", "17 weight 0", "18 output 0"});
 }
+
+TEST_CASE("captured: a program built at run time patches the same way, on the heap") {
+  auto built = build_matmul({.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64});
+  REQUIRE(built.ok());
+  heap_code& code = built.value().code;
+  // Row-major features, rows K * 2 = 128 bytes apart: (M - 1) * 128 + 128 bytes.
+  REQUIRE(code.slots[0].role == operand_role::feature);
+  CHECK(code.slots[0].extent == 512);
+  const result<std::uint32_t> n = patch(patch_target_of(code), CNA_DATA_SIZE0{.DATAIN_HEIGHT = 8, .DATAIN_WIDTH = 1});
+  REQUIRE(n.ok());
+  CHECK(n.value() == 1);
+  CHECK(code.slots[0].extent == 1024);
+  CHECK(validate(code.view()).ok());
+}
