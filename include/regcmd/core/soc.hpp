@@ -90,6 +90,15 @@ struct rk3588 {
   static constexpr std::uint64_t submit_overhead_ns = 38'000;
 };
 
+// The matmul pairs of the SoCs other than RK3588: those of the vendor's first matmul types
+// (rknn-matmul-api §1.3: 1 fp16 -> fp32, 2 int8 -> int32, 10 int4 -> int16, since 1.6.0) for
+// the input precisions the SoC's alignment table lists (§1.8: int4 on RK3576 only);
+// fp16 -> fp16 is measured on RK3588 only.
+constexpr bool first_types_pair(precision in, precision out, bool int4) {
+  return (in == precision::fp16 && out == precision::fp32) || (in == precision::int8 && out == precision::int32) ||
+         (int4 && in == precision::int4 && out == precision::int16);
+}
+
 // The other SoCs' cores and PC fetch scale are the vendor kernel driver's per-SoC configs
 // (rknpu_drv.c, rk3576_rknpu_config / rk356x_rknpu_config / rk3562_rknpu_config, as in the
 // public vendor kernel trees): core_mask 0x3 (two npuN_irq) on RK3576, 0x1 on RK3566/RK3568
@@ -108,13 +117,7 @@ struct rk3576 {
   static constexpr std::uint64_t max_iova = 0xffff'ffffu;  // the ISA's 32-bit address registers
   static constexpr weight_tile weight_tile_fp16{16, 32}, weight_tile_int8{32, 32}, weight_tile_int4{64, 32};
   static constexpr std::uint32_t k_segment = 4096;
-  // The pairs of the vendor's first matmul types (rknn-matmul-api §1.3: types 1, 2 and 10,
-  // since 1.6.0) for the precisions its alignment table lists; fp16 -> fp16 is measured on
-  // RK3588 only.
-  static constexpr bool matmul_pair(precision in, precision out) {
-    return (in == precision::fp16 && out == precision::fp32) || (in == precision::int8 && out == precision::int32) ||
-           (in == precision::int4 && out == precision::int16);
-  }
+  static constexpr bool matmul_pair(precision in, precision out) { return first_types_pair(in, out, true); }
 };
 
 // RK3566 and RK3568 (one NPU): native B int8 16 x 32 and fp16 8 x 16, no int4 (rknn-matmul-
@@ -128,9 +131,7 @@ struct rk3568 {
   static constexpr unsigned pc_data_amount_scale = 1;
   static constexpr std::uint64_t max_iova = 0xffff'ffffu;
   static constexpr weight_tile weight_tile_fp16{8, 16}, weight_tile_int8{16, 32}, weight_tile_int4{};
-  static constexpr bool matmul_pair(precision in, precision out) {
-    return (in == precision::fp16 && out == precision::fp32) || (in == precision::int8 && out == precision::int32);
-  }
+  static constexpr bool matmul_pair(precision in, precision out) { return first_types_pair(in, out, false); }
 };
 using rk3566 = rk3568;
 
@@ -144,9 +145,7 @@ struct rk3562 {
   static constexpr unsigned pc_data_amount_scale = 2;
   static constexpr std::uint64_t max_iova = 0xffff'ffffu;
   static constexpr weight_tile weight_tile_fp16{8, 32}, weight_tile_int8{16, 32}, weight_tile_int4{};
-  static constexpr bool matmul_pair(precision in, precision out) {
-    return (in == precision::fp16 && out == precision::fp32) || (in == precision::int8 && out == precision::int32);
-  }
+  static constexpr bool matmul_pair(precision in, precision out) { return first_types_pair(in, out, false); }
 };
 
 // The weight tile of an input precision on a SoC ({0, 0}: no such matmul there).
