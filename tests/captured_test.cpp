@@ -109,11 +109,11 @@ void check_round_trip(const program_view& p, const std::string& golden,
   for (const std::string& s : g.slots) {
     std::istringstream in(s);
     std::uint32_t entry_index = 0;
-    std::string role, offset, extent;
-    in >> entry_index >> role >> offset >> extent;
-    if (role == "intermediate") role = intermediate_as.at(entry_index);
-    if (role != "regcmd") offset = "0";
-    expected.push_back(std::to_string(entry_index) + " " + role + " " + offset + " " + extent);
+    std::string golden_role, offset, extent;
+    in >> entry_index >> golden_role >> offset >> extent;
+    const std::string& role = golden_role == "intermediate" ? intermediate_as.at(entry_index) : golden_role;
+    const std::uint32_t shown_offset = role == "regcmd" ? static_cast<std::uint32_t>(std::stoul(offset)) : 0u;
+    expected.push_back(std::to_string(entry_index) + " " + role + " " + std::to_string(shown_offset) + " " + extent);
   }
   CHECK(slots_of(p) == expected);
 }
