@@ -148,9 +148,11 @@ constexpr status resolve_step(const graph_op& op, graph_step& s) {
     case graph_op_kind::matmul: {
       // A split K's partials are summed by flat fp16 SDP adds over M x N (N padded to the
       // weight tile): the plan weighs their tasks when it chooses the slices.
+      // The request's rules come first: a precision without a weight tile pads N to nothing.
       const matmul_spec& m = op.matmul;
+      if (status r = check_request<Soc>(m); !r) return r.err();
       const result<ew_geometry> add = resolve_ew<Soc>(
-          {.op = ew_op::add, .M = m.M, .N = align_up(m.N, weight_tile_n(m.in.features)), .layout = ew_layout::flat});
+          {.op = ew_op::add, .M = m.M, .N = align_up(m.N, weight_tile_n<Soc>(m.in.features)), .layout = ew_layout::flat});
       const result<plan_shape> p = plan<Soc>(m, {.device_sum_tasks = add ? add.value().tasks() : 1});
       if (!p) return p.err();
       s.matmul = p.value();

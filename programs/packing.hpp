@@ -153,6 +153,8 @@ template <class T, class Soc = soc::rk3588>
 constexpr status pack_weight_block(precision in, std::uint32_t K, std::uint32_t N, std::uint32_t k0, std::uint32_t n0,
                                    std::uint32_t logical_K, std::uint32_t logical_N, std::span<const T> b,
                                    weights_order order, std::span<std::uint8_t> out) {
+  const soc::weight_tile tile = soc::weight_tile_of<Soc>(in);
+  if (tile.n == 0 || tile.k == 0) return make_error(rules::precision_pair, "weights", "in", static_cast<std::uint32_t>(in));
   const std::size_t need = bytes_of(in, std::uint64_t{K} * N);
   if (out.size() < need) return make_error(rules::buffer_size, "weights", "", out.size());
   detail::fill_zero(out.first(need));
@@ -162,7 +164,7 @@ constexpr status pack_weight_block(precision in, std::uint32_t K, std::uint32_t 
                                                             : std::size_t{n0 + n} * logical_K + (k0 + k);
       const T v = b[at];
       if (!detail::element_ok(in, v)) return make_error(rules::int4_range, "weights", "", at);
-      detail::put_element(out, in, detail::weight_index(soc::weight_tile_of<Soc>(in), K, n, k), detail::encode_element(in, v));
+      detail::put_element(out, in, detail::weight_index(tile, K, n, k), detail::encode_element(in, v));
     }
   return {};
 }

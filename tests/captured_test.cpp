@@ -24,6 +24,7 @@
 #include "plan_ksplit_fp16.hpp"
 #include "plan_mtile_int8_delta.hpp"
 #include "captured_chain.hpp"
+#include "captured_in_place.hpp"
 #include "ew_add_channel.hpp"
 #include "small.hpp"
 #include "vendor_matmul.hpp"
@@ -334,6 +335,22 @@ TEST_CASE("captured: a bound dump's addresses give the slots' offsets, and an ad
                                           "3 regcmd 64",  // the link to task 1
                                           "8 intermediate 0", "9 ew_operand 0", "10 output 64", "11 regcmd 128",
                                           "16 feature 1024", "17 weight 0", "18 output 0"});
+}
+
+TEST_CASE("captured: bytes read after their last write are an intermediate, written in place or row by row") {
+  const program_view p = captured::captured_in_place.view();
+  REQUIRE(p.tasks.size() == 5);
+  std::vector<std::string> roles;
+  for (const slot& s : p.slots)
+    roles.push_back(std::to_string(s.entry) + " " + std::string(name_of(s.role)) + " " + std::to_string(s.offset));
+  // Tasks of 2 body entries start at 0, 6, 12, 18 (each with regcmd's 4-entry tail), task 4
+  // at 24. Intermediates from 0x00300000: 0x00500000 is 2097152 on, 0x00500010 2097168.
+  CHECK(roles == std::vector<std::string>{"0 feature 0", "1 intermediate 0", "2 regcmd 48",          // task 0
+                                          "6 intermediate 0", "7 intermediate 0", "8 regcmd 96",      // in place
+                                          "12 intermediate 0", "13 intermediate 2097152", "14 regcmd 144",
+                                          "18 feature 16", "19 intermediate 2097168", "20 regcmd 192",
+                                          "25 intermediate 2097152", "26 ew_operand 0", "27 ew_operand 0",
+                                          "28 output 0"});
 }
 
 TEST_CASE("captured: a program built at run time patches the same way, on the heap") {

@@ -211,6 +211,9 @@ TEST_CASE("every graph rule refuses its graph at run time with its id") {
                                                .output_pitch = 256})),
        "graph-k-split"},
       {make_graph(graph_matmul("c", "a", "w", fp16_matmul(0, 64, 64))), "shape-nonzero"},  // an op's own rule
+      // fp32 features have no weight tile: refused before anything pads N to it (a fuzz finding)
+      {make_graph(graph_matmul("c", "a", "w", {.in = precision::fp32, .out = precision::fp16, .M = 1, .K = 256, .N = 64})),
+       "precision-pair"},
       {make_graph(graph_conv("c", "a", "k", {.H = 8, .W = 8, .C = 16, .out_channels = 32, .residual_add = true})),
        "graph-conv-operands"},
       {make_graph(graph_conv("c", "a", "k", {.H = 8, .W = 8, .C = 16, .out_channels = 32}, "r")), "graph-conv-operands"},

@@ -6,9 +6,10 @@
 // zero or 0x0041 preamble entries just before the op-enable) is left to the program writer, which
 // writes regcmd's linked tail; zero entries between tasks are padding and are left out; both
 // are listed in the header's comment. Every address register becomes a slot of the role its
-// register implies (feature, weight, output, ...), or `intermediate` where a task reads a
-// non-zero address an earlier task wrote; its offset is the captured address less the
-// lowest captured address of its role (0 in a capture with its addresses zeroed).
+// register implies (feature, weight, output, ...), or `intermediate` where a later task reads
+// bytes an earlier task wrote (the DMAs' extents as the registers give them); its offset is
+// the captured address less the lowest non-zero captured address of its role (0 in a capture
+// with its addresses zeroed).
 
 #include <algorithm>
 #include <array>
@@ -25,6 +26,8 @@
 #include <regcmd/program/program.hpp>
 #include <regcmd/program/writer.hpp>
 #include <regcmd/registers/all.hpp>
+#include <regcmd/rules/dma_extent.hpp>
+#include <regcmd/rules/program_rules.hpp>
 
 namespace regcmd::cli {
 
@@ -40,8 +43,25 @@ struct cpp_template {
   std::string error;  // one line naming the reason
 };
 
+// C++20's keywords and alternative tokens: spelled like identifiers, usable as none.
+constexpr bool is_keyword(std::string_view s) {
+  constexpr std::string_view words[] = {
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
+      "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr",
+      "constinit", "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete",
+      "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
+      "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+      "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register", "reinterpret_cast",
+      "requires", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
+      "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid", "typename",
+      "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq"};
+  for (std::string_view w : words)
+    if (w == s) return true;
+  return false;
+}
+
 constexpr bool is_identifier(std::string_view s) {
-  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
+  if (s.empty() || (s[0] >= '0' && s[0] <= '9') || is_keyword(s)) return false;
   for (char c : s)
     if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
   return true;
@@ -56,6 +76,7 @@ inline std::string identifier_from(std::string_view path) {
   for (char& c : out)
     if (!is_identifier(std::string(1, c)) && !(c >= '0' && c <= '9')) c = '_';
   if (out[0] >= '0' && out[0] <= '9') out.insert(out.begin(), '_');
+  if (is_keyword(out)) out += '_';
   return out;
 }
 
@@ -148,9 +169,111 @@ inline bool enables(const reg::GLOBAL_OPERATION_ENABLE& blocks, entry r) {
   }
 }
 
+// Whether `name` is an identifier of `code` outside its comments: a variable or namespace of
+// that name would hide, or make ambiguous, what the code means by it.
+inline bool names_in_code(std::string_view code, std::string_view name) {
+  auto word_char = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; };
+  for (std::size_t i = 0; i < code.size();) {
+    if (code.substr(i, 2) == "//") {
+      i = code.find('\n', i);
+      if (i == std::string_view::npos) break;
+    } else if (word_char(code[i])) {
+      const std::size_t start = i;
+      while (i < code.size() && word_char(code[i])) ++i;
+      if (code.substr(start, i - start) == name) return true;
+    } else {
+      ++i;
+    }
+  }
+  return false;
+}
+
 struct captured_task {
   std::size_t first = 0, body_end = 0, op_enable = 0;  // entry indices
 };
+
+struct captured_slot {
+  std::size_t entry;
+  operand_role role;
+  std::uint32_t address;  // as captured
+};
+
+// What one task's DMA touches through a slot: [begin, end) of the captured addresses.
+struct captured_access {
+  std::size_t slot = 0, task = 0;
+  std::uint64_t begin = 0, end = 0;
+  bool writes = false;
+};
+
+// Every access of a non-zero captured address, task by task: each DMA a task runs, through
+// the slot its register group last wrote, over the extent the group's registers give it
+// (rules/dma_extent.hpp).
+inline std::vector<captured_access> accesses_of(std::span<const entry> entries, std::span<const captured_task> tasks,
+                                                bool pingpong, std::span<const captured_slot> slots) {
+  std::vector<captured_access> out;
+  regcmd::detail::dma_registers even, odd;
+  std::size_t next = 0;
+  for (std::size_t t = 0; t < tasks.size(); ++t) {
+    regcmd::detail::dma_registers& dma = pingpong && t % 2 ? odd : even;
+    for (std::size_t i = tasks[t].first; i < tasks[t].body_end; ++i) {
+      if (next < slots.size() && slots[next].entry == i)
+        dma.slot_of[address_register_index(entries[i])] = static_cast<std::uint32_t>(++next);
+      dma.values.write(entries[i]);
+    }
+    const auto blocks = unpack<reg::GLOBAL_OPERATION_ENABLE>(entries[tasks[t].op_enable].value());
+    for (std::size_t a = 0; a < address_registers.size(); ++a) {
+      if (dma.slot_of[a] == 0) continue;
+      const std::size_t s = dma.slot_of[a] - 1;
+      const std::uint64_t extent = dma_extent(dma.values, address_registers[a], blocks);
+      if (slots[s].address == 0 || extent == 0 || slots[s].role == operand_role::next_program) continue;
+      const bool writes = slots[s].role == operand_role::output;
+      if (!writes && !may_read_intermediate(address_registers[a].offset)) continue;
+      out.push_back({s, t, slots[s].address, slots[s].address + extent, writes});
+    }
+  }
+  return out;
+}
+
+// The slots through which a task reads what an earlier task wrote. Accesses of overlapping
+// bytes (a write and a later read; two writes) are one buffer, whatever their addresses: a
+// row tile written at an offset and read whole, a task writing in place. A buffer read after
+// its last write is an intermediate; one whose last write nothing reads after is an output
+// (its readers included: the output buffer holds both).
+inline void find_intermediates(std::span<const entry> entries, std::span<const captured_task> tasks, bool pingpong,
+                               std::span<captured_slot> slots) {
+  const std::vector<captured_access> access = accesses_of(entries, tasks, pingpong, slots);
+  std::vector<std::size_t> parent(slots.size());
+  for (std::size_t i = 0; i < parent.size(); ++i) parent[i] = i;
+  auto root = [&](std::size_t i) {
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+  };
+  std::vector<bool> read_back(slots.size(), false);
+  for (const captured_access& w : access) {
+    if (!w.writes) continue;
+    for (const captured_access& o : access) {
+      const bool overlap = o.begin < w.end && w.begin < o.end;
+      if (!overlap || (o.writes ? false : o.task <= w.task)) continue;
+      if (!o.writes) read_back[o.slot] = true;
+      parent[root(o.slot)] = root(w.slot);
+    }
+  }
+  // Per buffer: the last task that writes it, the last that reads it back.
+  std::vector<std::size_t> last_write(slots.size(), 0), last_read(slots.size(), 0);
+  std::vector<bool> is_read(slots.size(), false);
+  for (const captured_access& a : access) {
+    const std::size_t r = root(a.slot);
+    if (a.writes) last_write[r] = std::max(last_write[r], a.task);
+    if (read_back[a.slot]) {
+      is_read[r] = true;
+      last_read[r] = std::max(last_read[r], a.task);
+    }
+  }
+  for (std::size_t s = 0; s < slots.size(); ++s) {
+    const std::size_t r = root(s);
+    if (is_read[r]) slots[s].role = last_read[r] > last_write[r] ? operand_role::intermediate : operand_role::output;
+  }
+}
 
 }  // namespace detail
 
@@ -188,35 +311,20 @@ inline cpp_template make_cpp_template(std::span<const entry> entries, const cpp_
     left_out.push_back("entries " + std::to_string(start) + "-" + std::to_string(entries.size() - 1) +
                        ": zero padding");
 
-  // Slots: roles, then offsets from each role's lowest address.
-  struct captured_slot {
-    std::size_t entry;
-    operand_role role;
-    std::uint32_t address;
-  };
-  std::vector<captured_slot> slots;
-  std::vector<std::pair<std::uint32_t, std::size_t>> written;  // non-zero output addresses: (address, slot)
-  for (std::size_t t = 0; t < tasks.size(); ++t) {
-    const std::size_t written_before = written.size();
-    for (std::size_t i = tasks[t].first; i < tasks[t].body_end; ++i) {
-      const entry e = entries[i];
-      if (kind_of(e) != entry_kind::register_write || !is_address_register(e)) continue;
-      captured_slot s{i, detail::role_of_register(e.offset()), e.value()};
-      const auto earlier = std::find_if(written.begin(), written.begin() + static_cast<std::ptrdiff_t>(written_before),
-                                        [&](const auto& w) { return w.first == s.address; });
-      if (s.address != 0 && detail::may_read_intermediate(e.offset()) &&
-          earlier != written.begin() + static_cast<std::ptrdiff_t>(written_before)) {
-        s.role = operand_role::intermediate;
-        slots[earlier->second].role = operand_role::intermediate;
-      }
-      if (s.role == operand_role::output && s.address != 0) written.emplace_back(s.address, slots.size());
-      slots.push_back(s);
-    }
-  }
+  // Slots: the body's address registers, each of its register's role until the accesses
+  // show it holds what an earlier task wrote.
+  std::vector<detail::captured_slot> slots;
+  for (const detail::captured_task& k : tasks)
+    for (std::size_t i = k.first; i < k.body_end; ++i)
+      if (kind_of(entries[i]) == entry_kind::register_write && is_address_register(entries[i]))
+        slots.push_back({i, detail::role_of_register(entries[i].offset()), entries[i].value()});
+  detail::find_intermediates(entries, tasks, o.pingpong, slots);
+  // Offsets from each role's lowest non-zero address (a zero address is an unused register).
   std::array<std::uint32_t, operand_role_count> lowest;
   lowest.fill(0xffff'ffffu);
-  for (const captured_slot& s : slots)
-    lowest[static_cast<std::size_t>(s.role)] = std::min(lowest[static_cast<std::size_t>(s.role)], s.address);
+  for (const detail::captured_slot& s : slots)
+    if (s.address != 0)
+      lowest[static_cast<std::size_t>(s.role)] = std::min(lowest[static_cast<std::size_t>(s.role)], s.address);
 
   // Whether a task relies on a register an earlier task of its register group wrote: one of
   // a block the task enables that it does not write itself.
@@ -251,14 +359,17 @@ inline cpp_template make_cpp_template(std::span<const entry> entries, const cpp_
          (tasks.size() == 1 ? " task" : " tasks") +
          (o.pingpong ? ", register groups alternating (ping-pong)" : ", one register group (no ping-pong)") +
          (delta ? ", delta tasks" : "") + ".\n";
-  out += "// Address registers are slots (role from the register; offset from the role's lowest captured\n";
-  out += "// address); extents are read from the registers. Entry numbers are the dump's.\n";
+  out += "// Address registers are slots (role from the register, or intermediate where a later task reads\n";
+  out += "// bytes an earlier one wrote; offset from the role's lowest non-zero captured address); extents\n";
+  out += "// are read from the registers. Entry numbers are the dump's.\n";
   if (!left_out.empty()) {
     out += "// Left out:\n";
     for (const std::string& l : left_out) out += "//   " + l + "\n";
   }
   out += "\n#include <regcmd/programs/captured.hpp>\n\nnamespace " + o.name_space + " {\n\n";
-  out += "inline constexpr auto " + o.name + " = regcmd::captured_program<" + std::to_string(capacity) + ", " +
+  out += "inline constexpr auto " + o.name;
+  const std::size_t initializer = out.size();
+  out += " = regcmd::captured_program<" + std::to_string(capacity) + ", " +
          std::to_string(tasks.size()) + ", " + std::to_string(std::max<std::size_t>(slot_capacity, 1)) + ">(\n";
   out += std::string("    regcmd::submit_options{.pingpong = ") + (o.pingpong ? "true" : "false") +
          ", .delta_tasks = " + (delta ? "true" : "false") + "}, [](regcmd::program_writer& w) {\n";
@@ -273,9 +384,9 @@ inline cpp_template make_cpp_template(std::span<const entry> entries, const cpp_
                                    ? find_register(*block_from_target(e.target()), e.offset())
                                    : nullptr;
       if (next_slot < slots.size() && slots[next_slot].entry == i) {
-        const captured_slot& s = slots[next_slot++];
+        const detail::captured_slot& s = slots[next_slot++];
         out += "      w.put_slot<" + std::string(r->declared_as) + ">(operand_role::" + std::string(name_of(s.role)) +
-               ", " + detail::number(s.address - lowest[static_cast<std::size_t>(s.role)]) + ", 0);" + where + "\n";
+               ", " + detail::number(s.address ? s.address - lowest[static_cast<std::size_t>(s.role)] : 0) + ", 0);" + where + "\n";
       } else if (const auto typed =
                      r && (e.value() & ~r->defined_mask) == 0 ? detail::typed_put(*r, e.value()) : std::nullopt) {
         out += "      " + *typed + where + "\n";
@@ -303,6 +414,11 @@ inline cpp_template make_cpp_template(std::span<const entry> entries, const cpp_
            std::to_string(tasks[t].op_enable) + "\n";
   }
   out += "    });\n\n}  // namespace " + o.name_space + "\n";
+  // The code after the variable's own name: what the name and the namespace must not hide.
+  for (const std::string& n : {o.name, o.name_space})
+    if (detail::names_in_code(std::string_view(out).substr(initializer), n))
+      return {{}, "the name '" + n + "' is one the header's code uses (a register, an enum, one of regcmd's names)" +
+                      ": choose another"};
   return {out, {}};
 }
 

@@ -60,8 +60,8 @@ const std::string help =
         "(regcmd/programs/captured.hpp) to patch with regcmd/programs/patch.hpp, one typed register\n"
         "write per entry (fields and enums by name; an entry no register of the map describes\n"
         "stays raw, with a comment), every address register a slot (role from the register,\n"
-        "'intermediate' where a task reads a non-zero address an earlier task wrote; offset from\n"
-        "the role's lowest captured address), each task closed by the writer's tail (the captured\n"
+        "'intermediate' where a task reads bytes an earlier task wrote, by the DMAs' extents; offset\n"
+        "from the role's lowest non-zero captured address), each task closed by the writer's tail (the captured\n"
         "tail and zero padding are listed as left out). --name: the variable (default: the file's\n"
         "stem); --namespace: its namespace (default: captured); --no-pingpong: the capture was\n"
         "submitted with one register group. --format text and --format json are the listings.\n"
@@ -84,7 +84,8 @@ int main(int argc, char** argv) {
     std::fputs(help.c_str(), stderr);
     return 2;
   }
-  bool json = false, all_entries = false, stats = false, pingpong = true, cpp = false, format_given = false;
+  bool json = false, all_entries = false, stats = false, pingpong = true, cpp = false;
+  std::string format_value;  // --format's, once given
   std::optional<std::string> name, name_space;
   regcmd::roofline_params rates = regcmd::soc_roofline();
   std::vector<std::string> rate_given;
@@ -94,6 +95,9 @@ int main(int argc, char** argv) {
     const std::string_view a = argv[i];
     if (const int done = regcmd::cli::help_or_version(a, help.c_str(), "regcmd-dis"); done >= 0) return done;
     if (a == "--json") {
+      if (!format_value.empty())
+        return fail("--json and --format " + format_value + (format_value == "json" ? " say the same" : " disagree") +
+                    ": give one");
       if (json) return fail("--json is given twice: give it once");
       json = true;
     } else if (a == "--stats" || a == "--no-pingpong") {
@@ -111,10 +115,10 @@ int main(int argc, char** argv) {
       if (i + 1 >= argc) return fail(std::string(a) + " needs a value");
       const std::string v = argv[++i];
       if (a == "--format") {
-        if (format_given) return fail("--format is given twice: give it once");
-        format_given = true;
+        if (!format_value.empty()) return fail("--format is given twice: give it once");
+        format_value = v;
         if (v != "text" && v != "json" && v != "cpp") return fail("--format takes text, json or cpp, not '" + v + "'");
-        if (v == "json" && json) return fail("--json and --format json say the same: give one");
+        if (json) return fail("--json and --format " + v + (v == "json" ? " say the same" : " disagree") + ": give one");
         json = json || v == "json";
         cpp = v == "cpp";
       } else {
@@ -142,11 +146,8 @@ int main(int argc, char** argv) {
   if (json && all_entries) return fail("--all-entries does not apply with --json (JSON lists every entry)");
   if ((name || name_space) && !cpp)
     return fail(std::string(name ? "--name" : "--namespace") + " applies with --format cpp only");
-  if (cpp && (json || all_entries || stats))
-    return fail(std::string(json          ? "--json"
-                            : all_entries ? "--all-entries"
-                                          : "--stats") +
-                " does not apply with --format cpp");
+  if (cpp && (all_entries || stats))
+    return fail(std::string(all_entries ? "--all-entries" : "--stats") + " does not apply with --format cpp");
   if (!stats && !rate_given.empty()) return fail(rate_given.front() + " applies with --stats only");
   if (!stats && !cpp && !pingpong) return fail("--no-pingpong applies with --stats or --format cpp only");
   if (cpp) {
