@@ -35,13 +35,15 @@ struct op_report {
   }
 };
 
-// CNA_CBUF_CON0 outside the 12-bank split hangs the submit (reference "The M-tiling
+// CNA_CBUF_CON0 outside the SoC's bank split (12 banks on RK3588) hangs the submit (reference "The M-tiling
 // scheduler": below 0x1b). True, and reported, when it does.
 inline bool cbuf_split_hangs(const reg::CNA_CBUF_CON0& cbuf, const soc_numbers& soc, const op_report& report) {
   const std::uint64_t data_banks = cbuf.DATA_BANK.value(), weight_banks = cbuf.WEIGHT_BANK.value();
   if (data_banks + weight_banks == soc.cbuf_banks && data_banks <= soc.cbuf_banks - 1 && weight_banks >= 1)
     return false;
-  report(fault_kind::hang, "CNA_CBUF_CON0 is not a 12-bank split (DATA_BANK + WEIGHT_BANK = 12, DATA_BANK <= 11)");
+  const std::string banks = std::to_string(soc.cbuf_banks), most = std::to_string(soc.cbuf_banks - 1);
+  report(fault_kind::hang, "CNA_CBUF_CON0 is not a " + banks + "-bank split (DATA_BANK + WEIGHT_BANK = " + banks +
+                               ", DATA_BANK <= " + most + ")");
   return true;
 }
 

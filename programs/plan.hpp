@@ -250,11 +250,12 @@ constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& o
     if (options.whole_k) return make_error(rules::k_slice_max, "plan", "k_slice", options.k_slice).with_note("whole_k splits no K");
   }
   if (options.whole_k && !k_fits_one_op<Soc>(g.K)) return make_error(rules::k_single_op_max, "plan", "K", g.K);
-  // Candidate slice counts: all of K in one op (when K allows it), else slices of <= 2048;
+  // Candidate slice counts: all of K in one op (when K allows it), else slices of <= 2048,
+  // each at least one weight tile deep;
   // candidate schedules: the one requested, and with the automatic one the bank split too
   // (surface tiles take implementation A's split whatever is asked).
   const std::uint32_t first = k_fits_one_op<Soc>(g.K) ? 1 : ceil_div(g.K, Soc::max_k_slice);
-  const std::uint32_t last = options.k_slice || options.whole_k ? first : std::min(g.K / 32, first + 64);
+  const std::uint32_t last = options.k_slice || options.whole_k ? first : std::min(g.K / weight_tile_k<Soc>(g.in), first + 64);
   const bool weigh_schedules = options.objective == plan_objective::lowest_bound && spec.sched == schedule::automatic &&
                                g.layout == operand_layout::row_major;
   const schedule schedules[] = {spec.sched, schedule::bank_split};

@@ -491,7 +491,10 @@ TEST_CASE("the model judges by its SoC numbers: banks, the widest N, the weight 
   };
   CHECK(run_with([](model::soc_numbers&) {}).second <= 1e-4);
   // 12-bank split of regcmd's program on an 8-bank CBUF: not a split there, it hangs.
-  CHECK(has(run_with([](model::soc_numbers& s) { s.cbuf_banks = 8; }).first, fault_kind::hang));
+  const auto eight_banks = run_with([](model::soc_numbers& s) { s.cbuf_banks = 8; }).first;
+  CHECK(has(eight_banks, fault_kind::hang));
+  REQUIRE_FALSE(eight_banks.faults.empty());
+  CHECK(eight_banks.faults.front().what == "CNA_CBUF_CON0 is not a 8-bank split (DATA_BANK + WEIGHT_BANK = 8, DATA_BANK <= 7)");
   // N = 64 beyond a widest output of 32: silently wrong.
   CHECK(has(run_with([](model::soc_numbers& s) { s.max_n = 32; }).first, fault_kind::wrong_result));
   // Weights read in 8-wide fp16 tiles (RK3566/RK3568's N): the result is not the host's.

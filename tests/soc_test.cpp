@@ -175,6 +175,8 @@ TEST_CASE("soc: the SoC a device tree names, and the --soc names") {
   CHECK(soc_from_compatible("rockchip,rk3576-rknpu")->id == soc::soc_id::rk3576);
   CHECK(soc_from_compatible("rockchip,rk3562-rknpu")->id == soc::soc_id::rk3562);
   CHECK_FALSE(soc_from_compatible("rockchip,rv1106-rknpu"));
+  // The first one the list mentions, whatever the family's order.
+  CHECK(soc_from_compatible("rockchip,rk3562-rknpu rockchip,rk3588-rknpu ")->id == soc::soc_id::rk3562);
   CHECK_FALSE(soc_from_compatible(""));
   CHECK(soc::soc_by_option("rk3566")->id == soc::soc_id::rk3568);
   CHECK(soc::soc_by_option("rk3566")->name == "RK3566/RK3568");

@@ -869,8 +869,13 @@ regcmd::result<regcmd::runtime::device> open_device(const run_settings& settings
     return regcmd::make_error(regcmd::rules::device_open, "device")
         .with_note("--soc " + std::string(settings.soc->option) + ", but its node is " + std::string(d.soc().name));
   if (settings.soc) d = d.for_soc(*settings.soc);
+  const std::string how = d.soc_detected()           ? ""
+                          : settings.soc               ? " (--soc)"
+                          : d.compatible().empty()     ? " (assumed: its node names no SoC)"
+                                                       : " (assumed: its node is '" + d.compatible() +
+                                                   "', no SoC of the family; --soc names one)";
   std::printf("device %s: %s, %s%s\n", d.path().c_str(), d.driver_version().c_str(), std::string(d.soc().name).c_str(),
-              d.soc_detected() ? "" : settings.soc ? " (--soc)" : " (assumed: its node names no SoC)");
+              how.c_str());
   return d;
 }
 

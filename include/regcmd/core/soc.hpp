@@ -219,9 +219,9 @@ constexpr std::optional<soc_info> soc_by_option(std::string_view option) {
 // The vendor driver matches rk3588, rk3568, rk3562 and rk3576 NPUs by such strings
 // (rknpu-uapi-and-register-map §1.1, "DT compatible").
 constexpr std::optional<soc_info> soc_from_compatible(std::string_view compatible) {
-  for (const soc_info& s : family)
-    for (std::size_t at = compatible.find("rockchip,"); at != std::string_view::npos;
-         at = compatible.find("rockchip,", at + 1))
+  for (std::size_t at = compatible.find("rockchip,"); at != std::string_view::npos;
+       at = compatible.find("rockchip,", at + 1))
+    for (const soc_info& s : family)
       if (compatible.substr(at + 9, s.option.size()) == s.option) return s;
   return std::nullopt;
 }

@@ -65,18 +65,19 @@ inline status fd_ioctl(int fd, unsigned long request, void* arg, std::string_vie
 }
 
 // What the node's driver says of its device: the compatible strings of its device tree node
-// (sysfs, by the node's device number). None where the node has no such node (an emulated
-// device, a kernel without a device tree).
-inline std::optional<soc::soc_info> soc_of_node(int fd) {
+// (sysfs, by the node's device number), separated by spaces. Empty where the node has no
+// such node (an emulated device, a kernel without a device tree).
+inline std::string compatible_of_node(int fd) {
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode)) return std::nullopt;
+  if (::fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode)) return {};
   const std::string path = "/sys/dev/char/" + std::to_string(major(st.st_rdev)) + ":" +
                            std::to_string(minor(st.st_rdev)) + "/device/of_node/compatible";
   std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
+  if (!in) return {};
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::replace(text.begin(), text.end(), '\0', ' ');  // a list of NUL-terminated strings
-  return soc::soc_from_compatible(text);
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  return text;
 }
 
 // One open of a node: its fd, its driver and the node's NPU state. Devices, buffers, jobs
@@ -161,6 +162,8 @@ class device {
   // one its node's device tree names, else RK3588; for_soc() sets it.
   const soc::soc_info& soc() const { return soc_; }
   bool soc_detected() const { return soc_detected_; }
+  // The node's device tree compatible strings (compatible_of_node), empty where it has none.
+  const std::string& compatible() const { return compatible_; }
   // The same open device, used as the SoC `s` (regcmd-run --soc): a copy, so sessions
   // already made keep theirs.
   device for_soc(const soc::soc_info& s) const {
@@ -219,7 +222,8 @@ class device {
     device d;
     d.file_ = std::make_shared<const device_file>(fd, name == "rknpu" ? driver::rknpu : driver::rocket, path, version,
                                                   iommu_domain);
-    if (const auto soc = soc_of_node(fd)) {
+    d.compatible_ = compatible_of_node(fd);
+    if (const auto soc = soc::soc_from_compatible(d.compatible_)) {
       d.soc_ = *soc;
       d.soc_detected_ = true;
     }
@@ -229,6 +233,7 @@ class device {
   std::shared_ptr<const device_file> file_;
   soc::soc_info soc_ = soc::family[0];  // RK3588 unless the node says otherwise
   bool soc_detected_ = false;
+  std::string compatible_;
 };
 
 }  // namespace regcmd::runtime
