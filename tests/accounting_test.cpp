@@ -1,7 +1,7 @@
 // The accounting of decode/accounting.hpp against counts typed by hand from each program's
 // shape: the bytes every DMA moves, the MACs, the DPU's and PPU's elements, the regcmd
 // fetched. Each expected value is the formula in its comment, evaluated by hand.
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <cstdint>
 #include <string>

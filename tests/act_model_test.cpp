@@ -4,7 +4,7 @@
 // memory filled as the entries stream, its interpolation, hybrid point, underflow and
 // overflow. Programs are built here from the task skeleton alone (never programs/), and
 // every expected value is computed by hand in a comment from the contract.
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <algorithm>
 #include <array>

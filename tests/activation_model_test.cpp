@@ -2,7 +2,7 @@
 // and layout against a host computation on random data, and every lookup-table function
 // against the exact function over a dense sweep of fp16 inputs (all of them within 1.25x
 // the function's range), with the accuracy bounds bench/README.md reports.
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <algorithm>
 #include <cmath>

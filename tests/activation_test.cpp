@@ -2,7 +2,7 @@
 // (ops-reference §6.2: BN_CFG 0x00020040, EW_CFG 0x302, LUT_CFG 0x68, LUT_INFO 0x050500,
 // LE_START -16384, LO_END 16384, the sigmoid's OUT_CVT_SHIFT 0x8000f000), table entries
 // evaluated from the formulas of docs/activation-values.md, and the ReLU-family stage values.
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <cstdint>
 #include <limits>

@@ -3,7 +3,7 @@
 // part is not read, a second process continues the numbering, a directory that cannot be
 // made is said once and the program still runs. Run with LD_PRELOAD=libregcmd-capture.so:libregcmd-emu.so,
 // REGCMD_CAPTURE_DIR and REGCMD_DEVICE naming the rknpu or the rocket node.
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <fcntl.h>
 #include <spawn.h>

@@ -1,7 +1,7 @@
 // The capture shim records exactly the bytes submitted, on either driver: run with
 // LD_PRELOAD=libregcmd-capture.so:libregcmd-emu.so REGCMD_CAPTURE_DIR=<empty dir> and
 // REGCMD_DEVICE naming the rknpu or the rocket node.
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <cstdint>
 #include <cstdlib>

@@ -2,7 +2,7 @@
 // time (tests/CMakeLists.txt), compiled here, compared with the dumps they came from, patched
 // to another shape and compared with regcmd's own program of that shape, register by
 // register. Expected values are typed from the dumps and the matmul recipe's formulas.
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <cstdint>
 #include <fstream>
@@ -97,11 +97,7 @@ void check_round_trip(const program_view& p, const std::string& golden,
   CAPTURE(golden);
   const std::vector<entry> entries = dump_of("golden/" + golden);
   const golden_layout g = layout_of(golden);
-  REQUIRE(p.entries.size() == entries.size());
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    CAPTURE(i);
-    CHECK(p.entries[i] == entries[i]);
-  }
+  REQUIRE_REGCMD_EQ(p, entries);
   REQUIRE(p.tasks.size() == g.tasks.size());
   for (std::size_t t = 0; t < g.tasks.size(); ++t) CHECK(p.tasks[t] == g.tasks[t]);
   CHECK(p.pingpong == g.pingpong);

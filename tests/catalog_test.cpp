@@ -1,6 +1,6 @@
 // The catalog's own rules: every rule has a compile-fail snippet under tests/fail/, named
 // after it, so no rule exists only as a run-time error.
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <filesystem>
 #include <string>

@@ -1,7 +1,7 @@
 // Chains with an activation or pooling in one submit (programs/chain.hpp): how the tasks are
 // wired (roles, offsets, ping-pong), the boundary rules, and, on the functional model, that a
 // chain computes exactly what its ops compute run one after the other as separate programs.
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <algorithm>
 #include <cstdint>

@@ -1,7 +1,7 @@
 // The constexpr math functions: evaluated in constant expressions (values known exactly,
 // the edges, whole tables in one evaluation), then swept at run time against <cmath>'s long
 // double functions, with the largest relative error reported and held under 4e-15.
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <array>
 #include <bit>

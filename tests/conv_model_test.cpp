@@ -2,7 +2,7 @@
 // (tests/conv_reference.hpp), on seeded random data: quantized (uint8, int8) and fp16,
 // kernels 1/3/5/7, strides 1/2, SAME and VALID, dilation, depthwise, bias, ReLU/ReLU6, the
 // residual add, and shapes the CBUF plan splits into several tasks.
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <algorithm>
 #include <cmath>

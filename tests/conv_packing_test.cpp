@@ -1,6 +1,6 @@
 // Convolution features and outputs in NC1HWC2: byte positions evaluated by hand from
 // ((c / C2) · H · W + h · W + w) · 16 + (c % C2) · bytes (ops-reference §2.3, §4.1).
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <algorithm>
 #include <cstdint>

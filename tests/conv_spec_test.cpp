@@ -1,7 +1,7 @@
 // Convolution requests: output sizes, SAME and VALID padding, the requantization, and each
 // rule's refusal at run time. Expected values are evaluated by hand from the formulas in
 // docs/conv-values.md and the worked examples of ops-reference §2.1–§2.2.
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <cstdint>
 #include <limits>

@@ -2,7 +2,7 @@
 // (ops-reference §2.1 table, §2.2 splits, §3 depthwise), the vendor's fp16 conv template
 // (§4.2), and the formulas of docs/conv-values.md for what no source shows (row tasks,
 // kernel groups, ReLU6, the residual add).
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <array>
 #include <cstdint>

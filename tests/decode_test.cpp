@@ -1,5 +1,5 @@
 // Decoding entries to names, fields and enum names, and the regcmd-dis line formats.
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <string>
 

@@ -1,5 +1,5 @@
 // Reading dumps: text and binary, and every way they can be malformed.
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <algorithm>
 #include <cstdint>

@@ -2,7 +2,7 @@
 // by hand: the reference's vendor fp16 mul capture ("0x4070 DPU_EW_CFG + 0x5034 ERDMA_CFG
 // data-mode fields"), the vendor's standalone int8 add (captured, 64 channels x 8 pixels)
 // and B's element-wise programs (docs/sdp-values.md lists each source).
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <cstdint>
 #include <span>

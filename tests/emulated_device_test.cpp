@@ -3,7 +3,7 @@
 // (never a crash of the process), GEM handles are per open file, freed IOVAs come back.
 // Run with LD_PRELOAD=libregcmd-emu.so (or libregcmd-capture.so:libregcmd-emu.so) and
 // REGCMD_DEVICE naming the rknpu or the rocket node.
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <cerrno>
 #include <cstdint>

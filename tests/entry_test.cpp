@@ -1,5 +1,5 @@
 // The entry encoding, checked against words written out from the reference.
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <array>
 #include <cstdint>

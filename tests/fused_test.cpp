@@ -1,6 +1,6 @@
 // Fused matmul -> SDP chains and the per-channel scaled matmul: encoding, rules, and end to
 // end on the functional model against a host computation.
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <cmath>
 #include <cstdint>

@@ -7,8 +7,9 @@
 // A deliberate change of the emitted bytes rewrites the files with
 //   REGCMD_WRITE_GOLDENS=1 build/gcc/tests/regcmd_unit_tests -tc='golden*'
 // and the diff of tests/data/golden/ is then the change to review.
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -56,7 +57,16 @@ std::string render(const program_view& p) {
 
 std::string path_of(const std::string& name) { return std::string(REGCMD_GOLDEN_DIR) + "/" + name + ".txt"; }
 
-// Compares the program with its golden file (or rewrites the file, see the top).
+// The comment lines of a golden text: the flags, tasks and slots.
+std::vector<std::string> comment_lines(std::istream& in) {
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);)
+    if (line.starts_with("#")) out.push_back(line);
+  return out;
+}
+
+// Compares the program with its golden file (or rewrites the file, see the top): its
+// flags, tasks and slots line by line, its entries register by register.
 void check_golden(const std::string& name, const program_view& p) {
   CAPTURE(name);
   const std::string actual = render(p);
@@ -66,19 +76,17 @@ void check_golden(const std::string& name, const program_view& p) {
   }
   std::ifstream in(path_of(name));
   REQUIRE_MESSAGE(in.good(), "no golden file " << path_of(name));
-  std::string header, expected_line;
+  std::string header;
   std::getline(in, header);
   std::istringstream got(actual);
-  std::string got_line;
-  for (std::size_t n = 2;; ++n) {
-    const bool more_expected = static_cast<bool>(std::getline(in, expected_line));
-    const bool more_got = static_cast<bool>(std::getline(got, got_line));
-    if (!more_expected && !more_got) break;
+  const std::vector<std::string> expected_comments = comment_lines(in), got_comments = comment_lines(got);
+  for (std::size_t n = 0; n < std::max(expected_comments.size(), got_comments.size()); ++n) {
     CAPTURE(n);
-    REQUIRE_MESSAGE(more_expected, "the program is longer than its golden: " << got_line);
-    REQUIRE_MESSAGE(more_got, "the program is shorter than its golden: " << expected_line);
-    REQUIRE(got_line == expected_line);
+    REQUIRE_MESSAGE(n < expected_comments.size(), "the program has more tasks or slots than its golden: " << got_comments[n]);
+    REQUIRE_MESSAGE(n < got_comments.size(), "the program has fewer tasks or slots than its golden: " << expected_comments[n]);
+    CHECK(got_comments[n] == expected_comments[n]);
   }
+  CHECK_REGCMD_EQ(p, testing::golden_file{path_of(name)});
 }
 
 template <class Built>

@@ -1,6 +1,6 @@
 // Graph description files (tools/graph_file.hpp): each line's op against the graph_op
 // written by hand, and every problem named with its line.
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <cstdio>
 #include <string>

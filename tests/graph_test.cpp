@@ -1,6 +1,6 @@
 // Graphs: ops wired by tensors in one program, their placement, their boundary rules, and a
 // LLaMA-style FFN block run on the model against the host.
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <algorithm>
 #include <cmath>

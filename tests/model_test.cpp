@@ -1,6 +1,6 @@
 // The functional model: programs computed on the host, and the faults it reports instead
 // of computing where the reference says the hardware does not.
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <algorithm>
 #include <cmath>

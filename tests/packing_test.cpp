@@ -1,5 +1,5 @@
 // Operand packers: index formulas and byte positions typed from the recipes.
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <array>
 #include <cstdint>

@@ -1,5 +1,5 @@
 // Plans: K-split, N-tiling, M-tiling and chained tasks in one program.
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <cstdint>
 

@@ -3,7 +3,7 @@
 // over NHWC data laid out here (max, min, fp16 average, global, strides 1 and 2, kernels 2
 // and 3, padding, several channel surfaces, row tasks of a taller image), hand-computed
 // cases, and the faults of the pooling contract (wild DMA, values outside it, cold start).
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <cstdint>
 #include <random>

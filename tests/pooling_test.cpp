@@ -2,7 +2,7 @@
 // in the ISA reference (64 x 16 x 16, 2 x 2 stride 2: 18 PPU + 8 PPU_RDMA writes), AB-POOL's
 // worked example (6 x 7 x 8, ops-reference §5.2) and its row tiling of a 3000 x 6 image;
 // where regcmd's choice differs from a source (DST_SURF_STRIDE, RECIP) the test says which.
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <cstdint>
 #include <vector>

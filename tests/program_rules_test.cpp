@@ -1,5 +1,5 @@
 // The rules on assembled programs, on hand-written programs: each one broken once.
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <string_view>
 #include <vector>

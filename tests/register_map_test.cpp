@@ -1,5 +1,5 @@
 // The register map as a whole: completeness against the fact sheet, round trips, lookup.
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <boost/hana/for_each.hpp>
 #include <cstddef>

@@ -1,5 +1,5 @@
 // Typed register writes against values written out from the reference and the recipes.
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <cstdint>
 

@@ -2,7 +2,7 @@
 // destroyed or moved while in use, operands of another device or bound twice, options out
 // of range, the NPU's state shared by sessions and threads, and what each kernel does with
 // the jobs of one submit. Each case failed (or crashed) before its fix.
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <barrier>
 #include <cstdint>

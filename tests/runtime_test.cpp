@@ -2,7 +2,7 @@
 // ioctl path, its refusals, and the stateful rules. Every case runs on both drivers (ctest
 // runs this binary once with REGCMD_DEVICE=/dev/dri/card1 and once with /dev/accel/accel0);
 // cases named "rknpu: ..." or "rocket: ..." run only on theirs.
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <cstdint>
 #include <cstdlib>

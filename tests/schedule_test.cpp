@@ -1,5 +1,5 @@
 // The CBUF scheduler against the reference's numbers ("The M-tiling scheduler").
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <cstdint>
 

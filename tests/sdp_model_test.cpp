@@ -1,6 +1,6 @@
 // SDP element-wise programs end to end on the functional model: every op, dtype, operand
 // kind and layout against a host computation on random data, and the faults it reports.
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <algorithm>
 #include <cstdint>

@@ -1,12 +1,13 @@
 // The task skeleton: a task description written in the canonical order, the op-enable and
 // the completion interrupts derived from the stages present, the defaults, and delta tasks
 // between descriptions of different ops.
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <array>
 #include <cstdint>
 #include <map>
 #include <utility>
+#include <vector>
 
 #include <regcmd/program/delta.hpp>
 #include <regcmd/program/emit_task.hpp>
@@ -51,11 +52,9 @@ TEST_CASE("a pooling task: PPU and PPU_RDMA in ascending offsets, enable 0x60, P
       0x8001'0000'000e'7004, 0x8001'0000'0006'700c, 0x8001'0000'0005'7010, 0x8001'0000'0007'7014,
       0x8001'0000'0000'701c, 0x8001'0000'0070'7024, 0x8001'0000'02a0'7028, 0x8001'0000'0002'7030,  // 8
       0x0101'0000'0000'0010, 0x0101'0000'0000'0014, 0x0041'0000'0000'0000, 0x0081'0000'0060'0008};
-  REQUIRE(p.entry_count == expected.size());
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    CAPTURE(i);
-    CHECK(p.entries[i].bits() == expected[i]);
-  }
+  std::vector<entry> expected_entries;
+  for (std::uint64_t bits : expected) expected_entries.push_back(entry::from_bits(bits));
+  CHECK_REGCMD_EQ(p, expected_entries);
   CHECK(p.tasks[0].enable_mask == 0x60);
   CHECK(p.tasks[0].int_mask == 0xc00);  // PPU_0 | PPU_1
   REQUIRE(p.slot_count == 2);

@@ -2,7 +2,7 @@
 // them (rknn-matmul-api §1.6 native B tiles, §1.8 the alignment table, the vendor driver's
 // per-SoC configs), programs refused on a SoC whose CBUF and limits no source gives, and
 // RK3588's numbers read where they are used.
-#include <doctest/doctest.h>
+#include <regcmd/testing/doctest.hpp>
 
 #include <cstdint>
 #include <string_view>
