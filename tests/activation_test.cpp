@@ -46,23 +46,23 @@ TEST_CASE("sigmoid: the public LUT registers, its Q0.15 output conversion and en
   CHECK(value_at(v, dpu, 0x4060) == 0x00020040);  // BN: ALU add, MUL on, ReLU bypassed
   CHECK(value_at(v, dpu, 0x4064) == 0x80000000);  // -0.0f
   CHECK(value_at(v, dpu, 0x4068) == 0x68000000);  // fp16(2048) << 16
-  CHECK(value_at(v, dpu, 0x4070) == 0x302);
-  CHECK(value_at(v, dpu, 0x4108) == 0x68);
-  CHECK(value_at(v, dpu, 0x410c) == 0x050500);
-  CHECK(value_at(v, dpu, 0x4110) == 0xffffc000);
-  CHECK(value_at(v, dpu, 0x4114) == 0);
-  CHECK(value_at(v, dpu, 0x4118) == 0);
-  CHECK(value_at(v, dpu, 0x411c) == 0x4000);
+  CHECK_REGISTER(v, reg::DPU_EW_CFG::from_bits(0x302));
+  CHECK_REGISTER(v, reg::DPU_LUT_CFG::from_bits(0x68));
+  CHECK_REGISTER(v, reg::DPU_LUT_INFO::from_bits(0x050500));
+  CHECK_REGISTER(v, reg::DPU_LUT_LE_START::from_bits(0xffffc000));
+  CHECK_REGISTER(v, reg::DPU_LUT_LE_END::from_bits(0));
+  CHECK_REGISTER(v, reg::DPU_LUT_LO_START::from_bits(0));
+  CHECK_REGISTER(v, reg::DPU_LUT_LO_END::from_bits(0x4000));
   // max sigmoid on the range 0.99966 -> e = 15 (32757 fits, 65514 does not): the public
   // sigmoid's own conversion, CVT_TYPE | MINUS_EXP 15.
-  CHECK(value_at(v, dpu, 0x4088) == 0x8000f000);
-  CHECK(value_at(v, dpu, 0x4084) == 0x00010001);
-  CHECK(value_at(v, dpu, 0x4010) == 0x48000002);
+  CHECK_REGISTER(v, reg::DPU_OUT_CVT_SHIFT::from_bits(0x8000f000));
+  CHECK_REGISTER(v, reg::DPU_OUT_CVT_SCALE::from_bits(0x00010001));
+  CHECK_REGISTER(v, reg::DPU_DATA_FORMAT::from_bits(0x48000002));
   // held tails: both slopes 0
-  CHECK(value_at(v, dpu, 0x4120) == 0);
-  CHECK(value_at(v, dpu, 0x4124) == 0);
-  CHECK(value_at(v, dpu, 0x4128) == 0);
-  CHECK(value_at(v, dpu, 0x412c) == 0);
+  CHECK_REGISTER(v, reg::DPU_LUT_LE_SLOPE_SCALE::from_bits(0));
+  CHECK_REGISTER(v, reg::DPU_LUT_LE_SLOPE_SHIFT::from_bits(0));
+  CHECK_REGISTER(v, reg::DPU_LUT_LO_SLOPE_SCALE::from_bits(0));
+  CHECK_REGISTER(v, reg::DPU_LUT_LO_SLOPE_SHIFT::from_bits(0));
   // the upload: ACCESS_CFG 0x20000 (table 0, write) and 0x30000 (table 1), 513 entries each
   CHECK(count_of(v, dpu, 0x4100) == 2);
   CHECK(count_of(v, dpu, 0x4104) == 1026);
@@ -88,7 +88,7 @@ TEST_CASE("SiLU: its own range and exponent, a linear overflow tail by hand") {
   // Range [-12, 12]: 16384 / 12 = 1365.3 -> fp16 at most 1365 (0x6555); step 32 / 1365.
   CHECK(value_at(v, dpu, 0x4068) == 0x65550000);
   // max |silu| = silu(12) = 11.99993 -> e = 11 (24576 fits, 49152 does not)
-  CHECK(value_at(v, dpu, 0x4088) == 0x8000b000);
+  CHECK_REGISTER(v, reg::DPU_OUT_CVT_SHIFT::from_bits(0x8000b000));
   const std::vector<std::int16_t> le = uploaded(v, 0), lo = uploaded(v, 1);
   CHECK(lo[1] == 24);        // 2048 silu(0.023443) = 24.29
   CHECK(lo[256] == 12261);   // 2048 silu(6.00147) = 12260.7
@@ -97,10 +97,10 @@ TEST_CASE("SiLU: its own range and exponent, a linear overflow tail by hand") {
   CHECK(le[0] == 0);         // 2048 silu(-12) = -0.15
   // overflow: secant of silu over [12.003, 24.006] = 1.0000061 per x, * 2048 / 1365 =
   // 1.5003755 per v-unit = 24582 * 2^-14 (the largest shift keeping 16 bits)
-  CHECK(value_at(v, dpu, 0x4128) == 24582u << 16);
-  CHECK(value_at(v, dpu, 0x412c) == 14u << 5);
+  CHECK_REGISTER(v, reg::DPU_LUT_LO_SLOPE_SCALE::from_bits(24582u << 16));
+  CHECK_REGISTER(v, reg::DPU_LUT_LO_SLOPE_SHIFT::from_bits(14u << 5));
   // underflow held
-  CHECK(value_at(v, dpu, 0x4120) == 0);
+  CHECK_REGISTER(v, reg::DPU_LUT_LE_SLOPE_SCALE::from_bits(0));
 }
 
 TEST_CASE("every task of a flat LUT program uploads its tables: no task relies on another's") {
@@ -110,7 +110,7 @@ TEST_CASE("every task of a flat LUT program uploads its tables: no task relies o
   for (std::size_t t = 0; t < 4; ++t) {
     CHECK(count_of(w, dpu, 0x4104, t) == 1026);
     CHECK(count_of(w, dpu, 0x4100, t) == 2);
-    CHECK(value_at(w, dpu, 0x4108, t) == 0x68);
+    CHECK_REGISTER(w, reg::DPU_LUT_CFG::from_bits(0x68), testing::in_task{t});
     CHECK(w.tasks[t].count == 1028 + 66);  // the upload, 62 writes and the 4-entry tail
   }
 }
@@ -119,7 +119,7 @@ TEST_CASE("ReLU family stage values: BN ReLU, ReLUX, PReLU multiplier, the shift
   SUBCASE("relu: BN on with ALU and MUL bypassed") {
     const auto p = built({.fn = activation::relu, .M = 2, .N = 16});
     CHECK(value_at(p.view(), dpu, 0x4060) == 0x12);  // ALU_BYPASS | MUL_BYPASS
-    CHECK(value_at(p.view(), dpu, 0x4070) == 0x383);
+    CHECK_REGISTER(p.view(), reg::DPU_EW_CFG::from_bits(0x383));
     CHECK(count_of(p.view(), dpu, 0x4108) == 0);     // no LUT registers
   }
   SUBCASE("relu6 fp16: ReLUX at 6.0f, as Mesa's fused ReLU6") {
@@ -130,21 +130,21 @@ TEST_CASE("ReLU family stage values: BN ReLU, ReLUX, PReLU multiplier, the shift
   SUBCASE("relu6 int8: ReLUX at the integer 6") {
     const auto p = built({.fn = activation::relu6, .dtype = precision::int8, .M = 2, .N = 16});
     CHECK(value_at(p.view(), dpu, 0x406c) == 6);
-    CHECK(value_at(p.view(), dpu, 0x4010) == 0);  // int8 everywhere
+    CHECK_REGISTER(p.view(), reg::DPU_DATA_FORMAT::from_bits(0));  // int8 everywhere
   }
   SUBCASE("clip(-1, 1) fp16: BN adds 1.0f, clamps to [0, 2.0f], the EW immediate adds -1.0f") {
     const auto p = built({.fn = activation::clip, .M = 2, .N = 16, .lo = -1, .hi = 1});
     CHECK(value_at(p.view(), dpu, 0x4060) == 0x00020090);  // SUM, RELUX_EN, MUL bypassed
     CHECK(value_at(p.view(), dpu, 0x4064) == 0x3f800000);
     CHECK(value_at(p.view(), dpu, 0x406c) == 0x40000000);
-    CHECK(value_at(p.view(), dpu, 0x4070) == 0x10820280);  // B's immediate add
+    CHECK_REGISTER(p.view(), reg::DPU_EW_CFG::from_bits(0x10820280));  // B's immediate add
     CHECK(value_at(p.view(), dpu, 0x4090) == 0xbf800000);
   }
   SUBCASE("clip(-5, 100) int16: the offset on the way out") {
     const auto p = built({.fn = activation::clip, .dtype = precision::int16, .M = 2, .N = 16, .lo = -5, .hi = 100});
     CHECK(value_at(p.view(), dpu, 0x4064) == 5);
     CHECK(value_at(p.view(), dpu, 0x406c) == 105);
-    CHECK(value_at(p.view(), dpu, 0x4080) == 0xfffffffb);
+    CHECK_REGISTER(p.view(), reg::DPU_OUT_CVT_OFFSET::from_bits(0xfffffffb));
   }
   SUBCASE("leaky 0.1: fp16 0x2e66 as the multiplier, PReLU, ReLU bypassed") {
     const auto p = built({.fn = activation::leaky_relu, .M = 2, .N = 16, .slope = 0.1f});

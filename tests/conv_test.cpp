@@ -132,20 +132,20 @@ TEST_CASE("example B, 88x88x80 stride 2: two row tasks, the second reusing the w
   REQUIRE(p.tasks.size() == 2);
   // task 0: output rows 0..21 read input rows 0..44 (row 2·21 + 2, no top padding); Mesa
   // reads 46; task 1: output rows 22..43 from input row 44 to the end (44 rows)
-  CHECK(value_at(p, 0, cna, 0x1020) == (88u << 16 | 45));
-  CHECK(value_at(p, 1, cna, 0x1020) == (88u << 16 | 44));
-  CHECK(value_at(p, 0, cna, 0x1040) == 0x2a);
-  CHECK(value_at(p, 1, cna, 0x1040) == 0x202a);
-  CHECK(value_at(p, 0, cna, 0x1010) == 53u << 4);  // 50 + stride + 1
-  CHECK(value_at(p, 0, cna, 0x1014) == 0x12);
-  CHECK(value_at(p, 0, cna, 0x1068) == 0);  // SAME at stride 2 on 88: top 0, bottom 1
-  CHECK(value_at(p, 1, cna, 0x107c) == 352);
-  CHECK(value_at(p, 1, cna, 0x1080) == 88 * 88 - 352);  // the whole cube's surface, every task
-  CHECK(value_at(p, 0, cna, 0x102c) == 44 * 22);
-  CHECK(value_at(p, 0, core, 0x3014) == (21u << 16 | 43));
-  CHECK(value_at(p, 1, core, 0x3014) == (21u << 16 | 43));
-  CHECK(value_at(p, 1, dpu, 0x4024) == 44u * 44 << 4);      // full-height surfaces
-  CHECK(value_at(p, 1, dpu, 0x40c0) == 2u * 44 * 44 << 4);
+  CHECK_REGISTER(p, reg::CNA_DATA_SIZE0::from_bits((88u << 16 | 45)), testing::in_task{0});
+  CHECK_REGISTER(p, reg::CNA_DATA_SIZE0::from_bits((88u << 16 | 44)), testing::in_task{1});
+  CHECK_REGISTER(p, reg::CNA_CBUF_CON0::from_bits(0x2a), testing::in_task{0});
+  CHECK_REGISTER(p, reg::CNA_CBUF_CON0::from_bits(0x202a), testing::in_task{1});
+  CHECK_REGISTER(p, reg::CNA_CONV_CON2::from_bits(53u << 4), testing::in_task{0});  // 50 + stride + 1
+  CHECK_REGISTER(p, reg::CNA_CONV_CON3::from_bits(0x12), testing::in_task{0});
+  CHECK_REGISTER(p, reg::CNA_PAD_CON0::from_bits(0), testing::in_task{0});  // SAME at stride 2 on 88: top 0, bottom 1
+  CHECK_REGISTER(p, reg::CNA_DMA_CON1::from_bits(352), testing::in_task{1});
+  CHECK_REGISTER(p, reg::CNA_DMA_CON2::from_bits(88 * 88 - 352), testing::in_task{1});  // the whole cube's surface, every task
+  CHECK_REGISTER(p, reg::CNA_DATA_SIZE3::from_bits(44 * 22), testing::in_task{0});
+  CHECK_REGISTER(p, reg::CORE_DATAOUT_SIZE_0::from_bits((21u << 16 | 43)), testing::in_task{0});
+  CHECK_REGISTER(p, reg::CORE_DATAOUT_SIZE_0::from_bits((21u << 16 | 43)), testing::in_task{1});
+  CHECK_REGISTER(p, reg::DPU_DST_SURF_STRIDE::from_bits(44u * 44 << 4), testing::in_task{1});      // full-height surfaces
+  CHECK_REGISTER(p, reg::DPU_SURFACE_ADD::from_bits(2u * 44 * 44 << 4), testing::in_task{1});
   CHECK(slot_of(p, 0, operand_role::feature).offset == 0);
   CHECK(slot_of(p, 1, operand_role::feature).offset == 61952);  // 44 rows of 88 atoms (Mesa's)
   CHECK(slot_of(p, 1, operand_role::output).offset == 15488);   // 22 rows of 44 atoms (Mesa's)
@@ -164,23 +164,23 @@ TEST_CASE("example C, depthwise 100x100x48 SAME: Mesa's five row tasks exactly")
   constexpr std::array<std::uint32_t, 5> tops{0, 23, 46, 69, 92}, rows{25, 25, 25, 25, 8}, outs{24, 23, 23, 23, 7};
   for (std::uint32_t t = 0; t < 5; ++t) {
     CAPTURE(t);
-    CHECK(value_at(p, t, cna, 0x1020) == (100u << 16 | rows[t]));
-    CHECK(value_at(p, t, core, 0x3014) == ((outs[t] - 1) << 16 | 99));
+    CHECK_REGISTER(p, reg::CNA_DATA_SIZE0::from_bits((100u << 16 | rows[t])), testing::in_task{t});
+    CHECK_REGISTER(p, reg::CORE_DATAOUT_SIZE_0::from_bits(((outs[t] - 1) << 16 | 99)), testing::in_task{t});
     CHECK(slot_of(p, t, operand_role::feature).offset == tops[t] * 100 * 16);
-    CHECK(value_at(p, t, cna, 0x1068) == (t == 0 ? 0x11u : 0x10u));
-    CHECK(value_at(p, t, cna, 0x1040) == (t == 0 ? 0x2au : 0x202au));
+    CHECK_REGISTER(p, reg::CNA_PAD_CON0::from_bits((t == 0 ? 0x11u : 0x10u)), testing::in_task{t});
+    CHECK_REGISTER(p, reg::CNA_CBUF_CON0::from_bits((t == 0 ? 0x2au : 0x202au)), testing::in_task{t});
   }
-  CHECK(value_at(p, 0, cna, 0x100c) == 0x3);        // CONV_MODE depthwise
-  CHECK(value_at(p, 0, cna, 0x1030) == 432);        // 9 taps x 48 channels, one kernel
-  CHECK(value_at(p, 0, cna, 0x1034) == 432);
-  CHECK(value_at(p, 0, cna, 0x1038) == 0x3030001);
-  CHECK(value_at(p, 0, core, 0x3010) == 0x3);       // QD_EN | DW_EN
-  CHECK(value_at(p, 0, core, 0x3018) == 63);        // 64 computed channels
-  CHECK(value_at(p, 0, dpu, 0x400c) == 0x1fc);
-  CHECK(value_at(p, 0, dpu, 0x403c) == 0x2f003f);
-  CHECK(value_at(p, 0, dpu, 0x4050) == 0x36c);
-  CHECK(value_at(p, 0, dpu, 0x40c0) == 100u * 100 * 4 << 4);
-  CHECK(value_at(p, 0, rdma, 0x5044) == 0x7816);
+  CHECK_REGISTER(p, reg::CNA_CONV_CON1::from_bits(0x3), testing::in_task{0});        // CONV_MODE depthwise
+  CHECK_REGISTER(p, reg::CNA_WEIGHT_SIZE0::from_bits(432), testing::in_task{0});        // 9 taps x 48 channels, one kernel
+  CHECK_REGISTER(p, reg::CNA_WEIGHT_SIZE1::from_bits(432), testing::in_task{0});
+  CHECK_REGISTER(p, reg::CNA_WEIGHT_SIZE2::from_bits(0x3030001), testing::in_task{0});
+  CHECK_REGISTER(p, reg::CORE_MISC_CFG::from_bits(0x3), testing::in_task{0});       // QD_EN | DW_EN
+  CHECK_REGISTER(p, reg::CORE_DATAOUT_SIZE_1::from_bits(63), testing::in_task{0});        // 64 computed channels
+  CHECK_REGISTER(p, reg::DPU_FEATURE_MODE_CFG::from_bits(0x1fc), testing::in_task{0});
+  CHECK_REGISTER(p, reg::DPU_DATA_CUBE_CHANNEL::from_bits(0x2f003f), testing::in_task{0});
+  CHECK_REGISTER(p, reg::DPU_BS_OW_CFG::from_bits(0x36c), testing::in_task{0});
+  CHECK_REGISTER(p, reg::DPU_SURFACE_ADD::from_bits(100u * 100 * 4 << 4), testing::in_task{0});
+  CHECK_REGISTER(p, reg::DPU_RDMA_RDMA_FEATURE_MODE_CFG::from_bits(0x7816), testing::in_task{0});
 }
 
 TEST_CASE("example D, depthwise 24x24x16: one task, Mesa's values") {
@@ -193,14 +193,14 @@ TEST_CASE("example D, depthwise 24x24x16: one task, Mesa's values") {
       {cna, 0x1040, 0xb1}, {cna, 0x1024, 0xf0010}, {cna, 0x1030, 144}, {cna, 0x1034, 144}, {cna, 0x1038, 0x3030001},
       {cna, 0x1044, 6}, {core, 0x3018, 63}, {dpu, 0x403c, 0xf003f}, {dpu, 0x4024, 0x2400},
   }});
-  CHECK(value_at(p, 0, dpu, 0x40c0) == 0x9000);
+  CHECK_REGISTER(p, reg::DPU_SURFACE_ADD::from_bits(0x9000), testing::in_task{0});
   // zero points at 128: no padding offset, no weight correction, output offset 0
-  CHECK(value_at(p, 0, cna, 0x1184) == 0);
-  CHECK(value_at(p, 0, dpu, 0x4054) == 0);
-  CHECK(value_at(p, 0, dpu, 0x4080) == 0);
+  CHECK_REGISTER(p, reg::CNA_PAD_CON1::from_bits(0), testing::in_task{0});
+  CHECK_REGISTER(p, reg::DPU_BS_OW_OP::from_bits(0), testing::in_task{0});
+  CHECK_REGISTER(p, reg::DPU_OUT_CVT_OFFSET::from_bits(0), testing::in_task{0});
   // multiplier 0.25: 16384 / 2^16
-  CHECK(value_at(p, 0, dpu, 0x4084) == 16384);
-  CHECK(value_at(p, 0, dpu, 0x4088) == 16);
+  CHECK_REGISTER(p, reg::DPU_OUT_CVT_SCALE::from_bits(16384), testing::in_task{0});
+  CHECK_REGISTER(p, reg::DPU_OUT_CVT_SHIFT::from_bits(16), testing::in_task{0});
 }
 
 TEST_CASE("the vendor's fp16 conv template: 14x14x32 -> 128, 3x3 VALID, fp16 out") {
@@ -245,10 +245,10 @@ TEST_CASE("kernel groups: 512 kernels of 3x3x512 int8 do not fit the CBUF at onc
   CHECK(slot_of(p, 2, operand_role::weight).extent == 294912);
   CHECK(slot_of(p, 2, operand_role::output).offset == 4 * 196 * 16);
   CHECK(slot_of(p, 2, operand_role::bias).offset == 256);
-  CHECK(value_at(p, 2, cna, 0x1040) == 0xa2);
-  CHECK(value_at(p, 3, cna, 0x1040) == 0x20a2);
-  CHECK(value_at(p, 3, cna, 0x1038) == (3u << 24 | 3u << 16 | 64));
-  CHECK(value_at(p, 3, dpu, 0x403c) == (63u << 16 | 63));
+  CHECK_REGISTER(p, reg::CNA_CBUF_CON0::from_bits(0xa2), testing::in_task{2});
+  CHECK_REGISTER(p, reg::CNA_CBUF_CON0::from_bits(0x20a2), testing::in_task{3});
+  CHECK_REGISTER(p, reg::CNA_WEIGHT_SIZE2::from_bits((3u << 24 | 3u << 16 | 64)), testing::in_task{3});
+  CHECK_REGISTER(p, reg::DPU_DATA_CUBE_CHANNEL::from_bits((63u << 16 | 63)), testing::in_task{3});
   CHECK(slot_of(p, 3, operand_role::output).offset == 4 * 196 * 16 + 8 * 14 * 16);
 }
 
@@ -260,11 +260,11 @@ TEST_CASE("ReLU6 clamps in the BN stage at 6 in accumulator units, and a residua
     // BN: ALU and MUL bypassed, ReLU on, ReLUX at 6 / (0.5 · 0.25) = 48
     CHECK(value_at(r.view(), 0, dpu, 0x4060) == 0x92);
     CHECK(value_at(r.view(), 0, dpu, 0x406c) == 48);
-    CHECK(value_at(r.view(), 0, dpu, 0x4070) == 0x383);
+    CHECK_REGISTER(r.view(), reg::DPU_EW_CFG::from_bits(0x383), testing::in_task{0});
     // int8 needs no shift: padding value 3, OW_OP 0 - (-2) = 2, output offset 5
-    CHECK(value_at(r.view(), 0, cna, 0x1184) == 3);
-    CHECK(value_at(r.view(), 0, dpu, 0x4054) == 2);
-    CHECK(value_at(r.view(), 0, dpu, 0x4080) == 5);
+    CHECK_REGISTER(r.view(), reg::CNA_PAD_CON1::from_bits(3), testing::in_task{0});
+    CHECK_REGISTER(r.view(), reg::DPU_BS_OW_OP::from_bits(2), testing::in_task{0});
+    CHECK_REGISTER(r.view(), reg::DPU_OUT_CVT_OFFSET::from_bits(5), testing::in_task{0});
   }
   s.residual_add = true;
   s.residual = {0.5f, -4};
@@ -273,13 +273,13 @@ TEST_CASE("ReLU6 clamps in the BN stage at 6 in accumulator units, and a residua
   CHECK(value_at(p, 0, dpu, 0x4060) == 0x53);
   // EW: memory operand per pixel, one byte, SUM, converted (type 1), ReLU + ReLUX, LUT bypassed:
   // bits 6, 7, 10, 16-19 = 2, 22-23 = 1, 28-29 = 1, 31
-  CHECK(value_at(p, 0, dpu, 0x4070) == 0x904204c0);
+  CHECK_REGISTER(p, reg::DPU_EW_CFG::from_bits(0x904204c0), testing::in_task{0});
   // the residual in accumulator units: 0.5 / 0.125 = 4 = 16384 / 2^12, offset 0 - (-4)
-  CHECK(value_at(p, 0, dpu, 0x4078) == (12u << 16 | 16384));
-  CHECK(value_at(p, 0, dpu, 0x4074) == 4);
-  CHECK(value_at(p, 0, dpu, 0x407c) == 48);
-  CHECK(value_at(p, 0, rdma, 0x5034) == 0x40000004);  // per pixel, one byte
-  CHECK(value_at(p, 0, rdma, 0x5040) == 64u << 4);    // residual surfaces of 8x8 atoms
+  CHECK_REGISTER(p, reg::DPU_EW_CVT_SCALE_VALUE::from_bits((12u << 16 | 16384)), testing::in_task{0});
+  CHECK_REGISTER(p, reg::DPU_EW_CVT_OFFSET_VALUE::from_bits(4), testing::in_task{0});
+  CHECK_REGISTER(p, reg::DPU_EW_RELUX_CMP_VALUE::from_bits(48), testing::in_task{0});
+  CHECK_REGISTER(p, reg::DPU_RDMA_RDMA_ERDMA_CFG::from_bits(0x40000004), testing::in_task{0});  // per pixel, one byte
+  CHECK_REGISTER(p, reg::DPU_RDMA_RDMA_EW_SURF_STRIDE::from_bits(64u << 4), testing::in_task{0});    // residual surfaces of 8x8 atoms
   CHECK(slot_of(p, 0, operand_role::residual).extent == 2 * 64 * 16);  // 32 computed channels
 }
 

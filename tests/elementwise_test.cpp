@@ -32,24 +32,24 @@ runtime_program<ew_geometry> built(const ew_spec& s) {
 
 TEST_CASE("fp16 mul: the vendor capture's EW_CFG / ERDMA_CFG, per element and per channel") {
   const auto element = built({.op = ew_op::mul, .M = 16, .N = 64});
-  CHECK(value_at(element.view(), dpu, 0x4070) == 0x20800384);
-  CHECK(value_at(element.view(), rdma, 0x5034) == 0x8000000a);
-  CHECK(value_at(element.view(), rdma, 0x5044) == 0x00017849);
+  CHECK_REGISTER(element.view(), reg::DPU_EW_CFG::from_bits(0x20800384));
+  CHECK_REGISTER(element.view(), reg::DPU_RDMA_RDMA_ERDMA_CFG::from_bits(0x8000000a));
+  CHECK_REGISTER(element.view(), reg::DPU_RDMA_RDMA_FEATURE_MODE_CFG::from_bits(0x00017849));
   const auto channel = built({.op = ew_op::mul, .M = 16, .N = 64, .operand = ew_operand::per_channel});
-  CHECK(value_at(channel.view(), dpu, 0x4070) == 0x00800384);
-  CHECK(value_at(channel.view(), rdma, 0x5034) == 0x0000000a);
+  CHECK_REGISTER(channel.view(), reg::DPU_EW_CFG::from_bits(0x00800384));
+  CHECK_REGISTER(channel.view(), reg::DPU_RDMA_RDMA_ERDMA_CFG::from_bits(0x0000000a));
   // the vector is contiguous: one 16-byte atom per surface (B)
-  CHECK(value_at(channel.view(), rdma, 0x5040) == 0x10);
+  CHECK_REGISTER(channel.view(), reg::DPU_RDMA_RDMA_EW_SURF_STRIDE::from_bits(0x10));
 }
 
 // PReLU: the mul above with EW_MUL_PRELU, bit 5 of DPU_EW_CFG (rknpu-uapi-and-register-map §4).
 TEST_CASE("PReLU: the fp16 mul's EW_CFG with EW_MUL_PRELU, the same ERDMA_CFG") {
   const auto element = built({.op = ew_op::prelu, .M = 16, .N = 64});
-  CHECK(value_at(element.view(), dpu, 0x4070) == 0x208003a4);
-  CHECK(value_at(element.view(), rdma, 0x5034) == 0x8000000a);
+  CHECK_REGISTER(element.view(), reg::DPU_EW_CFG::from_bits(0x208003a4));
+  CHECK_REGISTER(element.view(), reg::DPU_RDMA_RDMA_ERDMA_CFG::from_bits(0x8000000a));
   const auto channel = built({.op = ew_op::prelu, .M = 16, .N = 64, .operand = ew_operand::per_channel});
-  CHECK(value_at(channel.view(), dpu, 0x4070) == 0x008003a4);
-  CHECK(value_at(channel.view(), rdma, 0x5034) == 0x0000000a);
+  CHECK_REGISTER(channel.view(), reg::DPU_EW_CFG::from_bits(0x008003a4));
+  CHECK_REGISTER(channel.view(), reg::DPU_RDMA_RDMA_ERDMA_CFG::from_bits(0x0000000a));
 }
 
 TEST_CASE("fp16 add, max, min per element (vendor add capture, B), EW_ALU_ALGO SUM = 2") {
@@ -57,23 +57,23 @@ TEST_CASE("fp16 add, max, min per element (vendor add capture, B), EW_ALU_ALGO S
   const std::uint32_t cfg = value_at(add.view(), dpu, 0x4070);
   CHECK(cfg == 0x108202c0);
   CHECK(((cfg >> 16) & 0xf) == 2);  // SUM
-  CHECK(value_at(add.view(), rdma, 0x5034) == 0x40000008);
-  CHECK(value_at(add.view(), dpu, 0x4010) == 0x48000002);
-  CHECK(value_at(add.view(), dpu, 0x400c) == 0x1e5);
-  CHECK(value_at(add.view(), dpu, 0x4078) == 1);
-  CHECK(value_at(add.view(), dpu, 0x4084) == 0x00010001);
-  CHECK(value_at(built({.op = ew_op::max, .M = 8, .N = 64}).view(), dpu, 0x4070) == 0x108002c0);
-  CHECK(value_at(built({.op = ew_op::min, .M = 8, .N = 64}).view(), dpu, 0x4070) == 0x108102c0);
+  CHECK_REGISTER(add.view(), reg::DPU_RDMA_RDMA_ERDMA_CFG::from_bits(0x40000008));
+  CHECK_REGISTER(add.view(), reg::DPU_DATA_FORMAT::from_bits(0x48000002));
+  CHECK_REGISTER(add.view(), reg::DPU_FEATURE_MODE_CFG::from_bits(0x1e5));
+  CHECK_REGISTER(add.view(), reg::DPU_EW_CVT_SCALE_VALUE::from_bits(1));
+  CHECK_REGISTER(add.view(), reg::DPU_OUT_CVT_SCALE::from_bits(0x00010001));
+  CHECK_REGISTER(built({.op = ew_op::max, .M = 8, .N = 64}).view(), reg::DPU_EW_CFG::from_bits(0x108002c0));
+  CHECK_REGISTER(built({.op = ew_op::min, .M = 8, .N = 64}).view(), reg::DPU_EW_CFG::from_bits(0x108102c0));
   // per channel: both DATA_MODE fields cleared (B's broadcast program: 0x008202C0 / 0x8)
   const auto channel = built({.op = ew_op::add, .M = 2, .N = 16, .operand = ew_operand::per_channel});
-  CHECK(value_at(channel.view(), dpu, 0x4070) == 0x008202c0);
-  CHECK(value_at(channel.view(), rdma, 0x5034) == 0x00000008);
+  CHECK_REGISTER(channel.view(), reg::DPU_EW_CFG::from_bits(0x008202c0));
+  CHECK_REGISTER(channel.view(), reg::DPU_RDMA_RDMA_ERDMA_CFG::from_bits(0x00000008));
 }
 
 TEST_CASE("a register immediate: EW_OP_SRC register, ERDMA disabled, the value as fp32 bits (B)") {
   const auto imm = built({.op = ew_op::add, .M = 1, .N = 8, .operand = ew_operand::immediate, .immediate = 2.0f});
-  CHECK(value_at(imm.view(), dpu, 0x4070) == 0x10820280);
-  CHECK(value_at(imm.view(), rdma, 0x5034) == 0x40000009);
+  CHECK_REGISTER(imm.view(), reg::DPU_EW_CFG::from_bits(0x10820280));
+  CHECK_REGISTER(imm.view(), reg::DPU_RDMA_RDMA_ERDMA_CFG::from_bits(0x40000009));
   for (std::uint16_t off = 0x4090; off <= 0x40ac; off += 4) CHECK(value_at(imm.view(), dpu, off) == 0x40000000);
   CHECK_FALSE(writes(imm.view(), rdma, 0x5038));  // no operand address
   CHECK(imm.view().slots.size() == 2);
@@ -81,39 +81,39 @@ TEST_CASE("a register immediate: EW_OP_SRC register, ERDMA disabled, the value a
 
 TEST_CASE("integer dtypes: B's integer programs") {
   const auto i8 = built({.op = ew_op::add, .dtype = precision::int8, .M = 8, .N = 64});
-  CHECK(value_at(i8.view(), dpu, 0x4070) == 0x104202c0);
-  CHECK(value_at(i8.view(), rdma, 0x5034) == 0x40000004);
-  CHECK(value_at(i8.view(), rdma, 0x5044) == 0x7801);
-  CHECK(value_at(i8.view(), dpu, 0x4010) == 0);
-  CHECK(value_at(i8.view(), dpu, 0x4084) == 1);
+  CHECK_REGISTER(i8.view(), reg::DPU_EW_CFG::from_bits(0x104202c0));
+  CHECK_REGISTER(i8.view(), reg::DPU_RDMA_RDMA_ERDMA_CFG::from_bits(0x40000004));
+  CHECK_REGISTER(i8.view(), reg::DPU_RDMA_RDMA_FEATURE_MODE_CFG::from_bits(0x7801));
+  CHECK_REGISTER(i8.view(), reg::DPU_DATA_FORMAT::from_bits(0));
+  CHECK_REGISTER(i8.view(), reg::DPU_OUT_CVT_SCALE::from_bits(1));
   const auto i16max = built({.op = ew_op::max, .dtype = precision::int16, .M = 8, .N = 64});
-  CHECK(value_at(i16max.view(), dpu, 0x4070) == 0x10a002c0);
-  CHECK(value_at(i16max.view(), dpu, 0x4010) == 0x24000001);
-  CHECK(value_at(i16max.view(), rdma, 0x5044) == 0xf821);
-  CHECK(value_at(built({.op = ew_op::min, .dtype = precision::int8, .M = 8, .N = 64}).view(), dpu, 0x4070) == 0x106102c0);
-  CHECK(value_at(built({.op = ew_op::mul, .dtype = precision::int16, .M = 8, .N = 64}).view(), dpu, 0x4070) == 0x108002c4);
+  CHECK_REGISTER(i16max.view(), reg::DPU_EW_CFG::from_bits(0x10a002c0));
+  CHECK_REGISTER(i16max.view(), reg::DPU_DATA_FORMAT::from_bits(0x24000001));
+  CHECK_REGISTER(i16max.view(), reg::DPU_RDMA_RDMA_FEATURE_MODE_CFG::from_bits(0xf821));
+  CHECK_REGISTER(built({.op = ew_op::min, .dtype = precision::int8, .M = 8, .N = 64}).view(), reg::DPU_EW_CFG::from_bits(0x106102c0));
+  CHECK_REGISTER(built({.op = ew_op::mul, .dtype = precision::int16, .M = 8, .N = 64}).view(), reg::DPU_EW_CFG::from_bits(0x108002c4));
 }
 
 TEST_CASE("surface geometry: the vendor's int8 add of 64 channels x 8 pixels") {
   const auto p = built({.op = ew_op::add, .dtype = precision::int8, .M = 8, .N = 64});
   const auto v = p.view();
-  CHECK(value_at(v, dpu, 0x4024) == 0x80);  // DST_SURF_STRIDE = M * 16
-  CHECK(value_at(v, dpu, 0x4030) == 7);
-  CHECK(value_at(v, dpu, 0x4034) == 0);
-  CHECK(value_at(v, dpu, 0x4038) == 0);
-  CHECK(value_at(v, dpu, 0x403c) == 0x003f003f);
-  CHECK(value_at(v, dpu, 0x4050) == 0x2);
-  CHECK(value_at(v, dpu, 0x4058) == 0x3f);
-  CHECK(value_at(v, dpu, 0x405c) == 7);
+  CHECK_REGISTER(v, reg::DPU_DST_SURF_STRIDE::from_bits(0x80));  // DST_SURF_STRIDE = M * 16
+  CHECK_REGISTER(v, reg::DPU_DATA_CUBE_WIDTH::from_bits(7));
+  CHECK_REGISTER(v, reg::DPU_DATA_CUBE_HEIGHT::from_bits(0));
+  CHECK_REGISTER(v, reg::DPU_DATA_CUBE_NOTCH_ADDR::from_bits(0));
+  CHECK_REGISTER(v, reg::DPU_DATA_CUBE_CHANNEL::from_bits(0x003f003f));
+  CHECK_REGISTER(v, reg::DPU_BS_OW_CFG::from_bits(0x2));
+  CHECK_REGISTER(v, reg::DPU_WDMA_SIZE_0::from_bits(0x3f));
+  CHECK_REGISTER(v, reg::DPU_WDMA_SIZE_1::from_bits(7));
   CHECK(value_at(v, dpu, 0x4060) == 0x53);
-  CHECK(value_at(v, dpu, 0x40c0) == 0x80);
-  CHECK(value_at(v, rdma, 0x5004) == 0xe);
-  CHECK(value_at(v, dpu, 0x4004) == 0xe);
-  CHECK(value_at(v, rdma, 0x500c) == 7);
-  CHECK(value_at(v, rdma, 0x5010) == 0);
-  CHECK(value_at(v, rdma, 0x5014) == 0x3f);
-  CHECK(value_at(v, rdma, 0x5040) == 0x80);
-  CHECK(value_at(v, rdma, 0x5068) == 0x01010101);
+  CHECK_REGISTER(v, reg::DPU_SURFACE_ADD::from_bits(0x80));
+  CHECK_REGISTER(v, reg::DPU_RDMA_RDMA_S_POINTER::from_bits(0xe));
+  CHECK_REGISTER(v, reg::DPU_S_POINTER::from_bits(0xe));
+  CHECK_REGISTER(v, reg::DPU_RDMA_RDMA_DATA_CUBE_WIDTH::from_bits(7));
+  CHECK_REGISTER(v, reg::DPU_RDMA_RDMA_DATA_CUBE_HEIGHT::from_bits(0));
+  CHECK_REGISTER(v, reg::DPU_RDMA_RDMA_DATA_CUBE_CHANNEL::from_bits(0x3f));
+  CHECK_REGISTER(v, reg::DPU_RDMA_RDMA_EW_SURF_STRIDE::from_bits(0x80));
+  CHECK_REGISTER(v, reg::DPU_RDMA_RDMA_WEIGHT::from_bits(0x01010101));
   CHECK(v.tasks.size() == 1);
   CHECK(v.tasks[0].enable_mask == 0x18);
   CHECK(v.tasks[0].int_mask == 0x300);
@@ -126,10 +126,10 @@ TEST_CASE("the flat layout: B's vector tiles of 8000 pixels, chained") {
   const auto p = built({.op = ew_op::add, .M = 512, .N = 256, .layout = ew_layout::flat});
   const auto v = p.view();
   REQUIRE(v.tasks.size() == 3);
-  CHECK(value_at(v, dpu, 0x4030, 0) == 7999);
-  CHECK(value_at(v, dpu, 0x4030, 2) == 383);
-  CHECK(value_at(v, dpu, 0x403c, 0) == 0x00070007);  // one surface of 8 channels
-  CHECK(value_at(v, rdma, 0x5014, 1) == 7);
+  CHECK_REGISTER(v, reg::DPU_DATA_CUBE_WIDTH::from_bits(7999), testing::in_task{0});
+  CHECK_REGISTER(v, reg::DPU_DATA_CUBE_WIDTH::from_bits(383), testing::in_task{2});
+  CHECK_REGISTER(v, reg::DPU_DATA_CUBE_CHANNEL::from_bits(0x00070007), testing::in_task{0});  // one surface of 8 channels
+  CHECK_REGISTER(v, reg::DPU_RDMA_RDMA_DATA_CUBE_CHANNEL::from_bits(7), testing::in_task{1});
   // each task reads and writes its own 128000-byte slice
   for (const slot& s : v.slots)
     if (s.role == operand_role::output) CHECK(s.offset % 128000 == 0);
@@ -172,5 +172,5 @@ TEST_CASE("an element-wise op at compile time") {
   static_assert(p.code.task_count == 1);
   static_assert(!p.code.pingpong);
   CHECK(p.code.entry_count == 57);
-  CHECK(value_at(p.code.view(), dpu, 0x4070) == 0x20800384);
+  CHECK_REGISTER(p.code.view(), reg::DPU_EW_CFG::from_bits(0x20800384));
 }

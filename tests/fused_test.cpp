@@ -20,14 +20,6 @@ using model::fault_kind;
 namespace {
 constexpr std::uint16_t dpu = 0x1001, rdma = 0x2001;
 
-std::uint32_t value_at(const program_view& p, std::size_t t, std::uint16_t target, std::uint16_t offset) {
-  const task& k = p.tasks[t];
-  for (std::uint32_t i = k.first; i < k.first + k.count; ++i)
-    if (p.entries[i].target() == target && p.entries[i].offset() == offset) return p.entries[i].value();
-  FAIL("register not written");
-  return 0;
-}
-
 operand_role role_at(const program_view& p, std::uint16_t target, std::uint16_t offset) {
   for (const slot& s : p.slots)
     if (p.entries[s.entry].target() == target && p.entries[s.entry].offset() == offset) return s.role;
@@ -98,13 +90,13 @@ TEST_CASE("a fused chain: the matmul writes the intermediate, the SDP reads it f
   CHECK(v.tasks[1].enable_mask == 0x18);
   CHECK_FALSE(v.pingpong);
   CHECK(role_at(v, dpu, 0x4020) == operand_role::intermediate);  // the matmul's DST_BASE_ADDR first
-  CHECK(value_at(v, 0, dpu, 0x4010) == 0x48000002);              // fp16 -> fp16 (reference)
-  CHECK(value_at(v, 0, dpu, 0x4084) == 0x00010001);              // FP32TOFP16_EN
+  CHECK_REGISTER(v, reg::DPU_DATA_FORMAT::from_bits(0x48000002), testing::in_task{0});              // fp16 -> fp16 (reference)
+  CHECK_REGISTER(v, reg::DPU_OUT_CVT_SCALE::from_bits(0x00010001), testing::in_task{0});              // FP32TOFP16_EN
   // the vendor's per-channel mul: per element with a broadcast operand
-  CHECK(value_at(v, 1, dpu, 0x4070) == 0x20800384);
-  CHECK(value_at(v, 1, rdma, 0x5034) == 0x8000000a);
-  CHECK(value_at(v, 1, rdma, 0x5044) == 0x00017849);
-  CHECK(value_at(v, 1, dpu, 0x4030) == 16 * 64 / 8 - 1);  // 128 pixels of 8 fp16
+  CHECK_REGISTER(v, reg::DPU_EW_CFG::from_bits(0x20800384), testing::in_task{1});
+  CHECK_REGISTER(v, reg::DPU_RDMA_RDMA_ERDMA_CFG::from_bits(0x8000000a), testing::in_task{1});
+  CHECK_REGISTER(v, reg::DPU_RDMA_RDMA_FEATURE_MODE_CFG::from_bits(0x00017849), testing::in_task{1});
+  CHECK_REGISTER(v, reg::DPU_DATA_CUBE_WIDTH::from_bits(16 * 64 / 8 - 1), testing::in_task{1});  // 128 pixels of 8 fp16
   CHECK(role_at(v, rdma, 0x5018) == operand_role::intermediate);
   CHECK(role_at(v, rdma, 0x5038) == operand_role::ew_operand);
   CHECK(p.geometry.ew.N == 64);

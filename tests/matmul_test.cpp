@@ -115,123 +115,123 @@ TEST_CASE("implementation A, the other pairs and shapes") {
   // fp16 -> fp16 differs only in #55, #67, #80 and #90 (M=4, K=64, N=64)
   const auto h = built({.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 64,
                         .layout = operand_layout::surface});
-  CHECK(value_at(h, 0x1001, 0x4010) == 0x48000002);
-  CHECK(value_at(h, 0x1001, 0x4050) == 0x126);
-  CHECK(value_at(h, 0x1001, 0x4084) == 0x10001);
-  CHECK(value_at(h, 0x1001, 0x40c0) == 0x80);
+  CHECK_REGISTER(h, reg::DPU_DATA_FORMAT::from_bits(0x48000002));
+  CHECK_REGISTER(h, reg::DPU_BS_OW_CFG::from_bits(0x126));
+  CHECK_REGISTER(h, reg::DPU_OUT_CVT_SCALE::from_bits(0x10001));
+  CHECK_REGISTER(h, reg::DPU_SURFACE_ADD::from_bits(0x80));
 
   // fp16 (64, 512, 256)
   const auto f = built({.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 512, .N = 256,
                         .layout = operand_layout::surface});
-  CHECK(value_at(f, 0x0201, 0x1010) == 0x410);       // (M + 1) << 4
-  CHECK(value_at(f, 0x0201, 0x1024) == 0x01ff0200);  // (K - 1) << 16 | K
-  CHECK(value_at(f, 0x0201, 0x1030) == 262144);      // K * 2 * N
-  CHECK(value_at(f, 0x0201, 0x1034) == 1024);        // K * 2
-  CHECK(value_at(f, 0x0201, 0x1038) == 0x01010100);  // 1 << 24 | 1 << 16 | N
-  CHECK(value_at(f, 0x0201, 0x1040) == 0xa2);        // ceil(64 * 512 * 2 / 32768) = 2 data banks
-  CHECK(value_at(f, 0x0201, 0x1044) == 16);          // ceil(K / 32)
-  CHECK(value_at(f, 0x0201, 0x1080) == 60);          // 4 * (M / 4 - 1)
-  CHECK(value_at(f, 0x1001, 0x4024) == 0x400);       // M << 4
-  CHECK(value_at(f, 0x1001, 0x403c) == 0x00ff00ff);  // (N - 1) << 16 | (N - 1)
-  CHECK(value_at(f, 0x1001, 0x40c0) == 0x1000);      // (M * 4) << 4
+  CHECK_REGISTER(f, reg::CNA_CONV_CON2::from_bits(0x410));       // (M + 1) << 4
+  CHECK_REGISTER(f, reg::CNA_DATA_SIZE1::from_bits(0x01ff0200));  // (K - 1) << 16 | K
+  CHECK_REGISTER(f, reg::CNA_WEIGHT_SIZE0::from_bits(262144));      // K * 2 * N
+  CHECK_REGISTER(f, reg::CNA_WEIGHT_SIZE1::from_bits(1024));        // K * 2
+  CHECK_REGISTER(f, reg::CNA_WEIGHT_SIZE2::from_bits(0x01010100));  // 1 << 24 | 1 << 16 | N
+  CHECK_REGISTER(f, reg::CNA_CBUF_CON0::from_bits(0xa2));        // ceil(64 * 512 * 2 / 32768) = 2 data banks
+  CHECK_REGISTER(f, reg::CNA_CBUF_CON1::from_bits(16));          // ceil(K / 32)
+  CHECK_REGISTER(f, reg::CNA_DMA_CON2::from_bits(60));          // 4 * (M / 4 - 1)
+  CHECK_REGISTER(f, reg::DPU_DST_SURF_STRIDE::from_bits(0x400));       // M << 4
+  CHECK_REGISTER(f, reg::DPU_DATA_CUBE_CHANNEL::from_bits(0x00ff00ff));  // (N - 1) << 16 | (N - 1)
+  CHECK_REGISTER(f, reg::DPU_SURFACE_ADD::from_bits(0x1000));      // (M * 4) << 4
 
   // int8 (64, 512, 64)
   const auto i = built({.in = precision::int8, .out = precision::int32, .M = 64, .K = 512, .N = 64,
                         .layout = operand_layout::surface});
-  CHECK(value_at(i, 0x0201, 0x100c) == 0x0);
-  CHECK(value_at(i, 0x0201, 0x1030) == 32768);  // K * N
-  CHECK(value_at(i, 0x0201, 0x1034) == 512);    // K
-  CHECK(value_at(i, 0x0201, 0x1040) == 0xb1);   // ceil(64 * 512 / 32768) = 1
-  CHECK(value_at(i, 0x0201, 0x1044) == 8);      // ceil(K / 64)
-  CHECK(value_at(i, 0x0801, 0x3010) == 0x0);
-  CHECK(value_at(i, 0x1001, 0x4010) == 0x80000000);
-  CHECK(value_at(i, 0x1001, 0x4050) == 0x7fe);
-  CHECK(value_at(i, 0x1001, 0x4084) == 0x1);
-  CHECK(value_at(i, 0x1001, 0x40c0) == 0x2000);  // (M * 8) << 4
+  CHECK_REGISTER(i, reg::CNA_CONV_CON1::from_bits(0x0));
+  CHECK_REGISTER(i, reg::CNA_WEIGHT_SIZE0::from_bits(32768));  // K * N
+  CHECK_REGISTER(i, reg::CNA_WEIGHT_SIZE1::from_bits(512));    // K
+  CHECK_REGISTER(i, reg::CNA_CBUF_CON0::from_bits(0xb1));   // ceil(64 * 512 / 32768) = 1
+  CHECK_REGISTER(i, reg::CNA_CBUF_CON1::from_bits(8));      // ceil(K / 64)
+  CHECK_REGISTER(i, reg::CORE_MISC_CFG::from_bits(0x0));
+  CHECK_REGISTER(i, reg::DPU_DATA_FORMAT::from_bits(0x80000000));
+  CHECK_REGISTER(i, reg::DPU_BS_OW_CFG::from_bits(0x7fe));
+  CHECK_REGISTER(i, reg::DPU_OUT_CVT_SCALE::from_bits(0x1));
+  CHECK_REGISTER(i, reg::DPU_SURFACE_ADD::from_bits(0x2000));  // (M * 8) << 4
 
   // M = 1: A's signed surface stride, -3 masked to 28 bits
   const auto one = built({.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 4096, .N = 1024,
                           .layout = operand_layout::surface});
-  CHECK(value_at(one, 0x0201, 0x1080) == 0x0fff'fffd);
-  CHECK(value_at(one, 0x0201, 0x1010) == 0x20);
+  CHECK_REGISTER(one, reg::CNA_DMA_CON2::from_bits(0x0fff'fffd));
+  CHECK_REGISTER(one, reg::CNA_CONV_CON2::from_bits(0x20));
 }
 
 TEST_CASE("row-major fp16 x fp16 -> fp32 (reference path, recipe B's geometry)") {
   const auto r = built({.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 256, .N = 128});
-  CHECK(value_at(r, 0x0201, 0x100c) == 0x20000120);  // B: GROUP_LINE_OFF | fp16/fp16
-  CHECK(value_at(r, 0x0201, 0x1010) == 0x410);       // 16 * min(M + 1, 32768 / K)
-  CHECK(value_at(r, 0x0201, 0x1020) == 0x10040);     // 0x10000 | M
-  CHECK(value_at(r, 0x0201, 0x1024) == 0x00ff0100);  // (K - 1) << 16 | K
-  CHECK(value_at(r, 0x0201, 0x102c) == 64);          // M
-  CHECK(value_at(r, 0x0201, 0x1030) == 65536);       // K * N * 2
-  CHECK(value_at(r, 0x0201, 0x1034) == 512);         // K * 2
-  CHECK(value_at(r, 0x0201, 0x1038) == 0x01010080);  // 0x1010000 | N
-  CHECK(value_at(r, 0x0201, 0x1040) == 0xb1);
-  CHECK(value_at(r, 0x0201, 0x1044) == 8);    // K / 32
-  CHECK(value_at(r, 0x0201, 0x107c) == 32);   // K / 8: one row in 16-byte units
-  CHECK(value_at(r, 0x0201, 0x1080) == 0);    // B: "surf_stride = 0"
-  CHECK(value_at(r, 0x0201, 0x1084) == 0x10040);
-  CHECK(value_at(r, 0x0201, 0x1088) == 256);  // K
-  CHECK(value_at(r, 0x0801, 0x3010) == 0x201);
-  CHECK(value_at(r, 0x0801, 0x3014) == 0x3f0000);  // (M - 1) << 16
-  CHECK(value_at(r, 0x0801, 0x3018) == 127);       // N - 1
-  CHECK(value_at(r, 0x1001, 0x4024) == 0x10);      // B: 1 << 4
-  CHECK(value_at(r, 0x1001, 0x4034) == 63);        // M - 1
-  CHECK(value_at(r, 0x1001, 0x4038) == 0x001f001f);  // N/4 - 1 in both halves
-  CHECK(value_at(r, 0x1001, 0x403c) == 0x007f007f);
-  CHECK(value_at(r, 0x1001, 0x4050) == 0x36e);
-  CHECK(value_at(r, 0x1001, 0x4058) == 127);
-  CHECK(value_at(r, 0x1001, 0x405c) == 0x3f0000);  // (M - 1) << 16
-  CHECK(value_at(r, 0x1001, 0x4084) == 0x0);       // B: fp32 out 0
-  CHECK(value_at(r, 0x1001, 0x40c0) == 0x40);      // B: 0x40
+  CHECK_REGISTER(r, reg::CNA_CONV_CON1::from_bits(0x20000120));  // B: GROUP_LINE_OFF | fp16/fp16
+  CHECK_REGISTER(r, reg::CNA_CONV_CON2::from_bits(0x410));       // 16 * min(M + 1, 32768 / K)
+  CHECK_REGISTER(r, reg::CNA_DATA_SIZE0::from_bits(0x10040));     // 0x10000 | M
+  CHECK_REGISTER(r, reg::CNA_DATA_SIZE1::from_bits(0x00ff0100));  // (K - 1) << 16 | K
+  CHECK_REGISTER(r, reg::CNA_DATA_SIZE3::from_bits(64));          // M
+  CHECK_REGISTER(r, reg::CNA_WEIGHT_SIZE0::from_bits(65536));       // K * N * 2
+  CHECK_REGISTER(r, reg::CNA_WEIGHT_SIZE1::from_bits(512));         // K * 2
+  CHECK_REGISTER(r, reg::CNA_WEIGHT_SIZE2::from_bits(0x01010080));  // 0x1010000 | N
+  CHECK_REGISTER(r, reg::CNA_CBUF_CON0::from_bits(0xb1));
+  CHECK_REGISTER(r, reg::CNA_CBUF_CON1::from_bits(8));    // K / 32
+  CHECK_REGISTER(r, reg::CNA_DMA_CON1::from_bits(32));   // K / 8: one row in 16-byte units
+  CHECK_REGISTER(r, reg::CNA_DMA_CON2::from_bits(0));    // B: "surf_stride = 0"
+  CHECK_REGISTER(r, reg::CNA_FC_DATA_SIZE0::from_bits(0x10040));
+  CHECK_REGISTER(r, reg::CNA_FC_DATA_SIZE1::from_bits(256));  // K
+  CHECK_REGISTER(r, reg::CORE_MISC_CFG::from_bits(0x201));
+  CHECK_REGISTER(r, reg::CORE_DATAOUT_SIZE_0::from_bits(0x3f0000));  // (M - 1) << 16
+  CHECK_REGISTER(r, reg::CORE_DATAOUT_SIZE_1::from_bits(127));       // N - 1
+  CHECK_REGISTER(r, reg::DPU_DST_SURF_STRIDE::from_bits(0x10));      // B: 1 << 4
+  CHECK_REGISTER(r, reg::DPU_DATA_CUBE_HEIGHT::from_bits(63));        // M - 1
+  CHECK_REGISTER(r, reg::DPU_DATA_CUBE_NOTCH_ADDR::from_bits(0x001f001f));  // N/4 - 1 in both halves
+  CHECK_REGISTER(r, reg::DPU_DATA_CUBE_CHANNEL::from_bits(0x007f007f));
+  CHECK_REGISTER(r, reg::DPU_BS_OW_CFG::from_bits(0x36e));
+  CHECK_REGISTER(r, reg::DPU_WDMA_SIZE_0::from_bits(127));
+  CHECK_REGISTER(r, reg::DPU_WDMA_SIZE_1::from_bits(0x3f0000));  // (M - 1) << 16
+  CHECK_REGISTER(r, reg::DPU_OUT_CVT_SCALE::from_bits(0x0));       // B: fp32 out 0
+  CHECK_REGISTER(r, reg::DPU_SURFACE_ADD::from_bits(0x40));      // B: 0x40
 }
 
 TEST_CASE("row-major int8 -> int32, fp16 -> fp16 and int4 -> int16") {
   const auto i = built({.in = precision::int8, .out = precision::int32, .M = 64, .K = 256, .N = 64});
-  CHECK(value_at(i, 0x0201, 0x100c) == 0x20000000);  // B and the vendor's int8 capture
-  CHECK(value_at(i, 0x0201, 0x1030) == 16384);       // K * N
-  CHECK(value_at(i, 0x0201, 0x1044) == 4);           // ceil(K / 64)
-  CHECK(value_at(i, 0x0201, 0x107c) == 16);          // K / 16
-  CHECK(value_at(i, 0x0801, 0x3010) == 0x1);         // B: QD_EN
-  CHECK(value_at(i, 0x1001, 0x4010) == 0x80000000);
-  CHECK(value_at(i, 0x1001, 0x4038) == 0x000f000f);
-  CHECK(value_at(i, 0x1001, 0x4050) == 0x7fc);  // the "int32 pair" (reference, B, ork)
-  CHECK(value_at(i, 0x1001, 0x4084) == 0x1);
-  CHECK(value_at(i, 0x1001, 0x40c0) == 0x80);
+  CHECK_REGISTER(i, reg::CNA_CONV_CON1::from_bits(0x20000000));  // B and the vendor's int8 capture
+  CHECK_REGISTER(i, reg::CNA_WEIGHT_SIZE0::from_bits(16384));       // K * N
+  CHECK_REGISTER(i, reg::CNA_CBUF_CON1::from_bits(4));           // ceil(K / 64)
+  CHECK_REGISTER(i, reg::CNA_DMA_CON1::from_bits(16));          // K / 16
+  CHECK_REGISTER(i, reg::CORE_MISC_CFG::from_bits(0x1));         // B: QD_EN
+  CHECK_REGISTER(i, reg::DPU_DATA_FORMAT::from_bits(0x80000000));
+  CHECK_REGISTER(i, reg::DPU_DATA_CUBE_NOTCH_ADDR::from_bits(0x000f000f));
+  CHECK_REGISTER(i, reg::DPU_BS_OW_CFG::from_bits(0x7fc));  // the "int32 pair" (reference, B, ork)
+  CHECK_REGISTER(i, reg::DPU_OUT_CVT_SCALE::from_bits(0x1));
+  CHECK_REGISTER(i, reg::DPU_SURFACE_ADD::from_bits(0x80));
 
   // reference "fp16 matmul -> fp16 output stage": BS 0x53, 0x40c0 = 0x20, 0x4084 = 0x10001
   const auto h = built({.in = precision::fp16, .out = precision::fp16, .M = 16, .K = 512, .N = 512});
-  CHECK(value_at(h, 0x1001, 0x4010) == 0x48000002);
+  CHECK_REGISTER(h, reg::DPU_DATA_FORMAT::from_bits(0x48000002));
   CHECK(value_at(h, 0x1001, 0x4040) == 0x53);
-  CHECK(value_at(h, 0x1001, 0x4050) == 0x126);
-  CHECK(value_at(h, 0x1001, 0x4084) == 0x00010001);
-  CHECK(value_at(h, 0x1001, 0x40c0) == 0x20);
+  CHECK_REGISTER(h, reg::DPU_BS_OW_CFG::from_bits(0x126));
+  CHECK_REGISTER(h, reg::DPU_OUT_CVT_SCALE::from_bits(0x00010001));
+  CHECK_REGISTER(h, reg::DPU_SURFACE_ADD::from_bits(0x20));
 
   // int4: the reference's capture values (0x100c int4/int4, 0x4010 0x38000006, 0x4050 0x7fe),
   // 0x107c = K/16 like int8
   const auto q = built({.in = precision::int4, .out = precision::int16, .M = 8, .K = 512, .N = 64});
   CHECK((value_at(q, 0x0201, 0x100c) & 0x3ff) == 0x360);
-  CHECK(value_at(q, 0x1001, 0x4010) == 0x38000006);
-  CHECK(value_at(q, 0x1001, 0x4050) == 0x7fe);
-  CHECK(value_at(q, 0x0201, 0x107c) == 32);        // K / 16
-  CHECK(value_at(q, 0x0201, 0x1030) == 512 * 64 / 2);  // K * N / 2
-  CHECK(value_at(q, 0x0201, 0x1034) == 512 / 2);       // K / 2 bytes a kernel
-  CHECK(value_at(q, 0x0201, 0x1044) == 8);             // ceil(K / 64): int4 reuses the int8 entry
+  CHECK_REGISTER(q, reg::DPU_DATA_FORMAT::from_bits(0x38000006));
+  CHECK_REGISTER(q, reg::DPU_BS_OW_CFG::from_bits(0x7fe));
+  CHECK_REGISTER(q, reg::CNA_DMA_CON1::from_bits(32));        // K / 16
+  CHECK_REGISTER(q, reg::CNA_WEIGHT_SIZE0::from_bits(512 * 64 / 2));  // K * N / 2
+  CHECK_REGISTER(q, reg::CNA_WEIGHT_SIZE1::from_bits(512 / 2));       // K / 2 bytes a kernel
+  CHECK_REGISTER(q, reg::CNA_CBUF_CON1::from_bits(8));             // ceil(K / 64): int4 reuses the int8 entry
   // N = 40 pads to one 64-wide int4 weight tile (N32 tiles would give 64 too, but N = 80
   // tells them apart: 128, not 96)
   const auto r = built({.in = precision::int4, .out = precision::int16, .M = 8, .K = 512, .N = 40});
-  CHECK(value_at(r, 0x0201, 0x1038) == (0x1010000 | 64));  // WEIGHT_SIZE2: 64 kernels
-  CHECK(value_at(r, 0x0201, 0x1030) == 512 * 64 / 2);
+  CHECK_REGISTER(r, reg::CNA_WEIGHT_SIZE2::from_bits((0x1010000 | 64)));  // WEIGHT_SIZE2: 64 kernels
+  CHECK_REGISTER(r, reg::CNA_WEIGHT_SIZE0::from_bits(512 * 64 / 2));
   const auto w = built({.in = precision::int4, .out = precision::int16, .M = 8, .K = 512, .N = 80});
-  CHECK(value_at(w, 0x0201, 0x1038) == (0x1010000 | 128));
-  CHECK(value_at(w, 0x0201, 0x1030) == 512 * 128 / 2);
+  CHECK_REGISTER(w, reg::CNA_WEIGHT_SIZE2::from_bits((0x1010000 | 128)));
+  CHECK_REGISTER(w, reg::CNA_WEIGHT_SIZE0::from_bits(512 * 128 / 2));
 }
 
 TEST_CASE("strided features: LINE_STRIDE = pitch / 16") {
   // reference "0x107c": a pitch of 2x/4x/8x the row reads the rows at that pitch
   const auto s = built({.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 512, .N = 64,
                         .feature_pitch = 4 * 1024});
-  CHECK(value_at(s, 0x0201, 0x107c) == 256);
+  CHECK_REGISTER(s, reg::CNA_DMA_CON1::from_bits(256));
   CHECK(s.code.slots[0].extent == 63 * 4096 + 1024);
 }
 
@@ -239,8 +239,8 @@ TEST_CASE("ragged K and N are padded to the weight tile") {
   const auto p = built({.in = precision::fp16, .out = precision::fp32, .M = 3, .K = 100, .N = 40});
   CHECK(p.geometry.K == 128);
   CHECK(p.geometry.N == 48);
-  CHECK(value_at(p, 0x0201, 0x1024) == 0x007f0080);
-  CHECK(value_at(p, 0x0801, 0x3018) == 47);
+  CHECK_REGISTER(p, reg::CNA_DATA_SIZE1::from_bits(0x007f0080));
+  CHECK_REGISTER(p, reg::CORE_DATAOUT_SIZE_1::from_bits(47));
 }
 
 TEST_CASE("every precision pair builds over a grid of shapes in both layouts") {

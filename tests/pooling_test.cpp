@@ -37,15 +37,15 @@ TEST_CASE("the vendor's maxpool: 64 x 16 x 16, 2 x 2 stride 2") {
   REQUIRE(v.tasks.size() == 1);
   CHECK(writes_to(v, ppu) == 18);
   CHECK(writes_to(v, ppu_rdma) == 8);
-  CHECK(value_at(v, ppu, 0x6004) == 0xe);
-  CHECK(value_at(v, ppu, 0x600c) == 15);
-  CHECK(value_at(v, ppu, 0x6010) == 15);
-  CHECK(value_at(v, ppu, 0x6014) == 63);
-  CHECK(value_at(v, ppu, 0x6018) == 7);
-  CHECK(value_at(v, ppu, 0x601c) == 7);
-  CHECK(value_at(v, ppu, 0x6020) == 63);
-  CHECK(value_at(v, ppu, 0x6034) == 0x00110101);
-  CHECK(value_at(v, ppu, 0x60dc) == 3);
+  CHECK_REGISTER(v, reg::PPU_S_POINTER::from_bits(0xe));
+  CHECK_REGISTER(v, reg::PPU_DATA_CUBE_IN_WIDTH::from_bits(15));
+  CHECK_REGISTER(v, reg::PPU_DATA_CUBE_IN_HEIGHT::from_bits(15));
+  CHECK_REGISTER(v, reg::PPU_DATA_CUBE_IN_CHANNEL::from_bits(63));
+  CHECK_REGISTER(v, reg::PPU_DATA_CUBE_OUT_WIDTH::from_bits(7));
+  CHECK_REGISTER(v, reg::PPU_DATA_CUBE_OUT_HEIGHT::from_bits(7));
+  CHECK_REGISTER(v, reg::PPU_DATA_CUBE_OUT_CHANNEL::from_bits(63));
+  CHECK_REGISTER(v, reg::PPU_POOLING_KERNEL_CFG::from_bits(0x00110101));
+  CHECK_REGISTER(v, reg::PPU_MISC_CTRL::from_bits(3));
   CHECK(v.tasks[0].enable_mask == 0x60);
   CHECK(v.tasks[0].int_mask == 0xc00);
 }
@@ -54,34 +54,34 @@ TEST_CASE("AB-POOL's 6 x 7 example: max, average, global") {
   // H 6 x W 7 x C 8 fp16, 2 x 2 stride 1: out 5 x 6.
   const auto max = built({.op = pool_op::max, .H = 6, .W = 7, .C = 8, .stride_y = 1, .stride_x = 1});
   const program_view v = max.view();
-  CHECK(value_at(v, ppu, 0x600c) == 6);  // CUBE_IN_WIDTH
-  CHECK(value_at(v, ppu, 0x6010) == 5);
-  CHECK(value_at(v, ppu, 0x6014) == 7);
-  CHECK(value_at(v, ppu, 0x6018) == 5);  // CUBE_OUT_WIDTH
-  CHECK(value_at(v, ppu, 0x601c) == 4);
-  CHECK(value_at(v, ppu, 0x6024) == 0x11);
-  CHECK(value_at(v, ppu, 0x6034) == 0x101);
-  CHECK(value_at(v, ppu_rdma, 0x7024) == 0x70);   // 7 atoms a line
-  CHECK(value_at(v, ppu_rdma, 0x7028) == 0x2a0);  // 42 atoms a surface
-  CHECK(value_at(v, ppu_rdma, 0x7030) == 2);      // 16-bit storage
-  CHECK(value_at(v, ppu, 0x6038) == 0);
+  CHECK_REGISTER(v, reg::PPU_DATA_CUBE_IN_WIDTH::from_bits(6));  // CUBE_IN_WIDTH
+  CHECK_REGISTER(v, reg::PPU_DATA_CUBE_IN_HEIGHT::from_bits(5));
+  CHECK_REGISTER(v, reg::PPU_DATA_CUBE_IN_CHANNEL::from_bits(7));
+  CHECK_REGISTER(v, reg::PPU_DATA_CUBE_OUT_WIDTH::from_bits(5));  // CUBE_OUT_WIDTH
+  CHECK_REGISTER(v, reg::PPU_DATA_CUBE_OUT_HEIGHT::from_bits(4));
+  CHECK_REGISTER(v, reg::PPU_OPERATION_MODE_CFG::from_bits(0x11));
+  CHECK_REGISTER(v, reg::PPU_POOLING_KERNEL_CFG::from_bits(0x101));
+  CHECK_REGISTER(v, reg::PPU_RDMA_RDMA_SRC_LINE_STRIDE::from_bits(0x70));   // 7 atoms a line
+  CHECK_REGISTER(v, reg::PPU_RDMA_RDMA_SRC_SURF_STRIDE::from_bits(0x2a0));  // 42 atoms a surface
+  CHECK_REGISTER(v, reg::PPU_RDMA_RDMA_DATA_FORMAT::from_bits(2));      // 16-bit storage
+  CHECK_REGISTER(v, reg::PPU_RECIP_KERNEL_WIDTH::from_bits(0));
   // DST_SURF_STRIDE: the output surface, 5 * 6 = 30 atoms (RU's bytes / 16); AB-POOL618
   // writes 7 * 5 = 35, which a single surface never reads. INDEX_ADD the same, PROC fp16.
-  CHECK(value_at(v, ppu, 0x607c) == 30u << 4);
-  CHECK(value_at(v, ppu, 0x6084) == (30u << 4 | 2));
+  CHECK_REGISTER(v, reg::PPU_DST_SURF_STRIDE::from_bits(30u << 4));
+  CHECK_REGISTER(v, reg::PPU_DATA_FORMAT::from_bits((30u << 4 | 2)));
   const auto avg = built({.op = pool_op::average, .H = 6, .W = 7, .C = 8, .stride_y = 1, .stride_x = 1});
-  CHECK(value_at(avg.view(), ppu, 0x6024) == 0x10);
-  CHECK(value_at(avg.view(), ppu, 0x6038) == 0x7800);  // fp16(65536 / 2) = 32768: AB-POOL's value
-  CHECK(value_at(avg.view(), ppu, 0x603c) == 0x7800);
+  CHECK_REGISTER(avg.view(), reg::PPU_OPERATION_MODE_CFG::from_bits(0x10));
+  CHECK_REGISTER(avg.view(), reg::PPU_RECIP_KERNEL_WIDTH::from_bits(0x7800));  // fp16(65536 / 2) = 32768: AB-POOL's value
+  CHECK_REGISTER(avg.view(), reg::PPU_RECIP_KERNEL_HEIGHT::from_bits(0x7800));
   const auto global = built({.op = pool_op::global_max, .H = 6, .W = 7, .C = 8});
-  CHECK(value_at(global.view(), ppu, 0x6018) == 0);
-  CHECK(value_at(global.view(), ppu, 0x601c) == 0);
-  CHECK(value_at(global.view(), ppu, 0x6034) == 0x560506);
-  CHECK(value_at(global.view(), ppu, 0x607c) == 0x10);  // AB-POOL618's global values
-  CHECK(value_at(global.view(), ppu, 0x6084) == 0x12);
+  CHECK_REGISTER(global.view(), reg::PPU_DATA_CUBE_OUT_WIDTH::from_bits(0));
+  CHECK_REGISTER(global.view(), reg::PPU_DATA_CUBE_OUT_HEIGHT::from_bits(0));
+  CHECK_REGISTER(global.view(), reg::PPU_POOLING_KERNEL_CFG::from_bits(0x560506));
+  CHECK_REGISTER(global.view(), reg::PPU_DST_SURF_STRIDE::from_bits(0x10));  // AB-POOL618's global values
+  CHECK_REGISTER(global.view(), reg::PPU_DATA_FORMAT::from_bits(0x12));
   const auto global_avg = built({.op = pool_op::global_average, .H = 6, .W = 7, .C = 8});
-  CHECK(value_at(global_avg.view(), ppu, 0x6038) == 0x7092);  // fp16(65536 / 7 = 9362.3) = 9360
-  CHECK(value_at(global_avg.view(), ppu, 0x603c) == 0x7155);  // fp16(65536 / 6 = 10922.7) = 10920
+  CHECK_REGISTER(global_avg.view(), reg::PPU_RECIP_KERNEL_WIDTH::from_bits(0x7092));  // fp16(65536 / 7 = 9362.3) = 9360
+  CHECK_REGISTER(global_avg.view(), reg::PPU_RECIP_KERNEL_HEIGHT::from_bits(0x7155));  // fp16(65536 / 6 = 10922.7) = 10920
 }
 
 TEST_CASE("AB-POOL's row tiling: 3000 x 6 in tasks of 1365, 1365 and 269 output rows") {
@@ -90,9 +90,9 @@ TEST_CASE("AB-POOL's row tiling: 3000 x 6 in tasks of 1365, 1365 and 269 output 
   REQUIRE(v.tasks.size() == 3);
   const std::uint32_t rows[] = {1365, 1365, 269};
   for (std::size_t t = 0; t < 3; ++t) {
-    CHECK(value_at(v, ppu, 0x601c, t) == rows[t] - 1);  // output rows
-    CHECK(value_at(v, ppu, 0x6010, t) == rows[t]);      // r + 1 input rows
-    CHECK(value_at(v, ppu_rdma, 0x7010, t) == rows[t]);
+    CHECK_REGISTER(v, reg::PPU_DATA_CUBE_OUT_HEIGHT::from_bits(rows[t] - 1), testing::in_task{t});  // output rows
+    CHECK_REGISTER(v, reg::PPU_DATA_CUBE_IN_HEIGHT::from_bits(rows[t]), testing::in_task{t});      // r + 1 input rows
+    CHECK_REGISTER(v, reg::PPU_RDMA_RDMA_CUBE_IN_HEIGHT::from_bits(rows[t]), testing::in_task{t});
     CHECK(v.tasks[t].count == 30);
   }
   // input at out_start * 6 * 16 bytes, output at out_start * 5 * 16
@@ -109,15 +109,15 @@ TEST_CASE("padding: SAME max pooling pads with -inf, on the edge tasks only") {
   // 5 x 5, 3 x 3 stride 2, SAME: out 3 x 3, total padding 2 per axis (1 before, 1 after).
   const auto p = built({.op = pool_op::max, .H = 5, .W = 5, .C = 8, .kernel_h = 3, .kernel_w = 3, .stride_y = 2,
                         .stride_x = 2, .padding = conv_padding::same});
-  CHECK(value_at(p.view(), ppu, 0x6040) == 0x1111);  // left 1, top 1, right 1, bottom 1
-  CHECK(value_at(p.view(), ppu, 0x6044) == 0xfc00);
-  CHECK(value_at(p.view(), ppu, 0x6018) == 2);
+  CHECK_REGISTER(p.view(), reg::PPU_POOLING_PADDING_CFG::from_bits(0x1111));  // left 1, top 1, right 1, bottom 1
+  CHECK_REGISTER(p.view(), reg::PPU_PADDING_VALUE_1_CFG::from_bits(0xfc00));
+  CHECK_REGISTER(p.view(), reg::PPU_DATA_CUBE_OUT_WIDTH::from_bits(2));
   const auto i8 = built({.op = pool_op::max, .dtype = precision::int8, .H = 5, .W = 5, .C = 16, .kernel_h = 3,
                          .kernel_w = 3, .stride_y = 2, .stride_x = 2, .padding = conv_padding::same});
-  CHECK(value_at(i8.view(), ppu, 0x6044) == 0xffffff80);  // -128 in 35 bits
-  CHECK(value_at(i8.view(), ppu, 0x6048) == 7);
-  CHECK(value_at(i8.view(), ppu_rdma, 0x7030) == 1);
-  CHECK(value_at(i8.view(), ppu, 0x6084) == 9u << 4);  // int8 = 0, 3 x 3 outputs
+  CHECK_REGISTER(i8.view(), reg::PPU_PADDING_VALUE_1_CFG::from_bits(0xffffff80));  // -128 in 35 bits
+  CHECK_REGISTER(i8.view(), reg::PPU_PADDING_VALUE_2_CFG::from_bits(7));
+  CHECK_REGISTER(i8.view(), reg::PPU_RDMA_RDMA_DATA_FORMAT::from_bits(1));
+  CHECK_REGISTER(i8.view(), reg::PPU_DATA_FORMAT::from_bits(9u << 4));  // int8 = 0, 3 x 3 outputs
 }
 
 TEST_CASE("pooling rules at run time") {

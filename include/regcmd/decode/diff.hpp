@@ -78,7 +78,10 @@ struct diff_summary {
 // "CNA_CBUF_CON0", or "CNA_CBUF_CON0#1" for a second copy.
 inline std::string key_label(const register_key& k) {
   std::string name = register_label(decode(entry::make(k.target, 0, k.offset)));
-  if (k.occurrence) name += "#" + std::to_string(k.occurrence);
+  if (k.occurrence) {
+    name += '#';
+    name += std::to_string(k.occurrence);
+  }
   return name;
 }
 

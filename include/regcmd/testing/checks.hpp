@@ -137,16 +137,21 @@ namespace detail {
 // "entry 12 (task 0, copy 2 of 2)"
 inline std::string where(const program_ref& p, std::size_t index, std::size_t copy, std::size_t copies) {
   const std::size_t task = task_of(p, index);
-  std::string s = "entry " + std::to_string(index) + " (";
-  s += task < task_count(p) ? "task " + std::to_string(task) : std::string("in no task");
-  s += ", copy " + std::to_string(copy) + " of " + std::to_string(copies) + ")";
+  std::string s;
+  if (task < task_count(p))
+    append(s, "entry ", std::to_string(index), " (task ", std::to_string(task));
+  else
+    append(s, "entry ", std::to_string(index), " (in no task");
+  append(s, ", copy ", std::to_string(copy), " of ", std::to_string(copies), ")");
   return s;
 }
 
 inline std::string scope(const program_ref& p, in_task t) {
   if (t.all()) return "the program";
   const std::size_t n = task_count(p);
-  return "task " + std::to_string(t.index) + " (the program has " + std::to_string(n) + (n == 1 ? " task)" : " tasks)");
+  std::string s;
+  append(s, "task ", std::to_string(t.index), " (the program has ", std::to_string(n), n == 1 ? " task)" : " tasks)");
+  return s;
 }
 
 // The field of R whose bits are `mask`.
@@ -163,7 +168,7 @@ std::string fields_text(std::uint32_t bits) {
   std::string s;
   for (const field_info& f : R::field_table)
     if (const std::uint64_t v = f.shape.extract(bits); v != 0)
-      s += (s.empty() ? "" : " ") + std::string(f.name) + "=" + field_text(f, v);
+      append(s, s.empty() ? "" : " ", f.name, "=", field_text(f, v));
   return s.empty() ? "all fields 0" : s;
 }
 }  // namespace detail
@@ -175,30 +180,34 @@ check_report register_report(const P& prog, const R& expected, in_task t = {}) {
   check_report r;
   const result<std::uint32_t> bits = pack(expected);
   if (!bits) {
-    r.add(std::string(R::name) + ": the expected value does not encode: " + std::string(bits.err().message()));
+    std::string line;
+    append(line, R::name, ": the expected value does not encode: ", bits.err().message());
+    r.add(line);
     return r;
   }
   std::size_t copies = 0;
   each_copy<R>(p, t, [&](std::size_t, entry) { ++copies; });
   if (copies == 0) {
-    r.add(std::string(R::name) + " is not written in " + detail::scope(p, t) + " (expected " +
-          detail::fields_text<R>(bits.value()) + ")");
+    std::string line;
+    append(line, R::name, " is not written in ", detail::scope(p, t), " (expected ",
+           detail::fields_text<R>(bits.value()), ")");
+    r.add(line);
     return r;
   }
   std::size_t copy = 0;
   each_copy<R>(p, t, [&](std::size_t i, entry e) {
     ++copy;
     if (e.value() == bits.value()) return;
-    std::string line = std::string(R::name) + " at " + detail::where(p, i, copy, copies) + ":";
+    std::string line;
+    append(line, R::name, " at ", detail::where(p, i, copy, copies), ":");
     bool first = true;
     for (const field_info& f : R::field_table) {
       const std::uint64_t found = f.shape.extract(e.value()), want = f.shape.extract(bits.value());
       if (found == want) continue;
-      line +=
-          (first ? " " : "; ") + std::string(f.name) + " " + field_text(f, found) + ", expected " + field_text(f, want);
+      append(line, first ? " " : "; ", f.name, " ", field_text(f, found), ", expected ", field_text(f, want));
       first = false;
     }
-    if (first) line += " reserved bits " + hex(e.value() & ~defined_mask<R>(), 8) + ", expected 0";
+    if (first) append(line, " reserved bits ", hex(e.value() & ~defined_mask<R>(), 8), ", expected 0");
     r.add(line);
   });
   return r;
@@ -210,28 +219,35 @@ requires register_type<R> check_report field_report(const P& prog, F R::*field, 
   (void)field;
   const program_ref p = program_of(prog);
   const field_info* info = detail::field_by_mask<R>(F::shape.mask());
-  const std::string name = std::string(R::name) + "." + std::string(info ? info->name : "?");
+  std::string name;
+  append(name, R::name, ".", info ? info->name : "?");
   check_report r;
   const std::uint64_t want = field_bits<F>(value);
   if (*check_field(F::shape, want) != no_violation) {
-    r.add(name + ": the expected value " + std::to_string(want) + " does not fit the field (bits " +
-          std::to_string(F::shape.msb) + ":" + std::to_string(F::shape.lsb) + ")");
+    std::string line;
+    append(line, name, ": the expected value ", std::to_string(want), " does not fit the field (bits ",
+           std::to_string(F::shape.msb), ":", std::to_string(F::shape.lsb), ")");
+    r.add(line);
     return r;
   }
   std::size_t copies = 0;
   each_copy<R>(p, t, [&](std::size_t, entry) { ++copies; });
   if (copies == 0) {
-    r.add(std::string(R::name) + " is not written in " + detail::scope(p, t) + " (expected " + name + " " +
-          field_text(*info, want) + ")");
+    std::string line;
+    append(line, R::name, " is not written in ", detail::scope(p, t), " (expected ", name, " ", field_text(*info, want),
+           ")");
+    r.add(line);
     return r;
   }
   std::size_t copy = 0;
   each_copy<R>(p, t, [&](std::size_t i, entry e) {
     ++copy;
     const std::uint64_t found = F::shape.extract(e.value());
-    if (found != want)
-      r.add(name + " at " + detail::where(p, i, copy, copies) + ": " + field_text(*info, found) + ", expected " +
-            field_text(*info, want));
+    if (found == want) return;
+    std::string line;
+    append(line, name, " at ", detail::where(p, i, copy, copies), ": ", field_text(*info, found), ", expected ",
+           field_text(*info, want));
+    r.add(line);
   });
   return r;
 }

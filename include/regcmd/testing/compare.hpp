@@ -46,7 +46,9 @@ inline constexpr bool is_text =
 inline comparison compare_entries(std::span<const entry> actual, std::span<const entry> expected) {
   const dump_diff d = diff_dumps(actual, expected);
   if (d.equal()) return {true, {}};
-  return {false, "A is the actual program, B the expected\n" + format_diff_text(d)};
+  std::string report = "A is the actual program, B the expected\n";
+  report += format_diff_text(d);
+  return {false, report};
 }
 
 template <class A, class E>
@@ -54,11 +56,11 @@ comparison compare(const A& actual, const E& expected) {
   const std::span<const entry> a = program_of(actual).entries;
   if constexpr (std::is_same_v<E, golden_file>) {
     const dump d = read_dump(expected.path);
-    if (!d.error.empty()) return {false, "the golden file: " + d.error};
+    if (!d.error.empty()) return {false, std::string("the golden file: ").append(d.error)};
     return compare_entries(a, d.entries);
   } else if constexpr (is_text<E>) {
     const dump d = entries_of_text(std::string_view(expected));
-    if (!d.error.empty()) return {false, "the expected hex text is not a dump: " + d.error};
+    if (!d.error.empty()) return {false, std::string("the expected hex text is not a dump: ").append(d.error)};
     return compare_entries(a, d.entries);
   } else {
     return compare_entries(a, program_of(expected).entries);

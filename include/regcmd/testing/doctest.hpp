@@ -32,22 +32,23 @@ namespace regcmd::testing {
 inline std::string entry_text(entry e) {
   std::string line = format_text(decode(e), 0);
   line.erase(0, 2);  // the index regcmd-dis puts first
-  return line + " (" + hex(e.bits(), 16) + ")";
+  append(line, " (", hex(e.bits(), 16), ")");
+  return line;
 }
 
 // A program as its decoded entries, one per line, each task's first entry marked.
 inline std::string program_text(const program_ref& p) {
   const std::size_t tasks = task_count(p);
-  std::string out =
-      std::to_string(p.entries.size()) + " entries, " + std::to_string(tasks) + (tasks == 1 ? " task" : " tasks");
+  std::string out;
+  append(out, std::to_string(p.entries.size()), " entries, ", std::to_string(tasks), tasks == 1 ? " task" : " tasks");
   std::size_t task = static_cast<std::size_t>(-1);
   for (std::size_t i = 0; i < p.entries.size(); ++i) {
     out += '\n';
     if (const std::size_t t = task_of(p, i); t != task && t < tasks) {
       task = t;
-      out += "task " + std::to_string(t) + ":\n";
+      append(out, "task ", std::to_string(t), ":\n");
     }
-    out += "  " + format_text(decode(p.entries[i]), i);
+    append(out, "  ", format_text(decode(p.entries[i]), i));
   }
   return out;
 }
@@ -55,11 +56,10 @@ inline std::string program_text(const program_ref& p) {
 }  // namespace regcmd::testing
 
 // Reports a failed check at the macro's file and line: the macro as written, then the report.
-#define REGCMD_TESTING_REPORT(fail_at, macro_text, report_expression)                                 \
-  do {                                                                                                \
-    const auto regcmd_testing_report_ = (report_expression);                                          \
-    if (!regcmd_testing_report_.ok)                                                                   \
-      fail_at(__FILE__, __LINE__, (std::string(macro_text) + "\n" + regcmd_testing_report_.message)); \
+#define REGCMD_TESTING_REPORT(fail_at, macro_text, report_expression)                                                  \
+  do {                                                                                                                 \
+    const auto regcmd_testing_report_ = (report_expression);                                                           \
+    if (!regcmd_testing_report_.ok) fail_at(__FILE__, __LINE__, macro_text << "\n" << regcmd_testing_report_.message); \
   } while (false)
 
 namespace doctest {
