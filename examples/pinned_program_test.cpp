@@ -15,13 +15,21 @@ using regcmd::testing::golden_file;
 namespace {
 
 // y = x + 0.75 over 8 x 40 fp16 as one flat vector: one SDP task.
-constexpr auto add = ew<ew_spec{.op = ew_op::add,
-                                .dtype = precision::fp16,
-                                .M = 8,
-                                .N = 40,
-                                .operand = ew_operand::immediate,
-                                .layout = ew_layout::flat,
-                                .immediate = 0.75f}>();
+constexpr ew_spec add_spec{.op = ew_op::add,
+                           .dtype = precision::fp16,
+                           .M = 8,
+                           .N = 40,
+                           .operand = ew_operand::immediate,
+                           .layout = ew_layout::flat,
+                           .immediate = 0.75f};
+constexpr auto add = ew<add_spec>();
+
+// The same op adding 0.5.
+constexpr ew_spec add_half_spec = [] {
+  ew_spec s = add_spec;
+  s.immediate = 0.5f;
+  return s;
+}();
 
 // Its golden: hex entries with comments (regcmd's own, tests/data/golden/).
 const golden_file add_golden{REGCMD_GOLDEN_DIR "/ew_add_fp16_immediate_flat.txt"};
@@ -45,12 +53,6 @@ TEST_CASE("pinned: its registers and fields by name") {
 // count minus one, and a program built with another immediate against the golden.
 TEST_CASE("pinned: what a failing check prints" * doctest::should_fail()) {
   CHECK_FIELD(add, DPU_DATA_CUBE_WIDTH::WIDTH, 40);
-  constexpr auto add_half = ew<ew_spec{.op = ew_op::add,
-                                       .dtype = precision::fp16,
-                                       .M = 8,
-                                       .N = 40,
-                                       .operand = ew_operand::immediate,
-                                       .layout = ew_layout::flat,
-                                       .immediate = 0.5f}>();
+  constexpr auto add_half = ew<add_half_spec>();
   CHECK_REGCMD_EQ(add_half, add_golden);
 }

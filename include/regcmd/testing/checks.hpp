@@ -88,6 +88,14 @@ constexpr void each_copy(const program_ref& p, in_task t, F&& f) {
     if (writes<R>(p.entries[i]) && (t.all() || task_of(p, i) == t.index)) f(i, p.entries[i]);
 }
 
+// How many copies of R the chosen task(s) hold.
+template <register_type R>
+constexpr std::size_t copies_of(const program_ref& p, in_task t) {
+  std::size_t n = 0;
+  each_copy<R>(p, t, [&](std::size_t, entry) { ++n; });
+  return n;
+}
+
 // Each copy of R holds `expected`, and there is one.
 template <class P, register_type R>
 constexpr bool has_register(const P& prog, const R& expected, in_task t = {}) {
@@ -109,8 +117,7 @@ constexpr std::uint64_t field_bits(const V& value) {
 }
 
 // Each copy of the register holding `field` has it equal to `value`, and there is one.
-template <class P, class R, class F, class V>
-requires register_type<R>
+template <class P, register_type R, class F, class V>
 constexpr bool has_field(const P& prog, F R::*field, const V& value, in_task t = {}) {
   (void)field;
   const std::uint64_t want = field_bits<F>(value);
@@ -126,10 +133,12 @@ constexpr bool has_field(const P& prog, F R::*field, const V& value, in_task t =
 struct check_report {
   bool ok = true;
   std::string message;
-  void add(const std::string& line) {
+  // A finding: its parts (strings, string views, literals) as one line.
+  template <class... Parts>
+  void add(const Parts&... parts) {
     ok = false;
     if (!message.empty()) message += '\n';
-    message += line;
+    append(message, parts...);
   }
 };
 
@@ -180,18 +189,13 @@ check_report register_report(const P& prog, const R& expected, in_task t = {}) {
   check_report r;
   const result<std::uint32_t> bits = pack(expected);
   if (!bits) {
-    std::string line;
-    append(line, R::name, ": the expected value does not encode: ", bits.err().message());
-    r.add(line);
+    r.add(R::name, ": the expected value does not encode: ", bits.err().message());
     return r;
   }
-  std::size_t copies = 0;
-  each_copy<R>(p, t, [&](std::size_t, entry) { ++copies; });
+  const std::size_t copies = copies_of<R>(p, t);
   if (copies == 0) {
-    std::string line;
-    append(line, R::name, " is not written in ", detail::scope(p, t), " (expected ",
-           detail::fields_text<R>(bits.value()), ")");
-    r.add(line);
+    r.add(R::name, " is not written in ", detail::scope(p, t), " (expected ", detail::fields_text<R>(bits.value()),
+          ")");
     return r;
   }
   std::size_t copy = 0;
@@ -214,8 +218,8 @@ check_report register_report(const P& prog, const R& expected, in_task t = {}) {
 }
 
 // has_field, saying each copy whose field differs: the value found and the one expected.
-template <class P, class R, class F, class V>
-requires register_type<R> check_report field_report(const P& prog, F R::*field, const V& value, in_task t = {}) {
+template <class P, register_type R, class F, class V>
+check_report field_report(const P& prog, F R::*field, const V& value, in_task t = {}) {
   (void)field;
   const program_ref p = program_of(prog);
   const field_info* info = detail::field_by_mask<R>(F::shape.mask());
@@ -224,19 +228,13 @@ requires register_type<R> check_report field_report(const P& prog, F R::*field, 
   check_report r;
   const std::uint64_t want = field_bits<F>(value);
   if (*check_field(F::shape, want) != no_violation) {
-    std::string line;
-    append(line, name, ": the expected value ", std::to_string(want), " does not fit the field (bits ",
-           std::to_string(F::shape.msb), ":", std::to_string(F::shape.lsb), ")");
-    r.add(line);
+    r.add(name, ": the expected value ", std::to_string(want), " does not fit the field (bits ",
+          std::to_string(F::shape.msb), ":", std::to_string(F::shape.lsb), ")");
     return r;
   }
-  std::size_t copies = 0;
-  each_copy<R>(p, t, [&](std::size_t, entry) { ++copies; });
+  const std::size_t copies = copies_of<R>(p, t);
   if (copies == 0) {
-    std::string line;
-    append(line, R::name, " is not written in ", detail::scope(p, t), " (expected ", name, " ", field_text(*info, want),
-           ")");
-    r.add(line);
+    r.add(R::name, " is not written in ", detail::scope(p, t), " (expected ", name, " ", field_text(*info, want), ")");
     return r;
   }
   std::size_t copy = 0;
@@ -244,10 +242,8 @@ requires register_type<R> check_report field_report(const P& prog, F R::*field, 
     ++copy;
     const std::uint64_t found = F::shape.extract(e.value());
     if (found == want) return;
-    std::string line;
-    append(line, name, " at ", detail::where(p, i, copy, copies), ": ", field_text(*info, found), ", expected ",
-           field_text(*info, want));
-    r.add(line);
+    r.add(name, " at ", detail::where(p, i, copy, copies), ": ", field_text(*info, found), ", expected ",
+          field_text(*info, want));
   });
   return r;
 }
