@@ -59,27 +59,19 @@ constexpr bool fetched_role(operand_role r) { return r == operand_role::regcmd |
 // Each slot's extent: the most any task's DMA reaches through it, with the register groups
 // alternating task by task (`alternate`) or one group throughout.
 constexpr void widen_extents(const patch_target& t, bool alternate) {
-  dma_registers even, odd;  // the ping-pong groups (not an array: g++ 12 misreads one in constant evaluation)
   slot_cursor cursor{t.slots};
-  for (std::size_t n = 0; n < t.tasks.size(); ++n) {
-    const task& k = t.tasks[n];
-    dma_registers& dma = alternate && n % 2 ? odd : even;
-    for (std::uint32_t i = k.first; i < body_end(k) && i < t.entries.size(); ++i) {
-      const entry e = t.entries[i];
-      if (const std::size_t a = address_register_index(e); a < address_registers.size())
-        if (const slot* s = cursor.slot_at(i)) dma.slot_of[a] = static_cast<std::uint32_t>(s - t.slots.data()) + 1;
-      dma.values.write(e);
-    }
-    const auto blocks = unpack<reg::GLOBAL_OPERATION_ENABLE>(k.enable_mask);
-    for (std::size_t a = 0; a < address_registers.size(); ++a) {
-      if (dma.slot_of[a] == 0) continue;
-      slot& s = t.slots[dma.slot_of[a] - 1];
-      if (fetched_role(s.role)) continue;
-      const std::uint64_t reach = dma_extent(dma.values, address_registers[a], blocks);
-      s.extent =
-          static_cast<std::uint32_t>(std::min<std::uint64_t>(std::max<std::uint64_t>(s.extent, reach), 0xffff'ffffu));
-    }
-  }
+  each_task_dma(
+      t.entries, t.tasks.size(), alternate,
+      [&](std::size_t n) { return dma_task_body{t.tasks[n].first, body_end(t.tasks[n]), t.tasks[n].enable_mask}; },
+      [&](std::size_t i) -> std::uint32_t {
+        const slot* s = cursor.slot_at(static_cast<std::uint32_t>(i));
+        return s ? static_cast<std::uint32_t>(s - t.slots.data()) + 1 : 0;
+      },
+      [&](std::size_t, std::size_t, std::size_t index, std::uint64_t reach) {
+        slot& s = t.slots[index];
+        if (fetched_role(s.role)) return;
+        s.extent = static_cast<std::uint32_t>(std::min<std::uint64_t>(std::max<std::uint64_t>(s.extent, reach), 0xffff'ffffu));
+      });
 }
 }  // namespace detail
 

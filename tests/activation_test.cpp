@@ -10,11 +10,7 @@
 
 #include <regcmd/programs/activation.hpp>
 
-#include "task_values.hpp"
-
 using namespace regcmd;
-using testing::count_of;
-using testing::value_at;
 
 namespace {
 constexpr std::uint16_t dpu = 0x1001;
@@ -43,9 +39,9 @@ TEST_CASE("sigmoid: the public LUT registers, its Q0.15 output conversion and en
   const auto p = built({.fn = activation::sigmoid, .M = 4, .N = 64});
   const program_view v = p.view();
   // Range [-8, 8]: index scale 16384 / 8 = 2048 (fp16 0x6800), step 32 / 2048 = 1/64.
-  CHECK(value_at(v, dpu, 0x4060) == 0x00020040);  // BN: ALU add, MUL on, ReLU bypassed
-  CHECK(value_at(v, dpu, 0x4064) == 0x80000000);  // -0.0f
-  CHECK(value_at(v, dpu, 0x4068) == 0x68000000);  // fp16(2048) << 16
+  CHECK_REGISTER(v, reg::DPU_BN_CFG::from_bits(0x00020040));  // BN: ALU add, MUL on, ReLU bypassed
+  CHECK_REGISTER(v, reg::DPU_BN_ALU_CFG::from_bits(0x80000000));  // -0.0f
+  CHECK_REGISTER(v, reg::DPU_BN_MUL_CFG::from_bits(0x68000000));  // fp16(2048) << 16
   CHECK_REGISTER(v, reg::DPU_EW_CFG::from_bits(0x302));
   CHECK_REGISTER(v, reg::DPU_LUT_CFG::from_bits(0x68));
   CHECK_REGISTER(v, reg::DPU_LUT_INFO::from_bits(0x050500));
@@ -64,8 +60,8 @@ TEST_CASE("sigmoid: the public LUT registers, its Q0.15 output conversion and en
   CHECK_REGISTER(v, reg::DPU_LUT_LO_SLOPE_SCALE::from_bits(0));
   CHECK_REGISTER(v, reg::DPU_LUT_LO_SLOPE_SHIFT::from_bits(0));
   // the upload: ACCESS_CFG 0x20000 (table 0, write) and 0x30000 (table 1), 513 entries each
-  CHECK(count_of(v, dpu, 0x4100) == 2);
-  CHECK(count_of(v, dpu, 0x4104) == 1026);
+  CHECK(testing::copies_of<reg::DPU_LUT_ACCESS_CFG>(v) == 2);
+  CHECK(testing::copies_of<reg::DPU_LUT_ACCESS_DATA>(v) == 1026);
   CHECK(v.entries[v.tasks[0].first] == entry::make(dpu, 0x00020000, 0x4100));
   CHECK(v.entries[v.tasks[0].first + 514] == entry::make(dpu, 0x00030000, 0x4100));
   const std::vector<std::int16_t> le = uploaded(v, 0), lo = uploaded(v, 1);
@@ -86,7 +82,7 @@ TEST_CASE("SiLU: its own range and exponent, a linear overflow tail by hand") {
   const auto p = built({.fn = activation::silu, .M = 1, .N = 1024});
   const program_view v = p.view();
   // Range [-12, 12]: 16384 / 12 = 1365.3 -> fp16 at most 1365 (0x6555); step 32 / 1365.
-  CHECK(value_at(v, dpu, 0x4068) == 0x65550000);
+  CHECK_REGISTER(v, reg::DPU_BN_MUL_CFG::from_bits(0x65550000));
   // max |silu| = silu(12) = 11.99993 -> e = 11 (24576 fits, 49152 does not)
   CHECK_REGISTER(v, reg::DPU_OUT_CVT_SHIFT::from_bits(0x8000b000));
   const std::vector<std::int16_t> le = uploaded(v, 0), lo = uploaded(v, 1);
@@ -108,8 +104,8 @@ TEST_CASE("every task of a flat LUT program uploads its tables: no task relies o
   const program_view w = many.view();
   REQUIRE(w.tasks.size() == 4);
   for (std::size_t t = 0; t < 4; ++t) {
-    CHECK(count_of(w, dpu, 0x4104, t) == 1026);
-    CHECK(count_of(w, dpu, 0x4100, t) == 2);
+    CHECK(testing::copies_of<reg::DPU_LUT_ACCESS_DATA>(w, testing::in_task{t}) == 1026);
+    CHECK(testing::copies_of<reg::DPU_LUT_ACCESS_CFG>(w, testing::in_task{t}) == 2);
     CHECK_REGISTER(w, reg::DPU_LUT_CFG::from_bits(0x68), testing::in_task{t});
     CHECK(w.tasks[t].count == 1028 + 66);  // the upload, 62 writes and the 4-entry tail
   }
@@ -118,42 +114,42 @@ TEST_CASE("every task of a flat LUT program uploads its tables: no task relies o
 TEST_CASE("ReLU family stage values: BN ReLU, ReLUX, PReLU multiplier, the shifted clip") {
   SUBCASE("relu: BN on with ALU and MUL bypassed") {
     const auto p = built({.fn = activation::relu, .M = 2, .N = 16});
-    CHECK(value_at(p.view(), dpu, 0x4060) == 0x12);  // ALU_BYPASS | MUL_BYPASS
+    CHECK_REGISTER(p.view(), reg::DPU_BN_CFG::from_bits(0x12));  // ALU_BYPASS | MUL_BYPASS
     CHECK_REGISTER(p.view(), reg::DPU_EW_CFG::from_bits(0x383));
-    CHECK(count_of(p.view(), dpu, 0x4108) == 0);     // no LUT registers
+    CHECK(testing::copies_of<reg::DPU_LUT_CFG>(p.view()) == 0);     // no LUT registers
   }
   SUBCASE("relu6 fp16: ReLUX at 6.0f, as Mesa's fused ReLU6") {
     const auto p = built({.fn = activation::relu6, .M = 2, .N = 16});
-    CHECK(value_at(p.view(), dpu, 0x4060) == 0x92);  // + RELUX_EN
-    CHECK(value_at(p.view(), dpu, 0x406c) == 0x40c00000);
+    CHECK_REGISTER(p.view(), reg::DPU_BN_CFG::from_bits(0x92));  // + RELUX_EN
+    CHECK_REGISTER(p.view(), reg::DPU_BN_RELUX_CMP_VALUE::from_bits(0x40c00000));
   }
   SUBCASE("relu6 int8: ReLUX at the integer 6") {
     const auto p = built({.fn = activation::relu6, .dtype = precision::int8, .M = 2, .N = 16});
-    CHECK(value_at(p.view(), dpu, 0x406c) == 6);
+    CHECK_REGISTER(p.view(), reg::DPU_BN_RELUX_CMP_VALUE::from_bits(6));
     CHECK_REGISTER(p.view(), reg::DPU_DATA_FORMAT::from_bits(0));  // int8 everywhere
   }
   SUBCASE("clip(-1, 1) fp16: BN adds 1.0f, clamps to [0, 2.0f], the EW immediate adds -1.0f") {
     const auto p = built({.fn = activation::clip, .M = 2, .N = 16, .lo = -1, .hi = 1});
-    CHECK(value_at(p.view(), dpu, 0x4060) == 0x00020090);  // SUM, RELUX_EN, MUL bypassed
-    CHECK(value_at(p.view(), dpu, 0x4064) == 0x3f800000);
-    CHECK(value_at(p.view(), dpu, 0x406c) == 0x40000000);
+    CHECK_REGISTER(p.view(), reg::DPU_BN_CFG::from_bits(0x00020090));  // SUM, RELUX_EN, MUL bypassed
+    CHECK_REGISTER(p.view(), reg::DPU_BN_ALU_CFG::from_bits(0x3f800000));
+    CHECK_REGISTER(p.view(), reg::DPU_BN_RELUX_CMP_VALUE::from_bits(0x40000000));
     CHECK_REGISTER(p.view(), reg::DPU_EW_CFG::from_bits(0x10820280));  // B's immediate add
-    CHECK(value_at(p.view(), dpu, 0x4090) == 0xbf800000);
+    CHECK_REGISTER(p.view(), reg::DPU_EW_OP_VALUE::from_bits(0xbf800000), testing::element{0});
   }
   SUBCASE("clip(-5, 100) int16: the offset on the way out") {
     const auto p = built({.fn = activation::clip, .dtype = precision::int16, .M = 2, .N = 16, .lo = -5, .hi = 100});
-    CHECK(value_at(p.view(), dpu, 0x4064) == 5);
-    CHECK(value_at(p.view(), dpu, 0x406c) == 105);
+    CHECK_REGISTER(p.view(), reg::DPU_BN_ALU_CFG::from_bits(5));
+    CHECK_REGISTER(p.view(), reg::DPU_BN_RELUX_CMP_VALUE::from_bits(105));
     CHECK_REGISTER(p.view(), reg::DPU_OUT_CVT_OFFSET::from_bits(0xfffffffb));
   }
   SUBCASE("leaky 0.1: fp16 0x2e66 as the multiplier, PReLU, ReLU bypassed") {
     const auto p = built({.fn = activation::leaky_relu, .M = 2, .N = 16, .slope = 0.1f});
-    CHECK(value_at(p.view(), dpu, 0x4060) == 0x62);  // ALU_BYPASS | MUL_PRELU | RELU_BYPASS
-    CHECK(value_at(p.view(), dpu, 0x4068) == 0x2e660000);
+    CHECK_REGISTER(p.view(), reg::DPU_BN_CFG::from_bits(0x62));  // ALU_BYPASS | MUL_PRELU | RELU_BYPASS
+    CHECK_REGISTER(p.view(), reg::DPU_BN_MUL_CFG::from_bits(0x2e660000));
   }
   SUBCASE("leaky 0.1 int8: round(0.1 * 2^15) = 3277, shift 15") {
     const auto p = built({.fn = activation::leaky_relu, .dtype = precision::int8, .M = 2, .N = 16, .slope = 0.1f});
-    CHECK(value_at(p.view(), dpu, 0x4068) == (3277u << 16 | 15u << 8));
+    CHECK_REGISTER(p.view(), reg::DPU_BN_MUL_CFG::from_bits((3277u << 16 | 15u << 8)));
   }
 }
 

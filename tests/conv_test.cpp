@@ -36,28 +36,6 @@ std::string_view refusal(const conv_spec& s) {
   return r.err().id();
 }
 
-// The value task `t` writes to (target, offset); the register must be written once.
-std::uint32_t value_at(const program_view& p, std::uint32_t t, std::uint16_t target, std::uint16_t offset) {
-  const task& k = p.tasks[t];
-  std::uint32_t value = 0, seen = 0;
-  for (std::uint32_t i = k.first; i < k.first + k.count; ++i) {
-    const entry e = p.entries[i];
-    if (e.target() == target && e.offset() == offset) {
-      value = e.value();
-      ++seen;
-    }
-  }
-  REQUIRE_MESSAGE(seen == 1, "register ", target, ":", offset, " written ", seen, " times");
-  return value;
-}
-
-bool written(const program_view& p, std::uint32_t t, std::uint16_t target, std::uint16_t offset) {
-  const task& k = p.tasks[t];
-  for (std::uint32_t i = k.first; i < k.first + k.count; ++i)
-    if (p.entries[i].target() == target && p.entries[i].offset() == offset) return true;
-  return false;
-}
-
 // The slot of task t with `role`: its offset and extent.
 slot slot_of(const program_view& p, std::uint32_t t, operand_role role) {
   const task& k = p.tasks[t];
@@ -72,7 +50,9 @@ void check_writes(const program_view& p, std::uint32_t t, const std::array<expec
   for (const expected_write& w : expected) {
     CAPTURE(w.target);
     CAPTURE(w.offset);
-    CHECK(value_at(p, t, w.target, w.offset) == w.value);
+    const entry expected = entry::make(w.target, w.value, w.offset);
+    CHECK_REGISTER(p, expected, testing::in_task{t});
+    CHECK(testing::copies_of(testing::program_of(p), testing::site_of(expected), testing::in_task{t}) == 1);
   }
 }
 
@@ -107,7 +87,7 @@ TEST_CASE("example A, one task: every register Mesa's table gives, and the skele
       {rdma, 0x5004, 0xe}, {rdma, 0x500c, 19}, {rdma, 0x5010, 19}, {rdma, 0x5014, 63}, {rdma, 0x501c, 0x2},
       {rdma, 0x5034, 0x1}, {rdma, 0x5044, 0x7810}, {rdma, 0x5068, 0x01010101}, {dpu, 0x4060, 0x53},
   }});
-  CHECK(value_at(p, 0, 0x0081, 0x0008) == 0x1d);  // CNA | CORE | DPU | DPU_RDMA
+  CHECK_REGISTER(p, reg::GLOBAL_OPERATION_ENABLE::from_bits(0x1d), testing::in_task{0});  // CNA | CORE | DPU | DPU_RDMA
   // operand extents: 5 input surfaces of 20x20 atoms; 28800 weight bytes; 4 output
   // surfaces (64 computed channels) of 20x20 atoms; 64 int32 biases
   CHECK(slot_of(p, 0, operand_role::feature).extent == 5 * 400 * 16);
@@ -220,8 +200,8 @@ TEST_CASE("the vendor's fp16 conv template: 14x14x32 -> 128, 3x3 VALID, fp16 out
       {dpu, 0x4040, 0x53},        {dpu, 0x4050, 0x126},      {dpu, 0x4054, 0},          {dpu, 0x4058, 0x7f},
       {dpu, 0x4084, 0x10001},     {dpu, 0x4088, 0},          {dpu, 0x40c0, 0x1200},     {dpu, 0x4060, 0x53},
   }});
-  CHECK(value_at(p, 0, 0x0081, 0x0008) == 0x0d);
-  CHECK_FALSE(written(p, 0, rdma, 0x5004));
+  CHECK_REGISTER(p, reg::GLOBAL_OPERATION_ENABLE::from_bits(0x0d), testing::in_task{0});
+  CHECK(testing::copies_of<reg::DPU_RDMA_RDMA_S_POINTER>(p, testing::in_task{0}) == 0);
 }
 
 TEST_CASE("kernel groups: 512 kernels of 3x3x512 int8 do not fit the CBUF at once") {
@@ -258,8 +238,8 @@ TEST_CASE("ReLU6 clamps in the BN stage at 6 in accumulator units, and a residua
   {
     const auto r = built(s);
     // BN: ALU and MUL bypassed, ReLU on, ReLUX at 6 / (0.5 · 0.25) = 48
-    CHECK(value_at(r.view(), 0, dpu, 0x4060) == 0x92);
-    CHECK(value_at(r.view(), 0, dpu, 0x406c) == 48);
+    CHECK_REGISTER(r.view(), reg::DPU_BN_CFG::from_bits(0x92), testing::in_task{0});
+    CHECK_REGISTER(r.view(), reg::DPU_BN_RELUX_CMP_VALUE::from_bits(48), testing::in_task{0});
     CHECK_REGISTER(r.view(), reg::DPU_EW_CFG::from_bits(0x383), testing::in_task{0});
     // int8 needs no shift: padding value 3, OW_OP 0 - (-2) = 2, output offset 5
     CHECK_REGISTER(r.view(), reg::CNA_PAD_CON1::from_bits(3), testing::in_task{0});
@@ -270,7 +250,7 @@ TEST_CASE("ReLU6 clamps in the BN stage at 6 in accumulator units, and a residua
   s.residual = {0.5f, -4};
   const auto r = built(s);
   const program_view p = r.view();
-  CHECK(value_at(p, 0, dpu, 0x4060) == 0x53);
+  CHECK_REGISTER(p, reg::DPU_BN_CFG::from_bits(0x53), testing::in_task{0});
   // EW: memory operand per pixel, one byte, SUM, converted (type 1), ReLU + ReLUX, LUT bypassed:
   // bits 6, 7, 10, 16-19 = 2, 22-23 = 1, 28-29 = 1, 31
   CHECK_REGISTER(p, reg::DPU_EW_CFG::from_bits(0x904204c0), testing::in_task{0});
@@ -287,13 +267,13 @@ TEST_CASE("leaky ReLU in the BN multiplier: PReLU on, ReLU bypassed, and refused
   const auto q = built({.in = conv_data::int8, .H = 4, .W = 4, .C = 16, .out_channels = 16, .input = {0.05f, 0},
                         .weights = {0.01f, 0}, .output = {1.0f, 0}, .activation = output_activation::leaky_relu,
                         .leaky_slope = 0.1f});
-  CHECK(value_at(q.view(), 0, dpu, 0x4060) == 0x62);                    // ALU_BYPASS | MUL_PRELU | RELU_BYPASS
-  CHECK(value_at(q.view(), 0, dpu, 0x4068) == (3277u << 16 | 15u << 8));  // round(0.1 * 2^15), shift 15
+  CHECK_REGISTER(q.view(), reg::DPU_BN_CFG::from_bits(0x62), testing::in_task{0});                    // ALU_BYPASS | MUL_PRELU | RELU_BYPASS
+  CHECK_REGISTER(q.view(), reg::DPU_BN_MUL_CFG::from_bits((3277u << 16 | 15u << 8)), testing::in_task{0});  // round(0.1 * 2^15), shift 15
   const auto f = built({.in = conv_data::fp16, .out = precision::fp16, .H = 4, .W = 4, .C = 16, .out_channels = 16,
                         .activation = output_activation::leaky_relu, .leaky_slope = 0.1f});
-  CHECK(value_at(f.view(), 0, dpu, 0x4060) == 0x62);
-  CHECK(value_at(f.view(), 0, dpu, 0x4068) == 0x2e660000);  // fp16(0.1)
-  CHECK(value_at(f.view(), 0, dpu, 0x4040) == 0x53);        // BS stays bypassed for a fp16 output
+  CHECK_REGISTER(f.view(), reg::DPU_BN_CFG::from_bits(0x62), testing::in_task{0});
+  CHECK_REGISTER(f.view(), reg::DPU_BN_MUL_CFG::from_bits(0x2e660000), testing::in_task{0});  // fp16(0.1)
+  CHECK_REGISTER(f.view(), reg::DPU_BS_CFG::from_bits(0x53), testing::in_task{0});        // BS stays bypassed for a fp16 output
   auto residual = build_conv({.in = conv_data::fp16, .out = precision::fp16, .H = 4, .W = 4, .C = 16, .out_channels = 16,
                               .residual_add = true, .activation = output_activation::leaky_relu});
   REQUIRE_FALSE(residual.ok());

@@ -10,8 +10,6 @@
 #include <regcmd/programs/matmul.hpp>
 #include <regcmd/rules/program_rules.hpp>
 
-#include "task_values.hpp"
-
 using namespace regcmd;
 
 namespace {
@@ -26,17 +24,6 @@ runtime_program<matmul_geometry> built(const matmul_spec& s) {
   return r.value();
 }
 
-// The value written to (target, offset), which must be written exactly once.
-std::uint32_t value_at(const runtime_program<matmul_geometry>& p, std::uint16_t target, std::uint16_t offset) {
-  std::uint32_t value = 0, seen = 0;
-  for (const entry& e : p.view().entries)
-    if (e.target() == target && e.offset() == offset) {
-      value = e.value();
-      ++seen;
-    }
-  REQUIRE(seen == 1);
-  return value;
-}
 }  // namespace
 
 TEST_CASE("implementation A, fp16 x fp16 -> fp32, M=4 K=64 N=64: all 104 register writes") {
@@ -202,7 +189,7 @@ TEST_CASE("row-major int8 -> int32, fp16 -> fp16 and int4 -> int16") {
   // reference "fp16 matmul -> fp16 output stage": BS 0x53, 0x40c0 = 0x20, 0x4084 = 0x10001
   const auto h = built({.in = precision::fp16, .out = precision::fp16, .M = 16, .K = 512, .N = 512});
   CHECK_REGISTER(h, reg::DPU_DATA_FORMAT::from_bits(0x48000002));
-  CHECK(value_at(h, 0x1001, 0x4040) == 0x53);
+  CHECK_REGISTER(h, reg::DPU_BS_CFG::from_bits(0x53));
   CHECK_REGISTER(h, reg::DPU_BS_OW_CFG::from_bits(0x126));
   CHECK_REGISTER(h, reg::DPU_OUT_CVT_SCALE::from_bits(0x00010001));
   CHECK_REGISTER(h, reg::DPU_SURFACE_ADD::from_bits(0x20));
@@ -210,7 +197,9 @@ TEST_CASE("row-major int8 -> int32, fp16 -> fp16 and int4 -> int16") {
   // int4: the reference's capture values (0x100c int4/int4, 0x4010 0x38000006, 0x4050 0x7fe),
   // 0x107c = K/16 like int8
   const auto q = built({.in = precision::int4, .out = precision::int16, .M = 8, .K = 512, .N = 64});
-  CHECK((value_at(q, 0x0201, 0x100c) & 0x3ff) == 0x360);
+  CHECK_FIELD(q, reg::CNA_CONV_CON1::CONV_MODE, reg::conv_mode::direct);  // 0x100c & 0x3ff = 0x360
+  CHECK_FIELD(q, reg::CNA_CONV_CON1::IN_PRECISION, precision::int4);
+  CHECK_FIELD(q, reg::CNA_CONV_CON1::PROC_PRECISION, precision::int4);
   CHECK_REGISTER(q, reg::DPU_DATA_FORMAT::from_bits(0x38000006));
   CHECK_REGISTER(q, reg::DPU_BS_OW_CFG::from_bits(0x7fe));
   CHECK_REGISTER(q, reg::CNA_DMA_CON1::from_bits(32));        // K / 16
@@ -331,7 +320,6 @@ TEST_CASE("every request rule refuses its shape at run time with its id") {
 // §4: BN_BYPASS 0, BN_ALU_BYPASS 1, BN_MUL_BYPASS 4, BN_MUL_PRELU 5, BN_RELU_BYPASS 6,
 // BN_RELUX_EN 7; fully bypassed 0x53) and fp16(0.1) = 0x2e66.
 TEST_CASE("a matmul's fused ReLU, ReLU6 and leaky ReLU: the BN stage in the same task") {
-  using testing::value_at;
   struct row {
     output_activation fn;
     float slope;
@@ -348,10 +336,10 @@ TEST_CASE("a matmul's fused ReLU, ReLU6 and leaky ReLU: the BN stage in the same
       REQUIRE(built.ok());
       const program_view v = built.value().view();
       CHECK(v.tasks.size() == 1);
-      CHECK(value_at(v, 0x1001, 0x4060) == r.bn_cfg);
-      CHECK(value_at(v, 0x1001, 0x4068) == r.bn_mul_cfg);
-      CHECK(value_at(v, 0x1001, 0x406c) == r.bn_relux_cmp);
-      CHECK(value_at(v, 0x1001, 0x4040) == 0x53);  // BS stays bypassed (rule fp16-output-stage)
+      CHECK_REGISTER(v, reg::DPU_BN_CFG::from_bits(r.bn_cfg));
+      CHECK_REGISTER(v, reg::DPU_BN_MUL_CFG::from_bits(r.bn_mul_cfg));
+      CHECK_REGISTER(v, reg::DPU_BN_RELUX_CMP_VALUE::from_bits(r.bn_relux_cmp));
+      CHECK_REGISTER(v, reg::DPU_BS_CFG::from_bits(0x53));  // BS stays bypassed (rule fp16-output-stage)
       CHECK(validate(v).ok());
     }
 }

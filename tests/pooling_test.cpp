@@ -10,10 +10,7 @@
 #include <regcmd/programs/pooling.hpp>
 #include <regcmd/rules/program_rules.hpp>
 
-#include "task_values.hpp"
-
 using namespace regcmd;
-using testing::value_at;
 
 namespace {
 constexpr std::uint16_t ppu = 0x4001, ppu_rdma = 0x8001;

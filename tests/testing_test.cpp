@@ -2,6 +2,7 @@
 // format and the registers' declarations (registers/cna.hpp), and the constexpr checks.
 #include <regcmd/testing/doctest.hpp>
 
+#include <array>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,6 +55,19 @@ static_assert(testing::has_field(two_tasks, &CNA_DATA_SIZE1::DATAIN_CHANNEL, 128
 static_assert(!testing::has_field(two_tasks, &CNA_DATA_SIZE1::DATAIN_CHANNEL, 64));              // task 1's copy is 128
 static_assert(!testing::has_field(two_tasks, &CNA_DATA_SIZE1::DATAIN_CHANNEL, 64, in_task{2}));  // no task 2
 static_assert(testing::task_count(testing::program_of(two_tasks)) == 2);
+static_assert(testing::has_register(two_tasks, GLOBAL_OPERATION_ENABLE{.CNA_OP_EN = 1, .CORE_OP_EN = 1, .DPU_OP_EN = 1},
+                                    in_task{1}));
+static_assert(!testing::has_field(two_tasks, &GLOBAL_OPERATION_ENABLE::PPU_OP_EN, 1));
+
+// Two elements of a register array (DPU_EW_OP_VALUE_0 and _1: fp32 2.0 and fp16 1.0), then
+// the op-enable.
+constexpr std::array<entry, 3> ew_operands = {encode(DPU_EW_OP_VALUE{.EW_OPERAND = 0x40000000}, 0).value(),
+                                              encode(DPU_EW_OP_VALUE{.EW_OPERAND = 0x3c00}, 1).value(), enable_entry};
+static_assert(testing::has_register(ew_operands, DPU_EW_OP_VALUE{.EW_OPERAND = 0x3c00}, testing::element{1}));
+static_assert(!testing::has_register(ew_operands, DPU_EW_OP_VALUE{.EW_OPERAND = 0x3c00}, testing::element{0}));
+static_assert(!testing::has_register(ew_operands, DPU_EW_OP_VALUE{.EW_OPERAND = 0x3c00}, testing::element{8}));
+static_assert(testing::has_field(ew_operands, &DPU_EW_OP_VALUE::EW_OPERAND, 0x40000000, testing::element{0}));
+static_assert(!testing::has_field(ew_operands, &DPU_EW_OP_VALUE::EW_OPERAND, 0x40000000, testing::element{2}));
 
 }  // namespace
 
@@ -165,6 +179,56 @@ TEST_CASE("testing: register and field checks say register, field, task, entry a
         "CNA_CBUF_CON0.DATA_BANK: the expected value 16 does not fit the field (bits 3:0)");
   CHECK(field_report(golden, &CNA_WEIGHT_SIZE0::WEIGHT_BYTES, 4096).message ==
         "CNA_WEIGHT_SIZE0 is not written in the program (expected CNA_WEIGHT_SIZE0.WEIGHT_BYTES 4096)");
+}
+
+TEST_CASE("testing: a register array's element and the op-enable mask are checked by their names") {
+  using testing::element;
+  using testing::field_report;
+  using testing::register_report;
+  CHECK(register_report(ew_operands, DPU_EW_OP_VALUE{.EW_OPERAND = 0x3c00}, element{1}).ok);
+  CHECK(register_report(ew_operands, DPU_EW_OP_VALUE{.EW_OPERAND = 0x3c00}, element{0}).message ==
+        "DPU_EW_OP_VALUE_0 at entry 0 (task 0, copy 1 of 1): EW_OPERAND_0 1073741824, expected 15360");
+  CHECK(field_report(ew_operands, &DPU_EW_OP_VALUE::EW_OPERAND, 15360, element{0}).message ==
+        "DPU_EW_OP_VALUE_0.EW_OPERAND_0 at entry 0 (task 0, copy 1 of 1): 1073741824, expected 15360");
+  CHECK(register_report(ew_operands, DPU_EW_OP_VALUE{.EW_OPERAND = 1}, element{2}).message ==
+        "DPU_EW_OP_VALUE_2 is not written in the program (expected EW_OPERAND_2=1)");
+  const std::string no_element = register_report(ew_operands, DPU_EW_OP_VALUE{.EW_OPERAND = 1}, element{8}).message;
+  CHECK(no_element.starts_with("DPU_EW_OP_VALUE: the expected value does not encode: "));
+  CHECK(no_element.find("array-element: ") != std::string::npos);
+  CHECK(no_element.find("(DPU_EW_OP_VALUE = 8)") != std::string::npos);
+  CHECK(field_report(ew_operands, &DPU_EW_OP_VALUE::EW_OPERAND, 1, element{8}).message ==
+        "DPU_EW_OP_VALUE has no element 8 (elements 0 to 7)");
+  // The op-enable entry (0x0081, 0x0008) holds CNA | CORE | DPU.
+  CHECK(register_report(ew_operands, GLOBAL_OPERATION_ENABLE{.CNA_OP_EN = 1, .CORE_OP_EN = 1, .DPU_OP_EN = 1}).ok);
+  CHECK(register_report(ew_operands, GLOBAL_OPERATION_ENABLE{.DPU_OP_EN = 1, .DPU_RDMA_OP_EN = 1}).message ==
+        "GLOBAL_OPERATION_ENABLE at entry 2 (task 0, copy 1 of 1): CNA_OP_EN 1, expected 0; CORE_OP_EN 1, expected 0; "
+        "DPU_RDMA_OP_EN 0, expected 1");
+  CHECK(field_report(ew_operands, &GLOBAL_OPERATION_ENABLE::PPU_OP_EN, 1).message ==
+        "GLOBAL_OPERATION_ENABLE.PPU_OP_EN at entry 2 (task 0, copy 1 of 1): 0, expected 1");
+  // The macros take the element and the task after the value.
+  CHECK_REGISTER(ew_operands, DPU_EW_OP_VALUE{.EW_OPERAND = 0x40000000}, element{0}, in_task{0});
+  CHECK_FIELD(ew_operands, DPU_EW_OP_VALUE::EW_OPERAND, 0x3c00, element{1});
+  CHECK_FIELD(ew_operands, GLOBAL_OPERATION_ENABLE::DPU_OP_EN, 1, in_task{0});
+}
+
+TEST_CASE("testing: an expected entry (a capture's target, value, offset) is checked as its register") {
+  using testing::register_report;
+  constexpr std::uint16_t cna = 0x0201;
+  CHECK(register_report(golden, entry::make(cna, 0x000000b1u, std::uint16_t{0x1040})).ok);
+  CHECK(register_report(golden, entry::make(cna, 0x000000b2u, std::uint16_t{0x1040})).message ==
+        "CNA_CBUF_CON0 at entry 0 (task 0, copy 1 of 1): DATA_BANK 1, expected 2");
+  CHECK(register_report(golden, entry::make(std::uint16_t{0x0081}, 0x0000001du, std::uint16_t{0x0008})).message ==
+        "GLOBAL_OPERATION_ENABLE at entry 2 (task 0, copy 1 of 1): DPU_RDMA_OP_EN 0, expected 1");
+  // Bits no field defines are compared too; a register the map lacks is named by its place.
+  std::vector<entry> odd = golden;
+  odd[0] = entry::make(cna, 0x800000b1u, std::uint16_t{0x1040});
+  odd.insert(odd.begin(), entry::make(cna, 0x5u, std::uint16_t{0x1ffc}));
+  CHECK(register_report(odd, CNA_CBUF_CON0{.DATA_BANK = 1, .WEIGHT_BANK = 11}).message ==
+        "CNA_CBUF_CON0 at entry 1 (task 0, copy 1 of 1): bits no field defines 0x80000000, expected 0x00000000");
+  CHECK(register_report(odd, entry::make(cna, 0x6u, std::uint16_t{0x1ffc})).message ==
+        "register 0x1ffc of target 0x0201 at entry 0 (task 0, copy 1 of 1): value 0x00000005, expected 0x00000006");
+  CHECK(register_report(golden, entry::make(cna, 0x6u, std::uint16_t{0x1ffc})).message ==
+        "register 0x1ffc of target 0x0201 is not written in the program (expected 0x00000006)");
 }
 
 TEST_CASE("testing: entries, programs and errors print decoded where doctest shows a value") {

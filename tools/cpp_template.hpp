@@ -211,26 +211,22 @@ struct captured_access {
 inline std::vector<captured_access> accesses_of(std::span<const entry> entries, std::span<const captured_task> tasks,
                                                 bool pingpong, std::span<const captured_slot> slots) {
   std::vector<captured_access> out;
-  regcmd::detail::dma_registers even, odd;
-  std::size_t next = 0;
-  for (std::size_t t = 0; t < tasks.size(); ++t) {
-    regcmd::detail::dma_registers& dma = pingpong && t % 2 ? odd : even;
-    for (std::size_t i = tasks[t].first; i < tasks[t].body_end; ++i) {
-      if (next < slots.size() && slots[next].entry == i)
-        dma.slot_of[address_register_index(entries[i])] = static_cast<std::uint32_t>(++next);
-      dma.values.write(entries[i]);
-    }
-    const auto blocks = unpack<reg::GLOBAL_OPERATION_ENABLE>(entries[tasks[t].op_enable].value());
-    for (std::size_t a = 0; a < address_registers.size(); ++a) {
-      if (dma.slot_of[a] == 0) continue;
-      const std::size_t s = dma.slot_of[a] - 1;
-      const std::uint64_t extent = dma_extent(dma.values, address_registers[a], blocks);
-      if (slots[s].address == 0 || extent == 0 || slots[s].role == operand_role::next_program) continue;
-      const bool writes = slots[s].role == operand_role::output;
-      if (!writes && !may_read_intermediate(address_registers[a].offset)) continue;
-      out.push_back({s, t, slots[s].address, slots[s].address + extent, writes});
-    }
-  }
+  std::size_t next = 0;  // slots are in entry order
+  regcmd::detail::each_task_dma(
+      entries, tasks.size(), pingpong,
+      [&](std::size_t t) {
+        return regcmd::detail::dma_task_body{tasks[t].first, tasks[t].body_end, entries[tasks[t].op_enable].value()};
+      },
+      [&](std::size_t i) -> std::uint32_t {
+        while (next < slots.size() && slots[next].entry < i) ++next;
+        return next < slots.size() && slots[next].entry == i ? static_cast<std::uint32_t>(next + 1) : 0;
+      },
+      [&](std::size_t t, std::size_t a, std::size_t s, std::uint64_t extent) {
+        if (slots[s].address == 0 || extent == 0 || slots[s].role == operand_role::next_program) return;
+        const bool writes = slots[s].role == operand_role::output;
+        if (!writes && !may_read_intermediate(address_registers[a].offset)) return;
+        out.push_back({s, t, slots[s].address, slots[s].address + extent, writes});
+      });
   return out;
 }
 

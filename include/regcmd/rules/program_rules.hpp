@@ -270,6 +270,37 @@ struct dma_registers {
   std::array<std::uint32_t, address_register_count> slot_of{};
 };
 
+// A task's body and op-enable mask, as each_task_dma reads them.
+struct dma_task_body {
+  std::size_t first = 0, end = 0;
+  std::uint32_t enable_mask = 0;
+};
+
+// Each DMA each task runs: after task n's body, f(n, address register index, slot index,
+// extent) for every address register its register group holds a slot for, the extent from
+// the group's registers (rules/dma_extent.hpp). The groups alternate task by task
+// (`alternate`: rknpu ping-pong) or one serves throughout. body(n) gives task n's body;
+// slot_at(i), asked in ascending order for the address registers' entries, the slot
+// index + 1 of entry i (0: none).
+template <class Body, class SlotAt, class F>
+constexpr void each_task_dma(std::span<const entry> entries, std::size_t tasks, bool alternate, Body&& body,
+                             SlotAt&& slot_at, F&& f) {
+  dma_registers even, odd;  // the ping-pong groups (not an array: g++ 12 misreads one in constant evaluation)
+  for (std::size_t n = 0; n < tasks; ++n) {
+    const dma_task_body k = body(n);
+    dma_registers& dma = alternate && n % 2 ? odd : even;
+    for (std::size_t i = k.first; i < k.end && i < entries.size(); ++i) {
+      const entry e = entries[i];
+      if (const std::size_t a = address_register_index(e); a < address_registers.size())
+        if (const std::uint32_t s = slot_at(i)) dma.slot_of[a] = s;
+      dma.values.write(e);
+    }
+    const auto blocks = unpack<reg::GLOBAL_OPERATION_ENABLE>(k.enable_mask);
+    for (std::size_t a = 0; a < address_registers.size(); ++a)
+      if (dma.slot_of[a] != 0) f(n, a, std::size_t{dma.slot_of[a] - 1}, dma_extent(dma.values, address_registers[a], blocks));
+  }
+}
+
 // slot-extent: the slot of each DMA the task runs covers what that DMA touches. Returns the
 // first address register whose slot falls short (address_registers.size(): none) and the
 // bytes its DMA touches; no status on the way (each is counted at compile time).

@@ -4,24 +4,33 @@
 //
 //   has_register(prog, reg::CNA_CBUF_CON0{.DATA_BANK = 1, .WEIGHT_BANK = 11})
 //   has_field(prog, &reg::CNA_DATA_SIZE1::DATAIN_CHANNEL, 512, in_task{1})
+//   has_register(prog, reg::DPU_EW_OP_VALUE{.EW_OPERAND = 0x40000000}, element{3})
+//   has_register(prog, reg::GLOBAL_OPERATION_ENABLE{.CNA_OP_EN = true, ...}, in_task{0})
+//   has_register(prog, entry::make(0x1001, 0x53, 0x4040))   // a capture's (target, value, offset)
 //
-// The bool forms are constexpr, for static_assert on programs built as constants; the
-// report forms say what was found where (register, field, task, entry, value), for a
-// test's failure message (regcmd/testing/doctest.hpp). A register written more than once
-// is checked copy by copy: the NPU uses the later copy, so a stale one is a finding
-// (regcmd-isa-reference, the 0x1040 note). A check of a register the program never
-// writes fails: there is nothing to hold the value.
+// A register array's element is named by its number (element{3}: DPU_EW_OP_VALUE_3); the
+// op-enable mask is the task tail's 0x0081 entry; an entry names its register by the map. The bool forms are constexpr, for
+// static_assert on programs built as constants; the report forms say what was found where
+// (register, field, task, entry, value), for a test's failure message
+// (regcmd/testing/doctest.hpp). A register written more than once is checked copy by copy:
+// the NPU uses the later copy, so a stale one is a finding (regcmd-isa-reference, the 0x1040
+// note). A check of a register the program never writes fails: there is nothing to hold
+// the value.
 
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 #include <regcmd/core/entry.hpp>
 #include <regcmd/core/layout.hpp>
 #include <regcmd/decode/diff.hpp>
+#include <regcmd/decode/format.hpp>
+#include <regcmd/decode/lookup.hpp>
 #include <regcmd/program/program.hpp>
+#include <regcmd/registers/global.hpp>
 
 namespace regcmd::testing {
 
@@ -53,6 +62,11 @@ struct in_task {
   constexpr bool all() const { return index == every; }
 };
 
+// An element of a register array, by its number as the register's name has it.
+struct element {
+  unsigned number = 0;
+};
+
 // How many tasks the program has.
 constexpr std::size_t task_count(const program_ref& p) {
   if (!p.tasks.empty()) return p.tasks.size();
@@ -61,52 +75,136 @@ constexpr std::size_t task_count(const program_ref& p) {
   return n;
 }
 
-// The task entry `i` belongs to; task_count(p) for one in no task (zero padding, entries
-// after the last op-enable).
-constexpr std::size_t task_of(const program_ref& p, std::size_t i) {
-  if (!p.tasks.empty()) {
-    for (std::size_t k = 0; k < p.tasks.size(); ++k)
-      if (i >= p.tasks[k].first && i < std::size_t{p.tasks[k].first} + p.tasks[k].count) return k;
-    return p.tasks.size();
+// Calls f(index, task, entry) for every entry in order; `task` is task_count(p) for an
+// entry in no task (zero padding, entries after the last op-enable). Tasks are in program
+// order (program_view's invariant), so the task is carried along, not searched.
+template <class F>
+constexpr void each_entry(const program_ref& p, F&& f) {
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < p.entries.size(); ++i) {
+    std::size_t task = k;
+    if (!p.tasks.empty()) {
+      while (k < p.tasks.size() && i >= std::size_t{p.tasks[k].first} + p.tasks[k].count) ++k;
+      task = k < p.tasks.size() && i >= p.tasks[k].first ? k : p.tasks.size();
+    }
+    f(i, task, p.entries[i]);
+    if (p.tasks.empty()) k += kind_of(p.entries[i]) == entry_kind::op_enable;
   }
-  std::size_t t = 0;
-  for (std::size_t j = 0; j < i && j < p.entries.size(); ++j) t += kind_of(p.entries[j]) == entry_kind::op_enable;
-  return t;
 }
 
-// Whether entry `e` is a write of register R.
+// The task entry `i` belongs to, as each_entry says it.
+constexpr std::size_t task_of(const program_ref& p, std::size_t i) {
+  std::size_t found = task_count(p);
+  each_entry(p, [&](std::size_t j, std::size_t task, entry) {
+    if (j == i) found = task;
+  });
+  return found;
+}
+
+// Where a register is written and how its value reads: its entry's target and offset, its
+// name and fields (a register array's element has its own names).
+struct register_site {
+  std::uint16_t target = 0, offset = 0;
+  std::string_view name;
+  std::span<const field_info> fields;
+
+  constexpr bool written_by(entry e) const { return e.target() == target && e.offset() == offset; }
+  // The field whose bits are `mask`.
+  constexpr const field_info* field_by_mask(std::uint64_t mask) const {
+    for (const field_info& f : fields)
+      if (f.shape.mask() == mask) return &f;
+    return nullptr;
+  }
+};
+
+// A register's site and the value expected there, or why the value does not encode.
+struct expected_value {
+  register_site site;
+  result<std::uint32_t> bits;
+};
+
 template <register_type R>
-constexpr bool writes(entry e) {
-  constexpr entry key = entry::make(R::block, 0, R::offset);
-  return e.target() == key.target() && e.offset() == key.offset();
+constexpr register_site site_of() {
+  const entry key = entry::make(R::block, 0, R::offset);
+  return {key.target(), key.offset(), R::name, fields_of<R>};
+}
+constexpr register_site op_enable_site() {
+  return {op_enable_target, op_enable_offset, reg::GLOBAL_OPERATION_ENABLE::name,
+          fields_of<reg::GLOBAL_OPERATION_ENABLE>};
+}
+// Element `number` of array A, or its first one (for the name) when there is no such element.
+template <register_array A>
+constexpr register_site site_of(element n) {
+  const bool in_range = n.number >= A::first_number && n.number - A::first_number < A::count;
+  const auto& info = array_elements<A>[in_range ? n.number - A::first_number : 0];
+  const entry key = entry::make(A::block, 0, info.offset);
+  return {key.target(), key.offset(), in_range ? info.name : A::name, info.fields};
 }
 
-// Calls f(index, entry) for each copy of R in the chosen task(s), in program order.
-template <register_type R, class F>
-constexpr void each_copy(const program_ref& p, in_task t, F&& f) {
-  for (std::size_t i = 0; i < p.entries.size(); ++i)
-    if (writes<R>(p.entries[i]) && (t.all() || task_of(p, i) == t.index)) f(i, p.entries[i]);
+// The register an entry writes, as the register map knows it (unnamed, without fields,
+// when it does not).
+constexpr register_site site_of(entry e) {
+  if (kind_of(e) == entry_kind::op_enable) return op_enable_site();
+  if (kind_of(e) == entry_kind::register_write)
+    if (const register_info* r = find_register(*block_from_target(e.target()), e.offset()))
+      return {e.target(), e.offset(), r->name, r->fields};
+  return {e.target(), e.offset(), {}, {}};
 }
 
-// How many copies of R the chosen task(s) hold.
+// An entry as typed from a capture or a listing: its register must hold its value.
+constexpr expected_value expected_of(entry e) { return {site_of(e), e.value()}; }
 template <register_type R>
-constexpr std::size_t copies_of(const program_ref& p, in_task t) {
+constexpr expected_value expected_of(const R& value) {
+  return {site_of<R>(), pack(value)};
+}
+constexpr expected_value expected_of(const reg::GLOBAL_OPERATION_ENABLE& mask) {
+  return {op_enable_site(), pack(mask)};
+}
+template <register_array A>
+constexpr expected_value expected_of(const A& value, element n) {
+  const result<entry> e = encode(value, n.number);
+  if (!e) return {site_of<A>(n), e.err()};
+  return {site_of<A>(n), e.value().value()};
+}
+
+// Calls f(index, task, entry) for each copy of the site's register in the chosen task(s).
+template <class F>
+constexpr void each_copy(const program_ref& p, const register_site& site, in_task t, F&& f) {
+  each_entry(p, [&](std::size_t i, std::size_t task, entry e) {
+    if (site.written_by(e) && (t.all() || task == t.index)) f(i, task, e);
+  });
+}
+
+constexpr std::size_t copies_of(const program_ref& p, const register_site& site, in_task t = {}) {
   std::size_t n = 0;
-  each_copy<R>(p, t, [&](std::size_t, entry) { ++n; });
+  each_copy(p, site, t, [&](std::size_t, std::size_t, entry) { ++n; });
   return n;
 }
+// How many copies of register R the chosen task(s) of a program hold.
+template <register_type R, class P>
+constexpr std::size_t copies_of(const P& prog, in_task t = {}) {
+  return copies_of(program_of(prog), site_of<R>(), t);
+}
 
-// Each copy of R holds `expected`, and there is one.
-template <class P, register_type R>
-constexpr bool has_register(const P& prog, const R& expected, in_task t = {}) {
-  const result<std::uint32_t> bits = pack(expected);
-  if (!bits) return false;
+// Each copy holds the expected value, and there is one.
+constexpr bool holds(const program_ref& p, const expected_value& want, in_task t) {
+  if (!want.bits) return false;
   bool found = false, all_equal = true;
-  each_copy<R>(program_of(prog), t, [&](std::size_t, entry e) {
+  each_copy(p, want.site, t, [&](std::size_t, std::size_t, entry e) {
     found = true;
-    all_equal = all_equal && e.value() == bits.value();
+    all_equal = all_equal && e.value() == want.bits.value();
   });
   return found && all_equal;
+}
+
+template <class P, class R>
+  requires requires(const R& r) { expected_of(r); }
+constexpr bool has_register(const P& prog, const R& expected, in_task t = {}) {
+  return holds(program_of(prog), expected_of(expected), t);
+}
+template <class P, register_array A>
+constexpr bool has_register(const P& prog, const A& expected, element n, in_task t = {}) {
+  return holds(program_of(prog), expected_of(expected, n), t);
 }
 
 // The bits of `value` as field F of a register places them (F's own checks apply: a value
@@ -116,17 +214,29 @@ constexpr std::uint64_t field_bits(const V& value) {
   return F(value).raw_value();
 }
 
-// Each copy of the register holding `field` has it equal to `value`, and there is one.
-template <class P, register_type R, class F, class V>
-constexpr bool has_field(const P& prog, F R::*field, const V& value, in_task t = {}) {
-  (void)field;
-  const std::uint64_t want = field_bits<F>(value);
+// Each copy of the site's register has field F equal to `want`, and there is one.
+template <class F>
+constexpr bool field_holds(const program_ref& p, const register_site& site, std::uint64_t want, in_task t) {
   bool found = false, all_equal = true;
-  each_copy<R>(program_of(prog), t, [&](std::size_t, entry e) {
+  each_copy(p, site, t, [&](std::size_t, std::size_t, entry e) {
     found = true;
     all_equal = all_equal && F::shape.extract(e.value()) == want;
   });
   return found && all_equal;
+}
+
+template <class P, register_type R, class F, class V>
+constexpr bool has_field(const P& prog, F R::*, const V& value, in_task t = {}) {
+  return field_holds<F>(program_of(prog), site_of<R>(), field_bits<F>(value), t);
+}
+template <class P, class F, class V>
+constexpr bool has_field(const P& prog, F reg::GLOBAL_OPERATION_ENABLE::*, const V& value, in_task t = {}) {
+  return field_holds<F>(program_of(prog), op_enable_site(), field_bits<F>(value), t);
+}
+template <class P, register_array A, class F, class V>
+constexpr bool has_field(const P& prog, F A::*, const V& value, element n, in_task t = {}) {
+  return n.number >= A::first_number && n.number - A::first_number < A::count &&
+         field_holds<F>(program_of(prog), site_of<A>(n), field_bits<F>(value), t);
 }
 
 // What a check found: ok, or one line per finding.
@@ -144,8 +254,8 @@ struct check_report {
 
 namespace detail {
 // "entry 12 (task 0, copy 2 of 2)"
-inline std::string where(const program_ref& p, std::size_t index, std::size_t copy, std::size_t copies) {
-  const std::size_t task = task_of(p, index);
+inline std::string where(const program_ref& p, std::size_t index, std::size_t task, std::size_t copy,
+                         std::size_t copies) {
   std::string s;
   if (task < task_count(p))
     append(s, "entry ", std::to_string(index), " (task ", std::to_string(task));
@@ -163,89 +273,121 @@ inline std::string scope(const program_ref& p, in_task t) {
   return s;
 }
 
-// The field of R whose bits are `mask`.
-template <register_type R>
-constexpr const field_info* field_by_mask(std::uint32_t mask) {
-  for (const field_info& f : R::field_table)
-    if (f.shape.mask() == mask) return &f;
-  return nullptr;
-}
-
 // "DATA_BANK=1 WEIGHT_BANK=11": the fields of a value, the zero ones left out.
-template <register_type R>
-std::string fields_text(std::uint32_t bits) {
+inline std::string fields_text(const register_site& site, std::uint32_t bits) {
   std::string s;
-  for (const field_info& f : R::field_table)
+  for (const field_info& f : site.fields)
     if (const std::uint64_t v = f.shape.extract(bits); v != 0)
       append(s, s.empty() ? "" : " ", f.name, "=", field_text(f, v));
+  if (site.fields.empty()) return hex(bits, 8);
   return s.empty() ? "all fields 0" : s;
 }
-}  // namespace detail
 
-// has_register, saying each copy that differs: its differing fields, found and expected.
-template <class P, register_type R>
-check_report register_report(const P& prog, const R& expected, in_task t = {}) {
-  const program_ref p = program_of(prog);
+// The register's name, or its target and offset when the map has none.
+inline std::string label(const register_site& site) {
+  if (!site.name.empty()) return std::string(site.name);
+  std::string s;
+  append(s, "register ", hex(site.offset, 4), " of target ", hex(site.target, 4));
+  return s;
+}
+
+inline std::uint32_t defined_bits(const register_site& site) {
+  std::uint32_t m = 0;
+  for (const field_info& f : site.fields) m |= static_cast<std::uint32_t>(f.shape.mask());
+  return m;
+}
+
+inline check_report register_report(const program_ref& p, const expected_value& want, in_task t) {
   check_report r;
-  const result<std::uint32_t> bits = pack(expected);
-  if (!bits) {
-    r.add(R::name, ": the expected value does not encode: ", bits.err().message());
+  const register_site& site = want.site;
+  if (!want.bits) {
+    r.add(label(site), ": the expected value does not encode: ", to_string(want.bits.err()));
     return r;
   }
-  const std::size_t copies = copies_of<R>(p, t);
+  const std::uint32_t bits = want.bits.value();
+  const std::size_t copies = copies_of(p, site, t);
   if (copies == 0) {
-    r.add(R::name, " is not written in ", detail::scope(p, t), " (expected ", detail::fields_text<R>(bits.value()),
-          ")");
+    r.add(label(site), " is not written in ", scope(p, t), " (expected ", fields_text(site, bits), ")");
     return r;
   }
   std::size_t copy = 0;
-  each_copy<R>(p, t, [&](std::size_t i, entry e) {
+  each_copy(p, site, t, [&](std::size_t i, std::size_t task, entry e) {
     ++copy;
-    if (e.value() == bits.value()) return;
+    if (e.value() == bits) return;
     std::string line;
-    append(line, R::name, " at ", detail::where(p, i, copy, copies), ":");
+    append(line, label(site), " at ", where(p, i, task, copy, copies), ":");
     bool first = true;
-    for (const field_info& f : R::field_table) {
-      const std::uint64_t found = f.shape.extract(e.value()), want = f.shape.extract(bits.value());
-      if (found == want) continue;
-      append(line, first ? " " : "; ", f.name, " ", field_text(f, found), ", expected ", field_text(f, want));
+    for (const field_info& f : site.fields) {
+      const std::uint64_t found = f.shape.extract(e.value()), expected = f.shape.extract(bits);
+      if (found == expected) continue;
+      append(line, first ? " " : "; ", f.name, " ", field_text(f, found), ", expected ", field_text(f, expected));
       first = false;
     }
-    if (first) append(line, " reserved bits ", hex(e.value() & ~defined_mask<R>(), 8), ", expected 0");
+    if (const std::uint32_t rest = ~defined_bits(site); (e.value() & rest) != (bits & rest))
+      append(line, first ? " " : "; ", site.fields.empty() ? "value " : "bits no field defines ",
+             hex(e.value() & rest, 8), ", expected ", hex(bits & rest, 8));
     r.add(line);
   });
   return r;
 }
 
-// has_field, saying each copy whose field differs: the value found and the one expected.
-template <class P, register_type R, class F, class V>
-check_report field_report(const P& prog, F R::*field, const V& value, in_task t = {}) {
-  (void)field;
-  const program_ref p = program_of(prog);
-  const field_info* info = detail::field_by_mask<R>(F::shape.mask());
+template <class F>
+check_report field_report(const program_ref& p, const register_site& site, std::uint64_t want, in_task t) {
+  const field_info* info = site.field_by_mask(F::shape.mask());
   std::string name;
-  append(name, R::name, ".", info ? info->name : "?");
+  append(name, site.name, ".", info ? info->name : "?");
   check_report r;
-  const std::uint64_t want = field_bits<F>(value);
   if (*check_field(F::shape, want) != no_violation) {
     r.add(name, ": the expected value ", std::to_string(want), " does not fit the field (bits ",
           std::to_string(F::shape.msb), ":", std::to_string(F::shape.lsb), ")");
     return r;
   }
-  const std::size_t copies = copies_of<R>(p, t);
+  const std::size_t copies = copies_of(p, site, t);
   if (copies == 0) {
-    r.add(R::name, " is not written in ", detail::scope(p, t), " (expected ", name, " ", field_text(*info, want), ")");
+    r.add(site.name, " is not written in ", scope(p, t), " (expected ", name, " ", field_text(*info, want), ")");
     return r;
   }
   std::size_t copy = 0;
-  each_copy<R>(p, t, [&](std::size_t i, entry e) {
+  each_copy(p, site, t, [&](std::size_t i, std::size_t task, entry e) {
     ++copy;
     const std::uint64_t found = F::shape.extract(e.value());
     if (found == want) return;
-    r.add(name, " at ", detail::where(p, i, copy, copies), ": ", field_text(*info, found), ", expected ",
+    r.add(name, " at ", where(p, i, task, copy, copies), ": ", field_text(*info, found), ", expected ",
           field_text(*info, want));
   });
   return r;
+}
+}  // namespace detail
+
+// has_register, saying each copy that differs: its differing fields, found and expected.
+template <class P, class R>
+  requires requires(const R& r) { expected_of(r); }
+check_report register_report(const P& prog, const R& expected, in_task t = {}) {
+  return detail::register_report(program_of(prog), expected_of(expected), t);
+}
+template <class P, register_array A>
+check_report register_report(const P& prog, const A& expected, element n, in_task t = {}) {
+  return detail::register_report(program_of(prog), expected_of(expected, n), t);
+}
+
+// has_field, saying each copy whose field differs: the value found and the one expected.
+template <class P, register_type R, class F, class V>
+check_report field_report(const P& prog, F R::*, const V& value, in_task t = {}) {
+  return detail::field_report<F>(program_of(prog), site_of<R>(), field_bits<F>(value), t);
+}
+template <class P, class F, class V>
+check_report field_report(const P& prog, F reg::GLOBAL_OPERATION_ENABLE::*, const V& value, in_task t = {}) {
+  return detail::field_report<F>(program_of(prog), op_enable_site(), field_bits<F>(value), t);
+}
+template <class P, register_array A, class F, class V>
+check_report field_report(const P& prog, F A::*, const V& value, element n, in_task t = {}) {
+  if (n.number < A::first_number || n.number - A::first_number >= A::count) {
+    check_report r;
+    r.add(A::name, " has no element ", std::to_string(n.number), " (elements ", std::to_string(A::first_number), " to ",
+          std::to_string(A::first_number + A::count - 1), ")");
+    return r;
+  }
+  return detail::field_report<F>(program_of(prog), site_of<A>(n), field_bits<F>(value), t);
 }
 
 }  // namespace regcmd::testing

@@ -8,6 +8,7 @@
 //   CHECK_REGISTER(prog, CNA_CBUF_CON0{...}, regcmd::testing::in_task{2});
 //   CHECK_FIELD(prog, CNA_DATA_SIZE1::DATAIN_CHANNEL, 512);
 //   CHECK_FIELD(prog, CNA_DATA_SIZE1::DATAIN_CHANNEL, 512, regcmd::testing::in_task{1});
+//   CHECK_REGISTER(prog, DPU_EW_OP_VALUE{.EW_OPERAND = 0x3c00}, regcmd::testing::element{2});
 //
 // and REQUIRE_ forms that end the test case. A failure prints the macro as written and the
 // report of regcmd/testing/compare.hpp or checks.hpp; a pass prints nothing. Entries,
@@ -41,15 +42,15 @@ inline std::string program_text(const program_ref& p) {
   const std::size_t tasks = task_count(p);
   std::string out;
   append(out, std::to_string(p.entries.size()), " entries, ", std::to_string(tasks), tasks == 1 ? " task" : " tasks");
-  std::size_t task = static_cast<std::size_t>(-1);
-  for (std::size_t i = 0; i < p.entries.size(); ++i) {
+  std::size_t shown = static_cast<std::size_t>(-1);
+  each_entry(p, [&](std::size_t i, std::size_t task, entry e) {
     out += '\n';
-    if (const std::size_t t = task_of(p, i); t != task && t < tasks) {
-      task = t;
-      append(out, "task ", std::to_string(t), ":\n");
+    if (task != shown && task < tasks) {
+      shown = task;
+      append(out, "task ", std::to_string(task), ":\n");
     }
-    append(out, "  ", format_text(decode(p.entries[i]), i));
-  }
+    append(out, "  ", format_text(decode(e), i));
+  });
   return out;
 }
 
