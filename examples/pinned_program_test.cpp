@@ -46,6 +46,8 @@ TEST_CASE("pinned: the program is its golden, register by register") { CHECK_REG
 TEST_CASE("pinned: its registers and fields by name") {
   CHECK_REGISTER(add, DPU_DATA_CUBE_CHANNEL{.CHANNEL = 7, .ORIG_CHANNEL = 7});
   CHECK_FIELD(add, DPU_DATA_CUBE_WIDTH::WIDTH, 39);
+  CHECK_REGISTER(add, DPU_EW_OP_VALUE{.EW_OPERAND = 0x3f400000}, testing::element{0});  // an array's element
+  CHECK_FIELD(add, GLOBAL_OPERATION_ENABLE::DPU_RDMA_OP_EN, 1);                         // the op-enable mask
   CHECK(add.view().tasks.size() == 1);
 }
 
