@@ -132,10 +132,15 @@ constexpr register_site op_enable_site() {
   return {op_enable_target, op_enable_offset, reg::GLOBAL_OPERATION_ENABLE::name,
           fields_of<reg::GLOBAL_OPERATION_ENABLE>};
 }
+// Whether array A has an element of that number.
+template <register_array A>
+constexpr bool has_element(element n) {
+  return n.number >= A::first_number && n.number - A::first_number < A::count;
+}
 // Element `number` of array A, or its first one (for the name) when there is no such element.
 template <register_array A>
 constexpr register_site site_of(element n) {
-  const bool in_range = n.number >= A::first_number && n.number - A::first_number < A::count;
+  const bool in_range = has_element<A>(n);
   const auto& info = array_elements<A>[in_range ? n.number - A::first_number : 0];
   const entry key = entry::make(A::block, 0, info.offset);
   return {key.target(), key.offset(), in_range ? info.name : A::name, info.fields};
@@ -235,8 +240,7 @@ constexpr bool has_field(const P& prog, F reg::GLOBAL_OPERATION_ENABLE::*, const
 }
 template <class P, register_array A, class F, class V>
 constexpr bool has_field(const P& prog, F A::*, const V& value, element n, in_task t = {}) {
-  return n.number >= A::first_number && n.number - A::first_number < A::count &&
-         field_holds<F>(program_of(prog), site_of<A>(n), field_bits<F>(value), t);
+  return has_element<A>(n) && field_holds<F>(program_of(prog), site_of<A>(n), field_bits<F>(value), t);
 }
 
 // What a check found: ok, or one line per finding.
@@ -381,7 +385,7 @@ check_report field_report(const P& prog, F reg::GLOBAL_OPERATION_ENABLE::*, cons
 }
 template <class P, register_array A, class F, class V>
 check_report field_report(const P& prog, F A::*, const V& value, element n, in_task t = {}) {
-  if (n.number < A::first_number || n.number - A::first_number >= A::count) {
+  if (!has_element<A>(n)) {
     check_report r;
     r.add(A::name, " has no element ", std::to_string(n.number), " (elements ", std::to_string(A::first_number), " to ",
           std::to_string(A::first_number + A::count - 1), ")");
