@@ -5,7 +5,7 @@
 // the references by the hand-typed tests (matmul_test, elementwise_test, ...).
 //
 // A deliberate change of the emitted bytes rewrites the files with
-//   REGCMD_WRITE_GOLDENS=1 build/gcc/tests/regcmd_unit_tests -tc='golden*'
+//   REGCMD_WRITE_GOLDENS=1 build/clang/tests/regcmd_unit_tests -tc='golden*'
 // and the diff of tests/data/golden/ is then the change to review.
 #include <regcmd/testing/doctest.hpp>
 
