@@ -70,7 +70,8 @@ constexpr void widen_extents(const patch_target& t, bool alternate) {
       [&](std::size_t, std::size_t, std::size_t index, std::uint64_t reach) {
         slot& s = t.slots[index];
         if (fetched_role(s.role)) return;
-        s.extent = static_cast<std::uint32_t>(std::min<std::uint64_t>(std::max<std::uint64_t>(s.extent, reach), 0xffff'ffffu));
+        const std::uint64_t widest = std::max<std::uint64_t>(s.extent, reach);
+        s.extent = static_cast<std::uint32_t>(std::min<std::uint64_t>(widest, 0xffff'ffffu));
       });
 }
 }  // namespace detail

@@ -267,13 +267,14 @@ TEST_CASE("leaky ReLU in the BN multiplier: PReLU on, ReLU bypassed, and refused
   const auto q = built({.in = conv_data::int8, .H = 4, .W = 4, .C = 16, .out_channels = 16, .input = {0.05f, 0},
                         .weights = {0.01f, 0}, .output = {1.0f, 0}, .activation = output_activation::leaky_relu,
                         .leaky_slope = 0.1f});
-  CHECK_REGISTER(q.view(), reg::DPU_BN_CFG::from_bits(0x62), testing::in_task{0});                    // ALU_BYPASS | MUL_PRELU | RELU_BYPASS
-  CHECK_REGISTER(q.view(), reg::DPU_BN_MUL_CFG::from_bits((3277u << 16 | 15u << 8)), testing::in_task{0});  // round(0.1 * 2^15), shift 15
+  // BN: ALU_BYPASS | MUL_PRELU | RELU_BYPASS; the multiplier round(0.1 * 2^15), shift 15
+  CHECK_REGISTER(q.view(), reg::DPU_BN_CFG::from_bits(0x62), testing::in_task{0});
+  CHECK_REGISTER(q.view(), reg::DPU_BN_MUL_CFG::from_bits(3277u << 16 | 15u << 8), testing::in_task{0});
   const auto f = built({.in = conv_data::fp16, .out = precision::fp16, .H = 4, .W = 4, .C = 16, .out_channels = 16,
                         .activation = output_activation::leaky_relu, .leaky_slope = 0.1f});
   CHECK_REGISTER(f.view(), reg::DPU_BN_CFG::from_bits(0x62), testing::in_task{0});
   CHECK_REGISTER(f.view(), reg::DPU_BN_MUL_CFG::from_bits(0x2e660000), testing::in_task{0});  // fp16(0.1)
-  CHECK_REGISTER(f.view(), reg::DPU_BS_CFG::from_bits(0x53), testing::in_task{0});        // BS stays bypassed for a fp16 output
+  CHECK_REGISTER(f.view(), reg::DPU_BS_CFG::from_bits(0x53), testing::in_task{0});  // bypassed for a fp16 output
   auto residual = build_conv({.in = conv_data::fp16, .out = precision::fp16, .H = 4, .W = 4, .C = 16, .out_channels = 16,
                               .residual_add = true, .activation = output_activation::leaky_relu});
   REQUIRE_FALSE(residual.ok());

@@ -269,7 +269,8 @@ TEST_CASE("a fused activation rides every tile of a plan, and is refused when K 
   REQUIRE(tiled.ok());
   const program_view v = tiled.value().view();
   REQUIRE(v.tasks.size() == 2);
-  for (std::size_t t = 0; t < v.tasks.size(); ++t) CHECK_REGISTER(v, reg::DPU_BN_CFG::from_bits(0x12), testing::in_task{t});
+  for (std::size_t t = 0; t < v.tasks.size(); ++t)
+    CHECK_REGISTER(v, reg::DPU_BN_CFG::from_bits(0x12), testing::in_task{t});
   const auto split = plan(matmul_spec{.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 16384, .N = 64,
                                       .activation = output_activation::relu});
   REQUIRE_FALSE(split.ok());

@@ -297,7 +297,8 @@ constexpr void each_task_dma(std::span<const entry> entries, std::size_t tasks, 
     }
     const auto blocks = unpack<reg::GLOBAL_OPERATION_ENABLE>(k.enable_mask);
     for (std::size_t a = 0; a < address_registers.size(); ++a)
-      if (dma.slot_of[a] != 0) f(n, a, std::size_t{dma.slot_of[a] - 1}, dma_extent(dma.values, address_registers[a], blocks));
+      if (const std::uint32_t s = dma.slot_of[a]; s != 0)
+        f(n, a, std::size_t{s - 1}, dma_extent(dma.values, address_registers[a], blocks));
   }
 }
 

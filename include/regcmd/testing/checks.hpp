@@ -9,13 +9,13 @@
 //   has_register(prog, entry::make(0x1001, 0x53, 0x4040))   // a capture's (target, value, offset)
 //
 // A register array's element is named by its number (element{3}: DPU_EW_OP_VALUE_3); the
-// op-enable mask is the task tail's 0x0081 entry; an entry names its register by the map. The bool forms are constexpr, for
-// static_assert on programs built as constants; the report forms say what was found where
-// (register, field, task, entry, value), for a test's failure message
-// (regcmd/testing/doctest.hpp). A register written more than once is checked copy by copy:
-// the NPU uses the later copy, so a stale one is a finding (regcmd-isa-reference, the 0x1040
-// note). A check of a register the program never writes fails: there is nothing to hold
-// the value.
+// op-enable mask is the task tail's 0x0081 entry; an entry names its register by the map.
+// The bool forms are constexpr, for static_assert on programs built as constants; the
+// report forms say what was found where (register, field, task, entry, value), for a
+// test's failure message (regcmd/testing/doctest.hpp). A register written more than once
+// is checked copy by copy: the NPU uses the later copy, so a stale one is a finding
+// (regcmd-isa-reference, the 0x1040 note). A check of a register the program never writes
+// fails: there is nothing to hold the value.
 
 #include <cstddef>
 #include <cstdint>
