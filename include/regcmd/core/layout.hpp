@@ -91,11 +91,14 @@ template <register_layout L>
 inline constexpr std::span<const field_info> fields_of{L::field_table};
 
 // Bits of the register value that some field defines; the rest is reserved.
+constexpr std::uint32_t defined_mask(std::span<const field_info> fields) {
+  std::uint32_t m = 0;
+  for (const field_info& f : fields) m |= f.shape.mask();
+  return m;
+}
 template <register_layout L>
 constexpr std::uint32_t defined_mask() {
-  std::uint32_t m = 0;
-  for (const field_info& f : fields_of<L>) m |= f.shape.mask();
-  return m;
+  return defined_mask(fields_of<L>);
 }
 
 // Check every field and pack them into the 32-bit register value. A plain loop over the

@@ -123,14 +123,19 @@ struct expected_value {
   result<std::uint32_t> bits;
 };
 
-template <register_type R>
+// A register the checks take by its type: one of the map, or the op-enable mask (written
+// through the task tail's 0x0081 entry, registers/global.hpp).
+template <class R>
+concept checked_register = register_type<R> || std::is_same_v<R, reg::GLOBAL_OPERATION_ENABLE>;
+
+template <checked_register R>
 constexpr register_site site_of() {
-  const entry key = entry::make(R::block, 0, R::offset);
-  return {key.target(), key.offset(), R::name, fields_of<R>};
-}
-constexpr register_site op_enable_site() {
-  return {op_enable_target, op_enable_offset, reg::GLOBAL_OPERATION_ENABLE::name,
-          fields_of<reg::GLOBAL_OPERATION_ENABLE>};
+  if constexpr (std::is_same_v<R, reg::GLOBAL_OPERATION_ENABLE>) {
+    return {op_enable_target, op_enable_offset, R::name, fields_of<R>};
+  } else {
+    const entry key = entry::make(R::block, 0, R::offset);
+    return {key.target(), key.offset(), R::name, fields_of<R>};
+  }
 }
 // Whether array A has an element of that number.
 template <register_array A>
@@ -149,7 +154,7 @@ constexpr register_site site_of(element n) {
 // The register an entry writes, as the register map knows it (unnamed, without fields,
 // when it does not).
 constexpr register_site site_of(entry e) {
-  if (kind_of(e) == entry_kind::op_enable) return op_enable_site();
+  if (kind_of(e) == entry_kind::op_enable) return site_of<reg::GLOBAL_OPERATION_ENABLE>();
   if (kind_of(e) == entry_kind::register_write)
     if (const register_info* r = find_register(*block_from_target(e.target()), e.offset()))
       return {e.target(), e.offset(), r->name, r->fields};
@@ -158,12 +163,9 @@ constexpr register_site site_of(entry e) {
 
 // An entry as typed from a capture or a listing: its register must hold its value.
 constexpr expected_value expected_of(entry e) { return {site_of(e), e.value()}; }
-template <register_type R>
+template <checked_register R>
 constexpr expected_value expected_of(const R& value) {
   return {site_of<R>(), pack(value)};
-}
-constexpr expected_value expected_of(const reg::GLOBAL_OPERATION_ENABLE& mask) {
-  return {op_enable_site(), pack(mask)};
 }
 template <register_array A>
 constexpr expected_value expected_of(const A& value, element n) {
@@ -230,13 +232,9 @@ constexpr bool field_holds(const program_ref& p, const register_site& site, std:
   return found && all_equal;
 }
 
-template <class P, register_type R, class F, class V>
+template <class P, checked_register R, class F, class V>
 constexpr bool has_field(const P& prog, F R::*, const V& value, in_task t = {}) {
   return field_holds<F>(program_of(prog), site_of<R>(), field_bits<F>(value), t);
-}
-template <class P, class F, class V>
-constexpr bool has_field(const P& prog, F reg::GLOBAL_OPERATION_ENABLE::*, const V& value, in_task t = {}) {
-  return field_holds<F>(program_of(prog), op_enable_site(), field_bits<F>(value), t);
 }
 template <class P, register_array A, class F, class V>
 constexpr bool has_field(const P& prog, F A::*, const V& value, element n, in_task t = {}) {
@@ -295,12 +293,6 @@ inline std::string label(const register_site& site) {
   return s;
 }
 
-inline std::uint32_t defined_bits(const register_site& site) {
-  std::uint32_t m = 0;
-  for (const field_info& f : site.fields) m |= static_cast<std::uint32_t>(f.shape.mask());
-  return m;
-}
-
 inline check_report register_report(const program_ref& p, const expected_value& want, in_task t) {
   check_report r;
   const register_site& site = want.site;
@@ -327,7 +319,7 @@ inline check_report register_report(const program_ref& p, const expected_value& 
       append(line, first ? " " : "; ", f.name, " ", field_text(f, found), ", expected ", field_text(f, expected));
       first = false;
     }
-    if (const std::uint32_t rest = ~defined_bits(site); (e.value() & rest) != (bits & rest))
+    if (const std::uint32_t rest = ~defined_mask(site.fields); (e.value() & rest) != (bits & rest))
       append(line, first ? " " : "; ", site.fields.empty() ? "value " : "bits no field defines ",
              hex(e.value() & rest, 8), ", expected ", hex(bits & rest, 8));
     r.add(line);
@@ -375,13 +367,9 @@ check_report register_report(const P& prog, const A& expected, element n, in_tas
 }
 
 // has_field, saying each copy whose field differs: the value found and the one expected.
-template <class P, register_type R, class F, class V>
+template <class P, checked_register R, class F, class V>
 check_report field_report(const P& prog, F R::*, const V& value, in_task t = {}) {
   return detail::field_report<F>(program_of(prog), site_of<R>(), field_bits<F>(value), t);
-}
-template <class P, class F, class V>
-check_report field_report(const P& prog, F reg::GLOBAL_OPERATION_ENABLE::*, const V& value, in_task t = {}) {
-  return detail::field_report<F>(program_of(prog), op_enable_site(), field_bits<F>(value), t);
 }
 template <class P, register_array A, class F, class V>
 check_report field_report(const P& prog, F A::*, const V& value, element n, in_task t = {}) {
