@@ -21,11 +21,15 @@
 //     idle) and returns 0 even for a job it drops; a job that faults is stopped as after
 //     the kernel's timeout (REGCMD_EMU_STOP_MS, 500 by default): its core is reset and its
 //     fence carries -ECANCELED once the timeout has passed. The jobs of a file run in
-//     order, each from the end of the one before. A BO's CPU mapping and the NPU's view
-//     are separate copies, as with non-coherent caches: FINI_BO copies the CPU's bytes to
-//     the NPU's, PREP_BO back after waiting for the BO's last writer until its deadline.
+//     order, each from the end of the one before. PREP_BO waits for the BO's last
+//     writer until its deadline.
 //     dma-buf EXPORT_SYNC_FILE and SYNC_IOC_FILE_INFO report the fence of the last job
 //     that wrote a BO (a later job of the file replaces an earlier one's).
+// Caches (cpu_cache.hpp): a cacheable buffer (rknpu RKNPU_MEM_CACHEABLE, every rocket BO)
+// is two copies, the CPU's mapping and the NPU's, joined only by syncs: a TO_DEVICE sync
+// (rknpu MEM_SYNC, rocket FINI_BO) writes back the lines the CPU wrote, a FROM_DEVICE sync
+// (MEM_SYNC, PREP_BO) reads the NPU's again and drops CPU writes never synced. The kernel
+// reads rknpu's task descriptors through its own (cached, so coherent) mapping.
 // Both export BOs as dma-bufs (PRIME_HANDLE_TO_FD): each a file of its own inode, as the
 // kernel's are, so a library can tell one export from another by fstat.
 // The dma-heap nodes /dev/dma_heap/system and /dev/dma_heap/cma allocate with
@@ -46,7 +50,7 @@
 //   REGCMD_EMU_SUBMIT_MS=N        rknpu: a submit returns after N ms (the device serves other
 //                                 threads meanwhile), to show whether submits overlap
 //   REGCMD_EMU_QUIRKS=none        turn off the board's cold-start and int8-entry quirks
-//   REGCMD_EMU_LOG=1              one line per submit on stderr
+//   REGCMD_EMU_LOG=1              one line per submit on stderr, and one per sync that drops CPU writes
 // Tests read counters through regcmd_emu_get_stats() (found with dlsym).
 
 #include <dlfcn.h>
@@ -79,6 +83,7 @@
 #include <regcmd/runtime/rocket_uapi.hpp>
 
 #include "emu_stats.h"
+#include "cpu_cache.hpp"
 #include "fence.hpp"
 #include "iova_allocator.hpp"
 #include "user_memory.hpp"
@@ -103,16 +108,21 @@ enum class driver { rknpu, rocket };
 using regcmd::emu::fence;
 
 struct emu_buffer {
+  driver kind = driver::rknpu;
   std::uint32_t handle = 0;
   std::uint32_t flags = 0;
   std::uint64_t size = 0;
   std::uint64_t iova = 0;
   std::uint64_t cookie = 0;
   std::uint8_t* memory = nullptr;  // what the CPU maps
-  std::uint8_t* device = nullptr;  // rocket: what the NPU sees (rknpu: the same bytes)
+  std::uint8_t* device = nullptr;  // what the NPU sees: a copy of its own when cacheable
+  std::uint8_t* clean = nullptr;   // cacheable: the CPU's copy as it was when last clean
   int fd = -1;
   std::int32_t domain = 0;  // rknpu: its IOMMU domain
   fence last_write;  // rocket: of the last job that wrote it
+
+  bool cacheable() const { return clean != nullptr; }
+  regcmd::emu::cpu_cache cache() const { return {memory, device, clean, size}; }
 };
 
 // An open file of a node: its GEM handles; rocket also gives each its own IOMMU domain
@@ -291,21 +301,31 @@ std::uint8_t* map_anonymous(std::uint64_t size) {
   return m == MAP_FAILED ? nullptr : static_cast<std::uint8_t*>(m);
 }
 
-// A new buffer of `size` bytes (whole pages) for file `fd`; nullptr when out of memory.
-emu_buffer* new_buffer(device_state& s, int fd, std::uint64_t size, bool rocket) {
+// Unmaps a buffer's views (each once: a non-cacheable buffer's device view is its memory).
+void unmap_views(const emu_buffer& b) {
+  auto unmap = real<int (*)(void*, std::size_t)>("munmap");
+  if (b.memory) unmap(b.memory, b.size);
+  if (b.device && b.device != b.memory) unmap(b.device, b.size);
+  if (b.clean) unmap(b.clean, b.size);
+}
+
+// A new buffer of `size` bytes (whole pages) for file `fd`, filled with `fill`; nullptr
+// when out of memory. A cacheable one has the NPU's copy and the CPU's clean copy too.
+emu_buffer* new_buffer(device_state& s, int fd, std::uint64_t size, driver kind, bool cacheable, std::uint8_t fill) {
   if (size > (std::uint64_t{1} << 40)) return nullptr;  // more than any board's memory
   emu_buffer b;
+  b.kind = kind;
   b.size = (size + 4095) & ~std::uint64_t{4095};
   b.memory = map_anonymous(b.size);
-  if (!b.memory) return nullptr;
-  b.device = b.memory;
-  if (rocket) {
-    b.device = map_anonymous(b.size);  // anonymous pages start zeroed, as shmem does
-    if (!b.device) {
-      real<int (*)(void*, std::size_t)>("munmap")(b.memory, b.size);
-      return nullptr;
-    }
+  b.device = cacheable ? map_anonymous(b.size) : b.memory;
+  b.clean = cacheable ? map_anonymous(b.size) : nullptr;
+  if (!b.memory || !b.device || (cacheable && !b.clean)) {
+    unmap_views(b);
+    return nullptr;
   }
+  if (fill != 0)  // anonymous pages start zeroed, as shmem's and a zeroing allocation's do
+    for (std::uint8_t* view : {b.memory, b.device, b.clean})
+      if (view) std::memset(view, fill, b.size);
   // drm_gem_handle_create_tail: idr_alloc(&file_priv->object_idr, obj, 1, 0), the lowest
   // handle from 1 the file does not use, so a freed handle is given again.
   b.handle = 1;
@@ -317,21 +337,34 @@ emu_buffer* new_buffer(device_state& s, int fd, std::uint64_t size, bool rocket)
 }
 
 void destroy(device_state& s, emu_buffer& b) {
-  auto unmap = real<int (*)(void*, std::size_t)>("munmap");
   // A dma-buf holds the object, not its handle: it must not find a later buffer the
   // handle is given to (not emulated further: its fence is gone, EXPORT_SYNC_FILE fails).
   for (auto& [dmabuf, object] : s.dmabufs)
     if (object == std::pair{b.fd, b.handle}) object = {-1, 0};
-  if (b.device != b.memory) {
+  if (b.kind == driver::rocket) {
     open_file& f = s.files[b.fd];
     f.domain.remove(b.iova);
     f.iovas.free(b.iova);
-    unmap(b.device, b.size);
   } else {
     s.domains[b.domain].remove(b.iova);
     s.domain_iovas.at(b.domain).free(b.iova);
   }
-  unmap(b.memory, b.size);
+  unmap_views(b);
+}
+
+// A TO_DEVICE sync of [offset, offset + size): the CPU's dirty lines reach the NPU.
+void clean(device_state& s, emu_buffer& b, std::uint64_t offset, std::uint64_t size) {
+  if (b.cacheable()) s.stats.lines_written_back += b.cache().clean_range(offset, size);
+}
+
+// A FROM_DEVICE sync: the CPU reads the NPU's bytes again, losing what it wrote unsynced.
+void invalidate(device_state& s, emu_buffer& b, std::uint64_t offset, std::uint64_t size) {
+  if (!b.cacheable()) return;
+  const std::size_t dropped = b.cache().invalidate_range(offset, size);
+  s.stats.dirty_lines_dropped += dropped;
+  if (dropped && s.log)
+    std::fprintf(stderr, "regcmd-emu: a FROM_DEVICE sync of handle %u dropped %zu cache lines the CPU wrote and never synced to the device\n",
+                 b.handle, dropped);
 }
 
 // A DRM ioctl argument as the kernel handles it: it copies in the size the request code
@@ -357,14 +390,15 @@ struct drm_argument {
 
 int do_mem_create(device_state& s, int fd, rk::mem_create& c) {
   if (c.size == 0 || c.iommu_domain_id < 0 || c.iommu_domain_id >= rk::max_iommu_domains) return fail(EINVAL);
-  emu_buffer* b = new_buffer(s, fd, c.size, false);
+  // Without ZEROING the kernel skips zeroing too: the pages hold what they held.
+  emu_buffer* b = new_buffer(s, fd, c.size, driver::rknpu, (c.flags & rk::mem_cacheable) != 0,
+                             (c.flags & rk::mem_zeroing) ? 0 : 0xa5);
   if (!b) return fail(ENOMEM);
-  if (!(c.flags & rk::mem_zeroing)) std::memset(b->memory, 0xa5, b->size);  // the kernel skips zeroing too
   b->flags = c.flags;
   b->domain = c.iommu_domain_id;
   b->iova = s.iovas_of(b->domain).allocate(b->size);
   b->cookie = 0xffff'ff80'0000'0000u | (s.next_cookie++ << 12);  // a kernel pointer, unique
-  s.domains[b->domain].add(b->iova, {b->memory, b->size});
+  s.domains[b->domain].add(b->iova, {b->device, b->size});
   c.handle = b->handle;
   c.size = b->size;
   c.obj_addr = b->cookie;
@@ -503,6 +537,10 @@ int rknpu_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
       if (!io.in(a)) return fail(EFAULT);
       emu_buffer* b = s.by_cookie(a.obj_addr);
       if (!b || !(b->flags & rk::mem_cacheable) || a.offset > b->size || a.size > b->size - a.offset) return fail(EINVAL);
+      // rknpu_gem_sync_ioctl: dma_sync_single_range_for_device (TO_DEVICE), then
+      // _for_cpu (FROM_DEVICE), over [offset, offset + size).
+      if (a.flags & rk::sync_to_device) clean(s, *b, a.offset, a.size);
+      if (a.flags & rk::sync_from_device) invalidate(s, *b, a.offset, a.size);
       ++s.stats.syncs;
       return 0;
     }
@@ -592,13 +630,13 @@ void run_rocket_job(device_state& s, int fd, const rt::job& job, std::uint64_t n
 
 // PREP_BO (to_device false: the CPU now sees the NPU's bytes, as after an invalidate, once
 // the BO's last writer has ended or the deadline has passed) and FINI_BO (to_device: the
-// NPU now sees the CPU's, as after a clean).
+// NPU now sees the CPU's, as after a clean); both over the whole BO (dma_sync_sgtable_*).
 int sync_bo(device_state& s, int fd, std::uint32_t handle, std::uint32_t reserved, bool to_device, std::int64_t deadline_ns) {
   emu_buffer* b = s.by_handle(fd, handle);
   if (reserved != 0) return fail(EINVAL);
   if (!b) return fail(ENOENT);
   if (to_device) {
-    std::memcpy(b->device, b->memory, b->size);
+    clean(s, *b, 0, b->size);
     ++s.stats.fini_bo;
   } else {
     if (!b->last_write.signalled()) {
@@ -608,7 +646,7 @@ int sync_bo(device_state& s, int fd, std::uint32_t handle, std::uint32_t reserve
       regcmd::emu::sleep_until(std::min(deadline_ns, b->last_write.end_ns));
       if (!b->last_write.signalled()) return fail(ETIMEDOUT);
     }
-    std::memcpy(b->memory, b->device, b->size);
+    invalidate(s, *b, 0, b->size);
     ++s.stats.prep_bo;
   }
   ++s.stats.syncs;
@@ -631,7 +669,7 @@ int rocket_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
       rt::create_bo a;
       if (!io.in(a)) return fail(EFAULT);
       if (a.size == 0) return fail(EINVAL);
-      emu_buffer* b = new_buffer(s, fd, a.size, true);
+      emu_buffer* b = new_buffer(s, fd, a.size, driver::rocket, true, 0);  // shmem: cacheable
       if (!b) return fail(ENOMEM);
       open_file& f = s.files[fd];
       b->iova = f.iovas.allocate(b->size);

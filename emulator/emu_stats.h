@@ -26,6 +26,10 @@ typedef struct regcmd_emu_stats {
   uint64_t faults;           /* faults the model reported */
   uint64_t max_submits_in_flight; /* rknpu with REGCMD_EMU_SUBMIT_MS: most submits under way at once */
   uint64_t submit_ns;        /* time spent in submit ioctls (the model's work): a run's host time is the rest */
+  /* cacheable buffers (cpu_cache.hpp): cache lines a TO_DEVICE sync wrote back, and lines
+   * the CPU wrote that a FROM_DEVICE sync dropped (writes lost: no TO_DEVICE came first) */
+  uint64_t lines_written_back;
+  uint64_t dirty_lines_dropped;
   /* rocket: the last job queued: its task count and the handles it listed */
   uint32_t last_job_tasks;
   uint32_t last_job_in_count, last_job_out_count;

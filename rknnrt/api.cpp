@@ -291,13 +291,14 @@ RKNN_EXPORT int rknn_mem_sync(rknn_context, rknn_tensor_mem* mem, rknn_mem_sync_
   const std::int32_t sync = raw_value(mode);
   if (sync < RKNN_MEMORY_SYNC_TO_DEVICE || sync > RKNN_MEMORY_SYNC_BIDIRECTIONAL)
     return fail(__func__, RKNN_ERR_PARAM_INVALID, "sync mode " + std::to_string(sync));
-  // rknn_matmul_run syncs what it reads and writes; this syncs on request as well.
+  // rknn_matmul_run syncs what it reads and writes; this syncs on request as well, the mem's
+  // own bytes (a view syncs itself, not the buffer it views).
   const std::shared_ptr<mem_record> r = record_of(mem);
   const runtime::buffer& b = r->memory->buffer;
   if (sync & RKNN_MEMORY_SYNC_TO_DEVICE)
-    if (status s = b.sync_to_device(); !s) return fail(__func__, from(s.err(), "to the device"));
+    if (status s = b.sync_to_device(r->offset, r->size); !s) return fail(__func__, from(s.err(), "to the device"));
   if (sync & RKNN_MEMORY_SYNC_FROM_DEVICE)
-    if (status s = b.sync_from_device(); !s) return fail(__func__, from(s.err(), "from the device"));
+    if (status s = b.sync_from_device(6000, r->offset, r->size); !s) return fail(__func__, from(s.err(), "from the device"));
   return RKNN_SUCC;
 }
 

@@ -447,6 +447,12 @@ api_status matmul_context::run() {
     }
   }
   if (api_status e = stage_inputs(st, shape)) return e;
+  // A staged input is read here, not by the NPU: it is synced to the device all the same, so
+  // the client may sync it FROM_DEVICE after the run (as it may a bound one) without losing
+  // what it wrote.
+  for (const auto& [staged, which] : {std::pair{st.stage_features, op_a}, std::pair{st.stage_weights, op_b}})
+    if (staged)
+      if (status s = to_device(*operands_[which]); !s) return from(s.err(), "rknn_matmul_run: an input to the device");
   for (std::uint32_t s = 0; s < st.segments.size(); ++s) {
     segment& seg = st.segments[s];
     if (!seg.prepared) {
@@ -463,10 +469,16 @@ api_status matmul_context::run() {
     }
     if (auto r = session_.run(*seg.prepared, run_options()); !r) return from(r.err(), "rknn_matmul_run");
   }
+  // Every buffer handed out is left coherent: the session synced what the NPU wrote to the
+  // CPU; what is written here on the host reaches the device's view too, or a client's
+  // FROM_DEVICE sync (the API's documented step before reading C) would bring back the
+  // device's stale bytes over it.
+  const mem_record& c = *operands_[op_c];
   if (st.stage_output) {
     finish_output(st, shape);
-  } else if (const auto& c = operands_[op_c]; c->foreign) {
-    std::memcpy(c->host, c->memory->buffer.bytes().data(), c->size);
+    if (status s = to_device(c); !s) return from(s.err(), "rknn_matmul_run: C to the device");
+  } else if (c.foreign) {
+    std::memcpy(c.host, c.memory->buffer.bytes().data(), c.size);
   }
   return std::nullopt;
 }

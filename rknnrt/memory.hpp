@@ -143,6 +143,13 @@ class memory_registry {
   std::set<rknn_tensor_mem*> mems_;
 };
 
+// What the CPU wrote to a mem's bytes becomes visible to the device (a foreign fd's shadow
+// holds nothing of the client's until a run copies it in: nothing to sync).
+inline status to_device(const mem_record& r) {
+  if (r.foreign) return {};
+  return r.memory->buffer.sync_to_device(r.offset, r.size);
+}
+
 // The record behind a rknn_tensor_mem the registry knows.
 inline std::shared_ptr<mem_record> record_of(const rknn_tensor_mem* mem) {
   return *static_cast<std::shared_ptr<mem_record>*>(mem->priv_data);

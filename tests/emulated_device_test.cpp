@@ -5,6 +5,7 @@
 // REGCMD_DEVICE naming the rknpu or the rocket node.
 #include <regcmd/testing/doctest.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu_cache.hpp"
 #include "raw_node.hpp"
 #include "runtime_support.hpp"
 
@@ -236,4 +238,150 @@ TEST_CASE("freed IOVAs are reused: 256 MiB created and freed 20 times stays unde
     CHECK(b.value().iova() + b.value().size() <= std::uint64_t{1} << 32);
   }
   CHECK(alive.iova() + alive.size() <= std::uint64_t{1} << 32);
+}
+
+// ---- caches (emulator/cpu_cache.hpp) ----
+
+namespace {
+
+// A fp16 matmul (fp16_op: M 16, K 256, N 64) placed by hand at raw buffers' IOVAs and
+// submitted raw, so that no sync happens but the case's own. A = B = 1.0: every C is K.
+struct raw_matmul {
+  const raw::file& f;
+  runtime_program<matmul_geometry> mm = build_matmul(fp16_op).value();
+  raw::bo a, b, c, code, tasks;
+  std::uint8_t *a_map, *b_map, *c_map, *code_map, *tasks_map = nullptr;
+  std::vector<std::uint64_t> entries;
+
+  // Operands made with `operand_flags` on rknpu (cacheable or not, zeroed either way).
+  raw_matmul(const raw::file& file, std::uint32_t operand_flags) : f{file} {
+    const matmul_geometry& g = mm.geometry;
+    a = raw::create(f, g.feature_bytes(), operand_flags);
+    b = raw::create(f, g.weight_bytes(), operand_flags);
+    c = raw::create(f, g.output_bytes(), operand_flags);
+    code = raw::create(f, mm.code.view().entries.size() * 8);
+    a_map = raw::map(f, a);
+    b_map = raw::map(f, b);
+    c_map = raw::map(f, c);
+    code_map = raw::map(f, code);
+    if (!f.rocket()) {
+      tasks = raw::create(f, 4096);
+      tasks_map = raw::map(f, tasks);
+    }
+    for (const entry& e : mm.code.view().entries) entries.push_back(e.bits());
+    for (const slot& s : mm.code.view().slots) {
+      const raw::bo& to = s.role == operand_role::feature ? a : s.role == operand_role::weight ? b : c;
+      REQUIRE((s.role == operand_role::feature || s.role == operand_role::weight || s.role == operand_role::output));
+      entries[s.entry] = entry::from_bits(entries[s.entry]).with_value(static_cast<std::uint32_t>(to.iova + s.offset)).bits();
+    }
+    const std::vector<float> ones_a(std::size_t{g.M} * g.logical_K, 1.0f), ones_b(std::size_t{g.logical_K} * g.logical_N, 1.0f);
+    REQUIRE(pack_features<float>(g, ones_a, {a_map, a.size}).ok());
+    REQUIRE(pack_weights<float>(g, ones_b, {b_map, b.size}).ok());
+  }
+  // Two submits: the first job writing a fresh buffer leaves it stale (regcmd-isa-reference
+  // "State gotchas"), the second lands.
+  void run() {
+    for (int i = 0; i < 2; ++i) REQUIRE(raw::submit(f, code, code_map, entries, &tasks, tasks_map) == 0);
+  }
+  // How many elements of C, as the CPU reads it now, are K.
+  std::size_t c_equal_to_k() const {
+    std::vector<float> out(std::size_t{mm.geometry.M} * mm.geometry.logical_N);
+    REQUIRE(unpack_output<float>(mm.geometry, {c_map, c.size}, out).ok());
+    return static_cast<std::size_t>(std::count(out.begin(), out.end(), float(fp16_op.K)));
+  }
+  std::size_t c_elements() const { return std::size_t{mm.geometry.M} * mm.geometry.logical_N; }
+  float c0() const {
+    float v;
+    std::memcpy(&v, c_map, 4);  // C[0][0] (row-major output: the first element)
+    return v;
+  }
+  void set_c0(float v) { std::memcpy(c_map, &v, 4); }
+};
+
+}  // namespace
+
+TEST_CASE("cacheable buffers: the CPU and the NPU see each other's writes only through syncs") {
+  const raw::node n = raw::node_under_test();
+  raw::file f{n};
+  raw_matmul j{f, rknpu::mem_cacheable | rknpu::mem_zeroing};
+  const std::size_t all = j.c_elements();
+
+  // A and B written by the CPU, never synced: the NPU reads zeros.
+  j.run();
+  REQUIRE(raw::sync(f, j.c, false) == 0);
+  CHECK(j.c_equal_to_k() == 0);
+  CHECK(j.c0() == 0.0f);
+
+  // Synced to the device: the NPU computes K, but the CPU still reads its own stale C.
+  REQUIRE(raw::sync(f, j.a, true) == 0);
+  REQUIRE(raw::sync(f, j.b, true) == 0);
+  j.run();
+  CHECK(j.c_equal_to_k() == 0);
+  REQUIRE(raw::sync(f, j.c, false) == 0);
+  CHECK(j.c_equal_to_k() == all);
+
+  // A CPU write a FROM_DEVICE sync finds unsynced is dropped, as an invalidate drops it.
+  const std::uint64_t dropped = stats().dirty_lines_dropped;
+  j.set_c0(-1.0f);
+  REQUIRE(raw::sync(f, j.c, false) == 0);
+  CHECK(j.c0() == float(fp16_op.K));
+  CHECK(stats().dirty_lines_dropped == dropped + 1);
+
+  // Synced to the device first, it survives the FROM_DEVICE sync.
+  j.set_c0(-1.0f);
+  REQUIRE(raw::sync(f, j.c, true) == 0);
+  REQUIRE(raw::sync(f, j.c, false) == 0);
+  CHECK(j.c0() == -1.0f);
+
+  // A TO_DEVICE sync writes back only the lines the CPU wrote: the NPU's newer C is not
+  // overwritten by the CPU's stale copy of lines it never touched.
+  j.run();  // the NPU writes K over the -1; the CPU's copy still reads -1
+  CHECK(j.c0() == -1.0f);
+  REQUIRE(raw::sync(f, j.c, true) == 0);
+  REQUIRE(raw::sync(f, j.c, false) == 0);
+  CHECK(j.c_equal_to_k() == all);
+
+  if (!n.rocket) {
+    // rknpu syncs a range; a partial line at its edge is cleaned before it is invalidated
+    // (arm64's dcache_inval_poc), so a CPU write sharing that line survives.
+    j.set_c0(-1.0f);
+    const std::uint64_t before = stats().dirty_lines_dropped;
+    REQUIRE(raw::sync(f, j.c, false, 32, 32) == 0);  // the second half of line 0
+    CHECK(j.c0() == -1.0f);
+    CHECK(stats().dirty_lines_dropped == before);
+    REQUIRE(raw::sync(f, j.c, false) == 0);  // the write reached the device: it stays
+    CHECK(j.c0() == -1.0f);
+  }
+}
+
+TEST_CASE("rknpu: a buffer that is not cacheable is one copy, and MEM_SYNC refuses it") {
+  const raw::node n = raw::node_under_test();
+  REQUIRE_FALSE(n.rocket);
+  raw::file f{n};
+  raw_matmul j{f, rknpu::mem_zeroing};  // write-back caching off: no sync needed, none taken
+  j.run();
+  CHECK(j.c_equal_to_k() == j.c_elements());
+  CHECK(raw::sync(f, j.a, true) == EINVAL);
+  CHECK(raw::sync(f, j.c, false) == EINVAL);
+}
+
+TEST_CASE("the cache model: clean writes back dirty lines only, invalidate drops them but at a partial edge") {
+  // emulator/cpu_cache.hpp on its own: three views of four 64-byte lines.
+  std::vector<std::uint8_t> cpu(256, 1), device(256, 1), clean(256, 1);
+  emu::cpu_cache cache{cpu.data(), device.data(), clean.data(), cpu.size()};
+  device[130] = 5;  // the NPU wrote line 2
+  cpu[10] = 7;      // the CPU wrote line 0
+  CHECK(cache.clean_range(0, 256) == 1);
+  CHECK(device[10] == 7);
+  CHECK(device[130] == 5);  // line 2 was clean in the CPU's cache: not written back
+  cpu[70] = 9;              // line 1
+  cpu[200] = 3;             // line 3
+  CHECK(cache.invalidate_range(64, 100) == 1);  // [64, 164): line 1 dropped, line 2 read again
+  CHECK(cpu[70] == 1);
+  CHECK(cpu[130] == 5);
+  CHECK(cpu[200] == 3);  // outside the range
+  CHECK(cache.invalidate_range(200, 8) == 0);  // inside line 3 at both ends: cleaned first
+  CHECK(cpu[200] == 3);
+  CHECK(device[200] == 3);
+  CHECK(cache.clean_range(300, 10) == 0);  // past the end: nothing
 }

@@ -67,8 +67,9 @@ struct bo {
 };
 
 // rknpu MEM_CREATE (+ MEM_MAP for the mmap offset, §1.5), rocket CREATE_BO (§3.1); 0 or the
-// errno. rknpu buffers get KERNEL_MAPPING, which a task-descriptor buffer needs (§1.6).
-inline int create(const file& f, std::uint64_t size, bo& out) {
+// errno. rknpu buffers get KERNEL_MAPPING unless told, which a task-descriptor buffer needs
+// (§1.6): not cacheable, so the CPU and the NPU share their bytes. rocket BOs are cacheable.
+inline int create(const file& f, std::uint64_t size, bo& out, std::uint32_t rknpu_flags = rknpu::mem_kernel_mapping) {
   out = {};
   if (f.rocket()) {
     rocket::create_bo c{};
@@ -79,7 +80,7 @@ inline int create(const file& f, std::uint64_t size, bo& out) {
   }
   rknpu::mem_create c{};
   c.size = size;
-  c.flags = rknpu::mem_kernel_mapping;
+  c.flags = rknpu_flags;
   if (const int e = call(f.fd(), rknpu::ioctl_mem_create, &c)) return e;
   rknpu::mem_map m{};
   m.handle = c.handle;
@@ -88,9 +89,9 @@ inline int create(const file& f, std::uint64_t size, bo& out) {
   return 0;
 }
 
-inline bo create(const file& f, std::uint64_t size) {
+inline bo create(const file& f, std::uint64_t size, std::uint32_t rknpu_flags = rknpu::mem_kernel_mapping) {
   bo b;
-  const int e = create(f, size, b);
+  const int e = create(f, size, b, rknpu_flags);
   REQUIRE_MESSAGE(e == 0, "creating a buffer of ", size, " bytes: ", std::strerror(e));
   return b;
 }
@@ -103,6 +104,22 @@ inline int destroy(const file& f, const bo& b) {
   }
   rknpu::mem_destroy d{b.handle, 0, b.obj_addr};
   return call(f.fd(), rknpu::ioctl_mem_destroy, &d);
+}
+
+// A cache sync of a buffer: rknpu MEM_SYNC over [offset, offset + size) (§1.5), rocket
+// FINI_BO (to the device) or PREP_BO (from it, waiting for its writers) of the whole BO.
+// 0 or the errno.
+inline int sync(const file& f, const bo& b, bool to_device, std::uint64_t offset = 0, std::uint64_t size = 0) {
+  if (f.rocket()) {
+    if (to_device) {
+      rocket::fini_bo s{b.handle, 0};
+      return call(f.fd(), rocket::ioctl_fini_bo, &s);
+    }
+    rocket::prep_bo s{b.handle, 0, INT64_MAX};
+    return call(f.fd(), rocket::ioctl_prep_bo, &s);
+  }
+  rknpu::mem_sync s{to_device ? rknpu::sync_to_device : rknpu::sync_from_device, 0, b.obj_addr, offset, size ? size : b.size - offset};
+  return call(f.fd(), rknpu::ioctl_mem_sync, &s);
 }
 
 inline std::uint8_t* map(const file& f, const bo& b) {
@@ -163,6 +180,7 @@ inline int submit(const file& f, const bo& regcmd, std::uint8_t* regcmd_map, con
   std::memcpy(regcmd_map, code.data(), code.size() * 8);
   const auto count = static_cast<std::uint32_t>(code.size());
   if (f.rocket()) {
+    sync(f, regcmd, true);  // a BO is cacheable: the program reaches the NPU through FINI_BO
     rocket::task t{static_cast<std::uint32_t>(regcmd.iova), count};
     std::uint32_t in[1] = {regcmd.handle};
     rocket::job j{address_of(&t), address_of(in), 0, 1, sizeof t, 1, 0};

@@ -284,6 +284,10 @@ static int run_problem(const struct problem* p, rknn_core_mask mask) {
   CHECK(rknn_matmul_set_io_mem(ctx, o.c, &io.C) == RKNN_SUCC, "%s: set C", what);
   rc = rknn_matmul_run(ctx);
   CHECK(rc == RKNN_SUCC, "%s: run: %d", what, rc);
+  /* As the API's documentation tells clients of cacheable memory (the GGML backends do): C
+   * synced from the device before it is read. Whatever the library wrote on the host (K
+   * segments summed, native C) must have reached the device's view, or this loses it. */
+  CHECK(rknn_mem_sync(ctx, o.c, RKNN_MEMORY_SYNC_FROM_DEVICE) == RKNN_SUCC, "%s: sync C from the device", what);
   int wrong = rc ? 1 : check_c(p, o.c->virt_addr, what);
   CHECK(wrong == 0, "%s: %d elements of C wrong", what, wrong);
   /* the context goes first: memory outlives it (§1.10) */
@@ -489,6 +493,56 @@ static void test_memory(void) {
   printf("memory: views of one buffer by fd, A swapped, a dma-heap B, lifetimes\n");
 }
 
+/* The sequence a GGML backend runs (issue: host-written C lost on sync): fp16 -> fp32, A = B
+ * = 1.0, M = 1, N = 32, with K = 8448 (two K segments, summed on the host) and normal C, and
+ * K = 4096 with native C (converted on the host); after the run C is synced FROM_DEVICE and
+ * every element must be K. A and B, written by the client and never synced by it, must read
+ * back unchanged after a FROM_DEVICE sync too: the run synced them to the device. */
+static void test_coherence(void) {
+  static const struct { int K, ac_layout; } cases[] = {{8448, RKNN_MM_LAYOUT_NORM}, {4096, RKNN_MM_LAYOUT_NATIVE},
+                                                       {4096, RKNN_MM_LAYOUT_NORM}};
+  const struct type_case* t = case_of(RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    const int M = 1, N = 32, K = cases[i].K;
+    struct problem p = {t, M, K, N, RKNN_MM_LAYOUT_NORM, cases[i].ac_layout, NULL, NULL, NULL, 0};
+    rknn_matmul_ctx ctx;
+    rknn_matmul_io_attr io;
+    CHECK(create_context(&p, &ctx, &io, 0) == RKNN_SUCC, "coherence K %d: create", K);
+    struct operands o = {rknn_create_mem(ctx, io.A.size), rknn_create_mem(ctx, io.B.size), rknn_create_mem(ctx, io.C.size)};
+    CHECK(o.a && o.b && o.c, "coherence K %d: create_mem", K);
+    if (!o.a || !o.b || !o.c) continue;
+    for (uint32_t j = 0; j < io.A.size / 2; ++j) put(o.a->virt_addr, FP16, j, 0x3c00); /* 1.0 in any layout */
+    for (uint32_t j = 0; j < io.B.size / 2; ++j) put(o.b->virt_addr, FP16, j, 0x3c00);
+    CHECK(rknn_matmul_set_io_mem(ctx, o.a, &io.A) == RKNN_SUCC && rknn_matmul_set_io_mem(ctx, o.b, &io.B) == RKNN_SUCC &&
+              rknn_matmul_set_io_mem(ctx, o.c, &io.C) == RKNN_SUCC,
+          "coherence K %d: set io", K);
+    CHECK(rknn_matmul_run(ctx) == RKNN_SUCC, "coherence K %d: run", K);
+    for (int sync = 0; sync < 2; ++sync) { /* read as the run left it, then after the client's sync */
+      if (sync) CHECK(rknn_mem_sync(ctx, o.c, RKNN_MEMORY_SYNC_FROM_DEVICE) == RKNN_SUCC, "coherence K %d: sync C", K);
+      int wrong = 0;
+      for (int n = 0; n < N; ++n) {
+        size_t at = cases[i].ac_layout == RKNN_MM_LAYOUT_NATIVE ? native_ac(FP32, M, 0, n) : (size_t)n;
+        double got = decode_output(FP32, get(o.c->virt_addr, FP32, at));
+        if (got != K && wrong++ == 0) printf("  coherence K %d %s: C[0][%d] = %g\n", K, sync ? "synced" : "as run", n, got);
+      }
+      CHECK(wrong == 0, "coherence K %d AC_layout %d: %d of %d elements of C are not K %s", K, cases[i].ac_layout, wrong, N,
+            sync ? "after rknn_mem_sync FROM_DEVICE" : "after the run");
+    }
+    CHECK(rknn_mem_sync(ctx, o.a, RKNN_MEMORY_SYNC_FROM_DEVICE) == RKNN_SUCC &&
+              rknn_mem_sync(ctx, o.b, RKNN_MEMORY_SYNC_FROM_DEVICE) == RKNN_SUCC,
+          "coherence K %d: sync A and B", K);
+    int changed = 0;
+    for (uint32_t j = 0; j < io.A.size / 2; ++j) changed += get(o.a->virt_addr, FP16, j) != 0x3c00;
+    for (uint32_t j = 0; j < io.B.size / 2; ++j) changed += get(o.b->virt_addr, FP16, j) != 0x3c00;
+    CHECK(changed == 0, "coherence K %d: %d elements of A and B changed by a FROM_DEVICE sync after the run", K, changed);
+    rknn_matmul_destroy(ctx);
+    rknn_destroy_mem(0, o.a);
+    rknn_destroy_mem(0, o.b);
+    rknn_destroy_mem(0, o.c);
+  }
+  printf("coherence: C, A and B read back after FROM_DEVICE syncs (K = 8448 normal C, K = 4096 native and normal C)\n");
+}
+
 /* IOMMU domains: each its own address space (the same IOVAs hold other bytes in each), the
  * memory of one refused by a context of another (§1.10). */
 static void test_domains(void) {
@@ -634,7 +688,7 @@ int main(int argc, char** argv) {
   const char* only = argc > 1 ? argv[1] : NULL;
   struct { const char* name; void (*run)(void); } groups[] = {
       {"grid", test_grid},     {"k_segments", test_k_segments}, {"quant", test_quant},      {"dynamic", test_dynamic_shapes},
-      {"memory", test_memory}, {"domains", test_domains}, {"threads", test_threads},       {"bad_input", test_bad_input},
+      {"memory", test_memory}, {"coherence", test_coherence}, {"domains", test_domains}, {"threads", test_threads},       {"bad_input", test_bad_input},
   };
   int ran = 0;
   for (size_t i = 0; i < sizeof groups / sizeof groups[0]; ++i)

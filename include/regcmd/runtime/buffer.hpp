@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -148,22 +149,28 @@ class buffer {
   // The kernel object, shared: what a prepared program keeps of a buffer bound to it.
   const std::shared_ptr<const buffer_object>& object() const { return object_; }
 
-  // What the CPU wrote becomes visible to the NPU.
-  status sync_to_device() const { return object_ ? sync_to_device(*object_) : not_allocated(); }
-  // What the NPU wrote becomes visible to the CPU (rocket: after waiting up to
+  // What the CPU wrote to [offset, offset + size) becomes visible to the NPU (rocket: the
+  // whole BO, FINI_BO has no range). Default: the whole buffer.
+  status sync_to_device(std::uint64_t offset = 0, std::uint64_t size = whole) const {
+    return object_ ? sync_to_device(*object_, offset, size) : not_allocated();
+  }
+  // What the NPU wrote to [offset, offset + size) becomes visible to the CPU, dropping what
+  // the CPU wrote there without a sync_to_device (rocket: the whole BO, after waiting up to
   // `timeout_ms` for the jobs writing it).
-  status sync_from_device(std::uint32_t timeout_ms = 6000) const {
-    return object_ ? sync_from_device(*object_, timeout_ms) : not_allocated();
+  status sync_from_device(std::uint32_t timeout_ms = 6000, std::uint64_t offset = 0, std::uint64_t size = whole) const {
+    return object_ ? sync_from_device(*object_, timeout_ms, offset, size) : not_allocated();
   }
 
-  static status sync_to_device(const buffer_object& o) {
+  static constexpr std::uint64_t whole = ~std::uint64_t{0};  // to the buffer's end
+  static status sync_to_device(const buffer_object& o, std::uint64_t offset = 0, std::uint64_t size = whole) {
     if (o.file().kind() == driver::rocket) {
       rocket::fini_bo f{o.handle(), 0};
       return o.file().ioctl(rocket::ioctl_fini_bo, &f, "DRM_IOCTL_ROCKET_FINI_BO");
     }
-    return sync(o, rknpu::sync_to_device);
+    return sync(o, rknpu::sync_to_device, offset, size);
   }
-  static status sync_from_device(const buffer_object& o, std::uint32_t timeout_ms) {
+  static status sync_from_device(const buffer_object& o, std::uint32_t timeout_ms, std::uint64_t offset = 0,
+                                 std::uint64_t size = whole) {
     if (o.file().kind() == driver::rocket) {
       timespec now{};
       ::clock_gettime(CLOCK_MONOTONIC, &now);
@@ -171,7 +178,7 @@ class buffer {
       rocket::prep_bo p{o.handle(), 0, deadline};  // absolute: a relative value reads as long past
       return o.file().ioctl(rocket::ioctl_prep_bo, &p, "DRM_IOCTL_ROCKET_PREP_BO");
     }
-    return sync(o, rknpu::sync_from_device);
+    return sync(o, rknpu::sync_from_device, offset, size);
   }
 
  private:
@@ -185,9 +192,11 @@ class buffer {
   static std::uint64_t end_of(std::uint64_t iova, std::uint64_t size) {
     return size > ~std::uint64_t{0} - iova ? ~std::uint64_t{0} : iova + size;
   }
-  static status sync(const buffer_object& o, std::uint32_t direction) {
-    if (!(o.flags() & rknpu::mem_cacheable)) return {};
-    rknpu::mem_sync s{direction, 0, o.cookie(), 0, o.size()};
+  // rknpu MEM_SYNC over the part of [offset, offset + size) inside the buffer (the kernel
+  // refuses a range past its end); only a cacheable buffer has anything to sync.
+  static status sync(const buffer_object& o, std::uint32_t direction, std::uint64_t offset, std::uint64_t size) {
+    if (!(o.flags() & rknpu::mem_cacheable) || offset >= o.size()) return {};
+    rknpu::mem_sync s{direction, 0, o.cookie(), offset, std::min<std::uint64_t>(size, o.size() - offset)};
     return o.file().ioctl(rknpu::ioctl_mem_sync, &s, "RKNPU_MEM_SYNC");
   }
   static status not_allocated() { return make_error(rules::ioctl_failed, "buffer").with_note("an empty buffer").with_errno(EBADF); }

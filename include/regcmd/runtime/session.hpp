@@ -138,6 +138,12 @@ class prepared_program {
   std::optional<feature_binding> feature_;  // the feature buffer (id) and offset bound first
   std::shared_ptr<std::mutex> lock_ = std::make_shared<std::mutex>();  // one bind or run at a time
   std::array<std::shared_ptr<const buffer_object>, operand_role_count> bound_to_{};  // by role, used roles only
+  // The bytes of each bound role's buffer its DMAs reach: [offset, offset + size), what run
+  // syncs (rknpu MEM_SYNC takes a range: a view into a large buffer syncs only itself).
+  struct byte_range {
+    std::uint64_t offset = 0, size = 0;
+  };
+  std::array<byte_range, operand_role_count> bound_range_{};
 };
 
 // Prepares, binds and runs programs on one device. A session may be used from several
@@ -196,7 +202,10 @@ class session {
     }
     if (ops.feature) p.feature_ = feature;
     for (std::size_t r = 0; r < operand_role_count; ++r)
-      if (r != static_cast<std::size_t>(operand_role::regcmd)) p.bound_to_[r] = given[r] ? given[r]->object() : nullptr;
+      if (r != static_cast<std::size_t>(operand_role::regcmd)) {
+        p.bound_to_[r] = given[r] ? given[r]->object() : nullptr;
+        p.bound_range_[r] = {ops.offsets[r], p.uses_[r].end};
+      }
     std::visit([&](auto& jobs) { list_buffers(jobs, p.bound_to_); }, p.jobs_);
     p.bound_ = true;
     p.regcmd_written_ = true;  // run makes it visible to the device
@@ -282,9 +291,9 @@ class session {
     }
     // What the CPU wrote becomes visible to the device: the operands on every run, the
     // program after a bind.
-    for (const auto& b : p.bound_to_)
-      if (b)
-        if (status s = buffer::sync_to_device(*b); !s) return s.err();
+    for (std::size_t r = 0; r < operand_role_count; ++r)
+      if (const auto& b = p.bound_to_[r])
+        if (status s = buffer::sync_to_device(*b, p.bound_range_[r].offset, p.bound_range_[r].size); !s) return s.err();
     if (p.regcmd_written_) {
       if (status s = p.regcmd_.sync_to_device(); !s) return s.err();
       p.regcmd_written_ = false;
@@ -312,8 +321,12 @@ class session {
       }
     for (std::size_t r = 0; r < operand_role_count; ++r)
       if (npu_writes(static_cast<operand_role>(r)) && p.bound_to_[r]) p.bound_to_[r]->set_npu_written();
-    if (const auto& output = p.bound_to_[static_cast<std::size_t>(operand_role::output)])
-      if (status s = buffer::sync_from_device(*output, options.timeout_ms); !s) return s.err();
+    constexpr auto output_role = static_cast<std::size_t>(operand_role::output);
+    if (const auto& output = p.bound_to_[output_role])
+      if (status s = buffer::sync_from_device(*output, options.timeout_ms, p.bound_range_[output_role].offset,
+                                              p.bound_range_[output_role].size);
+          !s)
+        return s.err();
     report.wall_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
     return report;
   }
