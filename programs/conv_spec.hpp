@@ -15,6 +15,7 @@
 
 #include <regcmd/core/error.hpp>
 #include <regcmd/core/half.hpp>
+#include <regcmd/core/math.hpp>
 #include <regcmd/core/precision.hpp>
 #include <regcmd/programs/output_activation.hpp>
 #include <regcmd/registers/cna.hpp>
@@ -98,7 +99,7 @@ struct conv_geometry {
   // ops-reference §2.1, §3), fp16 to 16 (the second fp16 implementation, §4.1).
   constexpr std::uint32_t dpu_channels(std::uint32_t real) const {
     const std::uint32_t a = !quantized() ? 16 : spec.depthwise ? 64 : 32;
-    return (std::max(real, a) + a - 1) / a * a;
+    return align_up(std::max(real, a), a);  // real is at most 2^14 (conv-channels)
   }
   constexpr std::uint32_t computed_channels() const { return dpu_channels(spec.out_channels); }
   friend constexpr bool operator==(const conv_geometry&, const conv_geometry&) = default;

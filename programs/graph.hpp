@@ -151,8 +151,13 @@ constexpr status resolve_step(const graph_op& op, graph_step& s) {
       // The request's rules come first: a precision without a weight tile pads N to nothing.
       const matmul_spec& m = op.matmul;
       if (status r = check_request<Soc>(m); !r) return r.err();
-      const result<ew_geometry> add = resolve_ew<Soc>(
-          {.op = ew_op::add, .M = m.M, .N = align_up(m.N, weight_tile_n<Soc>(m.in.features)), .layout = ew_layout::flat});
+      // N padded to the weight tile, bounded before it is rounded to 32 bits (core/math.hpp):
+      // a wider N is the plan's operand-size error
+      const std::uint64_t padded_n = round_up(m.N, weight_tile_n<Soc>(m.in.features));
+      const result<ew_geometry> add =
+          padded_n > UINT32_MAX
+              ? result<ew_geometry>{make_error(rules::operand_size, "graph", "N", padded_n)}
+              : resolve_ew<Soc>({.op = ew_op::add, .M = m.M, .N = static_cast<std::uint32_t>(padded_n), .layout = ew_layout::flat});
       const result<plan_shape> p = plan<Soc>(m, {.device_sum_tasks = add ? add.value().tasks() : 1});
       if (!p) return p.err();
       s.matmul = p.value();
@@ -348,9 +353,7 @@ constexpr result<std::uint32_t> write(graph_geometry& g, const tensor_use& use, 
 }
 
 // 64-bit: a placement past 4 GiB is refused below, not wrapped.
-constexpr std::uint64_t aligned(std::uint64_t at) {
-  return (at + graph_tensor_alignment - 1) / graph_tensor_alignment * graph_tensor_alignment;
-}
+constexpr std::uint64_t aligned(std::uint64_t at) { return round_up(at, graph_tensor_alignment); }
 
 // A tensor of op i's own, which no other op names: a K-split's partials and running sums
 // (intermediates), a quantized conv's bias (a weight: the host packs it, pack_conv).

@@ -227,6 +227,18 @@ template <class Soc = soc::rk3588>
 constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& options = {},
                                   plan_explanation* explain = nullptr) {
   if (status r = check_request<Soc>(spec); !r) return r.err();
+  // Every operand, K and N padded to whole weight tiles, within the 32-bit address space:
+  // checked in 64 bits (saturated) before any size is rounded to 32 (core/math.hpp).
+  {
+    const precision in = spec.in.features;
+    const std::uint64_t K = round_up(spec.K, weight_tile_k<Soc>(in)), N = round_up(spec.N, weight_tile_n<Soc>(in));
+    auto bytes = [](precision p, std::uint64_t count) { return saturating_mul(count, traits(p).bits_per_element) / 8; };
+    const std::uint64_t features = bytes(in, saturating_mul(spec.M, K)), weights = bytes(in, saturating_mul(K, N)),
+                        outputs = bytes(spec.out, saturating_mul(spec.M, N));
+    if (!fits_address_space<Soc>(features)) return make_error(rules::operand_size, "plan", "features", features);
+    if (!fits_address_space<Soc>(weights)) return make_error(rules::operand_size, "plan", "weights", weights);
+    if (!fits_address_space<Soc>(outputs)) return make_error(rules::operand_size, "plan", "output", outputs);
+  }
   plan_shape p;
   p.options = options;
   matmul_geometry& g = p.whole;
@@ -264,6 +276,7 @@ constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& o
   plan_shape best_shape = p;
   std::uint32_t count = 0;
   bool split_activation = false;
+  std::uint64_t fewest_partials = ~std::uint64_t{0};  // of the grids passed over for their partials' size
   std::uint32_t last_k_slice = 0;
   for (std::uint32_t n = first; n <= last; ++n) {
     const std::uint32_t k_slice = options.k_slice ? options.k_slice : align_up(ceil_div(g.K, n), weight_tile_k<Soc>(g.in));
@@ -295,7 +308,10 @@ constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& o
       // A grid whose partials would not fit the 32-bit address space is no candidate (the
       // check after the choice then only refuses shapes no grid fits).
       const std::uint64_t partials = std::uint64_t{slices} * detail::output_traffic(g, c.partial, g.N);
-      if (slices > 1 && !fits_address_space<Soc>(partials)) continue;
+      if (slices > 1 && !fits_address_space<Soc>(partials)) {
+        fewest_partials = std::min(fewest_partials, partials);
+        continue;
+      }
       const program_cost cost = estimate_cost(c);
       const time_bound bound = roofline(cost, rates);
       const plan_candidate seen{slices, c.k_slice, m_tiles, c.m_tile, p.n_tiles, schedules[si], cost.tasks,
@@ -316,6 +332,9 @@ constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& o
   }
   if (best.tasks == 0) {
     if (split_activation) return make_error(rules::plan_activation_k_split, "plan", "K", spec.K);
+    if (fewest_partials != ~std::uint64_t{0})
+      return make_error(rules::operand_size, "plan", "partials", fewest_partials)
+          .with_note("the K split's partials, an output per slice, exceed 4 GiB in every grid: give each program fewer rows or columns");
     if (spec.layout == operand_layout::surface) return make_error(rules::surface_m_tiling, "plan", "M", spec.M);
     return make_error(rules::m_register_limit, "plan", "M", spec.M);
   }

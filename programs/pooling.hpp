@@ -107,14 +107,15 @@ constexpr result<pool_geometry> resolve_pool(const pool_spec& s) {
   g.W = s.W;
   g.C = s.C;
   g.atom = 16 / g.element_bytes();
-  g.padded_C = align_up(s.C, g.atom);
   if (g.averages() && s.dtype != precision::fp16) return make_error(rules::pool_int8_average, "pool");
   if (!detail::fits_field<decltype(PPU_DATA_CUBE_IN_WIDTH::CUBE_IN_WIDTH)>(s.W - 1))
     return make_error(rules::pool_size, "pool", "W", s.W);
   if (!detail::fits_field<decltype(PPU_DATA_CUBE_IN_HEIGHT::CUBE_IN_HEIGHT)>(s.H - 1))
     return make_error(rules::pool_size, "pool", "H", s.H);
-  if (!detail::fits_field<decltype(PPU_DATA_CUBE_IN_CHANNEL::CUBE_IN_CHANNEL)>(g.padded_C - 1))
+  // C padded to whole atoms, bounded before it is rounded (core/math.hpp)
+  if (!detail::fits_field<decltype(PPU_DATA_CUBE_IN_CHANNEL::CUBE_IN_CHANNEL)>(round_up(s.C, g.atom) - 1))
     return make_error(rules::pool_size, "pool", "C", s.C);
+  g.padded_C = align_up(s.C, g.atom);
   g.kernel_h = global ? s.H : s.kernel_h;
   g.kernel_w = global ? s.W : s.kernel_w;
   g.stride_y = global || s.stride_y == 0 ? g.kernel_h : s.stride_y;

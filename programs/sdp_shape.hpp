@@ -84,13 +84,16 @@ constexpr result<sdp_shape> resolve_sdp_shape(precision dtype, std::uint32_t M, 
   if (layout == ew_layout::surface) {
     if (pad == padding::none && N % g.atom != 0) return make_error(rules::ew_n_alignment, what, "N", N);
     if (M > ew_max_pixels) return make_error(rules::ew_width, what, "M", M);
+    if (round_up(N, g.atom) > ew_max_channels) return make_error(rules::ew_width, what, "N", N);
     g.padded_N = align_up(N, g.atom);
-    if (g.padded_N > ew_max_channels) return make_error(rules::ew_width, what, "N", N);
   } else {
     const std::uint64_t count = std::uint64_t{M} * N;
     if (pad == padding::none && count % g.atom != 0) return make_error(rules::ew_n_alignment, what, "M*N", count);
-    const std::uint64_t padded = (count + g.atom - 1) / g.atom * g.atom;
-    if (!fits_address_space<Soc>(padded * g.element_bytes())) return make_error(rules::operand_size, what, "M*N", count);
+    // the count is 32 bits as every register's (2^32 int8 elements fill the address space but
+    // do not fit a count)
+    const std::uint64_t padded = round_up(count, g.atom);
+    if (padded > UINT32_MAX || !fits_address_space<Soc>(padded * g.element_bytes()))
+      return make_error(rules::operand_size, what, "M*N", count);
     g.elements = static_cast<std::uint32_t>(padded);
     g.padded_N = g.atom;
   }

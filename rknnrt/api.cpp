@@ -2,6 +2,8 @@
 // call's errors as the API's codes (and one line on stderr, as the vendor library logs).
 
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstddef>
 #include <cstdio>
@@ -10,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <variant>
 
 #include <rknn/rknn_matmul_api.h>
@@ -111,6 +114,18 @@ std::optional<int> domain_of(rknn_context ctx, bool no_context) {
   auto c = context_registry::instance().find(ctx);
   if (!c) return std::nullopt;
   return c->domain();
+}
+
+// The bytes behind an fd: a file's (a memfd's) size, or a dma-buf's, which answers
+// lseek(SEEK_END) with it (its offset stays 0: dma-bufs seek to 0 and their end only).
+std::optional<std::uint64_t> fd_size(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return std::nullopt;
+  if (S_ISREG(st.st_mode)) return static_cast<std::uint64_t>(st.st_size);
+  const off_t end = ::lseek(fd, 0, SEEK_END);
+  if (end < 0) return std::nullopt;
+  ::lseek(fd, 0, SEEK_SET);
+  return static_cast<std::uint64_t>(end);
 }
 
 rknn_tensor_mem* new_mem(std::shared_ptr<mem_record> r, std::uint32_t flags) {
@@ -253,7 +268,14 @@ RKNN_EXPORT rknn_tensor_mem* rknn_create_mem_from_fd(rknn_context ctx, int32_t f
     r->host = r->memory->buffer.bytes().data() + r->offset;
     return new_mem(std::move(r), RKNN_TENSOR_MEMORY_FLAGS_FROM_FD);
   }
-  // Another dma-buf (a dma-heap allocation): the NPU reads a shadow, copied at each run.
+  // Another dma-buf (a dma-heap allocation): the NPU reads a shadow, copied at each run. Its
+  // bytes must hold offset + size: a mapping past a file's end faults (SIGBUS) when read.
+  const std::optional<std::uint64_t> held = fd_size(fd);
+  if (!held || *held < r->offset + size)
+    return fail(function, RKNN_ERR_PARAM_INVALID,
+                "fd " + std::to_string(fd) + (held ? " holds " + std::to_string(*held) + " bytes" : " has no size") +
+                    ", fewer than offset + size = " + std::to_string(r->offset + size)),
+           nullptr;
   auto* base = static_cast<std::uint8_t*>(virt_addr);
   if (!base) {
     void* m = ::mmap(nullptr, r->offset + size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <tuple>
 
 #include <regcmd/decode/format.hpp>
 
@@ -84,6 +85,13 @@ std::variant<std::shared_ptr<matmul_context>, api_error> matmul_context::create(
       return invalid("shape " + shape + ": " + e);
     if (grouped && s.K % info.group_size != 0)
       return invalid("shape " + shape + ": K must be a multiple of group_size " + std::to_string(info.group_size));
+    // An operand's size is a 32-bit field of its attributes, and every byte needs a 32-bit
+    // NPU address (fact sheet §1.5): refused here, never reported as a wrapped size.
+    for (const auto& [name, type, count] : {std::tuple{'A', types->a, elements(s, 'A')}, std::tuple{'B', types->b, elements(s, 'B')},
+                                            std::tuple{'C', types->c, elements(s, 'C')}})
+      if (bytes_of(type, count) > UINT32_MAX)
+        return invalid("shape " + shape + ": " + name + " would be " + std::to_string(bytes_of(type, count)) +
+                       " bytes; an operand holds at most 4 GiB - 1 (rknn_matmul_tensor_attr.size and the NPU's addresses are 32 bits)");
     // Every segment must make a program: the same checks the build makes, before any run.
     for (std::uint32_t seg = 0; seg < segment_count(static_cast<std::uint32_t>(s.K)); ++seg)
       if (auto p = plan(segment_spec(*types, s, seg), {.whole_k = true}); !p) return from(p.err(), "shape " + shape);
@@ -217,7 +225,8 @@ api_status matmul_context::set_quant_params(const rknn_quant_params& params) {
   q.scale.assign(params.scale, params.scale + params.scale_len);
   if (params.zp_len > 0) q.zp.assign(params.zp, params.zp + params.zp_len);
   for (float f : q.scale)
-    if (!std::isfinite(f)) return invalid(std::string(name) + ": a scale that is not finite");
+    if (!std::isfinite(f) || f <= 0)
+      return invalid(std::string(name) + ": scale " + std::to_string(f) + " is not a positive finite number");
   (name == "A" ? quant_a_ : name == "B" ? quant_b_ : quant_c_) = std::move(q);
   return std::nullopt;
 }
@@ -422,6 +431,9 @@ api_status matmul_context::check_operand_sizes() const {
     if (!operands_[i])
       return api_error{i == op_c ? RKNN_ERR_OUTPUT_INVALID : RKNN_ERR_INPUT_INVALID,
                        std::string(name) + " has no memory: bind it with rknn_matmul_set_io_mem"};
+    if (operands_[i]->destroyed)
+      return api_error{i == op_c ? RKNN_ERR_OUTPUT_INVALID : RKNN_ERR_INPUT_INVALID,
+                       std::string(name) + "'s memory was destroyed (rknn_destroy_mem): bind another with rknn_matmul_set_io_mem"};
     if (operands_[i]->size < operand_attr(io, i).size)
       return invalid(std::string(name) + ": the memory holds " + std::to_string(operands_[i]->size) +
                      " bytes, this shape's operand " + std::to_string(operand_attr(io, i).size));

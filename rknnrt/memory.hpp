@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <xf86drm.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -54,6 +55,9 @@ struct mem_record {
   bool foreign = false;          // host is not memory's mapping: copied at each run
   void* mapping = nullptr;       // a foreign fd mapped here (no virt_addr given)
   std::size_t mapping_size = 0;
+  // rknn_destroy_mem was called: a context it is still bound to must not use it (the record
+  // lives on with the context, but the client has freed the mem and may reuse the bytes).
+  std::atomic<bool> destroyed = false;
   ~mem_record() {
     if (mapping) ::munmap(mapping, mapping_size);
   }
@@ -131,7 +135,9 @@ class memory_registry {
       const std::lock_guard g{lock_};
       if (mems_.erase(mem) == 0) return false;
     }
-    delete static_cast<std::shared_ptr<mem_record>*>(mem->priv_data);
+    auto* record = static_cast<std::shared_ptr<mem_record>*>(mem->priv_data);
+    (*record)->destroyed = true;
+    delete record;
     delete mem;
     return true;
   }

@@ -154,6 +154,12 @@ TEST_CASE("element-wise rules at run time") {
   }
   // the flat layout takes any number of rows
   CHECK(build_ew({.M = 100000, .N = 8, .layout = ew_layout::flat}).ok());
+  // sizes near 2^32, bounded before they are rounded: N = 2^32 - 1 rounded to the atom
+  // wrapped to 0; 2^32 - 1 int8 elements padded to 2^32 fill the address space but not a
+  // 32-bit count (it read 0)
+  CHECK(build_ew({.M = 1, .N = 4294967295u}).err().id() == "ew-width");
+  CHECK(build_ew({.dtype = precision::int8, .M = 1, .N = 4294967295u, .layout = ew_layout::flat}).err().id() == "operand-size");
+  CHECK(build_ew({.M = 65536, .N = 65536, .layout = ew_layout::flat}).err().id() == "operand-size");
 }
 
 TEST_CASE("an element-wise op at compile time") {

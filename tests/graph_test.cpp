@@ -176,6 +176,8 @@ TEST_CASE("every graph rule refuses its graph at run time with its id") {
   CHECK(add_op(seventeen, graph_act("o", "i", silu)).err().id() == "graph-capacity");
   const row rows[] = {
       {graph_spec{}, "graph-capacity"},
+      // N = 2^32 - 1 padded to the weight tile for the partial sums' adds wrapped to 0
+      {make_graph(graph_matmul("c", "a", "w", fp16_matmul(1, 64, 4294967295u))), "operand-size"},
       {make_graph(graph_matmul("c", "a", "", mm)), "graph-operands"},
       {make_graph(graph_act("", "a", silu)), "graph-operands"},
       {make_graph(graph_ew("c", "a", "b", {.op = ew_op::add, .M = 4, .N = 96, .operand = ew_operand::immediate})),

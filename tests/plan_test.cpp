@@ -250,6 +250,40 @@ TEST_CASE("plans refuse what no plan can do") {
         "operand-size");
 }
 
+TEST_CASE("sizes near 2^32 are refused before they are rounded, never wrapped") {
+  // N = 2^32 - 1 rounded to the weight tile wrapped to 0, and the N tiles' count divided by
+  // it (SIGFPE); K wrapped likewise and was reported as m-register-limit. Each operand, K
+  // and N padded, is now checked in 64 bits first: K x N fp16 here is 128 GiB.
+  const auto n = plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 64, .N = 4294967295u});
+  REQUIRE_FALSE(n.ok());
+  CHECK(n.err().id() == "operand-size");
+  CHECK(n.err().detail == "weights");
+  CHECK(n.err().value == 64ull * 4294967296ull * 2);
+  for (const precision p : {precision::int4, precision::int8}) {
+    CAPTURE(p);
+    const precision out = p == precision::int4 ? precision::int16 : precision::int32;
+    CHECK(plan(matmul_spec{.in = p, .out = out, .M = 1, .K = 64, .N = 4294967290u}).err().id() == "operand-size");
+    CHECK(plan(matmul_spec{.in = p, .out = out, .M = 1, .K = 4294967295u, .N = 64}).err().id() == "operand-size");
+  }
+  const auto k = plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 4294967295u, .N = 64});
+  CHECK(k.err().id() == "operand-size");
+  CHECK(k.err().detail == "features");  // 1 x 2^32 fp16 = 8 GiB
+  CHECK(plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4294967295u, .K = 4294967295u, .N = 4294967295u})
+            .err()
+            .id() == "operand-size");  // products saturate, never wrap
+}
+
+TEST_CASE("a plan whose every K split has partials past 4 GiB says so") {
+  // 16384^3 fp16: the operands fit (512 MiB, 512 MiB, 1 GiB of fp32 outputs), but K = 16384
+  // splits into 8 slices of fp32 partials, 8 GiB; the error named m-register-limit ("tile
+  // M") before.
+  const auto p = plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 16384, .K = 16384, .N = 16384});
+  REQUIRE_FALSE(p.ok());
+  CHECK(p.err().id() == "operand-size");
+  CHECK(p.err().detail == "partials");
+  CHECK(p.err().value == 8ull * 16384 * 16384 * 4);
+}
+
 TEST_CASE("the output pitch is bounded by the notch register, in one op and in a plan") {
   // NOTCH_ADDR_1 holds pitch/4 - 1 outputs in 13 bits: 32768 fp32 outputs is the widest.
   const matmul_spec widest{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64,

@@ -128,6 +128,8 @@ TEST_CASE("pooling rules at run time") {
   fails({.op = pool_op::average, .dtype = precision::int8, .H = 4, .W = 4, .C = 16}, rules::pool_int8_average);
   fails({.H = 4, .W = 8193, .C = 8}, rules::pool_size);
   fails({.H = 4, .W = 4, .C = 8200}, rules::pool_size);
+  fails({.H = 4, .W = 4, .C = 4294967295u}, rules::pool_size);  // rounded to the atom it wrapped to 0
+  fails({.dtype = precision::int8, .H = 4, .W = 4, .C = 4294967290u}, rules::pool_size);
   fails({.H = 40, .W = 40, .C = 8, .kernel_h = 17, .kernel_w = 2}, rules::pool_kernel);
   fails({.op = pool_op::global_max, .H = 20, .W = 20, .C = 8}, rules::pool_kernel);
   fails({.H = 4, .W = 4, .C = 8, .kernel_h = 5, .kernel_w = 2}, rules::pool_kernel);

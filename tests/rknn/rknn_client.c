@@ -644,6 +644,10 @@ static void test_bad_input(void) {
   CHECK(rknn_matmul_create(&ctx, &info, &io) == RKNN_ERR_PARAM_INVALID, "per group without group_size refused");
   info.B_quant_type = 0;
   CHECK(rknn_matmul_create_dynamic_shape(&ctx, &info, 0, NULL, &io) == RKNN_ERR_PARAM_INVALID, "no shapes refused");
+  /* an operand of 4 GiB or more: its size would not fit io_attr's 32 bits (it read 0) */
+  info.M = 131072, info.K = 16384, info.N = 16;
+  CHECK(rknn_matmul_create(&ctx, &info, &io) == RKNN_ERR_PARAM_INVALID, "A of 4 GiB refused at create");
+  info.M = 4, info.K = 64, info.N = 64;
 
   CHECK(rknn_matmul_run(0) == RKNN_ERR_CTX_INVALID && rknn_matmul_run(987654) == RKNN_ERR_CTX_INVALID, "unknown ctx");
   CHECK(rknn_matmul_destroy(987654) == RKNN_ERR_CTX_INVALID, "destroy unknown ctx");
@@ -665,6 +669,15 @@ static void test_bad_input(void) {
   CHECK(rknn_matmul_set_core_mask(ctx, (rknn_core_mask)8) == RKNN_ERR_PARAM_INVALID, "core mask 8");
   CHECK(rknn_matmul_set_core_mask(ctx, (rknn_core_mask)0x7fffffff) == RKNN_ERR_PARAM_INVALID, "core mask 2^31 - 1");
   CHECK(rknn_matmul_set_quant_params(ctx, NULL) == RKNN_ERR_PARAM_INVALID, "null quant params");
+  static const float bad_scales[] = {0.0f, -0.5f};
+  for (int i = 0; i < 2; ++i) {
+    rknn_quant_params q;
+    memset(&q, 0, sizeof q);
+    strcpy(q.name, "A");
+    q.scale = (float*)&bad_scales[i];
+    q.scale_len = 1;
+    CHECK(rknn_matmul_set_quant_params(ctx, &q) == RKNN_ERR_PARAM_INVALID, "a scale of %g refused", bad_scales[i]);
+  }
   CHECK(rknn_mem_sync(ctx, a, (rknn_mem_sync_mode)0) == RKNN_ERR_PARAM_INVALID, "sync mode 0");
   CHECK(rknn_mem_sync(ctx, a, (rknn_mem_sync_mode)99) == RKNN_ERR_PARAM_INVALID, "sync mode 99");
   CHECK(rknn_create_mem_from_fd(ctx, -1, NULL, 64, 0) == NULL, "fd -1");
@@ -674,6 +687,31 @@ static void test_bad_input(void) {
   CHECK(rknn_B_normal_layout_to_native_layout(NULL, a->virt_addr, 64, 64, &info) == RKNN_ERR_PARAM_INVALID, "B to native: null");
   CHECK(rknn_B_normal_layout_to_native_layout(a->virt_addr, a->virt_addr, 64, 20, &info) == RKNN_ERR_PARAM_INVALID,
         "B to native: N %% 16");
+  /* a dma-buf smaller than the size claimed: refused, never read past its end */
+  int heap = open("/dev/dma_heap/system", O_RDONLY | O_CLOEXEC);
+  CHECK(heap >= 0, "bad input: open /dev/dma_heap/system: %s", strerror(errno));
+  if (heap >= 0) {
+    struct { uint64_t len; uint32_t fd, fd_flags; uint64_t heap_flags; } alloc = {4096, 0, O_RDWR | O_CLOEXEC, 0};
+    CHECK(ioctl(heap, 0xC0184800 /* DMA_HEAP_IOCTL_ALLOC */, &alloc) == 0, "bad input: DMA_HEAP_IOCTL_ALLOC");
+    CHECK(rknn_create_mem_from_fd(ctx, (int32_t)alloc.fd, NULL, 16384, 0) == NULL, "a 4096-byte dma-buf as 16384 bytes");
+    CHECK(rknn_create_mem_from_fd(ctx, (int32_t)alloc.fd, NULL, 4096, 64) == NULL, "a 4096-byte dma-buf from offset 64");
+    rknn_tensor_mem* whole = rknn_create_mem_from_fd(ctx, (int32_t)alloc.fd, NULL, 4096, 0);
+    CHECK(whole != NULL, "the 4096-byte dma-buf as 4096 bytes");
+    if (whole) rknn_destroy_mem(ctx, whole);
+    close((int)alloc.fd);
+    close(heap);
+  }
+  /* every bound mem destroyed: the run refuses, it does not compute into freed memory */
+  {
+    rknn_tensor_mem *ba = rknn_create_mem(ctx, io.A.size), *bb = rknn_create_mem(ctx, io.B.size), *bc = rknn_create_mem(ctx, io.C.size);
+    CHECK(ba && bb && bc && rknn_matmul_set_io_mem(ctx, ba, &io.A) == RKNN_SUCC && rknn_matmul_set_io_mem(ctx, bb, &io.B) == RKNN_SUCC &&
+              rknn_matmul_set_io_mem(ctx, bc, &io.C) == RKNN_SUCC && rknn_matmul_run(ctx) == RKNN_SUCC,
+          "bad input: a run before the mems are destroyed");
+    rknn_destroy_mem(ctx, ba);
+    rknn_destroy_mem(ctx, bb);
+    rknn_destroy_mem(ctx, bc);
+    CHECK(rknn_matmul_run(ctx) == RKNN_ERR_INPUT_INVALID, "a run after every bound mem was destroyed");
+  }
   rknn_destroy_mem(ctx, small);
   rknn_destroy_mem(ctx, a);
   CHECK(rknn_destroy_mem(ctx, a) == RKNN_ERR_PARAM_INVALID, "a mem destroyed twice");

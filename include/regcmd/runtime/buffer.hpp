@@ -24,6 +24,7 @@
 #include <utility>
 
 #include <regcmd/core/error.hpp>
+#include <regcmd/core/math.hpp>
 #include <regcmd/core/soc.hpp>
 #include <regcmd/rules/catalog.hpp>
 #include <regcmd/runtime/device.hpp>
@@ -119,7 +120,7 @@ class buffer {
       const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
       constexpr std::size_t max_bo = 0xffff'ffffu;
       if (size == 0 || size > max_bo - page + 1) return make_error(rules::bo_size, "buffer", "size", size);
-      const std::size_t rounded = (size + page - 1) / page * page;
+      const std::size_t rounded = round_up(size, static_cast<std::uint32_t>(page));
       rocket::create_bo c{};
       c.size = static_cast<std::uint32_t>(rounded);
       if (status s = dev.ioctl(rocket::ioctl_create_bo, &c, "DRM_IOCTL_ROCKET_CREATE_BO"); !s) return s.err();
