@@ -72,6 +72,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <new>
 #include <set>
 #include <string>
 #include <vector>
@@ -873,7 +874,13 @@ int ioctl(int fd, unsigned long request, ...) {
   va_start(ap, request);
   void* arg = va_arg(ap, void*);
   va_end(ap);
-  if (ours(fd)) return device_ioctl(fd, request, arg);
+  if (ours(fd)) {
+    try {
+      return device_ioctl(fd, request, arg);
+    } catch (const std::bad_alloc&) {  // the model's or a table's memory: the kernel's ENOMEM
+      return fail(ENOMEM);
+    }
+  }
   return real<int (*)(int, unsigned long, void*)>("ioctl")(fd, request, arg);
 }
 

@@ -208,14 +208,17 @@ constexpr status unpack_output(const matmul_geometry& g, std::span<const std::ui
 // The output of a plan into C[M][N]: one slice read as is; several slices summed on the
 // host in double (fp) or int64 (int) and converted to the plan's output precision (fp16
 // rounded to nearest even, int16 saturated).
+// Rows [first, first + c.size() / N) only, so that a large output is read a row at a time.
 template <class T>
-constexpr status finish_plan(const plan_shape& p, std::span<const std::uint8_t> in, std::span<T> c) {
+constexpr status finish_plan_rows(const plan_shape& p, std::span<const std::uint8_t> in, std::uint32_t first,
+                                  std::span<T> c) {
   const matmul_geometry& g = p.whole;
-  if (c.size() != std::size_t{g.M} * g.logical_N) return make_error(rules::host_size, "output");
+  const std::size_t rows = g.logical_N ? c.size() / g.logical_N : 0;
+  if (c.size() != rows * g.logical_N || first > g.M || rows > g.M - first) return make_error(rules::host_size, "output");
   if (in.size() < plan_output_bytes(p)) return make_error(rules::buffer_size, "output", "", in.size());
   const std::size_t per_slice = plan_output_bytes(p) / p.slices;
   const bool is_float = g.out == precision::fp32 || g.out == precision::fp16;
-  for (std::uint32_t m = 0; m < g.M; ++m)
+  for (std::uint32_t m = first; m < first + rows; ++m)
     for (std::uint32_t n = 0; n < g.logical_N; ++n) {
       const std::size_t at = detail::output_offset(g.layout, p.partial, g.M, p.output_pitch, m, n);
       double fsum = 0;
@@ -224,13 +227,18 @@ constexpr status finish_plan(const plan_shape& p, std::span<const std::uint8_t> 
         if (is_float) fsum += detail::read_output<double>(in, p.partial, s * per_slice + at);
         else isum += detail::read_output<std::int64_t>(in, p.partial, s * per_slice + at);
       }
-      T& out = c[std::size_t{m} * g.logical_N + n];
+      T& out = c[std::size_t{m - first} * g.logical_N + n];
       if (g.out == precision::fp16) out = static_cast<T>(half_to_float(float_to_half(static_cast<float>(fsum))));
       else if (is_float) out = static_cast<T>(fsum);
       else if (g.out == precision::int16) out = static_cast<T>(isum > 32767 ? 32767 : isum < -32768 ? -32768 : isum);
       else out = static_cast<T>(isum);
     }
   return {};
+}
+template <class T>
+constexpr status finish_plan(const plan_shape& p, std::span<const std::uint8_t> in, std::span<T> c) {
+  if (c.size() != std::size_t{p.whole.M} * p.whole.logical_N) return make_error(rules::host_size, "output");
+  return finish_plan_rows<T>(p, in, 0, c);
 }
 
 }  // namespace regcmd

@@ -12,6 +12,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
+#include <stdexcept>
+#include <type_traits>
 #include <optional>
 #include <variant>
 
@@ -157,171 +160,218 @@ rknn_tensor_mem* allocate(const char* function, rknn_context ctx, std::uint64_t 
 
 }  // namespace
 
+// An entry point's body: an allocation that fails anywhere in it is the API's
+// RKNN_ERR_MALLOC_FAIL (a null mem from the functions that return one), never an exception
+// thrown into a C caller.
+template <class Body>
+auto guarded(const char* function, Body&& body) -> decltype(body(function)) {
+  try {
+    return body(function);
+  } catch (const std::bad_alloc&) {
+  } catch (const std::length_error&) {
+  }
+  const int code = fail(function, RKNN_ERR_MALLOC_FAIL, "out of memory");
+  if constexpr (std::is_pointer_v<decltype(body(function))>) {
+    return nullptr;
+  } else {
+    return code;
+  }
+}
+
 // The library builds with hidden visibility: only these are its ABI.
 #define RKNN_EXPORT __attribute__((visibility("default")))
 
 extern "C" {
 
 RKNN_EXPORT int rknn_matmul_create(rknn_matmul_ctx* ctx, rknn_matmul_info* info, rknn_matmul_io_attr* io_attr) {
-  if (!info) return fail(__func__, RKNN_ERR_PARAM_INVALID, "a null info");
-  const rknn_matmul_shape shape{info->M, info->K, info->N};
-  return create(__func__, ctx, info, {&shape, 1}, io_attr);
+  return guarded(__func__, [&](const char* fn) -> int {
+    if (!info) return fail(fn, RKNN_ERR_PARAM_INVALID, "a null info");
+    const rknn_matmul_shape shape{info->M, info->K, info->N};
+    return create(fn, ctx, info, {&shape, 1}, io_attr);
+  });
 }
 
 RKNN_EXPORT int rknn_matmul_create_dynamic_shape(rknn_matmul_ctx* ctx, rknn_matmul_info* info, int shape_num,
                                                  rknn_matmul_shape dynamic_shapes[], rknn_matmul_io_attr io_attrs[]) {
-  if (shape_num <= 0 || !dynamic_shapes)
-    return fail(__func__, RKNN_ERR_PARAM_INVALID,
-                "shape_num " + std::to_string(shape_num) + " with shapes " + (dynamic_shapes ? "given" : "null"));
-  return create(__func__, ctx, info, {dynamic_shapes, static_cast<std::size_t>(shape_num)}, io_attrs);
+  return guarded(__func__, [&](const char* fn) -> int {
+    if (shape_num <= 0 || !dynamic_shapes)
+      return fail(fn, RKNN_ERR_PARAM_INVALID,
+                  "shape_num " + std::to_string(shape_num) + " with shapes " + (dynamic_shapes ? "given" : "null"));
+    return create(fn, ctx, info, {dynamic_shapes, static_cast<std::size_t>(shape_num)}, io_attrs);
+  });
 }
 
 RKNN_EXPORT int rknn_matmul_destroy(rknn_matmul_ctx ctx) {
-  return context_registry::instance().remove(ctx) ? RKNN_SUCC : invalid_context(__func__, ctx);
+  return guarded(__func__, [&](const char* fn) -> int {
+    return context_registry::instance().remove(ctx) ? RKNN_SUCC : invalid_context(fn, ctx);
+  });
 }
 
 RKNN_EXPORT int rknn_matmul_set_io_mem(rknn_matmul_ctx ctx, rknn_tensor_mem* mem, rknn_matmul_tensor_attr* attr) {
-  auto c = context_registry::instance().find(ctx);
-  if (!c) return invalid_context(__func__, ctx);
-  if (!mem || !attr) return fail(__func__, RKNN_ERR_PARAM_INVALID, "a null mem or attr");
-  if (!memory_registry::instance().known(mem))
-    return fail(__func__, RKNN_ERR_PARAM_INVALID, "the mem was not made by rknn_create_mem* (or was destroyed)");
-  return done(__func__, c->set_io_mem(mem, *attr));
+  return guarded(__func__, [&](const char* fn) -> int {
+    auto c = context_registry::instance().find(ctx);
+    if (!c) return invalid_context(fn, ctx);
+    if (!mem || !attr) return fail(fn, RKNN_ERR_PARAM_INVALID, "a null mem or attr");
+    if (!memory_registry::instance().known(mem))
+      return fail(fn, RKNN_ERR_PARAM_INVALID, "the mem was not made by rknn_create_mem* (or was destroyed)");
+    return done(fn, c->set_io_mem(mem, *attr));
+  });
 }
 
 RKNN_EXPORT int rknn_matmul_set_core_mask(rknn_matmul_ctx ctx, rknn_core_mask core_mask) {
-  auto c = context_registry::instance().find(ctx);
-  if (!c) return invalid_context(__func__, ctx);
-  return done(__func__, c->set_core_mask(raw_value(core_mask)));
+  return guarded(__func__, [&](const char* fn) -> int {
+    auto c = context_registry::instance().find(ctx);
+    if (!c) return invalid_context(fn, ctx);
+    return done(fn, c->set_core_mask(raw_value(core_mask)));
+  });
 }
 
 RKNN_EXPORT int rknn_matmul_set_quant_params(rknn_matmul_ctx ctx, rknn_quant_params* params) {
-  auto c = context_registry::instance().find(ctx);
-  if (!c) return invalid_context(__func__, ctx);
-  if (!params) return fail(__func__, RKNN_ERR_PARAM_INVALID, "null params");
-  return done(__func__, c->set_quant_params(*params));
+  return guarded(__func__, [&](const char* fn) -> int {
+    auto c = context_registry::instance().find(ctx);
+    if (!c) return invalid_context(fn, ctx);
+    if (!params) return fail(fn, RKNN_ERR_PARAM_INVALID, "null params");
+    return done(fn, c->set_quant_params(*params));
+  });
 }
 
 RKNN_EXPORT int rknn_matmul_get_quant_params(rknn_matmul_ctx ctx, rknn_quant_params* params, float* scale) {
-  auto c = context_registry::instance().find(ctx);
-  if (!c) return invalid_context(__func__, ctx);
-  if (!params) return fail(__func__, RKNN_ERR_PARAM_INVALID, "null params");
-  return done(__func__, c->get_quant_params(*params, scale));
+  return guarded(__func__, [&](const char* fn) -> int {
+    auto c = context_registry::instance().find(ctx);
+    if (!c) return invalid_context(fn, ctx);
+    if (!params) return fail(fn, RKNN_ERR_PARAM_INVALID, "null params");
+    return done(fn, c->get_quant_params(*params, scale));
+  });
 }
 
 RKNN_EXPORT int rknn_matmul_set_dynamic_shape(rknn_matmul_ctx ctx, rknn_matmul_shape* shape) {
-  auto c = context_registry::instance().find(ctx);
-  if (!c) return invalid_context(__func__, ctx);
-  if (!shape) return fail(__func__, RKNN_ERR_PARAM_INVALID, "a null shape");
-  return done(__func__, c->set_dynamic_shape(*shape));
+  return guarded(__func__, [&](const char* fn) -> int {
+    auto c = context_registry::instance().find(ctx);
+    if (!c) return invalid_context(fn, ctx);
+    if (!shape) return fail(fn, RKNN_ERR_PARAM_INVALID, "a null shape");
+    return done(fn, c->set_dynamic_shape(*shape));
+  });
 }
 
 RKNN_EXPORT int rknn_matmul_run(rknn_matmul_ctx ctx) {
-  auto c = context_registry::instance().find(ctx);
-  if (!c) return invalid_context(__func__, ctx);
-  return done(__func__, c->run());
+  return guarded(__func__, [&](const char* fn) -> int {
+    auto c = context_registry::instance().find(ctx);
+    if (!c) return invalid_context(fn, ctx);
+    return done(fn, c->run());
+  });
 }
 
 RKNN_EXPORT int rknn_B_normal_layout_to_native_layout(void* B_input, void* B_output, int K, int N,
                                                       rknn_matmul_info* info) {
-  if (!B_input || !B_output || !info) return fail(__func__, RKNN_ERR_PARAM_INVALID, "a null argument");
-  const std::optional<matmul_types> types = types_of(raw_value(info->type));
-  if (!types)
-    return fail(__func__, RKNN_ERR_PARAM_INVALID,
-                "matmul type " + std::to_string(raw_value(info->type)) + " is not supported");
-  if (const std::string e = alignment_error(K, N, types->b); !e.empty())
-    return fail(__func__, RKNN_ERR_PARAM_INVALID, e);
-  b_to_native(static_cast<const std::uint8_t*>(B_input), layout::normal, types->b, static_cast<std::uint32_t>(K),
-              static_cast<std::uint32_t>(N), static_cast<std::uint8_t*>(B_output));
-  return RKNN_SUCC;
+  return guarded(__func__, [&](const char* fn) -> int {
+    if (!B_input || !B_output || !info) return fail(fn, RKNN_ERR_PARAM_INVALID, "a null argument");
+    const std::optional<matmul_types> types = types_of(raw_value(info->type));
+    if (!types)
+      return fail(fn, RKNN_ERR_PARAM_INVALID,
+                  "matmul type " + std::to_string(raw_value(info->type)) + " is not supported");
+    if (const std::string e = alignment_error(K, N, types->b); !e.empty())
+      return fail(fn, RKNN_ERR_PARAM_INVALID, e);
+    b_to_native(static_cast<const std::uint8_t*>(B_input), layout::normal, types->b, static_cast<std::uint32_t>(K),
+                static_cast<std::uint32_t>(N), static_cast<std::uint8_t*>(B_output));
+    return RKNN_SUCC;
+  });
 }
 
 RKNN_EXPORT rknn_tensor_mem* rknn_create_mem(rknn_context ctx, uint32_t size) {
-  return allocate(__func__, ctx, size, false);
+  return guarded(__func__, [&](const char* fn) -> rknn_tensor_mem* {
+    return allocate(fn, ctx, size, false);
+  });
 }
 
 RKNN_EXPORT rknn_tensor_mem* rknn_create_mem2(rknn_context ctx, uint64_t size, uint64_t alloc_flags) {
-  // Cacheability flags are not needed: every buffer is cacheable and synced at each run.
-  return allocate(__func__, ctx, size, (alloc_flags & RKNN_MEM_FLAG_ALLOC_NO_CONTEXT) != 0);
+  return guarded(__func__, [&](const char* fn) -> rknn_tensor_mem* {
+    // Cacheability flags are not needed: every buffer is cacheable and synced at each run.
+    return allocate(fn, ctx, size, (alloc_flags & RKNN_MEM_FLAG_ALLOC_NO_CONTEXT) != 0);
+  });
 }
 
 RKNN_EXPORT rknn_tensor_mem* rknn_create_mem_from_fd(rknn_context ctx, int32_t fd, void* virt_addr, uint32_t size,
                                                      int32_t offset) {
-  const char* function = __func__;
-  const std::optional<int> domain = domain_of(ctx, false);
-  if (!domain) return invalid_context(function, ctx), nullptr;
-  if (fd < 0 || size == 0 || offset < 0)
-    return fail(function, RKNN_ERR_PARAM_INVALID,
-                "fd " + std::to_string(fd) + ", size " + std::to_string(size) + ", offset " + std::to_string(offset)),
-           nullptr;
-  auto r = std::make_shared<mem_record>();
-  r->size = size;
-  r->offset = static_cast<std::uint64_t>(offset);
-  if (auto mine = memory_registry::instance().exported(fd)) {
-    // One of this library's buffers: a view of it.
-    if (r->offset + size > mine->buffer.size())
+  return guarded(__func__, [&](const char* function) -> rknn_tensor_mem* {
+    const std::optional<int> domain = domain_of(ctx, false);
+    if (!domain) return invalid_context(function, ctx), nullptr;
+    if (fd < 0 || size == 0 || offset < 0)
       return fail(function, RKNN_ERR_PARAM_INVALID,
-                  "offset + size " + std::to_string(r->offset + size) + " is past the buffer's " +
-                      std::to_string(mine->buffer.size()) + " bytes"),
+                  "fd " + std::to_string(fd) + ", size " + std::to_string(size) + ", offset " + std::to_string(offset)),
              nullptr;
-    r->memory = std::move(mine);
-    r->host = r->memory->buffer.bytes().data() + r->offset;
-    return new_mem(std::move(r), RKNN_TENSOR_MEMORY_FLAGS_FROM_FD);
-  }
-  // Another dma-buf (a dma-heap allocation): the NPU reads a shadow, copied at each run. Its
-  // bytes must hold offset + size: a mapping past a file's end faults (SIGBUS) when read.
-  const std::optional<std::uint64_t> held = fd_size(fd);
-  if (!held || *held < r->offset + size)
-    return fail(function, RKNN_ERR_PARAM_INVALID,
-                "fd " + std::to_string(fd) + (held ? " holds " + std::to_string(*held) + " bytes" : " has no size") +
-                    ", fewer than offset + size = " + std::to_string(r->offset + size)),
-           nullptr;
-  auto* base = static_cast<std::uint8_t*>(virt_addr);
-  if (!base) {
-    void* m = ::mmap(nullptr, r->offset + size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (m == MAP_FAILED)
+    auto r = std::make_shared<mem_record>();
+    r->size = size;
+    r->offset = static_cast<std::uint64_t>(offset);
+    if (auto mine = memory_registry::instance().exported(fd)) {
+      // One of this library's buffers: a view of it.
+      if (r->offset + size > mine->buffer.size())
+        return fail(function, RKNN_ERR_PARAM_INVALID,
+                    "offset + size " + std::to_string(r->offset + size) + " is past the buffer's " +
+                        std::to_string(mine->buffer.size()) + " bytes"),
+               nullptr;
+      r->memory = std::move(mine);
+      r->host = r->memory->buffer.bytes().data() + r->offset;
+      return new_mem(std::move(r), RKNN_TENSOR_MEMORY_FLAGS_FROM_FD);
+    }
+    // Another dma-buf (a dma-heap allocation): the NPU reads a shadow, copied at each run. Its
+    // bytes must hold offset + size: a mapping past a file's end faults (SIGBUS) when read.
+    const std::optional<std::uint64_t> held = fd_size(fd);
+    if (!held || *held < r->offset + size)
       return fail(function, RKNN_ERR_PARAM_INVALID,
-                  "fd " + std::to_string(fd) + " cannot be mapped: " + std::strerror(errno)),
+                  "fd " + std::to_string(fd) + (held ? " holds " + std::to_string(*held) + " bytes" : " has no size") +
+                      ", fewer than offset + size = " + std::to_string(r->offset + size)),
              nullptr;
-    r->mapping = m;
-    r->mapping_size = r->offset + size;
-    base = static_cast<std::uint8_t*>(m);
-  }
-  auto shadow = memory_registry::instance().allocate(*domain, size);
-  if (!shadow) return fail(function, from(shadow.err(), "a shadow of a foreign dma-buf")), nullptr;
-  r->memory = std::move(shadow.value());
-  r->host = base + r->offset;
-  r->foreign = true;
-  r->offset = 0;  // into the shadow
-  auto* mem = new_mem(r, RKNN_TENSOR_MEMORY_FLAGS_FROM_FD);
-  mem->virt_addr = base;  // the client's mapping, as given
-  mem->offset = offset;
-  return mem;
+    auto* base = static_cast<std::uint8_t*>(virt_addr);
+    if (!base) {
+      void* m = ::mmap(nullptr, r->offset + size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      if (m == MAP_FAILED)
+        return fail(function, RKNN_ERR_PARAM_INVALID,
+                    "fd " + std::to_string(fd) + " cannot be mapped: " + std::strerror(errno)),
+               nullptr;
+      r->mapping = m;
+      r->mapping_size = r->offset + size;
+      base = static_cast<std::uint8_t*>(m);
+    }
+    auto shadow = memory_registry::instance().allocate(*domain, size);
+    if (!shadow) return fail(function, from(shadow.err(), "a shadow of a foreign dma-buf")), nullptr;
+    r->memory = std::move(shadow.value());
+    r->host = base + r->offset;
+    r->foreign = true;
+    r->offset = 0;  // into the shadow
+    auto* mem = new_mem(r, RKNN_TENSOR_MEMORY_FLAGS_FROM_FD);
+    mem->virt_addr = base;  // the client's mapping, as given
+    mem->offset = offset;
+    return mem;
+  });
 }
 
 RKNN_EXPORT int rknn_destroy_mem(rknn_context, rknn_tensor_mem* mem) {
-  // Memory belongs to no context: any context (or none) may free it.
-  if (!mem) return fail(__func__, RKNN_ERR_PARAM_INVALID, "a null mem");
-  if (!memory_registry::instance().release(mem))
-    return fail(__func__, RKNN_ERR_PARAM_INVALID, "the mem was not made by rknn_create_mem* (or was destroyed)");
-  return RKNN_SUCC;
+  return guarded(__func__, [&](const char* fn) -> int {
+    // Memory belongs to no context: any context (or none) may free it.
+    if (!mem) return fail(fn, RKNN_ERR_PARAM_INVALID, "a null mem");
+    if (!memory_registry::instance().release(mem))
+      return fail(fn, RKNN_ERR_PARAM_INVALID, "the mem was not made by rknn_create_mem* (or was destroyed)");
+    return RKNN_SUCC;
+  });
 }
 
 RKNN_EXPORT int rknn_mem_sync(rknn_context, rknn_tensor_mem* mem, rknn_mem_sync_mode mode) {
-  if (!mem || !memory_registry::instance().known(mem))
-    return fail(__func__, RKNN_ERR_PARAM_INVALID, "the mem was not made by rknn_create_mem*");
-  const std::int32_t sync = raw_value(mode);
-  if (sync < RKNN_MEMORY_SYNC_TO_DEVICE || sync > RKNN_MEMORY_SYNC_BIDIRECTIONAL)
-    return fail(__func__, RKNN_ERR_PARAM_INVALID, "sync mode " + std::to_string(sync));
-  // rknn_matmul_run syncs what it reads and writes; this syncs on request as well, the mem's
-  // own bytes (a view syncs itself, not the buffer it views).
-  const std::shared_ptr<mem_record> r = record_of(mem);
-  const runtime::buffer& b = r->memory->buffer;
-  if (sync & RKNN_MEMORY_SYNC_TO_DEVICE)
-    if (status s = b.sync_to_device(r->offset, r->size); !s) return fail(__func__, from(s.err(), "to the device"));
-  if (sync & RKNN_MEMORY_SYNC_FROM_DEVICE)
-    if (status s = b.sync_from_device(6000, r->offset, r->size); !s) return fail(__func__, from(s.err(), "from the device"));
-  return RKNN_SUCC;
+  return guarded(__func__, [&](const char* fn) -> int {
+    if (!mem || !memory_registry::instance().known(mem))
+      return fail(fn, RKNN_ERR_PARAM_INVALID, "the mem was not made by rknn_create_mem*");
+    const std::int32_t sync = raw_value(mode);
+    if (sync < RKNN_MEMORY_SYNC_TO_DEVICE || sync > RKNN_MEMORY_SYNC_BIDIRECTIONAL)
+      return fail(fn, RKNN_ERR_PARAM_INVALID, "sync mode " + std::to_string(sync));
+    // rknn_matmul_run syncs what it reads and writes; this syncs on request as well, the mem's
+    // own bytes (a view syncs itself, not the buffer it views).
+    const std::shared_ptr<mem_record> r = record_of(mem);
+    const runtime::buffer& b = r->memory->buffer;
+    if (sync & RKNN_MEMORY_SYNC_TO_DEVICE)
+      if (status s = b.sync_to_device(r->offset, r->size); !s) return fail(fn, from(s.err(), "to the device"));
+    if (sync & RKNN_MEMORY_SYNC_FROM_DEVICE)
+      if (status s = b.sync_from_device(6000, r->offset, r->size); !s) return fail(fn, from(s.err(), "from the device"));
+    return RKNN_SUCC;
+  });
 }
 
 }  // extern "C"

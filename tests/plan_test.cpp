@@ -239,15 +239,23 @@ TEST_CASE("plans refuse what no plan can do") {
                          .feature_pitch = 0x6000'0000}).err().id() == "operand-size");
   CHECK(plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 65600, .N = 32768}).err().id() ==
         "operand-size");
-  // Just inside: 3 rows at 1 GiB pitch plus one row; weights of exactly 4 GiB (65536 x 32768
-  // x 2), whose last byte is at 0xffffffff from address 0; outputs of exactly 4 GiB (65536 x
-  // 16384 x 4), and one row more.
+  // Just inside: 3 rows at 1 GiB pitch plus one row; weights of 4 GiB less one weight tile
+  // column (65536 x 32752 x 2); outputs of 4 GiB less one row (65535 x 16384 x 4). An operand
+  // of exactly 4 GiB is refused: its size is a 32-bit number (it read 0, and a plan's output
+  // buffer was allocated 16 bytes), and no driver can place it.
   CHECK(plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64,
                          .feature_pitch = 0x4000'0000}).ok());
-  CHECK(plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 65536, .N = 32768}).ok());
-  CHECK(plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 65536, .K = 64, .N = 16384}).ok());
-  CHECK(plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 65537, .K = 64, .N = 16384}).err().id() ==
+  CHECK(plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 65536, .N = 32752}).ok());
+  CHECK(plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 65536, .N = 32768}).err().id() ==
         "operand-size");
+  CHECK(plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 65535, .K = 64, .N = 16384}).ok());
+  CHECK(plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 65536, .K = 64, .N = 16384}).err().id() ==
+        "operand-size");
+  // int8 -> int32, M 262144 K 2048 N 2048: an output of 2 GiB; split in two K slices its
+  // partials would be 4 GiB exactly, so no such grid is chosen and the buffer holds them
+  const auto two_gib = plan(matmul_spec{.in = precision::int8, .out = precision::int32, .M = 262144, .K = 2048, .N = 2048});
+  REQUIRE(two_gib.ok());
+  CHECK(plan_output_bytes(two_gib.value()) == 2147483648u);
 }
 
 TEST_CASE("sizes near 2^32 are refused before they are rounded, never wrapped") {

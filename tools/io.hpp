@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -23,6 +25,20 @@ inline int help_or_version(std::string_view a, const char* usage, const char* to
   if (a == "-h" || a == "--help") return std::fputs(usage, stdout), 0;
   if (a == "--version") return print_version(tool);
   return -1;
+}
+
+// A tool's main, with the one failure C++ raises anywhere: an allocation the process may not
+// make (a shape, a program or a dump too large for its memory or its address-space limit)
+// ends the tool with one line and exit status 2, as every other error, never an abort.
+template <class Main>
+int guarded_main(const char* tool, int argc, char** argv, Main&& main) {
+  try {
+    return main(argc, argv);
+  } catch (const std::bad_alloc&) {
+  } catch (const std::length_error&) {
+  }
+  std::fprintf(stderr, "%s: out of memory: what this command needs does not fit the memory this process may use\n", tool);
+  return 2;
 }
 
 // Writes and flushes `text`; on failure prints "<tool>: cannot write <what>: <reason>".

@@ -42,9 +42,8 @@ int fail(const std::string& message) {
   return 2;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// The tool, under guarded_main.
+int tool_main(int argc, char** argv) {
   if (argc < 2) {
     std::fputs(help, stderr);
     return 2;
@@ -93,3 +92,7 @@ int main(int argc, char** argv) {
   if (!out.finish()) return 2;
   return comparison.summary().equal() ? 0 : 1;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return regcmd::cli::guarded_main("regcmd-diff", argc, argv, tool_main); }

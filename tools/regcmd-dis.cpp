@@ -77,9 +77,8 @@ int fail(const std::string& message) {
   return 2;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// The tool, under guarded_main.
+int tool_main(int argc, char** argv) {
   if (argc < 2) {
     std::fputs(help.c_str(), stderr);
     return 2;
@@ -231,3 +230,7 @@ int main(int argc, char** argv) {
   if (json) out.write(index ? "\n]\n" : "[]\n");
   return out.finish() ? 0 : 2;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return regcmd::cli::guarded_main("regcmd-dis", argc, argv, tool_main); }

@@ -293,9 +293,8 @@ int write_graph(int argc, char** argv) {
   return write_program(entries, slots, addresses, given, format, out_path);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// The tool, under guarded_main.
+int tool_main(int argc, char** argv) {
   using namespace regcmd;
   if (argc < 2) {
     std::fputs(usage.c_str(), stderr);
@@ -445,3 +444,7 @@ int main(int argc, char** argv) {
   }
   return write_program(p.entries, p.slots, addresses, given, format, out_path);
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return regcmd::cli::guarded_main("regcmd-gen", argc, argv, tool_main); }

@@ -347,9 +347,13 @@ double activate(regcmd::output_activation fn, float slope, bool integer_accumula
   return v;
 }
 
-// A matmul, planned.
-int run_matmul(const regcmd::runtime::device& dev, const regcmd::matmul_spec& spec, const regcmd::plan_options& options,
-               const run_settings& settings) {
+// A matmul, planned: T the host type of its operands (float for fp16, std::int8_t for int8
+// and int4). The check streams the output a row at a time, the reference row computed from
+// the host operands as it goes: memory for A and B, never for M x N (a 262144 x 2048 int32
+// output is 2 GiB on the NPU, and was four times that again on the host).
+template <class T>
+int run_matmul_typed(const regcmd::runtime::device& dev, const regcmd::matmul_spec& spec, const regcmd::plan_options& options,
+                     const run_settings& settings) {
   using namespace regcmd;
   const auto built = build_plan(spec, options);
   if (!built) return fail(built.err());
@@ -360,66 +364,59 @@ int run_matmul(const regcmd::runtime::device& dev, const regcmd::matmul_spec& sp
   runtime::buffer &feature = bufs.value()[0], &weight = bufs.value()[1], &output = bufs.value()[2];
 
   std::mt19937_64 rng(settings.seed);
-  const std::size_t MK = std::size_t{spec.M} * spec.K, KN = std::size_t{spec.K} * spec.N, MN = std::size_t{spec.M} * spec.N;
-  std::vector<double> a(MK), b(KN);
-  status packed;
-  if (g.in == precision::fp16) {
+  const std::uint32_t M = spec.M, K = spec.K, N = spec.N;
+  std::vector<T> a(std::size_t{M} * K), b(std::size_t{K} * N);
+  if constexpr (std::is_same_v<T, float>) {
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-    std::vector<float> af(MK), bf(KN);
-    for (std::size_t i = 0; i < MK; ++i) a[i] = af[i] = to_half(dist(rng));
-    for (std::size_t i = 0; i < KN; ++i) b[i] = bf[i] = to_half(dist(rng));
-    packed = pack_features<float>(g, af, feature.bytes());
-    if (packed) packed = pack_weights<float>(shape, bf, weight.bytes());
+    for (T& v : a) v = to_half(dist(rng));
+    for (T& v : b) v = to_half(dist(rng));
   } else {
     std::uniform_int_distribution<int> dist(g.in == precision::int4 ? -8 : -128, g.in == precision::int4 ? 7 : 127);
-    std::vector<std::int8_t> ai(MK), bi(KN);
-    for (std::size_t i = 0; i < MK; ++i) a[i] = ai[i] = static_cast<std::int8_t>(dist(rng));
-    for (std::size_t i = 0; i < KN; ++i) b[i] = bi[i] = static_cast<std::int8_t>(dist(rng));
-    packed = pack_features<std::int8_t>(g, ai, feature.bytes());
-    if (packed) packed = pack_weights<std::int8_t>(shape, bi, weight.bytes());
+    for (T& v : a) v = static_cast<T>(dist(rng));
+    for (T& v : b) v = static_cast<T>(dist(rng));
   }
+  status packed = pack_features<T>(g, a, feature.bytes());
+  if (packed) packed = pack_weights<T>(shape, b, weight.bytes());
   if (!packed) return fail(packed.err());
 
-  // The host matmul (double; exact for the integer pairs), once for every repeat.
-  std::vector<double> ref(MN, 0.0), scale(MN, 0.0);
-  for (std::uint32_t m = 0; m < spec.M; ++m)
-    for (std::uint32_t k = 0; k < spec.K; ++k) {
-      const double am = a[std::size_t{m} * spec.K + k];
-      const double* bk = &b[std::size_t{k} * spec.N];
-      double* rm = &ref[std::size_t{m} * spec.N];
-      double* sm = &scale[std::size_t{m} * spec.N];
-      for (std::uint32_t n = 0; n < spec.N; ++n) {
-        rm[n] += am * bk[n];
-        sm[n] += std::abs(am * bk[n]);
+  const bool exact = g.out == precision::int32 || g.out == precision::int16;
+  const double tolerance = exact ? 0.0 : (K + 2.0) * std::ldexp(1.0, -24) + (g.out == precision::fp16 ? std::ldexp(1.0, -11) : 0.0);
+  using out_type = std::conditional_t<std::is_same_v<T, float>, float, std::int64_t>;
+  std::vector<out_type> c(N);
+  std::vector<double> ref(N), scale(N);
+  auto verify = [&]() -> result<check> {
+    check result;
+    for (std::uint32_t m = 0; m < M; ++m) {
+      if (status s = finish_plan_rows<out_type>(shape, output.bytes(), m, c); !s) return s.err();
+      // The host's row m (double; exact for the integer pairs).
+      std::fill(ref.begin(), ref.end(), 0.0);
+      std::fill(scale.begin(), scale.end(), 0.0);
+      for (std::uint32_t k = 0; k < K; ++k) {
+        const double am = a[std::size_t{m} * K + k];
+        const T* bk = &b[std::size_t{k} * N];
+        for (std::uint32_t n = 0; n < N; ++n) {
+          ref[n] += am * bk[n];
+          scale[n] += std::abs(am * bk[n]);
+        }
+      }
+      for (std::uint32_t n = 0; n < N; ++n) {
+        double want = g.out == precision::int16 ? std::clamp(ref[n], -32768.0, 32767.0) : ref[n];  // int16 saturates
+        want = activate(spec.activation, spec.leaky_slope, false, want);
+        result.add(std::size_t{m} * N + n, double(c[n]), want, scale[n], tolerance);
       }
     }
-  if (g.out == precision::int16)
-    for (double& v : ref) v = std::clamp(v, -32768.0, 32767.0);  // the int16 accumulator saturates
-  for (double& v : ref) v = activate(spec.activation, spec.leaky_slope, false, v);
-  const bool exact = g.out == precision::int32 || g.out == precision::int16;
-  const double tolerance = exact ? 0.0 : (spec.K + 2.0) * std::ldexp(1.0, -24) + (g.out == precision::fp16 ? std::ldexp(1.0, -11) : 0.0);
-
-  std::vector<double> c(MN);
-  auto verify = [&]() -> result<check> {
-    status finished;
-    if (g.out == precision::fp32 || g.out == precision::fp16) {
-      std::vector<float> cf(MN);
-      finished = finish_plan<float>(shape, output.bytes(), cf);
-      std::copy(cf.begin(), cf.end(), c.begin());
-    } else {
-      std::vector<std::int64_t> ci(MN);
-      finished = finish_plan<std::int64_t>(shape, output.bytes(), ci);
-      std::copy(ci.begin(), ci.end(), c.begin());
-    }
-    if (!finished) return finished.err();
-    check result;
-    for (std::size_t i = 0; i < MN; ++i) result.add(i, c[i], ref[i], scale[i], tolerance);
     return result;
   };
   runtime::session npu{dev};
   const auto ran = run(npu, built.value().view(), {.feature = &feature, .weight = &weight, .output = &output}, settings, verify);
   if (!ran) return fail(ran.err());
   return ran.value().report("C", spec.N);
+}
+
+int run_matmul(const regcmd::runtime::device& dev, const regcmd::matmul_spec& spec, const regcmd::plan_options& options,
+               const run_settings& settings) {
+  if (spec.in.features == regcmd::precision::fp16) return run_matmul_typed<float>(dev, spec, options, settings);
+  return run_matmul_typed<std::int8_t>(dev, spec, options, settings);
 }
 
 // An SDP element-wise op.
@@ -803,33 +800,26 @@ int run_pool_typed(const regcmd::runtime::device& dev, const regcmd::pool_spec& 
           in[at] = static_cast<std::uint8_t>(v);
         }
       }
-  // The host pooling, once for every repeat: max over the taps inside (a padded tap, -inf,
-  // never wins: a window holds at least one input), or the sum over them divided by the
-  // whole window.
-  const std::size_t out_count = std::size_t{OH} * OW * C;
+  // The host pooling of each output as the check reaches it (no array of M x N references):
+  // max over the taps inside (a padded tap, -inf, never wins: a window holds at least one
+  // input), or the sum over them divided by the whole window.
   const bool average = g.averages();
   const double taps = double(g.kernel_h) * g.kernel_w;
-  std::vector<double> ref(out_count), allowed(out_count, 0.0);
-  for (std::uint32_t oy = 0; oy < OH; ++oy)
-    for (std::uint32_t ox = 0; ox < OW; ++ox)
-      for (std::uint32_t c = 0; c < C; ++c) {
-        double sum = 0, best = -std::numeric_limits<double>::infinity();
-        for (std::uint32_t ky = 0; ky < g.kernel_h; ++ky) {
-          const std::int64_t y = std::int64_t{oy} * g.stride_y + ky - g.pad.top;
-          if (y < 0 || y >= H) continue;
-          for (std::uint32_t kx = 0; kx < g.kernel_w; ++kx) {
-            const std::int64_t xx = std::int64_t{ox} * g.stride_x + kx - g.pad.left;
-            if (xx < 0 || xx >= W) continue;
-            const double v = double(x[(static_cast<std::size_t>(y) * W + static_cast<std::size_t>(xx)) * C + c]);
-            sum += v;
-            best = std::max(best, v);
-          }
-        }
-        const std::size_t i = (std::size_t{oy} * OW + ox) * C + c;
-        ref[i] = average ? to_half(sum / taps) : best;
-        if (average) allowed[i] = std::ldexp(std::abs(ref[i]), -9) + std::ldexp(1.0, -24);
+  auto expected = [&](std::uint32_t oy, std::uint32_t ox, std::uint32_t c) {
+    double sum = 0, best = -std::numeric_limits<double>::infinity();
+    for (std::uint32_t ky = 0; ky < g.kernel_h; ++ky) {
+      const std::int64_t y = std::int64_t{oy} * g.stride_y + ky - g.pad.top;
+      if (y < 0 || y >= H) continue;
+      for (std::uint32_t kx = 0; kx < g.kernel_w; ++kx) {
+        const std::int64_t xx = std::int64_t{ox} * g.stride_x + kx - g.pad.left;
+        if (xx < 0 || xx >= W) continue;
+        const double v = double(x[(static_cast<std::size_t>(y) * W + static_cast<std::size_t>(xx)) * C + c]);
+        sum += v;
+        best = std::max(best, v);
       }
-  std::vector<double> out(out_count);
+    }
+    return average ? double(to_half(sum / taps)) : best;
+  };
   auto verify = [&]() -> result<check> {
     const std::span<const std::uint8_t> bytes = out_buf.bytes();
     check result;
@@ -840,7 +830,8 @@ int run_pool_typed(const regcmd::runtime::device& dev, const regcmd::pool_spec& 
           double v = 0;
           if constexpr (fp16) v = half_to_float(static_cast<std::uint16_t>(bytes[at] | bytes[at + 1] << 8));
           else v = static_cast<std::int8_t>(bytes[at]);
-          result.add_absolute(i, v, ref[i], allowed[i]);
+          const double want = expected(oy, ox, c);
+          result.add_absolute(i, v, want, average ? std::ldexp(std::abs(want), -9) + std::ldexp(1.0, -24) : 0.0);
         }
     return result;
   };
@@ -1250,9 +1241,8 @@ int run_graph_file(int argc, char** argv) {
   return run_graph(dev.value(), file.spec, *file.built, settings);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// The tool, under guarded_main.
+int tool_main(int argc, char** argv) {
   using namespace regcmd;
   if (argc < 2) {
     std::fputs(usage, stderr);
@@ -1336,3 +1326,7 @@ int main(int argc, char** argv) {
   if (r.fused_ew) return run_fused(dev.value(), r.fused(), settings);
   return run_matmul(dev.value(), r.spec, r.options, settings);
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return regcmd::cli::guarded_main("regcmd-run", argc, argv, tool_main); }

@@ -99,7 +99,7 @@
     "at most 32768 outputs (NOTCH_ADDR_1 counts 4-output units in 13 bits)",                        \
     "regcmd-isa-reference \"Key registers\" (0x4038 notch)")                                       \
   X(operand_size, "operand-size",                                                                    \
-    "an operand buffer of this shape spans more than 4 GiB, beyond the NPU's 32-bit address "        \
+    "an operand buffer of this shape spans 4 GiB or more, beyond the NPU's 32-bit address "          \
     "registers: split the operation into several programs",                                         \
     "fact sheet §1.5")                                                                               \
   X(matmul_activation_precision, "matmul-activation-precision",                                      \

@@ -21,10 +21,12 @@ constexpr bool n_fits_one_op(std::uint64_t N) { return N <= Soc::max_n; }
 template <class Soc>
 constexpr bool k_slice_fits(std::uint64_t k) { return k <= Soc::max_k_slice; }
 
-// operand-size: every byte an operand's DMA reaches must have a 32-bit address; from address
-// 0, `bytes` end at bytes - 1, so max_iova + 1 bytes fit.
+// operand-size: every byte an operand's DMA reaches must have a 32-bit address, and its size
+// is itself a 32-bit number (the programs' byte counts, rocket's BO size): at most 4 GiB - 1
+// bytes. (4 GiB exactly would reach from address 0, but no driver places it there: rknpu's
+// IOVAs start above 0, rocket's BOs hold less; its size read 0 in 32 bits.)
 template <class Soc>
-constexpr bool fits_address_space(std::uint64_t bytes) { return bytes <= Soc::max_iova + 1; }
+constexpr bool fits_address_space(std::uint64_t bytes) { return bytes <= Soc::max_iova; }
 
 // m-register-limit: M rows in CNA_DATA_SIZE0.DATAIN_HEIGHT, the rows buffered before the
 // MACs start in CNA_CONV_CON2.FEATURE_GRAINS.
