@@ -257,3 +257,34 @@ TEST_CASE("accounting at compile time: a program built as a constant, counted as
   static_assert(c.macs[0] == 8 * 32 * 64);
   CHECK(c.tasks == 1);
 }
+
+TEST_CASE("accounting: a hostile dump's counts saturate at 2^64 - 1, never wrap") {
+  // Every CNA register field at its widest: a direct convolution of 2^22 - 1 atomics (DATAOUT_
+  // ATOMICS) x 2^14 - 1 kernels x a 31 x 31 window (the fields as written) x 2^16 - 1 channels,
+  // about 2^62 MACs a task: eight such tasks summed in 64 bits wrapped to a fraction of that.
+  using namespace reg;
+  std::vector<entry> dump;
+  for (int t = 0; t < 8; ++t) {
+    for (const std::uint16_t offset : {CNA_DATA_SIZE1::offset, CNA_DATA_SIZE3::offset, CNA_WEIGHT_SIZE2::offset})
+      dump.push_back(entry::make(block_id::cna, 0xffff'ffff, offset));
+    dump.push_back(entry::make(block_id::cna, 0, CNA_CONV_CON1::offset));  // direct convolution, int8
+    dump.push_back(entry::make(op_enable_target, 0x1, op_enable_offset));  // CNA_OP_EN (bit 0)
+  }
+  CHECK(task_structure_problem(dump).empty());
+  const program_cost c = account_dump(dump);
+  CHECK(c.tasks == 8);
+  CHECK(c.macs[static_cast<std::size_t>(mac_class::int8)] == UINT64_MAX);
+  CHECK(c.all_macs() == UINT64_MAX);
+  CHECK(c.saturated());
+  CHECK_FALSE(account_dump(std::span(dump).first(5)).saturated());  // one task: below 2^64
+}
+
+TEST_CASE("accounting: a dump that is no program of whole tasks is said so") {
+  const std::vector<entry> none{entry::make(block_id::cna, 1, reg::CNA_CONV_CON1::offset)};
+  CHECK(task_structure_problem(none) == "the dump has no op-enable entry (target 0x0081), so no task");
+  std::vector<entry> trailing{entry::make(op_enable_target, 0x0d, op_enable_offset), entry::from_bits(0),
+                              entry::make(block_id::cna, 1, reg::CNA_CONV_CON1::offset)};
+  CHECK(task_structure_problem(trailing) == "entry 2 follows the last op-enable entry: every task ends with one");
+  trailing.pop_back();
+  CHECK(task_structure_problem(trailing).empty());  // zero padding after the last task
+}

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include <regcmd/core/entry.hpp>
+#include <regcmd/decode/dump.hpp>
 #include <regcmd/decode/lookup.hpp>
 #include <regcmd/program/program.hpp>
 #include <regcmd/program/writer.hpp>
@@ -67,16 +68,59 @@ constexpr bool is_identifier(std::string_view s) {
   return true;
 }
 
-// A file's stem as an identifier: other characters become '_', a leading digit gets one.
+// Why the identifier `s` may not name the header's variable (or, `name_space`, its
+// namespace), empty when it may: a name the implementation reserves ([lex.name]: any with
+// "__", one starting with '_' at namespace scope, so _Pragma and __asm__ too), one spelled
+// like a macro (NULL, EOF, INT32_MAX: all capitals, which a macro the includes define would
+// replace), or a namespace the standard reserves (std, std followed by digits, posix).
+inline std::string reserved_reason(std::string_view s, bool name_space) {
+  if (s.find("__") != std::string_view::npos) return "holds '__', which the implementation reserves";
+  if (s.starts_with('_')) return "starts with '_', which the implementation reserves at namespace scope";
+  bool lower = false;
+  for (char c : s) lower = lower || (c >= 'a' && c <= 'z');
+  if (!lower) return "is all capitals, as macros are (NULL, EOF, INT32_MAX): a macro of that name would replace it";
+  const bool std_digits = s.starts_with("std") && s.size() > 3 &&
+                          s.substr(3).find_first_not_of("0123456789") == std::string_view::npos;
+  if (name_space && (s == "std" || std_digits || s == "posix")) return "is a namespace the standard reserves";
+  return {};
+}
+
+// A file's stem as an identifier: other characters become '_' (runs of them one), a leading
+// digit or '_' gets "captured" before it, a name in capitals is lowered, a keyword gets
+// "_program" after it: never a name is_identifier or reserved_reason refuses.
 inline std::string identifier_from(std::string_view path) {
   std::string_view stem =
       path.substr(path.find_last_of('/') == std::string_view::npos ? 0 : path.find_last_of('/') + 1);
   stem = stem.substr(0, stem.find('.'));
-  std::string out = stem.empty() || stem == "-" ? "captured_program" : std::string(stem);
-  for (char& c : out)
-    if (!is_identifier(std::string(1, c)) && !(c >= '0' && c <= '9')) c = '_';
-  if (out[0] >= '0' && out[0] <= '9') out.insert(out.begin(), '_');
-  if (is_keyword(out)) out += '_';
+  std::string out;
+  for (char c : stem.empty() || stem == "-" ? std::string_view("captured_program") : stem) {
+    const bool word = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (word) out += c;
+    else if (out.empty() || out.back() != '_') out += '_';
+  }
+  if (out.empty() || (out[0] >= '0' && out[0] <= '9')) out.insert(0, "captured_");
+  if (out[0] == '_') out.insert(0, "captured");
+  if (!reserved_reason(out, false).empty())
+    for (char& c : out) c = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+  if (is_keyword(out)) out += "_program";
+  return out;
+}
+
+// Text from outside (a file name) as it may stand in a // comment: printable ASCII as it is,
+// the backslash and every other byte as \xNN, so no newline, line splice or bidirectional
+// control character (Unicode's, in UTF-8) can end the comment or reorder what follows it.
+inline std::string comment_text(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u < 0x7f && c != '\\') {
+      out += c;
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", u);
+      out += buf;
+    }
+  }
   return out;
 }
 
@@ -299,10 +343,7 @@ inline cpp_template make_cpp_template(std::span<const entry> entries, const cpp_
     tasks.push_back({first, end, i});
     start = i + 1;
   }
-  if (tasks.empty()) return {{}, "the dump has no op-enable entry (target 0x0081), so no task to replay"};
-  for (std::size_t i = start; i < entries.size(); ++i)
-    if (kind_of(entries[i]) != entry_kind::zero)
-      return {{}, "entry " + std::to_string(i) + " follows the last op-enable entry: every task ends with one"};
+  if (const std::string problem = task_structure_problem(entries); !problem.empty()) return {{}, problem};
   if (start < entries.size())
     left_out.push_back("entries " + std::to_string(start) + "-" + std::to_string(entries.size() - 1) +
                        ": zero padding");
@@ -350,7 +391,7 @@ inline cpp_template make_cpp_template(std::span<const entry> entries, const cpp_
   std::string out;
   out += "#pragma once\n";
   out += "// " + o.name + ": a captured regcmd program, as a template to patch (regcmd/programs/patch.hpp).\n";
-  out += "// Written by regcmd-dis --format cpp from " + (o.source.empty() ? std::string("a dump") : o.source) + ": " +
+  out += "// Written by regcmd-dis --format cpp from " + (o.source.empty() ? std::string("a dump") : comment_text(o.source)) + ": " +
          std::to_string(entries.size()) + " entries, " + std::to_string(tasks.size()) +
          (tasks.size() == 1 ? " task" : " tasks") +
          (o.pingpong ? ", register groups alternating (ping-pong)" : ", one register group (no ping-pong)") +

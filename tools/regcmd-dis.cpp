@@ -151,8 +151,12 @@ int tool_main(int argc, char** argv) {
   if (!stats && !cpp && !pingpong) return fail("--no-pingpong applies with --stats or --format cpp only");
   if (cpp) {
     for (const auto& [option, given] : {std::pair{"--name", name}, std::pair{"--namespace", name_space}})
-      if (given && !regcmd::cli::is_identifier(*given))
-        return fail(std::string(option) + " '" + *given + "' is not a C++ identifier");
+      if (given) {
+        if (!regcmd::cli::is_identifier(*given))
+          return fail(std::string(option) + " '" + regcmd::cli::comment_text(*given) + "' is not a C++ identifier");
+        if (const std::string why = regcmd::cli::reserved_reason(*given, option == std::string_view("--namespace")); !why.empty())
+          return fail(std::string(option) + " '" + *given + "' " + why + ": choose another");
+      }
     const regcmd::dump d = regcmd::read_dump(path, format);
     if (!d.error.empty()) return fail(d.error);
     const std::string label = path == "-" ? "standard input" : std::filesystem::path(path).filename().string();
@@ -170,6 +174,9 @@ int tool_main(int argc, char** argv) {
     if (all_entries) return fail("--all-entries does not apply with --stats");
     const regcmd::dump d = regcmd::read_dump(path, format);
     if (!d.error.empty()) return fail(d.error);
+    // as --format cpp: bytes that are no program of whole tasks have no cost to report
+    if (const std::string problem = regcmd::task_structure_problem(d.entries); !problem.empty())
+      return fail((path == "-" ? "standard input" : std::filesystem::path(path).filename().string()) + ": " + problem);
     const regcmd::cli::stats_report r = regcmd::cli::report_of_dump(d.entries, pingpong, rates);
     regcmd::cli::output_stream out(stdout, "regcmd-dis");
     out.write(json ? regcmd::cli::format_stats_json(r) : regcmd::cli::format_stats_text(r));

@@ -108,6 +108,8 @@ inline std::string format_stats_text(const stats_report& r) {
   out += "  work: " + std::to_string(c.macs[0]) + " fp16 MACs, " + std::to_string(c.macs[1]) + " int8, " +
          std::to_string(c.macs[2]) + " int4; " + std::to_string(c.dpu_elements) + " DPU elements; " +
          std::to_string(c.ppu_operations) + " PPU operations\n";
+  if (c.saturated())
+    out += "  counts at 18446744073709551615 stopped there: the registers claim more than 64 bits count\n";
   out += "  bound on " + std::string(soc::rk3588::name) + " (" + std::to_string(r.rates.cores) +
          (r.rates.cores == 1 ? " core): " : " cores): ") + detail::fixed(b.ns() / 1e3) + " us = max(compute " +
          detail::fixed(b.compute_ns / 1e3) + " us, memory " + detail::fixed(b.memory_ns / 1e3) + " us) + " +
@@ -135,7 +137,8 @@ inline std::string format_stats_json(const stats_report& r) {
                     ", \"minimum_traffic\": " + (r.minimum ? std::to_string(*r.minimum) : std::string("null")) +
                     ",\n \"macs\": {\"fp16\": " + std::to_string(c.macs[0]) + ", \"int8\": " + std::to_string(c.macs[1]) +
                     ", \"int4\": " + std::to_string(c.macs[2]) + "}, \"dpu_elements\": " + std::to_string(c.dpu_elements) +
-                    ", \"ppu_operations\": " + std::to_string(c.ppu_operations) + ",\n \"bound\": {\"soc\": \"" +
+                    ", \"ppu_operations\": " + std::to_string(c.ppu_operations) +
+                    ", \"saturated\": " + (c.saturated() ? "true" : "false") + ",\n \"bound\": {\"soc\": \"" +
                     soc::rk3588::name + "\", \"cores\": " + std::to_string(r.rates.cores) +
                     ", \"bytes_per_second\": " + detail::fixed(r.rates.bytes_per_second, 0) +
                     ", \"submit_overhead_ns\": " + detail::fixed(r.rates.submit_overhead_ns, 0) +

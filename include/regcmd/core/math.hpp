@@ -13,6 +13,9 @@ namespace regcmd {
 
 constexpr bool is_pow2(std::uint32_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
+// a + b, saturated at 2^64 - 1: a count summed over a dump's tasks, whatever they claim.
+constexpr std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) { return b > UINT64_MAX - a ? UINT64_MAX : a + b; }
+
 // a * b, saturated at 2^64 - 1: a product of sizes that is only compared with a limit.
 constexpr std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b) {
   return a != 0 && b > UINT64_MAX / a ? UINT64_MAX : a * b;

@@ -124,7 +124,7 @@ constexpr task_cost cost_of_task(const cost_registers& r, std::uint32_t enable_m
     const std::uint64_t window = std::uint64_t{w2.WEIGHT_WIDTH.value()} * w2.WEIGHT_HEIGHT.value();
     const std::uint64_t per_output = window * unpack<CNA_DATA_SIZE1>(s.data_size1).DATAIN_CHANNEL.value();
     const std::uint64_t atomics = unpack<CNA_DATA_SIZE3>(r.data_size3).DATAOUT_ATOMICS.value();
-    t.macs = con1.CONV_MODE.value() == conv_mode::depthwise ? atomics * per_output : atomics * w2.WEIGHT_KERNELS.value() * per_output;
+    t.macs = saturating_mul(saturating_mul(atomics, per_output), con1.CONV_MODE.value() == conv_mode::depthwise ? 1 : w2.WEIGHT_KERNELS.value());
     t.macs_in = mac_class_of(con1.IN_PRECISION.value());
   }
   if (dpu) {
@@ -242,7 +242,7 @@ class distinct_bytes {
     for (std::size_t s = 0; s < stream_count; ++s)
       if (t.bytes[s] && s != static_cast<std::size_t>(stream::regcmd))
         spans_[s].push_back({t.where[s], t.where[s] + std::max(t.extent[s], t.bytes[s])});
-    for (std::size_t s = 0; s < stream_count; ++s) moved_[s] += t.bytes[s];
+    for (std::size_t s = 0; s < stream_count; ++s) moved_[s] = saturating_add(moved_[s], t.bytes[s]);
   }
   // Per stream: the union's length, at most the bytes moved (strided spans hold gaps).
   stream_bytes bytes() {
@@ -253,7 +253,7 @@ class distinct_bytes {
       std::uint64_t length = 0, end = 0;
       for (const auto& [a, b] : v) {
         if (b <= end) continue;
-        length += b - std::max(a, end);
+        length = saturating_add(length, b - std::max(a, end));
         end = b;
       }
       out[s] = std::min(length, moved_[s]);

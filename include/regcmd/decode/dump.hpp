@@ -44,6 +44,24 @@ struct dump {
   bool ok() const { return error.empty(); }
 };
 
+// Why `entries` are not a program of whole tasks, each ended by an op-enable entry (what
+// accounting and replaying a dump need); empty when they are. Zero entries after the last
+// task are padding.
+inline std::string task_structure_problem(std::span<const entry> entries) {
+  std::size_t after_last = 0;
+  bool any = false;
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    if (kind_of(entries[i]) == entry_kind::op_enable) {
+      any = true;
+      after_last = i + 1;
+    }
+  if (!any) return "the dump has no op-enable entry (target 0x0081), so no task";
+  for (std::size_t i = after_last; i < entries.size(); ++i)
+    if (kind_of(entries[i]) != entry_kind::zero)
+      return "entry " + std::to_string(i) + " follows the last op-enable entry: every task ends with one";
+  return {};
+}
+
 // Whether a dump that starts with `head` is text: it holds no control byte but whitespace
 // and ESC. Every binary entry has one (its target's 0x00 or 0x01); a text dump with a
 // byte that is not UTF-8 is still text, and its error says where.
