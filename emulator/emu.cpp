@@ -45,7 +45,9 @@
 //   REGCMD_EMU_FAULTS=timeout@N,...  the N-th submit (1-based) times out: rknpu wedges its
 //                                 cores; rocket stops its first job (timeout@N.J: its J-th)
 //                                 and resets the core; corrupt@N: the N-th submit's first
-//                                 op writes a wrong element (an exponent bit flipped)
+//                                 op writes a wrong element (an exponent bit flipped);
+//                                 drop@N: the N-th submit returns success and runs nothing
+//                                 (as a shim or a kernel that loses it)
 //   REGCMD_EMU_STOP_MS=N          rocket: how long a job runs before the kernel stops it
 //   REGCMD_EMU_SUBMIT_MS=N        rknpu: a submit returns after N ms (the device serves other
 //                                 threads meanwhile), to show whether submits overlap
@@ -154,6 +156,7 @@ struct device_state {
   std::array<regcmd::model::npu, 3> cores;
   std::set<std::pair<std::uint64_t, std::uint32_t>> timeout_at;  // (submit, rocket job)
   std::set<std::uint64_t> corrupt_at;
+  std::set<std::uint64_t> drop_at;  // submits that return success and never reach the cores
   std::int64_t stop_ns = 500'000'000;  // rocket's JOB_TIMEOUT_MS (fact sheet §3.2)
   std::int64_t submit_ns = 0;          // rknpu: how long a submit keeps its caller
   std::uint64_t submits_in_flight = 0;
@@ -183,6 +186,8 @@ struct device_state {
     }
     for (std::size_t at = 0; (at = faults.find("corrupt@", at)) != std::string::npos; at += 8)
       corrupt_at.insert(std::strtoull(faults.c_str() + at + 8, nullptr, 10));
+    for (std::size_t at = 0; (at = faults.find("drop@", at)) != std::string::npos; at += 5)
+      drop_at.insert(std::strtoull(faults.c_str() + at + 5, nullptr, 10));
   }
 
   regcmd::emu::iova_allocator& iovas_of(std::int32_t domain) {
@@ -410,6 +415,12 @@ int do_mem_create(device_state& s, int fd, rk::mem_create& c) {
 int do_rknpu_submit(device_state& s, rk::submit& args) {
   const std::uint64_t number = ++s.stats.submits;
   if (args.task_number == 0 || args.core_mask > rk::max_core_mask || !(args.flags & rk::job_pc)) return fail(EINVAL);
+  if (s.drop_at.count(number)) {  // reported done, never run
+    note_fault(s, "injected drop: submit " + std::to_string(number) + " never reached the cores");
+    args.task_counter = args.task_number;
+    if (args.flags & rk::job_fence_out) args.fence_fd = ready_fd();
+    return 0;
+  }
   emu_buffer* tasks_buffer = s.by_cookie(args.task_obj_addr);
   if (!tasks_buffer) return fail(EINVAL);
   if (!(tasks_buffer->flags & rk::mem_kernel_mapping)) {
@@ -691,6 +702,10 @@ int rocket_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
       for (std::uint32_t i = 0; i < a.job_count; ++i)
         if (!s.user.read(&jobs[i], a.jobs + std::uint64_t{i} * a.job_struct_size, sizeof(rt::job))) return fail(EFAULT);
       const std::uint64_t number = ++s.stats.submits;
+      if (s.drop_at.count(number)) {  // queued as far as the caller can tell, never run
+        note_fault(s, "injected drop: submit " + std::to_string(number) + " never reached the cores");
+        return 0;
+      }
       for (std::uint32_t i = 0; i < a.job_count; ++i) run_rocket_job(s, fd, jobs[i], number, i + 1);
       return 0;
     }

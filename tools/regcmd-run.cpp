@@ -206,43 +206,53 @@ bool is_running_option(std::string_view a) {
   return a == "--cores" || a == "--device" || a == "--soc" || a == "--seed" || a == "--repeat";
 }
 
+float to_half(double v) { return regcmd::half_to_float(regcmd::float_to_half(static_cast<float>(v))); }
+
+// The larger error, a NaN the largest: no NaN drops out of a maximum.
+double worse(double a, double b) { return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : std::max(a, b); }
+
 // One output against its reference, element by element: the largest errors, and the
 // element furthest out of tolerance (a NaN is as far out as can be).
 struct check {
   double max_abs = 0, max_rel = 0;
   bool within = true;
   std::size_t worst = 0;  // with !within: the element furthest out
-  double worst_c = 0, worst_ref = 0, worst_allowed = 0, worst_excess = -1;
+  double worst_c = 0, worst_ref = 0, worst_err = 0, worst_allowed = 0, worst_excess = -1;
 
-  // |c - ref| <= tolerance * scale (exact when the tolerance is 0).
-  void add(std::size_t i, double c, double ref, double scale, double tolerance) {
-    const double err = std::abs(c - ref);
-    const double rel = err / std::max(scale, std::numeric_limits<double>::min());
-    max_abs = std::max(max_abs, err);
-    max_rel = std::max(max_rel, rel);
-    const double allowed = tolerance * scale;
-    if (tolerance == 0 ? err == 0 : rel <= tolerance) return;
-    out_of_tolerance(i, c, ref, err, tolerance == 0 ? 0 : allowed);
+  // |c - ref| <= tolerance * scale (exact when the tolerance is 0), the relative error
+  // against scale; `fp16`: c is an fp16 output (judged below).
+  void add(std::size_t i, double c, double ref, double scale, double tolerance, bool fp16 = false) {
+    judge(i, c, ref, tolerance * scale, std::max(scale, std::numeric_limits<double>::min()), fp16);
   }
 
   // |c - ref| <= allowed, an absolute bound (exact when 0); the relative error against
   // max(|ref|, 1e-3), as an SDP op's.
-  void add_absolute(std::size_t i, double c, double ref, double allowed) {
-    const double err = std::abs(c - ref);
-    max_abs = std::max(max_abs, err);
-    max_rel = std::max(max_rel, err / std::max(std::abs(ref), 1e-3));
-    if (err <= allowed) return;
-    out_of_tolerance(i, c, ref, err, allowed);
+  void add_absolute(std::size_t i, double c, double ref, double allowed, bool fp16 = false) {
+    judge(i, c, ref, allowed, std::max(std::abs(ref), 1e-3), fp16);
   }
 
  private:
-  void out_of_tolerance(std::size_t i, double c, double ref, double err, double allowed) {
+  // Equal values differ by 0, equal infinities too; a NaN on either side is an error of NaN,
+  // out of every tolerance and carried into the maxima. An fp16 output is right when it is
+  // the fp16 rounding of a value within `allowed` of ref (so an overflow to +-inf is right
+  // where the bound reaches past the largest finite half), and its error is shown against
+  // ref rounded to fp16 (the value it should read).
+  void judge(std::size_t i, double c, double ref, double allowed, double rel_scale, bool fp16) {
+    const double shown = fp16 ? double(to_half(ref)) : ref;
+    const double err = c == shown ? 0.0 : std::abs(c - shown);
+    max_abs = worse(max_abs, err);
+    max_rel = worse(max_rel, err / rel_scale);
+    const bool ok = std::isnan(err) ? false
+                    : fp16           ? double(to_half(ref - allowed)) <= c && c <= double(to_half(ref + allowed))
+                                     : err <= allowed;
+    if (ok) return;
     within = false;
-    const double excess = std::isnan(err) ? std::numeric_limits<double>::infinity() : err - allowed;
+    const double excess = std::isnan(err) || std::isinf(err) ? std::numeric_limits<double>::infinity() : err - allowed;
     if (excess > worst_excess) {
       worst = i;
       worst_c = c;
-      worst_ref = ref;
+      worst_ref = shown;
+      worst_err = err;
       worst_allowed = allowed;
       worst_excess = excess;
     }
@@ -259,8 +269,8 @@ struct run_outcome {
 
   void add(const check& c) {
     ++repeats;
-    all.max_abs = std::max(all.max_abs, c.max_abs);
-    all.max_rel = std::max(all.max_rel, c.max_rel);
+    all.max_abs = worse(all.max_abs, c.max_abs);
+    all.max_rel = worse(all.max_rel, c.max_rel);
     if (c.within) return;
     all.within = false;
     if (wrong++ == 0) {
@@ -281,14 +291,16 @@ struct run_outcome {
                     static_cast<unsigned long long>(repeats));
     std::fprintf(stderr, "regcmd-run: repeat %llu of %llu is out of tolerance: %s[%zu][%zu] = %.9g, expected %.9g (off by %.3g, allowed %.3g)%s\n",
                  static_cast<unsigned long long>(first_wrong), static_cast<unsigned long long>(repeats), output,
-                 first.worst / N, first.worst % N, first.worst_c, first.worst_ref, std::abs(first.worst_c - first.worst_ref),
-                 first.worst_allowed, others);
+                 first.worst / N, first.worst % N, first.worst_c, first.worst_ref, first.worst_err, first.worst_allowed, others);
     return regcmd::cli::exit_check_failed;
   }
 };
 
 // Prepares, binds and runs the program `repeat` times (the first with its warm-up),
-// checking each run's output with `verify` before the next run overwrites it.
+// checking each run's output with `verify` before the next run overwrites it. Before each
+// run every buffer the NPU writes is filled with 0xff bytes (NaN in fp16 and fp32, -1 in
+// the integers) and synced to the device with the run's operands: a run that never reached
+// the device, or an element it left unwritten, reads as wrong, not as the previous output.
 template <class Verify>
 regcmd::result<run_outcome> run(regcmd::runtime::session& npu, const regcmd::program_view& program,
                                 const regcmd::runtime::operands& ops, const run_settings& settings, Verify&& verify) {
@@ -298,6 +310,8 @@ regcmd::result<run_outcome> run(regcmd::runtime::session& npu, const regcmd::pro
   if (status s = npu.bind(prepared.value(), ops); !s) return s.err();
   run_outcome out;
   for (std::uint64_t r = 0; r < settings.repeat; ++r) {
+    for (const runtime::buffer* written : {ops.output, ops.intermediate})
+      if (written) std::fill(written->bytes().begin(), written->bytes().end(), std::uint8_t{0xff});
     const auto report = npu.run(prepared.value(), {.use = settings.round_robin ? runtime::cores::round_robin : runtime::cores::one,
                                                    .blocking = !settings.nonblocking});
     if (!report) return report.err();
@@ -332,8 +346,6 @@ double apply(regcmd::ew_op op, double x, double y) {
   }
   return 0;
 }
-
-float to_half(double v) { return regcmd::half_to_float(regcmd::float_to_half(static_cast<float>(v))); }
 
 // A fused output activation of a real value, with the leaky slope the program holds:
 // fp16(A) on a float accumulator, round(A·2^15) / 2^15 on an integer one.
@@ -402,7 +414,7 @@ int run_matmul_typed(const regcmd::runtime::device& dev, const regcmd::matmul_sp
       for (std::uint32_t n = 0; n < N; ++n) {
         double want = g.out == precision::int16 ? std::clamp(ref[n], -32768.0, 32767.0) : ref[n];  // int16 saturates
         want = activate(spec.activation, spec.leaky_slope, false, want);
-        result.add(std::size_t{m} * N + n, double(c[n]), want, scale[n], tolerance);
+        result.add(std::size_t{m} * N + n, double(c[n]), want, scale[n], tolerance, g.out == precision::fp16);
       }
     }
     return result;
@@ -456,7 +468,7 @@ int run_ew_typed(const regcmd::runtime::device& dev, const regcmd::ew_spec& spec
                                                                  : b[i];
         double ref = apply(spec.op, a[i], y);
         if (!fp16) ref = std::clamp<double>(ref, std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
-        result.add(i, c[i], ref, std::max(std::abs(ref), 1e-3), fp16 ? std::ldexp(1.0, -11) : 0.0);
+        result.add(i, c[i], ref, std::max(std::abs(ref), 1e-3), fp16 ? std::ldexp(1.0, -11) : 0.0, fp16);
       }
     return result;
   };
@@ -519,7 +531,7 @@ int run_fused(const regcmd::runtime::device& dev, const regcmd::fused_spec& spec
   auto verify = [&]() -> result<check> {
     if (status s = unpack_fused_output<float>(g, v[4].bytes(), c); !s) return s.err();
     check result;
-    for (std::size_t i = 0; i < c.size(); ++i) result.add(i, c[i], ref[i], bound[i], 1.0);
+    for (std::size_t i = 0; i < c.size(); ++i) result.add(i, c[i], ref[i], bound[i], 1.0, true);
     return result;
   };
   runtime::session npu{dev};
@@ -614,7 +626,8 @@ int run_conv_typed(const regcmd::runtime::device& dev, const regcmd::conv_spec& 
   auto verify = [&]() -> result<check> {
     if (status s = unpack_conv_output<O>(g, output.bytes(), tensor_order::nhwc, out); !s) return s.err();
     check result;
-    for (std::size_t i = 0; i < out_count; ++i) result.add(i, double(out[i]), ref[i], scale[i], tolerance);
+    for (std::size_t i = 0; i < out_count; ++i)
+      result.add(i, double(out[i]), ref[i], scale[i], tolerance, !quantized && spec.out == precision::fp16);
     return result;
   };
   runtime::session npu{dev};
@@ -742,7 +755,7 @@ int run_act_typed(const regcmd::runtime::device& dev, const regcmd::act_spec& sp
   auto verify = [&]() -> result<check> {
     if (status s = unpack_ew_tensor<T>(g, out_buf.bytes(), out); !s) return s.err();
     check result;
-    for (std::size_t i = 0; i < MN; ++i) result.add_absolute(i, double(out[i]), ref[i], allowed[i]);
+    for (std::size_t i = 0; i < MN; ++i) result.add_absolute(i, double(out[i]), ref[i], allowed[i], fp16);
     return result;
   };
   runtime::session npu{dev};
@@ -831,7 +844,7 @@ int run_pool_typed(const regcmd::runtime::device& dev, const regcmd::pool_spec& 
           if constexpr (fp16) v = half_to_float(static_cast<std::uint16_t>(bytes[at] | bytes[at + 1] << 8));
           else v = static_cast<std::int8_t>(bytes[at]);
           const double want = expected(oy, ox, c);
-          result.add_absolute(i, v, want, average ? std::ldexp(std::abs(want), -9) + std::ldexp(1.0, -24) : 0.0);
+          result.add_absolute(i, v, want, average ? std::ldexp(std::abs(want), -9) + std::ldexp(1.0, -24) : 0.0, fp16);
         }
     return result;
   };
@@ -1202,7 +1215,8 @@ int run_graph(const regcmd::runtime::device& dev, const regcmd::graph_spec& spec
                           : x.format.is_unsigned             ? unpack(std::uint8_t{})
                                                              : unpack(std::int8_t{});
       if (!read) return read.err();
-      for (std::size_t i = 0; i < got.size(); ++i) result.add_absolute(base + i, got[i], want.value[i], want.bound[i]);
+      const bool fp16 = x.format.type == precision::fp16;
+      for (std::size_t i = 0; i < got.size(); ++i) result.add_absolute(base + i, got[i], want.value[i], want.bound[i], fp16);
       base += got.size();
     }
     return result;
