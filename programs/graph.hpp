@@ -97,6 +97,7 @@ struct graph_geometry {
   std::array<std::uint32_t, operand_role_count> buffer_bytes{};  // per role: what bind needs
   std::uint32_t intermediates_total = 0;  // every intermediate's bytes added: the arena without reuse
   bool sdp = false;                       // some op runs on the SDP (ping-pong off)
+  bool intermediates_kept = false;        // graph_spec::keep_intermediates: none shares bytes
 
   constexpr const graph_tensor* find(std::string_view name) const {
     for (std::uint32_t t = 0; t < tensor_count; ++t)
@@ -373,7 +374,8 @@ constexpr result<std::uint32_t> own_tensor(graph_geometry& g, std::uint32_t byte
 }
 
 // Inputs, weights and outputs one after another in their buffers; intermediates in the
-// arena at the lowest offset clear of every placed intermediate whose lifetime meets theirs.
+// arena at the lowest offset clear of every placed intermediate whose lifetime meets theirs
+// (of every placed intermediate, when they are kept).
 template <class Soc>
 constexpr status place(graph_geometry& g) {
   for (std::uint32_t t = 0; t < g.tensor_count; ++t) {
@@ -391,8 +393,8 @@ constexpr status place(graph_geometry& g) {
         moved = false;
         for (std::uint32_t o = 0; o < t; ++o) {
           const graph_tensor& y = g.tensors[o];
-          const bool live_together =
-              y.kind == tensor_kind::intermediate && y.first_use <= x.last_use && x.first_use <= y.last_use;
+          const bool live_together = y.kind == tensor_kind::intermediate &&
+                                     (g.intermediates_kept || (y.first_use <= x.last_use && x.first_use <= y.last_use));
           if (live_together && at < y.offset + std::uint64_t{y.bytes} && y.offset < at + x.bytes) {
             at = aligned(y.offset + std::uint64_t{y.bytes});
             moved = true;
@@ -419,6 +421,7 @@ constexpr result<graph_geometry> resolve_graph(const graph_spec& spec) {
     return make_error(rules::graph_capacity, "graph", "ops", spec.count);
   graph_geometry g;
   g.step_count = spec.count;
+  g.intermediates_kept = spec.keep_intermediates;
   for (std::uint32_t i = 0; i < spec.count; ++i) {
     const graph_op& op = spec.ops[i];
     graph_step& s = g.steps[i];

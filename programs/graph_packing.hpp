@@ -26,7 +26,9 @@ constexpr result<const graph_tensor*> tensor_named(const graph_geometry& g, std:
   const graph_tensor* x = g.find(name);
   if (!x) return make_error(rules::unknown_tensor, "graph", "tensor").with_note(name);
   const bool npu_written = x->kind == tensor_kind::intermediate || x->kind == tensor_kind::output;
-  if (x->kind == tensor_kind::intermediate || npu_written != written)
+  if (npu_written != written) return make_error(rules::tensor_direction, "graph", "tensor").with_note(name);
+  // an intermediate's bytes hold it after the run only when no later tensor reuses them
+  if (x->kind == tensor_kind::intermediate && !g.intermediates_kept)
     return make_error(rules::tensor_direction, "graph", "tensor").with_note(name);
   return x;
 }

@@ -132,6 +132,9 @@ inline constexpr std::size_t graph_max_tensors = 4 * graph_max_ops;
 struct graph_spec {
   std::array<graph_op, graph_max_ops> ops{};
   std::uint32_t count = 0;
+  // Every intermediate in bytes of its own, none reused when its lifetime ends: each can be
+  // read back after the run (to check every op, as regcmd-run does), for a larger arena.
+  bool keep_intermediates = false;
   friend constexpr bool operator==(const graph_spec&, const graph_spec&) = default;
 };
 

@@ -149,6 +149,25 @@ TEST_CASE("an FFN block on the model: one submit, equal to the host's FFN within
   CHECK(worst > 0);  // the table's error shows: the comparison is not of a copy
 }
 
+TEST_CASE("kept intermediates: each in bytes of its own, and read back by name") {
+  // The FFN block above, its four [4][96] fp16 intermediates of 768 bytes one after another
+  // (h no longer takes gate's place), the arena their sum.
+  graph_spec spec = llama_ffn(4, 64, 96);
+  spec.keep_intermediates = true;
+  const auto built = build_graph(spec);
+  REQUIRE(built.ok());
+  const graph_geometry& g = built.value().geometry;
+  CHECK(tensor(g, "gate").offset == 0);
+  CHECK(tensor(g, "up").offset == 768);
+  CHECK(tensor(g, "act").offset == 1536);
+  CHECK(tensor(g, "h").offset == 2304);
+  CHECK(g.arena_bytes() == 4 * 768);
+  std::vector<std::uint8_t> arena(g.arena_bytes());
+  std::vector<float> out(4 * 96);
+  CHECK(unpack_tensor<float>(g, "gate", arena, out).ok());
+  CHECK(unpack_tensor<float>(g, "x", arena, out).err().id() == "tensor-direction");  // still an input
+}
+
 TEST_CASE("a graph's tensors by name: unknown names and the wrong direction are refused") {
   const auto built = build_graph(llama_ffn(4, 64, 96));
   REQUIRE(built.ok());

@@ -116,7 +116,7 @@ graph FILE: the ops of a graph file ('-': standard input), one program, one subm
   (docs/graph.md, "Graph files"); the running options below but --round-robin and
   --nonblocking. Inputs: fp16 features uniform in [-1, 1], fp16 weights in +-1/sqrt(fan-in),
   int8, uint8 and int16 over the type, int4 in [-8, 7], a quantized conv's bias in
-  [-1000, 1000]; every op checked
+  [-1000, 1000]; every op's output checked (a failure names its tensor)
 running:
   --cores C       1 (one core) | 3 (tasks split in three chains: rknpu the 3-core mask,
                   rocket one job each, the kernel picks the cores) | 3,1 (the leading
@@ -152,11 +152,16 @@ silu, gelu, gelu-erf, hardswish and mish 1e-2. A pooling is checked against the 
 padded taps -inf for max and 0 counted in the average (PyTorch's count_include_pad=True):
 max exactly; average, the mean in double of the fp16 inputs rounded to fp16, within 2^-9
 relative plus 2^-24 absolute, as the PPU multiplies the sum by fp16 reciprocals of the
-kernel's width and height (fp16(65536 / 3) is inexact) and rounds to fp16. A graph's
-outputs are checked against the host's graph, each element within a bound carried through
-every op: its inputs' bounds through the op, its fp32 accumulation, one fp16 ulp (2^-10
-relative) at every fp16 store, a table function's tolerance, a quantized conv's one output
-step; an integer matmul and an integer SDP op (saturating) exactly, a leaky one within one.
+kernel's width and height (fp16(65536 / 3) is inexact) and rounds to fp16. A graph is
+built with every intermediate in bytes of its own (regcmd-gen's program reuses arena
+bytes), and every op's output, intermediates too, is checked against the host's value of
+that op computed from the NPU's own inputs, within that op's bound: its fp32
+accumulation, one fp16 ulp (2^-10 relative) at an fp16 store, a table function's
+tolerance, a quantized conv's one output step; an integer matmul and an integer SDP op
+(saturating) exactly, a leaky one within one. An fp16 output is right when it is the fp16
+rounding of a value within its bound (so an overflow to +-inf can be right); a NaN never
+is. Before every run the outputs are filled with 0xff bytes, so a run that never reached
+the device fails.
 
 Each option is given once, and only where it applies. Each error is one line on standard
 error.
@@ -281,7 +286,8 @@ struct run_outcome {
 
   // The summary line on stdout and, when a repeat was out of tolerance, one line on stderr
   // naming it (a corruption in any repeat fails the run, not only one in the last).
-  int report(const char* output, std::uint32_t N) const {
+  // `base`: where the output named starts among the elements checked.
+  int report(const char* output, std::uint32_t N, std::size_t base = 0) const {
     std::printf("max_abs_error=%.6g max_rel_error=%.6g submits=%u us_per_submit=%.1f\n", all.max_abs, all.max_rel, submits,
                 total_us / std::max(1u, submits));
     if (all.within) return regcmd::cli::exit_success;
@@ -291,7 +297,7 @@ struct run_outcome {
                     static_cast<unsigned long long>(repeats));
     std::fprintf(stderr, "regcmd-run: repeat %llu of %llu is out of tolerance: %s[%zu][%zu] = %.9g, expected %.9g (off by %.3g, allowed %.3g)%s\n",
                  static_cast<unsigned long long>(first_wrong), static_cast<unsigned long long>(repeats), output,
-                 first.worst / N, first.worst % N, first.worst_c, first.worst_ref, first.worst_err, first.worst_allowed, others);
+                 (first.worst - base) / N, (first.worst - base) % N, first.worst_c, first.worst_ref, first.worst_err, first.worst_allowed, others);
     return regcmd::cli::exit_check_failed;
   }
 };
@@ -1143,14 +1149,35 @@ host_tensor random_input(const regcmd::graph_op& op, const regcmd::graph_step& s
   return t;
 }
 
-int run_graph(const regcmd::runtime::device& dev, const regcmd::graph_spec& spec, const regcmd::cli::built_graph& built,
-              const run_settings& settings) {
+// The element count an op writes, in its logical order.
+std::size_t elements_written(const regcmd::graph_op& op, const regcmd::graph_step& step) {
   using namespace regcmd;
-  const graph_geometry& g = built.geometry;
+  switch (op.kind) {
+    case graph_op_kind::matmul: return std::size_t{op.matmul.M} * op.matmul.N;
+    case graph_op_kind::ew: return std::size_t{op.ew.M} * op.ew.N;
+    case graph_op_kind::act: return std::size_t{op.act.M} * op.act.N;
+    case graph_op_kind::conv: return std::size_t{step.conv.conv.out_h} * step.conv.conv.out_w * op.conv.out_channels;
+    case graph_op_kind::pool: return std::size_t{step.pool.out_h} * step.pool.out_w * step.pool.C;
+  }
+  return 0;
+}
+
+// A graph, run and checked op by op. Its intermediates are built each in bytes of its own
+// (graph_spec::keep_intermediates: regcmd-gen's program reuses arena bytes between tensors
+// that do not live together), so every tensor the NPU writes is read back after the run,
+// and every op's output is checked against the host's value of that op on the NPU's own
+// inputs (its inputs and weights as drawn, its other operands as the NPU wrote them) within
+// that op's bound: a wrong intermediate is that op's failure, whatever the ops after it do.
+int run_graph(const regcmd::runtime::device& dev, regcmd::graph_spec spec, const run_settings& settings) {
+  using namespace regcmd;
+  spec.keep_intermediates = true;
+  const auto built = build_graph(spec);
+  if (!built) return fail(built.err());
+  const graph_geometry& g = built.value().geometry;
   auto io = runtime::graph_buffers::create(dev, g);
   if (!io) return fail(io.err());
 
-  // Inputs drawn and packed, then every op on the host in order.
+  // Inputs drawn and packed; every op reads whole tensors.
   std::mt19937_64 rng(settings.seed);
   std::vector<host_tensor> host(g.tensor_count);
   std::vector<std::vector<std::int32_t>> biases(spec.count);  // the quantized convs' int32 biases
@@ -1183,26 +1210,28 @@ int run_graph(const regcmd::runtime::device& dev, const regcmd::graph_spec& spec
                                                                  : pack(std::int8_t{});
         if (!packed) return fail(packed.err());
       }
-      if (host[t].value.size() != count)
+      const std::size_t holds = x.writer == no_op ? host[t].value.size() : elements_written(spec.ops[x.writer], g.steps[x.writer]);
+      if (holds != count)
         return fail("op '" + std::string(op.out.view()) + "' reads " + std::to_string(count) + " elements of '" +
-                    std::string(x.name.view()) + "', which holds " + std::to_string(host[t].value.size()) +
+                    std::string(x.name.view()) + "', which holds " + std::to_string(holds) +
                     ": regcmd-run's host checks ops that read whole tensors (regcmd-gen graph builds this one)");
     }
-    host[step.out] = host_op(op, step, host[step.a], step.b == no_op ? nullptr : &host[step.b], biases[i],
-                             step.c == no_op ? nullptr : &host[step.c]);
   }
 
-  // The outputs, one after another in the check's element order.
-  std::vector<std::uint32_t> outputs;
-  for (std::uint32_t t = 0; t < g.tensor_count; ++t)
-    if (g.tensors[t].kind == tensor_kind::output) outputs.push_back(t);
+  // Every op's output, one after another in the check's element order: where each starts.
+  std::vector<std::size_t> starts(spec.count + 1, 0);
+  for (std::uint32_t i = 0; i < spec.count; ++i) starts[i + 1] = starts[i] + elements_written(spec.ops[i], g.steps[i]);
+  std::vector<host_tensor> npu(g.tensor_count);  // what the NPU wrote, exact (bound 0)
   auto verify = [&]() -> result<check> {
+    if (status s = io.value().read_back(operand_role::intermediate); !s) return s.err();
     check result;
-    std::size_t base = 0;
-    for (std::uint32_t t : outputs) {
-      const graph_tensor& x = g.tensors[t];
-      const host_tensor& want = host[t];
-      std::vector<double> got(want.value.size());
+    for (std::uint32_t i = 0; i < spec.count; ++i) {
+      const graph_op& op = spec.ops[i];
+      const graph_step& step = g.steps[i];
+      const graph_tensor& x = g.tensors[step.out];
+      std::vector<double>& got = npu[step.out].value;
+      got.assign(elements_written(op, step), 0.0);
+      npu[step.out].bound.assign(got.size(), 0.0);
       auto unpack = [&](auto element) -> status {
         std::vector<decltype(element)> v(got.size());
         if (status s = io.value().unpack<decltype(element)>(x.name.view(), v); !s) return s;
@@ -1215,20 +1244,24 @@ int run_graph(const regcmd::runtime::device& dev, const regcmd::graph_spec& spec
                           : x.format.is_unsigned             ? unpack(std::uint8_t{})
                                                              : unpack(std::int8_t{});
       if (!read) return read.err();
+      auto operand = [&](std::uint32_t t) -> const host_tensor* {
+        return t == no_op ? nullptr : g.tensors[t].writer == no_op ? &host[t] : &npu[t];
+      };
+      const host_tensor want = host_op(op, step, *operand(step.a), operand(step.b), biases[i], operand(step.c));
       const bool fp16 = x.format.type == precision::fp16;
-      for (std::size_t i = 0; i < got.size(); ++i) result.add_absolute(base + i, got[i], want.value[i], want.bound[i], fp16);
-      base += got.size();
+      for (std::size_t k = 0; k < got.size(); ++k)
+        result.add_absolute(starts[i] + k, got[k], want.value[k], want.bound[k], fp16);
     }
     return result;
   };
-  runtime::session npu{dev};
-  const auto ran = run(npu, built.view(), io.value().operands(), settings, verify);
+  runtime::session npu_session{dev};
+  const auto ran = run(npu_session, built.value().view(), io.value().operands(), settings, verify);
   if (!ran) return fail(ran.err());
-  // An element is named by its output and index when there is one output, else by its place
-  // in the outputs one after another.
-  const bool one = outputs.size() == 1;
-  const std::string name = one ? std::string(g.tensors[outputs[0]].name.view()) : "outputs";
-  return ran.value().report(name.c_str(), one ? g.tensors[outputs[0]].format.cols : 1u);
+  // An element is named by the op's output tensor and its index there.
+  std::uint32_t op = 0;
+  while (op + 1 < spec.count && starts[op + 1] <= ran.value().first.worst) ++op;
+  const graph_tensor& x = g.tensors[g.steps[op].out];
+  return ran.value().report(std::string(x.name.view()).c_str(), x.format.cols, starts[op]);
 }
 
 // regcmd-run graph FILE [--device D] [--seed S] [--repeat R] [--cores 1|3].
@@ -1252,7 +1285,7 @@ int run_graph_file(int argc, char** argv) {
   if (!file.problem.empty()) return fail(file.problem);
   auto dev = open_device(settings);
   if (!dev) return fail(describe_open(dev.err()));
-  return run_graph(dev.value(), file.spec, *file.built, settings);
+  return run_graph(dev.value(), file.spec, settings);
 }
 
 // The tool, under guarded_main.

@@ -465,8 +465,8 @@
     "the graph has no tensor of this name: its tensors are the names its ops write and read",       \
     "docs/graph.md")                                                                                 \
   X(tensor_direction, "tensor-direction",                                                            \
-    "the host packs a graph's inputs and weights and unpacks its outputs; an intermediate never "    \
-    "leaves the device (make it an output by reading it nowhere else, or add an op that copies it)", \
+    "the host packs a graph's inputs and weights and unpacks its outputs; an intermediate is read "  \
+    "back only from a graph built with keep_intermediates (else a later tensor may reuse its bytes)", \
     "docs/graph.md")                                                                                 \
   X(conv_weights_with_bias, "conv-weights-with-bias",                                                \
     "a quantized conv's weights pack together with its bias operand, which carries the input "       \
