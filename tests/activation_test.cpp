@@ -192,3 +192,23 @@ TEST_CASE("a user constexpr function compiles into a table, equal to the built-i
   CHECK(user_silu.geometry.table.overflow == lut_slope{24582, 14});
   CHECK(user_silu.code.entry_count == 1028 + 66);
 }
+
+TEST_CASE("a table's error inside its range: what the step costs (issue 32, N10)") {
+  // Linear interpolation between entries h apart is off by up to h^2 / 8 max|f''| (sigmoid's
+  // max |f''| is 0.0962 at x = 1.317), plus half an entry's unit (2^-16 with e = 15).
+  const auto sigmoid = [](double x) { return activations::sigmoid_fn{}(x); };
+  const auto absolute = [](double) { return 1.0; };
+  const lut_range own{-8, 8}, wide{-1000, 1000};
+  const lut_table t_own = make_lut_table(sigmoid, own).value(), t_wide = make_lut_table(sigmoid, wide).value();
+  // +-8: h = 1/64, 2.9e-6 + 1.53e-5
+  CHECK(lut_error(sigmoid, own, t_own, absolute) < 1.82e-5);
+  // +-1000: index scale fp16 <= 16.384 is 16.375, h = 32 / 16.375 = 1.954: at most 0.0459;
+  // the midpoints reach most of it
+  const double wide_error = lut_error(sigmoid, wide, t_wide, absolute);
+  CHECK(wide_error > 0.03);
+  CHECK(wide_error < 0.0459 + 1.6e-5);
+  CHECK(t_wide.step() == doctest::Approx(32.0 / 16.375));
+  // in units of an allowed error: 0.002 makes the wide table 15 to 23 times too coarse
+  const double times = lut_error(sigmoid, wide, t_wide, [](double) { return 0.002; });
+  CHECK(times == doctest::Approx(wide_error / 0.002));
+}

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -304,6 +305,81 @@ inline lut_range default_range(activation f) {
     case activation::mish: return a::mish_range;
     default: return {};
   }
+}
+
+// The accuracy regcmd-run checks a table function to (absolute; an fp16 result may also be
+// off by its own rounding: max(absolute, 2^-10 |expected|)): the table's interpolation
+// between its 16-bit entries over the function's own range.
+struct act_tolerance {
+  activation fn;
+  double absolute;
+};
+inline constexpr act_tolerance act_tolerances[] = {
+    {activation::sigmoid, 2e-3}, {activation::tanh, 2e-3},      {activation::silu, 1e-2},
+    {activation::gelu, 1e-2},    {activation::gelu_erf, 1e-2},  {activation::hardswish, 1e-2},
+    {activation::hardsigmoid, 2e-3}, {activation::exp, 2e-3},  {activation::mish, 1e-2}};
+
+inline double absolute_tolerance(activation f) {
+  for (const act_tolerance& t : act_tolerances)
+    if (t.fn == f) return t.absolute;
+  return 0;
+}
+
+// A table function exactly (programs/activation_functions.hpp), in double.
+inline double table_function(activation f, double x) {
+  namespace a = activations;
+  switch (f) {
+    case activation::sigmoid: return a::sigmoid_fn{}(x);
+    case activation::tanh: return a::tanh_fn{}(x);
+    case activation::silu: return a::silu_fn{}(x);
+    case activation::gelu: return a::gelu_fn{}(x);
+    case activation::gelu_erf: return a::gelu_erf_fn{}(x);
+    case activation::hardswish: return a::hardswish_fn{}(x);
+    case activation::hardsigmoid: return a::hardsigmoid_fn{}(x);
+    case activation::exp: return a::exp_fn{}(x);
+    case activation::mish: return a::mish_fn{}(x);
+    default: return std::numeric_limits<double>::quiet_NaN();
+  }
+}
+
+// The range a table activation's program covers: --range's bounds with the function's tails,
+// or its own.
+inline lut_range range_of(const act_spec& s) { return s.range == lut_range{} ? default_range(s.fn) : s.range; }
+
+// What a table activation's program computes by design (docs/activation-values.md): f inside
+// its range; outside, f at the nearer bound (the entries there hold it) out to the table's
+// end, max(|lo|, |hi|) a side, and beyond the end that value held, or with a linear tail
+// continued along f's secant over one more span ([end, 2 end]).
+inline double designed_value(const act_spec& s, const lut_table& t, double x) {
+  const lut_range r = range_of(s);
+  const double end = t.end();
+  auto f = [&](double v) { return table_function(s.fn, v); };
+  if (x > r.hi) {
+    const double held = f(r.hi);
+    return x <= end || r.above == lut_tail::hold ? held : held + (f(2 * end) - f(end)) / end * (x - end);
+  }
+  if (x < r.lo) {
+    const double held = f(r.lo);
+    return x >= -end || r.below == lut_tail::hold ? held : held + (f(-end) - f(-2 * end)) / end * (x + end);
+  }
+  return f(x);
+}
+
+// Empty when a table activation's program is within the accuracy regcmd-run checks it to
+// inside its range, else the line saying why not (entries too far apart for the range).
+inline std::string table_accuracy_problem(const act_spec& s, const lut_table& t) {
+  const lut_range r = range_of(s);
+  const double tolerance = absolute_tolerance(s.fn);
+  auto f = [&](double x) { return table_function(s.fn, x); };
+  const double times = lut_error(f, r, t, [&](double y) { return std::max(tolerance, std::ldexp(std::abs(y), -10)); });
+  if (times <= 1) return {};
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "%s over %g,%g: the table's entries are %.3g apart and its values up to %.3g times the error "
+                "regcmd-run allows (max(%g, 2^-10 |%s|)) from %s inside the range: narrow --range",
+                std::string(name_of(s.fn)).c_str(), r.lo, r.hi, t.step(), times, tolerance,
+                std::string(name_of(s.fn)).c_str(), std::string(name_of(s.fn)).c_str());
+  return line;
 }
 
 // The valued options apply() takes.

@@ -127,10 +127,15 @@ act options:
   --lo X, --hi X      clip only: the bounds, lo < hi, integers for int8 and int16
                       (default 0 and 6)
   --slope A           leaky only: the slope for x < 0, 0 <= A < 1       (default 0.01)
-  --range LO,HI       table functions only: the inputs the table covers, the function's
-                      tails kept beyond them (default the function's own: sigmoid -8,8,
-                      tanh -5,5, silu and mish -12,12, gelu -6,6, hardswish and
-                      hardsigmoid -4,4, exp -16,0)
+  --range LO,HI       table functions only: the inputs the table follows f over (default
+                      the function's own: sigmoid -8,8, tanh -5,5, silu and mish -12,12,
+                      gelu -6,6, hardswish and hardsigmoid -4,4, exp -16,0); outside it
+                      f is held at the nearer bound, and beyond the table's end
+                      (max(|LO|, |HI|) a side) held or, with the function's linear tail
+                      (silu, gelu, hardswish, mish above), continued along f's secant over
+                      [end, 2 end]: a range narrower than the function's own changes the
+                      values beyond it. A range whose entries lie too far apart for the
+                      tolerance regcmd-run checks f to is written with a warning
   --no-pad            refuse a shape that does not fill whole 16-byte atoms
 
 pool options (the image and the output NC1HWC2: 8 fp16 or 16 int8 channels per 16-byte
@@ -416,6 +421,12 @@ int tool_main(int argc, char** argv) {
     using geometry = std::decay_t<decltype(built.value().geometry)>;
     if constexpr (std::is_same_v<geometry, matmul_geometry>) report.minimum = minimum_traffic(built.value().geometry);
     if constexpr (std::is_same_v<geometry, plan_shape>) report.minimum = minimum_traffic(built.value().geometry.whole);
+    // A table whose range is too wide for its step is a legal program far from f: said,
+    // with the error, on stderr (regcmd-run refuses to check it).
+    if constexpr (std::is_same_v<geometry, act_geometry>)
+      if (built.value().geometry.lut)
+        if (const std::string problem = cli::table_accuracy_problem(r.act, built.value().geometry.table); !problem.empty())
+          std::fprintf(stderr, "regcmd-gen: warning: %s\n", problem.c_str());
     return status{};
   };
   // Built for the SoC of --soc: one without the numbers programs need is refused by the door

@@ -100,7 +100,12 @@ act options (regcmd-gen --help has the details):
   -M N, -N N, or --elements N (-M 1 -N N, flat)
   --layout L      flat | surface (not with --elements)      (default flat)
   --lo X, --hi X  clip only (default 0 and 6); --slope A leaky only (default 0.01)
-  --range LO,HI   table functions only: the table's inputs (default the function's own)
+  --range LO,HI   table functions only: the inputs the table follows f over (default the
+                  function's own); outside it f is held at the nearer bound, and beyond
+                  the table's end (max(|LO|, |HI|) a side) held or, with a linear tail
+                  (silu, gelu, hardswish, mish above), continued along f's secant: what
+                  the check expects there. A range whose entries lie too far apart for
+                  the function's tolerance inside it is refused (regcmd-gen warns)
   inputs: int8 and int16 uniform over the type; fp16 uniform, rounded to fp16, over
   [-8, 8] (relu, leaky), [lo - (hi - lo) / 4, hi + (hi - lo) / 4] (relu6: lo 0, hi 6;
   clip), or the table's range with each bound moved out by a quarter of its magnitude
@@ -652,44 +657,6 @@ int run_conv(const regcmd::runtime::device& dev, const regcmd::conv_spec& spec, 
   return run_conv_typed<float, float>(dev, spec, settings);
 }
 
-// The table functions' absolute tolerances: the table's interpolation between its 16-bit
-// entries, and its held or linear tails over the widened range the inputs are drawn from.
-// An fp16 result may also be off by its own rounding: max(absolute, 2^-10 |expected|).
-struct act_tolerance {
-  regcmd::activation fn;
-  double absolute;
-};
-constexpr act_tolerance act_tolerances[] = {
-    {regcmd::activation::sigmoid, 2e-3},     {regcmd::activation::tanh, 2e-3},
-    {regcmd::activation::silu, 1e-2},        {regcmd::activation::gelu, 1e-2},
-    {regcmd::activation::gelu_erf, 1e-2},    {regcmd::activation::hardswish, 1e-2},
-    {regcmd::activation::hardsigmoid, 2e-3}, {regcmd::activation::exp, 2e-3},
-    {regcmd::activation::mish, 1e-2}};
-
-double absolute_tolerance(regcmd::activation f) {
-  for (const act_tolerance& t : act_tolerances)
-    if (t.fn == f) return t.absolute;
-  return 0;
-}
-
-// A table function exactly (programs/activation_functions.hpp), in double.
-double table_function(regcmd::activation f, double x) {
-  namespace a = regcmd::activations;
-  using regcmd::activation;
-  switch (f) {
-    case activation::sigmoid: return a::sigmoid_fn{}(x);
-    case activation::tanh: return a::tanh_fn{}(x);
-    case activation::silu: return a::silu_fn{}(x);
-    case activation::gelu: return a::gelu_fn{}(x);
-    case activation::gelu_erf: return a::gelu_erf_fn{}(x);
-    case activation::hardswish: return a::hardswish_fn{}(x);
-    case activation::hardsigmoid: return a::hardsigmoid_fn{}(x);
-    case activation::exp: return a::exp_fn{}(x);
-    case activation::mish: return a::mish_fn{}(x);
-    default: return std::numeric_limits<double>::quiet_NaN();
-  }
-}
-
 // The ReLU family with the parameters the program holds: clip and ReLU exact; the leaky
 // slope as fp16(a) for fp16 (its product with a fp16 x is exact in double) or as
 // round(a * 2^15) / 2^15 with the BN stage's 15-bit shift rounding half up for integers
@@ -720,7 +687,7 @@ std::pair<double, double> fp16_inputs(const regcmd::act_spec& s) {
     lo = a - (b - a) / 4;
     hi = b + (b - a) / 4;
   } else if (regcmd::uses_lut(s.fn)) {
-    const regcmd::lut_range r = s.range == regcmd::lut_range{} ? regcmd::cli::default_range(s.fn) : s.range;
+    const regcmd::lut_range r = regcmd::cli::range_of(s);
     lo = r.lo - std::abs(r.lo) / 4;
     hi = r.hi + std::abs(r.hi) / 4;
   }
@@ -734,6 +701,9 @@ int run_act_typed(const regcmd::runtime::device& dev, const regcmd::act_spec& sp
   const auto built = build_activation(spec);
   if (!built) return fail(built.err());
   const act_geometry& g = built.value().geometry;
+  const bool table = uses_lut(spec.fn);
+  if (table)  // a range too wide for the table's step: no check could pass
+    if (const std::string problem = cli::table_accuracy_problem(spec, g.table); !problem.empty()) return fail(problem);
   auto bufs = buffers(dev, {g.tensor_bytes(), g.tensor_bytes()});
   if (!bufs) return fail(bufs.err());
   runtime::buffer &x_buf = bufs.value()[0], &out_buf = bufs.value()[1];
@@ -747,13 +717,12 @@ int run_act_typed(const regcmd::runtime::device& dev, const regcmd::act_spec& sp
     else v = static_cast<T>(std::uniform_int_distribution<int>(std::numeric_limits<T>::min(), std::numeric_limits<T>::max())(rng));
   }
   if (status s = pack_ew_tensor<T>(g, x, x_buf.bytes()); !s) return fail(s.err());
-  // The exact function rounded to the output's type, and the error allowed, once for every
-  // repeat.
-  const bool table = uses_lut(spec.fn);
-  const double absolute = absolute_tolerance(spec.fn);
+  // What the program computes by design (a table function: f inside its range, its tails
+  // outside), rounded to the output's type, and the error allowed, once for every repeat.
+  const double absolute = cli::absolute_tolerance(spec.fn);
   std::vector<double> ref(MN), allowed(MN, 0.0);
   for (std::size_t i = 0; i < MN; ++i) {
-    const double y = table ? table_function(spec.fn, x[i]) : relu_family(spec, x[i]);
+    const double y = table ? cli::designed_value(spec, g.table, x[i]) : relu_family(spec, x[i]);
     if constexpr (fp16) ref[i] = to_half(y);
     else ref[i] = std::clamp<double>(y, std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
     if (table) allowed[i] = std::max(absolute, std::ldexp(std::abs(ref[i]), -10));
@@ -1020,7 +989,7 @@ host_tensor host_op(const regcmd::graph_op& op, const regcmd::graph_step& step, 
       const bool table = uses_lut(s.fn);
       for (std::size_t i = 0; i < a.value.size(); ++i) {
         const double x = a.value[i], bx = a.bound[i];
-        auto f = [&](double v) { return table ? table_function(s.fn, v) : relu_family(s, v); };
+        auto f = [&](double v) { return table ? cli::designed_value(s, step.act.table, v) : relu_family(s, v); };
         const double y = f(x);
         // the input's bound through f: its largest change over [x - bx, x + bx], sampled
         double moved = 0;
@@ -1029,7 +998,7 @@ host_tensor host_op(const regcmd::graph_op& op, const regcmd::graph_step& step, 
           store(saturate(s.dtype, y), moved + (s.fn == activation::leaky_relu ? 1 : 0), false);
           continue;
         }
-        const double own = table ? std::max(absolute_tolerance(s.fn), std::ldexp(std::abs(y), -10)) : 0.0;
+        const double own = table ? std::max(cli::absolute_tolerance(s.fn), std::ldexp(std::abs(y), -10)) : 0.0;
         store(y, moved + own, true);
       }
       return out;
