@@ -163,8 +163,17 @@ constexpr status resolve_step(const graph_op& op, graph_step& s) {
       if (!p) return p.err();
       s.matmul = p.value();
       if (!s.sums_slices()) return {};
-      if (!add || m.out != precision::fp16 || m.layout != operand_layout::row_major || m.output_pitch != 0)
-        return make_error(rules::graph_k_split, "graph", "K", m.K).with_note(op.out.view());
+      const bool summable = add && m.out == precision::fp16 && m.layout == operand_layout::row_major && m.output_pitch == 0;
+      if (!summable && k_fits_one_op<Soc>(s.matmul.whole.K)) {
+        // The cheapest grid splits K, but the slices cannot be summed on the device (an
+        // integer accumulator, a padded output): K whole in every tile, M and N tiled, as
+        // librknnrt does.
+        const result<plan_shape> whole = plan<Soc>(m, {.whole_k = true});
+        if (!whole) return whole.err();
+        s.matmul = whole.value();
+        return {};
+      }
+      if (!summable) return make_error(rules::graph_k_split, "graph", "K", m.K).with_note(op.out.view());
       s.ew = add.value();
       return {};
     }

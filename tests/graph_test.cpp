@@ -168,6 +168,24 @@ TEST_CASE("kept intermediates: each in bytes of its own, and read back by name")
   CHECK(unpack_tensor<float>(g, "x", arena, out).err().id() == "tensor-direction");  // still an input
 }
 
+TEST_CASE("a graph matmul whose K fits one op keeps it whole where its slices could not be summed") {
+  // int8 M 8 K 8192 N 64 (issue 32, N14): the cheapest grid splits K, but int32 partials have
+  // no SDP add; K = 8192 is within one op (10752), so every tile keeps it whole, as librknnrt
+  // does. It was refused (graph-k-split).
+  const auto built = build_graph(make_graph(
+      graph_matmul("y", "x", "w", {.in = precision::int8, .out = precision::int32, .M = 8, .K = 8192, .N = 64})));
+  REQUIRE_MESSAGE(built.ok(), to_string(built.err()));
+  const plan_shape& p = built.value().geometry.steps[0].matmul;
+  CHECK(p.slices == 1);
+  CHECK(p.k_slice == 8192);
+  CHECK_FALSE(built.value().geometry.steps[0].sums_slices());
+  // K = 16384 exceeds one op: its slices must be summed, which int32 cannot
+  CHECK(build_graph(make_graph(graph_matmul("y", "x", "w", {.in = precision::int8, .out = precision::int32, .M = 8,
+                                                            .K = 16384, .N = 64})))
+            .err()
+            .id() == "graph-k-split");
+}
+
 TEST_CASE("a graph's tensors by name: unknown names and the wrong direction are refused") {
   const auto built = build_graph(llama_ffn(4, 64, 96));
   REQUIRE(built.ok());

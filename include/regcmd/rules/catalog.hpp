@@ -332,8 +332,8 @@
     "give it as graph_conv's fifth argument, or drop residual_add",                                  \
     "docs/graph.md")                                                                                 \
   X(graph_k_split, "graph-k-split",                                                                  \
-    "a graph sums a split K's slices on the device with fp16 SDP adds: such a matmul must write "    \
-    "fp16 in packed rows (out = fp16, row_major, no output_pitch); or keep K within one op (10752)", \
+    "a graph sums a split K's slices on the device with fp16 SDP adds: a matmul whose K exceeds "    \
+    "one op (10752) must write fp16 in packed rows (out = fp16, row_major, no output_pitch)",        \
     "regcmd-isa-reference \"Limits & tiling (RK3588)\"")
 
 #define REGCMD_PACKING_RULES(X)                                                                      \
