@@ -633,11 +633,13 @@ inline problem check_request(const request& r, const given_options& given) {
 // 0.05, weights 0.02, output input · weights · 128 · sqrt(KH · KW · C) (C 1 for depthwise),
 // which keeps a sum of that many products of uniformly random int8 values mostly within the
 // output's range; the residual's the output's. A depthwise conv's out_channels is C.
-inline void complete_conv(request& r, const given_options& given) {
+// The problem with what the options leave to defaults, or empty: an output scale not given is
+// computed from the others, and may not be a float (1e30 x 1e30) or may be 0.
+inline problem complete_conv(request& r, const given_options& given) {
   conv_spec& c = r.conv;
   if (!given.has("--out")) c.out = c.in == conv_data::fp16 ? precision::fp16 : precision::int8;
   if (c.depthwise && !given.has("--out-channels")) c.out_channels = c.C;
-  if (c.in == conv_data::fp16) return;
+  if (c.in == conv_data::fp16) return {};
   const std::int32_t zero = c.in == conv_data::uint8 ? 128 : 0;
   if (!given.has("--input-zero-point")) c.input.zero_point = zero;
   if (!given.has("--weight-zero-point")) c.weights.zero_point = zero;
@@ -647,9 +649,21 @@ inline void complete_conv(request& r, const given_options& given) {
   if (!given.has("--weight-scale")) c.weights.scale = 0.02f;
   if (!given.has("--output-scale")) {
     const double taps = double(c.kernel_h) * c.kernel_w * (c.depthwise ? 1.0 : double(c.C));
-    c.output.scale = static_cast<float>(double(c.input.scale) * c.weights.scale * 128.0 * std::sqrt(taps));
+    const double scale = double(c.input.scale) * c.weights.scale * 128.0 * std::sqrt(taps);
+    c.output.scale = static_cast<float>(scale);
+    // (a scale given that is no float above 0 is the conv-scale rule's, and names itself)
+    auto valid = [](float s) { return std::isfinite(s) && s > 0; };
+    if (valid(c.input.scale) && valid(c.weights.scale) && !valid(c.output.scale)) {
+      char line[256];
+      std::snprintf(line, sizeof line,
+                    "--output-scale is not given and its default, input scale x weight scale x 128 x sqrt(%g taps) "
+                    "= %g, is no float above 0: give --output-scale",
+                    taps, scale);
+      return line;
+    }
   }
   if (!given.has("--add-scale")) c.residual.scale = c.output.scale;
+  return {};
 }
 
 // What follows from the options once all are known: an activation's table range (a

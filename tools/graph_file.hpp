@@ -128,7 +128,8 @@ inline problem parse_op(const std::vector<std::string_view>& words, graph_op& op
   }
   if (problem p = check_request(r, given); !p.empty()) return p;
   complete_request(r, given);
-  if (r.convolution) complete_conv(r, given);
+  if (r.convolution)
+    if (problem p = complete_conv(r, given); !p.empty()) return p;
   const std::size_t wanted = inputs_of(r);
   if (inputs.size() != wanted)
     return std::string(program) + " reads " + std::to_string(wanted) + " tensor" + (wanted == 1 ? "" : "s") + ", not " +

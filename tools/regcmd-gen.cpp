@@ -375,8 +375,8 @@ int tool_main(int argc, char** argv) {
     cli::problem p = given.refuse_any({"--plan", "--weight-precision", "--schedule", "--feature-pitch", "--output-pitch"},
                                       "to conv (a matmul option)");
     if (p.empty()) p = given.refuse_any({"--no-pad"}, "to conv (a matmul, ew and act option)");
+    if (p.empty()) p = cli::complete_conv(r, given);
     if (!p.empty()) return fail(p);
-    cli::complete_conv(r, given);
   } else if (r.pooling) {
     cli::problem p = given.refuse_any({"--plan", "--weight-precision", "--schedule", "--feature-pitch", "--output-pitch"},
                                       "to pool (a matmul option)");

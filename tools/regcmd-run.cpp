@@ -1307,7 +1307,8 @@ int tool_main(int argc, char** argv) {
                                                                       : "to matmul (an ew and act option)");
         !p.empty())
       return fail(p);
-  if (r.convolution) cli::complete_conv(r, given);
+  if (r.convolution)
+    if (cli::problem p = cli::complete_conv(r, given); !p.empty()) return fail(p);
   // run-options: a program split over the cores takes no round-robin (every run already
   // uses all three), whether or not this shape has tasks enough to split.
   if (settings.split != runtime::cores::one && settings.round_robin)
