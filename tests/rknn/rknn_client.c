@@ -21,6 +21,8 @@
 
 #include <rknn/rknn_matmul_api.h>
 
+#include "rknn_formats.h"
+
 /* The ABI of the 2.1+ headers on LP64, the fact sheet's numbers (§1.4). */
 _Static_assert(sizeof(rknn_tensor_mem) == 40, "rknn_tensor_mem");
 _Static_assert(offsetof(rknn_tensor_mem, fd) == 16 && offsetof(rknn_tensor_mem, size) == 24, "rknn_tensor_mem fields");
@@ -46,82 +48,6 @@ static _Atomic int checks, failures; /* counted from several threads */
       printf("\n");                                   \
     }                                                 \
   } while (0)
-
-/* ---- elements ---- */
-
-enum kind { FP16, INT8, INT4, FP32, INT32, INT16 };
-
-static int bits_of(enum kind k) { return k == INT4 ? 4 : k == INT8 ? 8 : k == FP16 || k == INT16 ? 16 : 32; }
-static size_t bytes_for(enum kind k, size_t count) { return k == INT4 ? (count + 1) / 2 : count * (size_t)bits_of(k) / 8; }
-
-static uint16_t to_half(float f) { /* exact for the values used here: small multiples of 1/64 */
-  if (f == 0) return 0;
-  uint16_t sign = f < 0 ? 0x8000 : 0;
-  float a = fabsf(f);
-  int e = 0;
-  while (a >= 2) { a /= 2; ++e; }
-  while (a < 1) { a *= 2; --e; }
-  uint16_t mant = (uint16_t)lrintf((a - 1) * 1024);
-  if (mant == 1024) { mant = 0; ++e; }
-  return (uint16_t)(sign | (uint16_t)((e + 15) << 10) | mant);
-}
-static float from_half(uint16_t h) {
-  int e = (h >> 10) & 31, m = h & 1023;
-  float v = e == 0 ? ldexpf((float)m, -24) : ldexpf((float)(m | 1024), e - 25);
-  return h & 0x8000 ? -v : v;
-}
-
-static void put(uint8_t* buf, enum kind k, size_t i, uint32_t raw) {
-  switch (bits_of(k)) {
-    case 4: buf[i / 2] = (uint8_t)(i % 2 ? (buf[i / 2] & 0x0f) | (raw & 0xf) << 4 : (buf[i / 2] & 0xf0) | (raw & 0xf)); break;
-    case 8: buf[i] = (uint8_t)raw; break;
-    case 16: memcpy(buf + 2 * i, &(uint16_t){(uint16_t)raw}, 2); break;
-    default: memcpy(buf + 4 * i, &raw, 4);
-  }
-}
-static uint32_t get(const uint8_t* buf, enum kind k, size_t i) {
-  uint16_t h;
-  uint32_t w;
-  switch (bits_of(k)) {
-    case 4: return (buf[i / 2] >> (i % 2 ? 4 : 0)) & 0xf;
-    case 8: return buf[i];
-    case 16: memcpy(&h, buf + 2 * i, 2); return h;
-    default: memcpy(&w, buf + 4 * i, 4); return w;
-  }
-}
-/* A host value as the stored bits of kind k. */
-static uint32_t encode(enum kind k, double v) {
-  if (k == FP16) return to_half((float)v);
-  return (uint32_t)(int32_t)v & (k == INT4 ? 0xfu : 0xffu);
-}
-static double decode_output(enum kind k, uint32_t raw) {
-  float f;
-  switch (k) {
-    case FP32: memcpy(&f, &raw, 4); return f;
-    case FP16: return from_half((uint16_t)raw);
-    case INT32: return (int32_t)raw;
-    default: return (int16_t)(uint16_t)raw;
-  }
-}
-
-/* ---- layouts (rknn-matmul-api §1.6) ---- */
-
-static int sub_n_of(enum kind b) { return b == FP16 ? 16 : b == INT8 ? 32 : 64; }
-static int atom_of(enum kind k) { return k == INT4 ? 32 : 16 * 8 / bits_of(k); }
-
-/* Element index of B(k, n) in native B: segments of 8192, each tiled subN x 32, K fastest. */
-static size_t native_b(enum kind b, int K, int N, int k, int n) {
-  int s = k / 8192, ks = K - s * 8192 < 8192 ? K - s * 8192 : 8192, kk = k % 8192, sn = sub_n_of(b);
-  return (size_t)N * 8192 * s + ((size_t)(n / sn) * (ks / 32) + kk / 32) * (size_t)(sn * 32) + (size_t)(n % sn) * 32 + kk % 32;
-}
-static size_t b_at(int layout, enum kind b, int K, int N, int k, int n) {
-  return layout == RKNN_MM_LAYOUT_NORM ? (size_t)k * N + n : layout == RKNN_MM_LAYOUT_TP_NORM ? (size_t)n * K + k : native_b(b, K, N, k, n);
-}
-/* (rows, cols) element (r, c) of native A or C: (cols/atom, rows, atom). */
-static size_t native_ac(enum kind k, int rows, int r, int c) {
-  int a = atom_of(k);
-  return ((size_t)(c / a) * rows + r) * a + c % a;
-}
 
 /* ---- the types ---- */
 
