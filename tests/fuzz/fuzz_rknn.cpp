@@ -36,6 +36,16 @@ using regcmd::fuzzing::reader;
 // coverage tracing there, or it would take most of the time a run of the library gets.
 #define CLIENT_SIDE __attribute__((no_sanitize("coverage")))
 
+// REGCMD_FUZZ_RKNN_TRACE=1: each call the input makes, and what it returned, on stderr.
+template <class... Args>
+void trace(const char* format, Args... args) {
+  static const bool on = [] {
+    const char* v = std::getenv("REGCMD_FUZZ_RKNN_TRACE");
+    return v && *v == '1';
+  }();
+  if (on) std::fprintf(stderr, format, args...);
+}
+
 [[noreturn]] void finding(const std::string& what) {
   std::fprintf(stderr, "\nfuzz_rknn FINDING: %s\n", what.c_str());
   __builtin_trap();
@@ -152,6 +162,11 @@ void create_context(client& c, reader& in) {
   const int rc = count == 1 ? rknn_matmul_create(&x.ctx, &x.info, x.attrs.data())
                             : rknn_matmul_create_dynamic_shape(&x.ctx, &x.info, static_cast<int>(count), x.shapes.data(),
                                                                x.attrs.data());
+  std::int32_t type;
+  std::memcpy(&type, &x.info.type, sizeof type);
+  trace("create type %d %dx%dx%d B_layout %d AC_layout %d quant %d group %d domain %d, %zu shapes: %d\n", type, x.info.M,
+        x.info.K, x.info.N, x.info.B_layout, x.info.AC_layout, x.info.B_quant_type, x.info.group_size,
+        x.info.iommu_domain_id, count, rc);
   if (rc != RKNN_SUCC) return;
   x.alive = true;
   c.contexts.push_back(std::move(x));
@@ -197,6 +212,7 @@ void create_mem(client& c, reader& in) {
     }
     default: m = rknn_create_mem(ctx, static_cast<std::uint32_t>(size)); break;
   }
+  trace("mem %zu: %s, size %llu\n", c.mems.size(), m ? "made" : "refused", static_cast<unsigned long long>(size));
   if (m) c.mems.push_back({m, true});
 }
 
@@ -204,6 +220,7 @@ void create_mem(client& c, reader& in) {
 // 1/64 in [-2, 2]), int8 or int4 over their ranges.
 CLIENT_SIDE void fill(mem* m, kind k, reader& in) {
   if (!m || !m->alive) return;
+  trace("fill a mem of %u bytes with kind %d\n", m->m->size, static_cast<int>(k));
   std::uint32_t state = in.take(4) | 1;
   auto next = [&] {
     state ^= state << 13;
@@ -242,7 +259,9 @@ void set_up(client& c, reader& in) {
     c.mems.push_back({made, true});
     if (t && which < 2) fill(&c.mems.back(), which == 0 ? t->a : t->b, in);
     rknn_matmul_tensor_attr attr = *attrs[which];
-    if (rknn_matmul_set_io_mem(x->ctx, made, &attr) == RKNN_SUCC) x->bound[which] = static_cast<int>(c.mems.size() - 1);
+    const int rc = rknn_matmul_set_io_mem(x->ctx, made, &attr);
+    trace("set up: context %llu %c = mem %zu: %d\n", static_cast<unsigned long long>(x->ctx), "ABC"[which], c.mems.size() - 1, rc);
+    if (rc == RKNN_SUCC) x->bound[which] = static_cast<int>(c.mems.size() - 1);
   }
 }
 
@@ -254,8 +273,9 @@ void set_io(client& c, reader& in) {
   const rknn_matmul_io_attr& io = x->attrs[x->current];
   rknn_matmul_tensor_attr attr = which == 0 ? io.A : which == 1 ? io.B : io.C;
   if (in.pick(16) == 0) attr.name[0] = 'X';
-  if (rknn_matmul_set_io_mem(x->ctx, m->alive ? m->m : nullptr, &attr) == RKNN_SUCC && attr.name[0] != 'X')
-    x->bound[which] = static_cast<int>(m - c.mems.data());
+  const int rc = rknn_matmul_set_io_mem(x->ctx, m->alive ? m->m : nullptr, &attr);
+  trace("set io: context %llu %c = mem %td: %d\n", static_cast<unsigned long long>(x->ctx), "ABC"[which], m - c.mems.data(), rc);
+  if (rc == RKNN_SUCC && attr.name[0] != 'X') x->bound[which] = static_cast<int>(m - c.mems.data());
 }
 
 void set_quant(client& c, reader& in) {
@@ -358,6 +378,8 @@ void run(client& c, reader& in) {
   if (bound[0] && bound[0]->alive) a.assign(bound[0]->bytes(), bound[0]->bytes() + bound[0]->m->size);
   if (bound[1] && bound[1]->alive) b.assign(bound[1]->bytes(), bound[1]->bytes() + bound[1]->m->size);
   const int rc = rknn_matmul_run(x->ctx);
+  trace("run context %llu (A mem %d, B mem %d, C mem %d): %d\n", static_cast<unsigned long long>(x->ctx), x->bound[0],
+        x->bound[1], x->bound[2], rc);
   if (rc != RKNN_SUCC) return;
   if (destroyed) finding("rknn_matmul_run succeeded with a destroyed mem bound");
   if (!t || !bound[2]) finding("rknn_matmul_run succeeded without a type or C the client knows of");

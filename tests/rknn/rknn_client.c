@@ -426,7 +426,7 @@ static void test_memory(void) {
  * back unchanged after a FROM_DEVICE sync too: the run synced them to the device. */
 static void test_coherence(void) {
   static const struct { int K, ac_layout; } cases[] = {{8448, RKNN_MM_LAYOUT_NORM}, {4096, RKNN_MM_LAYOUT_NATIVE},
-                                                       {4096, RKNN_MM_LAYOUT_NORM}};
+                                                       {4096, RKNN_MM_LAYOUT_NORM}, {8448, RKNN_MM_LAYOUT_NATIVE}};
   const struct type_case* t = case_of(RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32);
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
     const int M = 1, N = 32, K = cases[i].K;

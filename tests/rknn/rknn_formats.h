@@ -31,7 +31,7 @@ static inline uint16_t to_half(float f) { /* exact for the values used here: sma
 }
 static inline float from_half(uint16_t h) {
   int e = (h >> 10) & 31, m = h & 1023;
-  float v = e == 0 ? ldexpf((float)m, -24) : ldexpf((float)(m | 1024), e - 25);
+  float v = e == 31 ? (m ? NAN : INFINITY) : e == 0 ? ldexpf((float)m, -24) : ldexpf((float)(m | 1024), e - 25);
   return h & 0x8000 ? -v : v;
 }
 
