@@ -249,8 +249,9 @@ int memory_fd(const char* name, std::uint64_t size) {
 int export_buffer(device_state& s, int fd, void* arg) {
   rt::prime_handle a;
   if (!s.user.read(&a, reinterpret_cast<std::uintptr_t>(arg), sizeof a)) return fail(EFAULT);
-  if (!s.by_handle(fd, a.handle)) return fail(ENOENT);
-  a.fd = memory_fd("regcmd-emu-dmabuf", 0);
+  const emu_buffer* b = s.by_handle(fd, a.handle);
+  if (!b) return fail(ENOENT);
+  a.fd = memory_fd("regcmd-emu-dmabuf", b->size);  // a dma-buf's size: lseek(SEEK_END), fstat
   if (a.fd < 0) return -1;
   s.dmabufs[a.fd] = {fd, a.handle};
   if (!s.user.write(reinterpret_cast<std::uintptr_t>(arg), &a, sizeof a)) return fail(EFAULT);

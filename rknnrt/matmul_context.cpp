@@ -92,6 +92,19 @@ std::variant<std::shared_ptr<matmul_context>, api_error> matmul_context::create(
       if (bytes_of(type, count) > UINT32_MAX)
         return invalid("shape " + shape + ": " + name + " would be " + std::to_string(bytes_of(type, count)) +
                        " bytes; an operand holds at most 4 GiB - 1 (rknn_matmul_tensor_attr.size and the NPU's addresses are 32 bits)");
+    // What a run may stage (build()): every A row segment by segment (a second A buffer
+    // stages it too), B converted, C's K-segment partials or native C, each a buffer
+    // within the 32-bit address space, or every run of the shape would fail.
+    const auto M = static_cast<std::uint64_t>(s.M), N = static_cast<std::uint64_t>(s.N);
+    std::uint64_t features = 0;
+    for (std::uint32_t seg = 0; seg < segment_count(static_cast<std::uint32_t>(s.K)); ++seg)
+      features += M * matmul_geometry::feature_row_bytes(types->npu, segment_depth(static_cast<std::uint32_t>(s.K), seg));
+    const std::uint64_t partials = segment_count(static_cast<std::uint32_t>(s.K)) * bytes_of(segment_spec(*types, s, 0).out, M * N);
+    for (const auto& [what, bytes] : {std::pair{"A staged", features}, std::pair{"B converted", bytes_of(types->npu, elements(s, 'B'))},
+                                      std::pair{"C's partials", partials}})
+      if (bytes > UINT32_MAX)
+        return invalid("shape " + shape + ": " + what + " would be " + std::to_string(bytes) +
+                       " bytes; a buffer the NPU reads or writes holds at most 4 GiB - 1");
     // Every segment must make a program: the same checks the build makes, before any run.
     for (std::uint32_t seg = 0; seg < segment_count(static_cast<std::uint32_t>(s.K)); ++seg)
       if (auto p = plan(segment_spec(*types, s, seg), {.whole_k = true}); !p) return from(p.err(), "shape " + shape);

@@ -1118,6 +1118,20 @@ host_tensor random_input(const regcmd::graph_op& op, const regcmd::graph_step& s
   return t;
 }
 
+// The length of a row of an op's output in its logical order (N, or a conv's or pooling's
+// channels): how a failing element is named.
+std::uint32_t row_length(const regcmd::graph_op& op, const regcmd::graph_step& step) {
+  using namespace regcmd;
+  switch (op.kind) {
+    case graph_op_kind::matmul: return op.matmul.N;
+    case graph_op_kind::ew: return op.ew.N;
+    case graph_op_kind::act: return op.act.N;
+    case graph_op_kind::conv: return op.conv.out_channels;
+    case graph_op_kind::pool: return step.pool.C;
+  }
+  return 1;
+}
+
 // The element count an op writes, in its logical order.
 std::size_t elements_written(const regcmd::graph_op& op, const regcmd::graph_step& step) {
   using namespace regcmd;
@@ -1230,7 +1244,7 @@ int run_graph(const regcmd::runtime::device& dev, regcmd::graph_spec spec, const
   std::uint32_t op = 0;
   while (op + 1 < spec.count && starts[op + 1] <= ran.value().first.worst) ++op;
   const graph_tensor& x = g.tensors[g.steps[op].out];
-  return ran.value().report(std::string(x.name.view()).c_str(), x.format.cols, starts[op]);
+  return ran.value().report(std::string(x.name.view()).c_str(), row_length(spec.ops[op], g.steps[op]), starts[op]);
 }
 
 // regcmd-run graph FILE [--device D] [--seed S] [--repeat R] [--cores 1|3].

@@ -157,7 +157,7 @@ class buffer {
   }
   // What the NPU wrote to [offset, offset + size) becomes visible to the CPU, dropping what
   // the CPU wrote there without a sync_to_device (rocket: the whole BO, after waiting up to
-  // `timeout_ms` for the jobs writing it).
+  // `timeout_ms` for the jobs writing it; for part of a BO, the CPU's writes cleaned first).
   status sync_from_device(std::uint32_t timeout_ms = 6000, std::uint64_t offset = 0, std::uint64_t size = whole) const {
     return object_ ? sync_from_device(*object_, timeout_ms, offset, size) : not_allocated();
   }
@@ -173,6 +173,11 @@ class buffer {
   static status sync_from_device(const buffer_object& o, std::uint32_t timeout_ms, std::uint64_t offset = 0,
                                  std::uint64_t size = whole) {
     if (o.file().kind() == driver::rocket) {
+      // PREP_BO invalidates the whole BO: for part of it, what the CPU wrote elsewhere is
+      // cleaned first (FINI_BO), as arm64 cleans the partial lines of a range it invalidates,
+      // so a view's sync does not drop another view's writes.
+      if (offset != 0 || size < o.size())
+        if (status s = sync_to_device(o); !s) return s;
       timespec now{};
       ::clock_gettime(CLOCK_MONOTONIC, &now);
       const std::int64_t deadline = std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec + std::int64_t{timeout_ms} * 1'000'000;
