@@ -23,12 +23,13 @@ TEST_CASE("a file name in the header's comment: control and non-ASCII bytes esca
 }
 
 TEST_CASE("--name and --namespace: names the implementation reserves or a macro would replace are refused") {
-  for (const char* name : {"_Pragma", "__asm__", "a__b", "_x", "_Capital", "NULL", "EOF", "INT32_MAX", "X1"}) {
+  for (const char* name : {"_Pragma", "__asm__", "a__b", "_x", "_Capital", "NULL", "EOF", "INT32_MAX", "X1", "uint32_t",
+                           "errno", "linux", "assert"}) {
     CAPTURE(name);
     CHECK(is_identifier(name));  // identifiers all, yet none may name the variable
     CHECK_FALSE(reserved_reason(name, false).empty());
   }
-  for (const char* name_space : {"std", "std2", "std17", "posix"}) {
+  for (const char* name_space : {"std", "std2", "std17", "posix", "main"}) {
     CAPTURE(name_space);
     CHECK_FALSE(reserved_reason(name_space, true).empty());
     CHECK(reserved_reason(name_space, false).empty());  // a variable of that name is fine
@@ -47,7 +48,11 @@ TEST_CASE("a file's stem as the default name is never one the checks refuse") {
   CHECK(identifier_from("int.bin") == "int_program");
   CHECK(identifier_from("-") == "captured_program");
   CHECK(identifier_from("x\nint pwned = 1;\n.bin") == "x_int_pwned_1_");
-  for (const char* path : {"/a/__asm__.bin", "NULL.bin", "_Pragma.txt", "9 lives.hex", "int.bin", "a..b", "__", "std.bin"}) {
+  CHECK(identifier_from("errno.hex") == "errno_program");  // a macro: the header did not compile
+  CHECK(identifier_from("linux.hex") == "linux_program");
+  CHECK(identifier_from("size_t.bin") == "size_t_program");
+  for (const char* path : {"/a/__asm__.bin", "NULL.bin", "_Pragma.txt", "9 lives.hex", "int.bin", "a..b", "__", "std.bin",
+                           "errno.hex", "unix.bin", "x_t.bin"}) {
     CAPTURE(path);
     const std::string name = identifier_from(path);
     CHECK(is_identifier(name));

@@ -70,15 +70,24 @@ constexpr bool is_identifier(std::string_view s) {
 
 // Why the identifier `s` may not name the header's variable (or, `name_space`, its
 // namespace), empty when it may: a name the implementation reserves ([lex.name]: any with
-// "__", one starting with '_' at namespace scope, so _Pragma and __asm__ too), one spelled
-// like a macro (NULL, EOF, INT32_MAX: all capitals, which a macro the includes define would
-// replace), or a namespace the standard reserves (std, std followed by digits, posix).
+// "__", one starting with '_' at namespace scope, so _Pragma and __asm__ too; POSIX: one
+// ending in "_t", as the includes' uint32_t), one spelled like a macro (NULL, EOF, INT32_MAX:
+// all capitals, which a macro the includes define would replace; and the lowercase ones the
+// C library and g++'s gnu++ modes define), a namespace the standard reserves (std, std
+// followed by digits, posix), or main, a namespace of which meets ::main.
 inline std::string reserved_reason(std::string_view s, bool name_space) {
   if (s.find("__") != std::string_view::npos) return "holds '__', which the implementation reserves";
   if (s.starts_with('_')) return "starts with '_', which the implementation reserves at namespace scope";
+  if (s.ends_with("_t")) return "ends in '_t', which POSIX reserves for types (the includes declare uint32_t, size_t)";
   bool lower = false;
   for (char c : s) lower = lower || (c >= 'a' && c <= 'z');
   if (!lower) return "is all capitals, as macros are (NULL, EOF, INT32_MAX): a macro of that name would replace it";
+  constexpr std::string_view lowercase_macros[] = {"errno",  "linux",  "unix",    "i386",   "assert",  "offsetof",
+                                                   "stdin",  "stdout", "stderr",  "setjmp", "va_arg",  "va_copy",
+                                                   "va_end", "va_start", "alloca", "major",  "minor",   "makedev"};
+  for (std::string_view m : lowercase_macros)
+    if (s == m) return "is a macro the C library or g++ (gnu++ modes) defines: it would replace the name";
+  if (name_space && s == "main") return "is main: a namespace of that name meets the program's ::main";
   const bool std_digits = s.starts_with("std") && s.size() > 3 &&
                           s.substr(3).find_first_not_of("0123456789") == std::string_view::npos;
   if (name_space && (s == "std" || std_digits || s == "posix")) return "is a namespace the standard reserves";
@@ -102,7 +111,7 @@ inline std::string identifier_from(std::string_view path) {
   if (out[0] == '_') out.insert(0, "captured");
   if (!reserved_reason(out, false).empty())
     for (char& c : out) c = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-  if (is_keyword(out)) out += "_program";
+  if (is_keyword(out) || !reserved_reason(out, false).empty()) out += "_program";  // errno, size_t
   return out;
 }
 
