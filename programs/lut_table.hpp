@@ -147,30 +147,42 @@ constexpr result<lut_table> make_lut_table(const F& f, const lut_range& range) {
   return t;
 }
 
+// The table's value at x as the hardware interpolates its entries (scaled back to f's
+// units): LO entries at i * step, LE at -(512 - i) * step; beyond either end, the end entry
+// (the tails are lut_range's business).
+constexpr double lut_value(const lut_table& t, double x) {
+  const double unit = cmath::ldexp(1.0, -static_cast<int>(t.exponent)), at = x / t.step();
+  const bool lo = x >= 0;
+  const auto& e = lo ? t.lo : t.le;
+  const double p = lo ? at : at + (lut_table_entries - 1);
+  if (p <= 0) return e[0] * unit;
+  if (p >= lut_table_entries - 1) return e[lut_table_entries - 1] * unit;
+  const auto i = static_cast<std::uint32_t>(p);
+  const double frac = p - i;
+  return (e[i] + (e[i + 1] - e[i]) * frac) * unit;
+}
+
 // The most the table's values stray from f inside [lo, hi], each error in units of
-// allowed(f(x)) (1: absolute): its 16-bit entries scaled back, at each entry and halfway
-// between two (where linear interpolation is furthest from a smooth f), against f there.
-// Entries 32 v-units apart are 32 / index_scale apart in x: a range too wide for the accuracy
-// wanted shows here (sigmoid over +-1000: entries 1.95 apart, 0.04 off). Run time only
+// allowed(f(x)) (1: absolute): at each entry, halfway between two (where interpolation is
+// furthest from a smooth f), and at the bounds and a quarter entry inside them (an entry
+// past a bound holds f there, so the cell holding the bound bends toward it, furthest at
+// the bound). Entries 32 v-units apart are 32 / index_scale apart in x: a range too wide
+// for the accuracy wanted shows here (sigmoid over +-1000: entries 1.95 apart, 0.04 off),
+// as do large values' coarse entries (exp over [-1, 8]: units of 2^-12). Run time only
 // (twice the table's evaluations of f).
 template <class F, class Allowed>
 constexpr double lut_error(const F& f, const lut_range& range, const lut_table& t, const Allowed& allowed) {
-  const double step = t.step(), unit = cmath::ldexp(1.0, -static_cast<int>(t.exponent));
+  const double step = t.step();
   double worst = 0;
-  auto at = [&](double x, double table_value) {
+  auto at = [&](double x) {
     if (x < range.lo || x > range.hi) return;
-    const double y = static_cast<double>(f(x)), e = cmath::abs(table_value - y) / allowed(y);
+    const double y = static_cast<double>(f(x)), e = cmath::abs(lut_value(t, x) - y) / allowed(y);
     worst = e > worst ? e : worst;
   };
-  for (std::uint32_t i = 0; i < lut_table_entries; ++i) {
-    const double lo_x = static_cast<double>(i) * step, le_x = -static_cast<double>(lut_table_entries - 1 - i) * step;
-    at(lo_x, t.lo[i] * unit);
-    at(le_x, t.le[i] * unit);
-    if (i + 1 < lut_table_entries) {
-      at(lo_x + step / 2, (t.lo[i] + t.lo[i + 1]) * unit / 2);
-      at(le_x + step / 2, (t.le[i] + t.le[i + 1]) * unit / 2);
-    }
-  }
+  for (std::uint32_t i = 0; i < lut_table_entries; ++i)
+    for (const double x : {static_cast<double>(i) * step, -static_cast<double>(lut_table_entries - 1 - i) * step})
+      for (const double d : {0.0, step / 2}) at(x + d);
+  for (const double x : {range.lo, range.lo + step / 4, range.hi, range.hi - step / 4}) at(x);
   return worst;
 }
 

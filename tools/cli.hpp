@@ -375,10 +375,11 @@ inline std::string table_accuracy_problem(const act_spec& s, const lut_table& t)
   if (times <= 1) return {};
   char line[320];
   std::snprintf(line, sizeof line,
-                "%s over %g,%g: the table's entries are %.3g apart and its values up to %.3g times the error "
-                "regcmd-run allows (max(%g, 2^-10 |%s|)) from %s inside the range: narrow --range",
-                std::string(name_of(s.fn)).c_str(), r.lo, r.hi, t.step(), times, tolerance,
-                std::string(name_of(s.fn)).c_str(), std::string(name_of(s.fn)).c_str());
+                "%s over %g,%g: the table (entries %.3g apart, in units of 2^-%u) is up to %.3g times the error "
+                "regcmd-run allows (max(%g, 2^-10 |%s|)) from %s inside the range: narrow --range, or end it on an "
+                "entry (a multiple of %.3g)",
+                std::string(name_of(s.fn)).c_str(), r.lo, r.hi, t.step(), t.exponent, times, tolerance,
+                std::string(name_of(s.fn)).c_str(), std::string(name_of(s.fn)).c_str(), t.step());
   return line;
 }
 
