@@ -34,7 +34,8 @@
 // kernel's are, so a library can tell one export from another by fstat.
 // The dma-heap nodes /dev/dma_heap/system and /dev/dma_heap/cma allocate with
 // DMA_HEAP_IOCTL_ALLOC: a memory-backed file the caller maps, as clients of the vendor's
-// matmul API allocate staging memory.
+// matmul API allocate staging memory. DMA_BUF_IOCTL_SYNC on such a buffer or an export (any
+// copy of its fd) checks its flags and counts START and END.
 //
 // Environment:
 //   REGCMD_EMU_DEVICE=PATH        the rknpu node (default /dev/dri/card1; "none": no node)
@@ -59,6 +60,7 @@
 #include <fcntl.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <libdrm/drm.h>
@@ -145,6 +147,7 @@ struct device_state {
   std::map<int, std::pair<int, std::uint32_t>> dmabufs;  // dma-buf fd -> (file, handle)
   std::map<int, fence> sync_files;                       // sync_file fd -> its fence
   std::set<int> heaps;                                   // open dma-heap nodes
+  std::set<std::pair<dev_t, ino_t>> dma_buf_files;       // dma-heap allocations and exports, by inode
   std::map<buffer_key, emu_buffer> buffers;
   std::uint64_t next_cookie = 1;
   // rknpu: an IOVA space per IOMMU domain (MEM_CREATE's and SUBMIT's iommu_domain_id,
@@ -245,6 +248,26 @@ int memory_fd(const char* name, std::uint64_t size) {
   return fd;
 }
 
+// A dma-buf is known by its file (any fd or copy of one), as the kernel knows it.
+void note_dma_buf(device_state& s, int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) == 0) s.dma_buf_files.insert({st.st_dev, st.st_ino});
+}
+
+// DMA_BUF_IOCTL_SYNC (linux/dma-buf.h, dma_buf_ioctl): the CPU's access to a dma-buf,
+// START or END, READ and/or WRITE; other flags are EINVAL. Counted: the model of a
+// dma-buf's caches is its exporter's, and these buffers have no device here but the CPU.
+inline constexpr unsigned long dma_buf_ioctl_sync = regcmd::ioctl_codes::iow('b', 0, 8);
+static_assert(dma_buf_ioctl_sync == 0x40086200);
+int dma_buf_sync(device_state& s, void* arg) {
+  std::uint64_t flags = 0;
+  if (!s.user.read(&flags, reinterpret_cast<std::uintptr_t>(arg), sizeof flags)) return fail(EFAULT);
+  constexpr std::uint64_t rw = 3, end = 4;
+  if ((flags & ~(rw | end)) != 0 || (flags & rw) == 0) return fail(EINVAL);
+  ++(flags & end ? s.stats.dma_buf_sync_ends : s.stats.dma_buf_sync_starts);
+  return 0;
+}
+
 // DRM_IOCTL_PRIME_HANDLE_TO_FD, on either node.
 int export_buffer(device_state& s, int fd, void* arg) {
   rt::prime_handle a;
@@ -253,6 +276,7 @@ int export_buffer(device_state& s, int fd, void* arg) {
   if (!b) return fail(ENOENT);
   a.fd = memory_fd("regcmd-emu-dmabuf", b->size);  // a dma-buf's size: lseek(SEEK_END), fstat
   if (a.fd < 0) return -1;
+  note_dma_buf(s, a.fd);
   s.dmabufs[a.fd] = {fd, a.handle};
   if (!s.user.write(reinterpret_cast<std::uintptr_t>(arg), &a, sizeof a)) return fail(EFAULT);
   return 0;
@@ -277,6 +301,7 @@ int dma_heap_ioctl(device_state& s, unsigned long request, void* arg) {
   if (a.len > (std::uint64_t{1} << 40)) return fail(ENOMEM);
   const int fd = memory_fd("regcmd-emu-dma-heap", a.len);
   if (fd < 0) return -1;
+  note_dma_buf(s, fd);
   a.fd = static_cast<std::uint32_t>(fd);
   if (!s.user.write(reinterpret_cast<std::uintptr_t>(arg), &a, sizeof a)) return fail(EFAULT);
   ++s.stats.buffers_created;
@@ -890,6 +915,12 @@ int ioctl(int fd, unsigned long request, ...) {
   va_start(ap, request);
   void* arg = va_arg(ap, void*);
   va_end(ap);
+  if (request == dma_buf_ioctl_sync) {
+    struct stat st {};
+    device_state& s = state();
+    std::lock_guard g(s.lock);
+    if (::fstat(fd, &st) == 0 && s.dma_buf_files.count({st.st_dev, st.st_ino})) return dma_buf_sync(s, arg);
+  }
   if (ours(fd)) {
     try {
       return device_ioctl(fd, request, arg);

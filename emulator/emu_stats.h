@@ -30,6 +30,8 @@ typedef struct regcmd_emu_stats {
    * the CPU wrote that a FROM_DEVICE sync dropped (writes lost: no TO_DEVICE came first) */
   uint64_t lines_written_back;
   uint64_t dirty_lines_dropped;
+  /* DMA_BUF_IOCTL_SYNC on dma-heap buffers and exported dma-bufs: START and END calls */
+  uint64_t dma_buf_sync_starts, dma_buf_sync_ends;
   /* rocket: the last job queued: its task count and the handles it listed */
   uint32_t last_job_tasks;
   uint32_t last_job_in_count, last_job_out_count;

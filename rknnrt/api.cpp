@@ -1,6 +1,7 @@
 // The C entry points of librknnrt.so: argument checks, the contexts and the memory, each
 // call's errors as the API's codes (and one line on stderr, as the vendor library logs).
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -337,6 +338,7 @@ RKNN_EXPORT rknn_tensor_mem* rknn_create_mem_from_fd(rknn_context ctx, int32_t f
     r->memory = std::move(shadow.value());
     r->host = base + r->offset;
     r->foreign = true;
+    r->dmabuf = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);  // its syncs work after the client closes fd
     r->offset = 0;  // into the shadow
     auto* mem = new_mem(r, RKNN_TENSOR_MEMORY_FLAGS_FROM_FD);
     mem->virt_addr = base;  // the client's mapping, as given

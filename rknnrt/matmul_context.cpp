@@ -471,7 +471,13 @@ api_status matmul_context::run() {
       st.first_feature = key;
     }
   }
-  if (api_status e = stage_inputs(st, shape)) return e;
+  // A foreign dma-buf is read between its CPU-access brackets (another device may write it).
+  for (const auto& r : {operands_[op_a], operands_[op_b]})
+    if (status s = cpu_access(*r, dma_buf_sync_read, false); !s) return from(s.err(), "rknn_matmul_run: A or B");
+  const api_status staged = stage_inputs(st, shape);
+  for (const auto& r : {operands_[op_a], operands_[op_b]})
+    if (status s = cpu_access(*r, dma_buf_sync_read, true); !s) return from(s.err(), "rknn_matmul_run: A or B");
+  if (staged) return staged;
   // A staged input is read here, not by the NPU: it is synced to the device all the same, so
   // the client may sync it FROM_DEVICE after the run (as it may a bound one) without losing
   // what it wrote.
@@ -498,13 +504,16 @@ api_status matmul_context::run() {
   // CPU; what is written here on the host reaches the device's view too, or a client's
   // FROM_DEVICE sync (the API's documented step before reading C) would bring back the
   // device's stale bytes over it.
+  // A foreign C is written between its CPU-access brackets.
   const mem_record& c = *operands_[op_c];
+  if (status s = cpu_access(c, dma_buf_sync_write, false); !s) return from(s.err(), "rknn_matmul_run: C");
   if (st.stage_output) {
     finish_output(st, shape);
     if (status s = to_device(c); !s) return from(s.err(), "rknn_matmul_run: C to the device");
   } else if (c.foreign) {
     std::memcpy(c.host, c.memory->buffer.bytes().data(), c.size);
   }
+  if (status s = cpu_access(c, dma_buf_sync_write, true); !s) return from(s.err(), "rknn_matmul_run: C");
   return std::nullopt;
 }
 

@@ -9,16 +9,20 @@
 //   found again by the dma-buf's inode, so rknn_create_mem_from_fd on one of them is a view
 //   (the same buffer at an offset) on any context of that domain.
 // - A dma-buf of anything else (a dma-heap allocation) gets a shadow buffer on the
-//   context's device, copied from the client's mapping before each run and back after it.
+//   context's device, copied from the client's mapping before each run and back after it,
+//   those CPU accesses between the dma-buf's DMA_BUF_IOCTL_SYNC START and END (another
+//   device may use it; the library keeps a copy of its fd for them).
 // - Memory belongs to no context: it outlives the context that made it, and any context of
 //   its domain may use it.
 
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xf86drm.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -55,11 +59,13 @@ struct mem_record {
   bool foreign = false;          // host is not memory's mapping: copied at each run
   void* mapping = nullptr;       // a foreign fd mapped here (no virt_addr given)
   std::size_t mapping_size = 0;
+  int dmabuf = -1;  // foreign: the library's own copy of the client's fd, for its CPU-access syncs
   // rknn_destroy_mem was called: a context it is still bound to must not use it (the record
   // lives on with the context, but the client has freed the mem and may reuse the bytes).
   std::atomic<bool> destroyed = false;
   ~mem_record() {
     if (mapping) ::munmap(mapping, mapping_size);
+    if (dmabuf >= 0) ::close(dmabuf);
   }
 };
 
@@ -154,6 +160,27 @@ class memory_registry {
 inline status to_device(const mem_record& r) {
   if (r.foreign) return {};
   return r.memory->buffer.sync_to_device(r.offset, r.size);
+}
+
+// DMA_BUF_IOCTL_SYNC (linux/dma-buf.h): the CPU's reads and writes of a dma-buf another
+// device may use go between START and END, READ and/or WRITE, so that the exporter makes
+// them coherent (on a non-coherent SoC: invalidate before a read, clean after a write).
+struct dma_buf_sync_arg {
+  std::uint64_t flags;
+};
+inline constexpr unsigned long dma_buf_ioctl_sync = 0x40086200;  // _IOW('b', 0, struct dma_buf_sync)
+inline constexpr std::uint64_t dma_buf_sync_read = 1, dma_buf_sync_write = 2, dma_buf_sync_end = 4;
+
+// START (`end` false) or END of the CPU's access to a foreign mem's dma-buf; nothing for a
+// library buffer, nor for a file that is no dma-buf (ENOTTY: a plain mapping is coherent).
+inline status cpu_access(const mem_record& r, std::uint64_t direction, bool end) {
+  if (!r.foreign || r.dmabuf < 0) return {};
+  dma_buf_sync_arg s{direction | (end ? dma_buf_sync_end : 0)};
+  for (;;) {
+    if (::ioctl(r.dmabuf, dma_buf_ioctl_sync, &s) == 0 || errno == ENOTTY) return {};
+    if (errno != EINTR && errno != EAGAIN)  // the two the kernel asks to restart on
+      return make_error(rules::ioctl_failed, "rknn_matmul_run").with_note("DMA_BUF_IOCTL_SYNC").with_errno(errno);
+  }
 }
 
 // The record behind a rknn_tensor_mem the registry knows.

@@ -19,8 +19,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <dlfcn.h>
+
 #include <rknn/rknn_matmul_api.h>
 
+#include "emu_stats.h"
 #include "rknn_formats.h"
 
 /* The ABI of the 2.1+ headers on LP64, the fact sheet's numbers (§1.4). */
@@ -136,6 +139,17 @@ static int check_c(const struct problem* p, const uint8_t* c, const char* what) 
       }
     }
   return wrong;
+}
+
+/* The emulated device's counters, when it is there (0), else -1 (a board). */
+static int emu_stats(regcmd_emu_stats* out) {
+  int (*get)(regcmd_emu_stats*) = NULL;
+  void* self = dlopen(NULL, RTLD_NOW);
+  if (!self) return -1;
+  *(void**)(&get) = dlsym(self, "regcmd_emu_get_stats");
+  const int rc = get ? get(out) : -1;
+  dlclose(self);
+  return rc;
 }
 
 /* ---- one matmul through the API ---- */
@@ -396,8 +410,27 @@ static void test_memory(void) {
       rknn_tensor_mem* foreign = rknn_create_mem_from_fd(ctx, (int32_t)alloc.fd, host, io.B.size, 0);
       CHECK(foreign != NULL, "memory: a dma-heap fd");
       if (foreign) {
+        /* another device's buffer: the library reads B between DMA_BUF_IOCTL_SYNC START|READ
+         * and END|READ, and writes a dma-heap C between START|WRITE and END|WRITE */
+        regcmd_emu_stats before, after;
+        const int counted = emu_stats(&before) == 0;
+        struct { uint64_t len; uint32_t fd, fd_flags; uint64_t heap_flags; } c_alloc = {io.C.size, 0, O_RDWR | O_CLOEXEC, 0};
+        CHECK(ioctl(heap, 0xC0184800 /* DMA_HEAP_IOCTL_ALLOC */, &c_alloc) == 0, "memory: a dma-heap C");
+        rknn_tensor_mem* heap_c = rknn_create_mem_from_fd(ctx, (int32_t)c_alloc.fd, NULL, io.C.size, 0);
+        CHECK(heap_c != NULL, "memory: a dma-heap C mem");
         CHECK(rknn_matmul_set_io_mem(ctx, foreign, &io.B) == RKNN_SUCC && rknn_matmul_run(ctx) == RKNN_SUCC, "memory: run heap B");
         CHECK(check_c(&p[1], c->virt_addr, "heap") == 0, "memory: B from a dma-heap");
+        if (heap_c) {
+          CHECK(rknn_matmul_set_io_mem(ctx, heap_c, &io.C) == RKNN_SUCC && rknn_matmul_run(ctx) == RKNN_SUCC, "memory: run heap C");
+          CHECK(check_c(&p[1], (uint8_t*)heap_c->virt_addr + heap_c->offset, "heap C") == 0, "memory: C into a dma-heap");
+        }
+        if (counted && emu_stats(&after) == 0)
+          CHECK(after.dma_buf_sync_starts - before.dma_buf_sync_starts == 3 && after.dma_buf_sync_ends - before.dma_buf_sync_ends == 3,
+                "memory: %llu START and %llu END dma-buf syncs for a heap B read twice and a heap C written once, not 3 and 3",
+                (unsigned long long)(after.dma_buf_sync_starts - before.dma_buf_sync_starts),
+                (unsigned long long)(after.dma_buf_sync_ends - before.dma_buf_sync_ends));
+        if (heap_c) rknn_destroy_mem(ctx, heap_c);
+        close((int)c_alloc.fd);
         rknn_destroy_mem(ctx, foreign);
       }
       munmap(host, io.B.size);
