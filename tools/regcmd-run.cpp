@@ -158,9 +158,11 @@ padded taps -inf for max and 0 counted in the average (PyTorch's count_include_p
 max exactly; average, the mean in double of the fp16 inputs rounded to fp16, within 2^-9
 relative plus 2^-24 absolute, as the PPU multiplies the sum by fp16 reciprocals of the
 kernel's width and height (fp16(65536 / 3) is inexact) and rounds to fp16. A graph is
-built with every intermediate in bytes of its own (regcmd-gen's program reuses arena
-bytes), and every op's output, intermediates too, is checked against the host's value of
-that op computed from the NPU's own inputs, within that op's bound: its fp32
+built with every intermediate in bytes of its own, and every op's output, intermediates
+too, is checked against the host's value of that op computed from the NPU's own inputs,
+within that op's bound; then the program regcmd-gen writes (its arena bytes shared by
+tensors that do not live together) runs on the same inputs and its outputs must equal
+those bit for bit (its submits are not counted in the summary). An op's bound: its fp32
 accumulation, one fp16 ulp (2^-10 relative) at an fp16 store, a table function's
 tolerance, a quantized conv's one output step; an integer matmul and an integer SDP op
 (saturating) exactly, a leaky one within one. An fp16 output is right when it is the fp16
@@ -1145,22 +1147,55 @@ std::size_t elements_written(const regcmd::graph_op& op, const regcmd::graph_ste
   return 0;
 }
 
-// A graph, run and checked op by op. Its intermediates are built each in bytes of its own
-// (graph_spec::keep_intermediates: regcmd-gen's program reuses arena bytes between tensors
-// that do not live together), so every tensor the NPU writes is read back after the run,
-// and every op's output is checked against the host's value of that op on the NPU's own
+// A tensor the NPU wrote, read back in its logical order as doubles.
+regcmd::result<std::vector<double>> read_tensor(const regcmd::runtime::graph_buffers& io, const regcmd::graph_tensor& x,
+                                                 std::size_t count) {
+  using namespace regcmd;
+  std::vector<double> got(count);
+  auto unpack = [&](auto element) -> status {
+    std::vector<decltype(element)> v(count);
+    if (status s = io.unpack<decltype(element)>(x.name.view(), v); !s) return s;
+    std::copy(v.begin(), v.end(), got.begin());
+    return {};
+  };
+  const status read = x.format.type == precision::int32   ? unpack(std::int32_t{})
+                      : x.format.type == precision::int16 ? unpack(std::int16_t{})
+                      : x.format.type != precision::int8  ? unpack(float{})
+                      : x.format.is_unsigned             ? unpack(std::uint8_t{})
+                                                         : unpack(std::int8_t{});
+  if (!read) return read.err();
+  return got;
+}
+
+// A graph, run and checked op by op. It is built with every intermediate in bytes of its own
+// (graph_spec::keep_intermediates), so every tensor the NPU writes is read back after the
+// run, and every op's output is checked against the host's value of that op on the NPU's own
 // inputs (its inputs and weights as drawn, its other operands as the NPU wrote them) within
 // that op's bound: a wrong intermediate is that op's failure, whatever the ops after it do.
-int run_graph(const regcmd::runtime::device& dev, regcmd::graph_spec spec, const run_settings& settings) {
+// Then the program regcmd-gen writes (its arena shared by tensors that do not live
+// together) runs on the same inputs, and its outputs must equal the checked ones bit for bit.
+int run_graph(const regcmd::runtime::device& dev, const regcmd::graph_spec& spec, const run_settings& settings) {
   using namespace regcmd;
-  spec.keep_intermediates = true;
-  const auto built = build_graph(spec);
-  if (!built) return fail(built.err());
+  const auto written = build_graph(spec);
+  if (!written) return fail(written.err());
+  graph_spec kept_spec = spec;
+  kept_spec.keep_intermediates = true;
+  const auto built = build_graph(kept_spec);
+  if (!built) {
+    if (built.err().breaks(rules::operand_size))
+      return fail("with every intermediate in bytes of its own, to read each back, the graph's arena would be " +
+                  std::to_string(written.value().geometry.intermediates_total) +
+                  " bytes: regcmd-run cannot check every op of it (" + cli::describe(built.err()) + ")");
+    return fail(built.err());
+  }
   const graph_geometry& g = built.value().geometry;
+  const graph_geometry& gw = written.value().geometry;
   auto io = runtime::graph_buffers::create(dev, g);
   if (!io) return fail(io.err());
+  auto io_written = runtime::graph_buffers::create(dev, gw);
+  if (!io_written) return fail(io_written.err());
 
-  // Inputs drawn and packed; every op reads whole tensors.
+  // Inputs drawn and packed into both programs' buffers; every op reads whole tensors.
   std::mt19937_64 rng(settings.seed);
   std::vector<host_tensor> host(g.tensor_count);
   std::vector<std::vector<std::int32_t>> biases(spec.count);  // the quantized convs' int32 biases
@@ -1185,7 +1220,11 @@ int run_graph(const regcmd::runtime::device& dev, regcmd::graph_spec spec, const
         auto pack = [&](auto element) -> status {
           using T = decltype(element);
           const std::vector<T> v(host[t].value.begin(), host[t].value.end());
-          return with_bias ? io.value().pack_conv<T>(name, v, biases[i]) : io.value().pack<T>(name, v);
+          for (runtime::graph_buffers* into : {&io.value(), &io_written.value()}) {
+            const status s = with_bias ? into->pack_conv<T>(name, v, biases[i]) : into->pack<T>(name, v);
+            if (!s) return s;
+          }
+          return {};
         };
         const status packed = x.format.type == precision::fp16    ? pack(float{})
                               : x.format.type == precision::int16 ? pack(std::int16_t{})
@@ -1201,9 +1240,14 @@ int run_graph(const regcmd::runtime::device& dev, regcmd::graph_spec spec, const
     }
   }
 
-  // Every op's output, one after another in the check's element order: where each starts.
+  // The checked elements one after another: every op's output, then the outputs of
+  // regcmd-gen's program. Where each op's starts.
   std::vector<std::size_t> starts(spec.count + 1, 0);
   for (std::uint32_t i = 0; i < spec.count; ++i) starts[i + 1] = starts[i] + elements_written(spec.ops[i], g.steps[i]);
+  runtime::session npu_session{dev};
+  auto as_written = npu_session.prepare(written.value().view(), {settings.split});
+  if (!as_written) return fail(as_written.err());
+  if (status s = npu_session.bind(as_written.value(), io_written.value().operands()); !s) return fail(s.err());
   std::vector<host_tensor> npu(g.tensor_count);  // what the NPU wrote, exact (bound 0)
   auto verify = [&]() -> result<check> {
     if (status s = io.value().read_back(operand_role::intermediate); !s) return s.err();
@@ -1212,37 +1256,51 @@ int run_graph(const regcmd::runtime::device& dev, regcmd::graph_spec spec, const
       const graph_op& op = spec.ops[i];
       const graph_step& step = g.steps[i];
       const graph_tensor& x = g.tensors[step.out];
-      std::vector<double>& got = npu[step.out].value;
-      got.assign(elements_written(op, step), 0.0);
-      npu[step.out].bound.assign(got.size(), 0.0);
-      auto unpack = [&](auto element) -> status {
-        std::vector<decltype(element)> v(got.size());
-        if (status s = io.value().unpack<decltype(element)>(x.name.view(), v); !s) return s;
-        std::copy(v.begin(), v.end(), got.begin());
-        return {};
-      };
-      const status read = x.format.type == precision::int32   ? unpack(std::int32_t{})
-                          : x.format.type == precision::int16 ? unpack(std::int16_t{})
-                          : x.format.type != precision::int8  ? unpack(float{})
-                          : x.format.is_unsigned             ? unpack(std::uint8_t{})
-                                                             : unpack(std::int8_t{});
-      if (!read) return read.err();
+      regcmd::result<std::vector<double>> got = read_tensor(io.value(), x, elements_written(op, step));
+      if (!got) return got.err();
+      npu[step.out] = {std::move(got).value(), std::vector<double>(elements_written(op, step), 0.0)};
       auto operand = [&](std::uint32_t t) -> const host_tensor* {
         return t == no_op ? nullptr : g.tensors[t].writer == no_op ? &host[t] : &npu[t];
       };
       const host_tensor want = host_op(op, step, *operand(step.a), operand(step.b), biases[i], operand(step.c));
       const bool fp16 = x.format.type == precision::fp16;
-      for (std::size_t k = 0; k < got.size(); ++k)
-        result.add_absolute(starts[i] + k, got[k], want.value[k], want.bound[k], fp16);
+      const std::vector<double>& value = npu[step.out].value;
+      for (std::size_t k = 0; k < value.size(); ++k)
+        result.add_absolute(starts[i] + k, value[k], want.value[k], want.bound[k], fp16);
+    }
+    // regcmd-gen's program, its outputs filled as the checked one's were
+    for (const runtime::buffer* b : {io_written.value().operands().output, io_written.value().operands().intermediate})
+      if (b) std::fill(b->bytes().begin(), b->bytes().end(), std::uint8_t{0xff});
+    if (auto r = npu_session.run(as_written.value(), {.blocking = !settings.nonblocking}); !r) return r.err();
+    std::size_t at = starts[spec.count];
+    for (std::uint32_t i = 0; i < spec.count; ++i) {
+      const graph_tensor& x = g.tensors[g.steps[i].out];
+      if (x.kind != tensor_kind::output) continue;
+      const regcmd::result<std::vector<double>> same = read_tensor(io_written.value(), x, npu[g.steps[i].out].value.size());
+      if (!same) return same.err();
+      for (std::size_t k = 0; k < same.value().size(); ++k) result.add_absolute(at + k, same.value()[k], npu[g.steps[i].out].value[k], 0);
+      at += same.value().size();
     }
     return result;
   };
-  runtime::session npu_session{dev};
   const auto ran = run(npu_session, built.value().view(), io.value().operands(), settings, verify);
   if (!ran) return fail(ran.err());
-  // An element is named by the op's output tensor and its index there.
+  // An element is named by the op's output tensor and its index there; past every op's, by
+  // an output of regcmd-gen's program.
+  const std::size_t worst = ran.value().first.worst;
+  std::size_t base = starts[spec.count];
+  for (std::uint32_t i = 0; i < spec.count && worst >= starts[spec.count]; ++i) {
+    const graph_tensor& x = g.tensors[g.steps[i].out];
+    if (x.kind != tensor_kind::output) continue;
+    const std::size_t size = starts[i + 1] - starts[i];
+    if (worst < base + size) {
+      const std::string name = std::string(x.name.view()) + " of regcmd-gen's program";
+      return ran.value().report(name.c_str(), row_length(spec.ops[i], g.steps[i]), base);
+    }
+    base += size;
+  }
   std::uint32_t op = 0;
-  while (op + 1 < spec.count && starts[op + 1] <= ran.value().first.worst) ++op;
+  while (op + 1 < spec.count && starts[op + 1] <= worst) ++op;
   const graph_tensor& x = g.tensors[g.steps[op].out];
   return ran.value().report(std::string(x.name.view()).c_str(), row_length(spec.ops[op], g.steps[op]), starts[op]);
 }
