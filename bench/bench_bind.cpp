@@ -2,7 +2,7 @@
 // the regcmd buffer; bind writes every slot's address) against memcpy of the same bytes
 // and against building the same program at run time; then submits per operation. Needs an
 // NPU node (rknpu or rocket: the groups of the rocket one are marked), or the emulated
-// device (LD_PRELOAD=libregcmd-emu.so; bench/run.sh runs it on both of its nodes where
+// device (LD_PRELOAD=libregcmd-emu.so; scripts/run-bench.sh runs it on both of its nodes where
 // there is no board).
 // Exit status 3: no device.
 #include <cstdio>

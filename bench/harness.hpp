@@ -1,6 +1,6 @@
 #pragma once
 // A small benchmark harness: the median of repeated timed samples, and result rows that
-// bench/run.sh gathers into one summary table.
+// scripts/run-bench.sh gathers into one summary table.
 //
 // Each sample runs the measured function enough times to last at least `min_sample_ns`
 // (calibrated once), so short operations are not lost in the clock's resolution.

@@ -1,6 +1,6 @@
 # Cross build for an RK3588 board (aarch64 Linux) from a PC: Debian's cross compiler
 # (g++-aarch64-linux-gnu) with the board's libraries from multiarch (libdrm-dev:arm64,
-# libboost-dev:arm64), tests run under qemu-user. tools/setup.sh --aarch64 installs them.
+# libboost-dev:arm64), tests run under qemu-user. scripts/run-tests.sh --full installs them.
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
 set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)

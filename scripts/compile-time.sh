@@ -2,7 +2,7 @@
 # Compile time and peak compiler memory of translation units that use regcmd, with each
 # compiler given (default: g++ clang++), at -O2 and the compilers' default constexpr
 # limits. Each figure is the median of 3 compilations. Prints the figures and ROW lines
-# for bench/run.sh's table.
+# for scripts/run-bench.sh's table.
 #   (a) the headers only          (b) one matmul program
 #   (c) the matmul family (4 precision pairs) over a 10-shape grid: 40 programs
 #   (d) chained plans of 10, 100 and 1000 tasks
@@ -10,16 +10,16 @@
 #   (g) one lookup-table activation (SiLU: its two 513-entry tables computed at compile time)
 #   (h) a LLaMA FFN block at decode as one graph (4096 -> 11008 -> 4096: 17 tasks, a SiLU
 #       table, a split K summed on the device; docs/graph.md)
-# Usage: bench/compile_time.sh [COMPILER...]; REGCMD_INCLUDE_DIRS overrides where the
+# Usage: scripts/compile-time.sh [COMPILER...]; REGCMD_INCLUDE_DIRS overrides where the
 # headers are found (default: include/ and the release build's include/).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 include_dirs=${REGCMD_INCLUDE_DIRS:-"$root/include $root/build/release/include"}
 compilers=("$@")
 [ ${#compilers[@]} -gt 0 ] || compilers=(g++ clang++)
-[ -x /usr/bin/time ] || { echo "compile_time.sh: needs /usr/bin/time (Debian package 'time')" >&2; exit 1; }
+[ -x /usr/bin/time ] || { echo "compile-time.sh: needs /usr/bin/time (Debian package 'time')" >&2; exit 1; }
 [ -d "$root/build/release/include/regcmd/programs" ] || [ -n "${REGCMD_INCLUDE_DIRS:-}" ] ||
-  { echo "compile_time.sh: configure the release preset first (cmake --preset release)" >&2; exit 1; }
+  { echo "compile-time.sh: configure the release preset first (cmake --preset release)" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -93,7 +93,7 @@ measure() {
   for _ in 1 2 3; do
     if ! /usr/bin/time -f '%e %M' -o "$work/time" "$cxx" "${flags[@]}" -c "$tu" -o "$work/out.o" 2>"$work/err"; then
       cat "$work/err" >&2
-      echo "compile_time.sh: $cxx failed on $(basename "$tu")" >&2
+      echo "compile-time.sh: $cxx failed on $(basename "$tu")" >&2
       exit 1
     fi
     runs+=("$(tail -1 "$work/time")")
@@ -102,7 +102,7 @@ measure() {
 }
 
 for cxx in "${compilers[@]}"; do
-  command -v "$cxx" >/dev/null || { echo "compile_time.sh: no $cxx here, skipped" >&2; continue; }
+  command -v "$cxx" >/dev/null || { echo "compile-time.sh: no $cxx here, skipped" >&2; continue; }
   name="$cxx $("$cxx" -dumpversion)"
   group="compile, $name"
   declare -A s=() mb=()

@@ -4,10 +4,10 @@
 # The bind bench runs on the NPU where a node is there (rknpu or rocket), else on both
 # nodes of the emulated device. Not part of the test suite: nothing here fails on a missed
 # target.
-# Usage: bench/run.sh
+# Usage: scripts/run-bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tools/setup.sh pkg-config clang time
+bash scripts/setup.sh pkg-config clang time
 cmake --workflow --preset release >/dev/null
 bin=build/release/bench
 work=$(mktemp -d)
@@ -58,7 +58,7 @@ run_on_npu bench_rknn "on the emulated device's rknpu node, its submit time left
 echo "== the functional model"
 run "$bin/bench_model"
 echo "== compile time"
-run bash bench/compile_time.sh g++ clang++
+run bash scripts/compile-time.sh g++ clang++
 
 echo
 echo "Summary ($(uname -m), $(nproc) cores, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1))"

@@ -4,7 +4,7 @@
 # libregcmd-emu.so, which executes the program on the functional model.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tools/setup.sh pkg-config
+bash scripts/setup.sh pkg-config
 cmake --workflow --preset release
 errors=$(mktemp)
 trap 'rm -f "$errors"' EXIT

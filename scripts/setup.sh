@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages regcmd needs when any is missing (Debian 12; run as root, or
-# with sudo available). Usage: tools/setup.sh [extra packages...]
+# with sudo available). Usage: scripts/setup.sh [extra packages...]
 set -euo pipefail
 packages=(libboost-dev doctest-dev libdrm-dev cmake ninja-build g++ "$@")
 missing=()

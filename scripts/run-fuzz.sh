@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang, ASan + UBSan) and runs each for SECONDS (default 60)
 # on a copy of its seed corpus; prints the executions reached. Fails on any crash.
-# Usage: tools/run-fuzz.sh [SECONDS]
+# Usage: scripts/run-fuzz.sh [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
