@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include <regcmd/programs/conv.hpp>
+#include <regcmd/programs/conv/emit.hpp>
 
 #include "harness.hpp"
 

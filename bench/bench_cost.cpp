@@ -11,8 +11,8 @@
 
 #include <regcmd/core/roofline.hpp>
 #include <regcmd/decode/accounting.hpp>
-#include <regcmd/programs/conv.hpp>
-#include <regcmd/programs/plan.hpp>
+#include <regcmd/programs/conv/emit.hpp>
+#include <regcmd/programs/matmul/plan.hpp>
 
 #include "harness.hpp"
 

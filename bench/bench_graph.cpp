@@ -10,13 +10,13 @@
 #include <string>
 
 #include <regcmd/decode/format.hpp>
-#include <regcmd/programs/activation.hpp>
-#include <regcmd/programs/blocks.hpp>
-#include <regcmd/programs/conv.hpp>
-#include <regcmd/programs/elementwise.hpp>
-#include <regcmd/programs/graph.hpp>
-#include <regcmd/programs/plan.hpp>
-#include <regcmd/programs/pooling.hpp>
+#include <regcmd/programs/activation/activation.hpp>
+#include <regcmd/programs/graph/blocks.hpp>
+#include <regcmd/programs/conv/emit.hpp>
+#include <regcmd/programs/sdp/elementwise.hpp>
+#include <regcmd/programs/graph/graph.hpp>
+#include <regcmd/programs/matmul/plan.hpp>
+#include <regcmd/programs/pooling/pooling.hpp>
 #include <regcmd/runtime/graph_buffers.hpp>
 #include <regcmd/runtime/session.hpp>
 

@@ -10,8 +10,8 @@
 
 #include <regcmd/core/half.hpp>
 #include <regcmd/model/npu.hpp>
-#include <regcmd/programs/packing.hpp>
-#include <regcmd/programs/plan.hpp>
+#include <regcmd/programs/matmul/packing.hpp>
+#include <regcmd/programs/matmul/plan.hpp>
 #include <regcmd/rules/program_rules.hpp>
 
 #include "harness.hpp"

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include <regcmd/programs/plan.hpp>
+#include <regcmd/programs/matmul/plan.hpp>
 #include <regcmd/runtime/session.hpp>
 #include <rknn/rknn_matmul_api.h>
 

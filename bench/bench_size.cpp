@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <string>
 
-#include <regcmd/programs/matmul.hpp>
-#include <regcmd/programs/plan.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
+#include <regcmd/programs/matmul/plan.hpp>
 
 #include "harness.hpp"
 

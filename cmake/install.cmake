@@ -3,9 +3,8 @@
 # files. Included from the top-level CMakeLists.txt.
 
 install(TARGETS regcmd EXPORT regcmdTargets COMPONENT dev)
-install(DIRECTORY include/ DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}" COMPONENT dev)
-foreach(dir IN LISTS REGCMD_TOP_LEVEL_HEADER_DIRS)
-  install(DIRECTORY ${dir}/ DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/regcmd/${dir}" COMPONENT dev)
+foreach(dir IN LISTS REGCMD_INCLUDE_DIRS)
+  install(DIRECTORY "${dir}/" DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}" COMPONENT dev)
 endforeach()
 install(FILES "${REGCMD_BUILD_INCLUDE_DIR}/regcmd/version.hpp" DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/regcmd"
         COMPONENT dev)

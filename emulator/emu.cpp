@@ -82,7 +82,7 @@
 #include <vector>
 
 #include <regcmd/model/npu.hpp>
-#include <regcmd/program/writer.hpp>
+#include <regcmd/task/writer.hpp>
 #include <regcmd/rules/program_rules.hpp>
 #include <regcmd/runtime/rknpu_uapi.hpp>
 #include <regcmd/runtime/rocket_uapi.hpp>

@@ -23,8 +23,8 @@
 #include <vector>
 
 #include <regcmd/decode/format.hpp>
-#include <regcmd/programs/blocks.hpp>
-#include <regcmd/programs/graph.hpp>
+#include <regcmd/programs/graph/blocks.hpp>
+#include <regcmd/programs/graph/graph.hpp>
 #include <regcmd/runtime/graph_buffers.hpp>
 #include <regcmd/runtime/session.hpp>
 

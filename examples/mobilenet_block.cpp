@@ -14,9 +14,9 @@
 #include <vector>
 
 #include <regcmd/decode/format.hpp>
-#include <regcmd/programs/blocks.hpp>
-#include <regcmd/programs/conv_packing.hpp>
-#include <regcmd/programs/graph.hpp>
+#include <regcmd/programs/graph/blocks.hpp>
+#include <regcmd/programs/conv/packing.hpp>
+#include <regcmd/programs/graph/graph.hpp>
 #include <regcmd/runtime/graph_buffers.hpp>
 #include <regcmd/runtime/session.hpp>
 
@@ -26,7 +26,7 @@ using namespace regcmd;
 
 namespace {
 
-// Built at compile time (programs/blocks.hpp): a shape, a quantization or a boundary
+// Built at compile time (regcmd/programs/graph/blocks.hpp): a shape, a quantization or a boundary
 // between the layers that breaks a rule would not compile.
 constexpr auto block = graph<mobilenet_v1_block(224)>();
 

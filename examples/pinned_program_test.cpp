@@ -5,7 +5,7 @@
 // doctest and a main (DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN in one file).
 #include <doctest/doctest.h>
 
-#include <regcmd/programs/elementwise.hpp>
+#include <regcmd/programs/sdp/elementwise.hpp>
 #include <regcmd/testing/doctest.hpp>
 
 using namespace regcmd;

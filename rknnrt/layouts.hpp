@@ -8,10 +8,10 @@
 //   native   B: tiles of subN x 32 (subN 16 fp16, 32 int8, 64 int4), K fastest within an N
 //            block; above K = 8192 (RK3588) K is cut into segments, each tiled on its own
 //            and stored one after another. That is regcmd's weight layout for each segment
-//            (programs/packing.hpp), so native B is read where it lies.
+//            (regcmd/programs/matmul/packing.hpp), so native B is read where it lies.
 //            A: (K/subK, M, subK), C: (N/subN, M, subN): 16-byte atoms (NC1HWC2)
 // regcmd's row-major features are the normal A, except int4, whose rows are K bytes (K/2
-// bytes of nibbles and a zero half-line: programs/matmul_spec.hpp).
+// bytes of nibbles and a zero half-line: regcmd/programs/matmul/spec.hpp).
 
 #include <algorithm>
 #include <cstddef>
@@ -22,7 +22,7 @@
 #include <regcmd/core/math.hpp>
 #include <regcmd/core/precision.hpp>
 #include <regcmd/core/soc.hpp>
-#include <regcmd/programs/packing.hpp>
+#include <regcmd/programs/matmul/packing.hpp>
 
 namespace regcmd::rknn {
 

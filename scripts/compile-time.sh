@@ -23,10 +23,10 @@ compilers=("$@")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-head='#include <regcmd/programs/activation.hpp>
-#include <regcmd/programs/conv.hpp>
-#include <regcmd/programs/matmul.hpp>
-#include <regcmd/programs/plan.hpp>
+head='#include <regcmd/programs/activation/activation.hpp>
+#include <regcmd/programs/conv/emit.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
+#include <regcmd/programs/matmul/plan.hpp>
 using namespace regcmd;'
 
 printf '%s\nint main() { return 0; }\n' "$head" >"$work/a_headers.cpp"
@@ -79,8 +79,8 @@ constexpr auto p = activation_program<act_spec{.fn = activation::silu, .M = 64, 
 int main() { return static_cast<int>(p.code.entry_count & 1); }\n' "$head" >"$work/g_lut.cpp"
 
 printf '%s
-#include <regcmd/programs/blocks.hpp>
-#include <regcmd/programs/graph.hpp>
+#include <regcmd/programs/graph/blocks.hpp>
+#include <regcmd/programs/graph/graph.hpp>
 constexpr auto p = graph<llama_ffn(1, 4096, 11008)>();
 int main() { return static_cast<int>(p.code.entry_count & 1); }\n' "$head" >"$work/h_ffn.cpp"
 

@@ -10,11 +10,11 @@
 #include <regcmd/core/roofline.hpp>
 #include <regcmd/decode/accounting.hpp>
 #include <regcmd/decode/dump.hpp>
-#include <regcmd/programs/conv.hpp>
-#include <regcmd/programs/elementwise.hpp>
-#include <regcmd/programs/matmul.hpp>
-#include <regcmd/programs/plan.hpp>
-#include <regcmd/programs/pooling.hpp>
+#include <regcmd/programs/conv/emit.hpp>
+#include <regcmd/programs/sdp/elementwise.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
+#include <regcmd/programs/matmul/plan.hpp>
+#include <regcmd/programs/pooling/pooling.hpp>
 
 using namespace regcmd;
 

@@ -20,9 +20,9 @@
 
 #include <regcmd/core/half.hpp>
 #include <regcmd/model/npu.hpp>
-#include <regcmd/program/emit_task.hpp>
-#include <regcmd/program/program.hpp>
-#include <regcmd/program/task.hpp>
+#include <regcmd/task/emit_task.hpp>
+#include <regcmd/task/program.hpp>
+#include <regcmd/task/task.hpp>
 
 #include "model_board.hpp"
 
@@ -38,7 +38,7 @@ constexpr std::uint32_t lut_entries = 513;
 
 // One SDP task over n elements in one surface (W = ceil(n / C2) pixels of C2 = 16 bytes of
 // channels), every DPU stage bypassed: the contract's geometry (flying mode, H = 1, the main
-// input through the MRDMA, the output to memory; the shape of programs/elementwise.hpp's
+// input through the MRDMA, the output to memory; the shape of regcmd/programs/sdp/elementwise.hpp's
 // ew_task, typed here from the contract).
 task_desc sdp_task_of(precision p, std::uint32_t n) {
   const bool fp16 = p == precision::fp16;

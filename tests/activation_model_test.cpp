@@ -13,8 +13,8 @@
 
 #include <regcmd/core/half.hpp>
 #include <regcmd/model/npu.hpp>
-#include <regcmd/programs/activation.hpp>
-#include <regcmd/programs/ew_packing.hpp>
+#include <regcmd/programs/activation/activation.hpp>
+#include <regcmd/programs/sdp/packing.hpp>
 
 #include "model_board.hpp"
 

@@ -8,7 +8,7 @@
 #include <limits>
 #include <vector>
 
-#include <regcmd/programs/activation.hpp>
+#include <regcmd/programs/activation/activation.hpp>
 
 using namespace regcmd;
 

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include <regcmd/decode/format.hpp>
-#include <regcmd/programs/matmul.hpp>
-#include <regcmd/programs/plan.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
+#include <regcmd/programs/matmul/plan.hpp>
 #include <regcmd/runtime/session.hpp>
 
 using namespace regcmd;

@@ -13,9 +13,9 @@
 
 #include <regcmd/decode/dump.hpp>
 #include <regcmd/decode/lookup.hpp>
-#include <regcmd/programs/captured.hpp>
-#include <regcmd/programs/patch.hpp>
-#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/captured/program.hpp>
+#include <regcmd/programs/captured/patch.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
 #include <regcmd/rules/program_rules.hpp>
 
 #include "fused_add_per_channel.hpp"

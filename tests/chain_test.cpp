@@ -1,4 +1,4 @@
-// Chains with an activation or pooling in one submit (programs/chain.hpp): how the tasks are
+// Chains with an activation or pooling in one submit (regcmd/programs/graph/chain.hpp): how the tasks are
 // wired (roles, offsets, ping-pong), the boundary rules, and, on the functional model, that a
 // chain computes exactly what its ops compute run one after the other as separate programs.
 #include <regcmd/testing/doctest.hpp>
@@ -10,7 +10,7 @@
 
 #include <regcmd/core/half.hpp>
 #include <regcmd/model/npu.hpp>
-#include <regcmd/programs/chain.hpp>
+#include <regcmd/programs/graph/chain.hpp>
 
 #include "model_board.hpp"
 

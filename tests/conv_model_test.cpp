@@ -12,8 +12,8 @@
 #include <vector>
 
 #include <regcmd/core/half.hpp>
-#include <regcmd/programs/conv.hpp>
-#include <regcmd/programs/conv_packing.hpp>
+#include <regcmd/programs/conv/emit.hpp>
+#include <regcmd/programs/conv/packing.hpp>
 
 #include "conv_reference.hpp"
 #include "model_board.hpp"

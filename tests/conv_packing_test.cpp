@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include <regcmd/programs/conv_packing.hpp>
+#include <regcmd/programs/conv/packing.hpp>
 
 using namespace regcmd;
 

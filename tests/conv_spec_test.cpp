@@ -7,7 +7,7 @@
 #include <limits>
 #include <string_view>
 
-#include <regcmd/programs/conv_spec.hpp>
+#include <regcmd/programs/conv/spec.hpp>
 
 using namespace regcmd;
 

@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include <regcmd/program/tail.hpp>
-#include <regcmd/programs/conv.hpp>
-#include <regcmd/programs/conv_packing.hpp>
+#include <regcmd/task/tail.hpp>
+#include <regcmd/programs/conv/emit.hpp>
+#include <regcmd/programs/conv/packing.hpp>
 
 using namespace regcmd;
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <span>
 
-#include <regcmd/programs/elementwise.hpp>
+#include <regcmd/programs/sdp/elementwise.hpp>
 
 using namespace regcmd;
 

@@ -2,7 +2,7 @@
 // The host's element-wise op, the reference SDP results are checked against.
 #include <algorithm>
 
-#include <regcmd/programs/elementwise.hpp>
+#include <regcmd/programs/sdp/elementwise.hpp>
 
 namespace regcmd::testing {
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include <regcmd/model/npu.hpp>
-#include <regcmd/programs/fused.hpp>
-#include <regcmd/programs/packing.hpp>
+#include <regcmd/programs/graph/fused.hpp>
+#include <regcmd/programs/matmul/packing.hpp>
 #include <regcmd/rules/program_rules.hpp>
 
 #include "model_board.hpp"

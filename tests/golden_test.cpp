@@ -21,10 +21,10 @@
 
 #include <regcmd/decode/decode.hpp>
 #include <regcmd/decode/format.hpp>
-#include <regcmd/programs/elementwise.hpp>
-#include <regcmd/programs/fused.hpp>
-#include <regcmd/programs/matmul.hpp>
-#include <regcmd/programs/plan.hpp>
+#include <regcmd/programs/sdp/elementwise.hpp>
+#include <regcmd/programs/graph/fused.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
+#include <regcmd/programs/matmul/plan.hpp>
 
 using namespace regcmd;
 

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <string>
 
-#include <regcmd/programs/blocks.hpp>
-#include <regcmd/programs/graph.hpp>
+#include <regcmd/programs/graph/blocks.hpp>
+#include <regcmd/programs/graph/graph.hpp>
 
 #include "graph_file.hpp"
 

@@ -11,11 +11,11 @@
 #include <utility>
 #include <vector>
 
-#include <regcmd/programs/blocks.hpp>
-#include <regcmd/programs/graph.hpp>
-#include <regcmd/program/independent_tasks.hpp>
-#include <regcmd/programs/graph_packing.hpp>
-#include <regcmd/programs/plan.hpp>
+#include <regcmd/programs/graph/blocks.hpp>
+#include <regcmd/programs/graph/graph.hpp>
+#include <regcmd/task/independent_tasks.hpp>
+#include <regcmd/programs/graph/packing.hpp>
+#include <regcmd/programs/matmul/plan.hpp>
 
 #include "conv_reference.hpp"
 #include "model_board.hpp"

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
 #include <regcmd/rules/program_rules.hpp>
 
 using namespace regcmd;

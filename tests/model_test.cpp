@@ -11,9 +11,9 @@
 #include <vector>
 
 #include <regcmd/model/npu.hpp>
-#include <regcmd/programs/matmul.hpp>
-#include <regcmd/programs/packing.hpp>
-#include <regcmd/programs/plan.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
+#include <regcmd/programs/matmul/packing.hpp>
+#include <regcmd/programs/matmul/plan.hpp>
 #include <regcmd/rules/program_rules.hpp>
 
 #include "model_board.hpp"

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include <regcmd/core/half.hpp>
-#include <regcmd/programs/packing.hpp>
+#include <regcmd/programs/matmul/packing.hpp>
 
 using namespace regcmd;
 

@@ -5,7 +5,7 @@
 
 #include <regcmd/decode/decode.hpp>
 #include <regcmd/decode/format.hpp>
-#include <regcmd/programs/plan.hpp>
+#include <regcmd/programs/matmul/plan.hpp>
 
 using namespace regcmd;
 

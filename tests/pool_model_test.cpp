@@ -13,9 +13,9 @@
 #include <regcmd/core/half.hpp>
 #include <regcmd/core/precision.hpp>
 #include <regcmd/model/npu.hpp>
-#include <regcmd/program/emit_task.hpp>
-#include <regcmd/program/task.hpp>
-#include <regcmd/program/writer.hpp>
+#include <regcmd/task/emit_task.hpp>
+#include <regcmd/task/task.hpp>
+#include <regcmd/task/writer.hpp>
 
 #include "model_board.hpp"
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include <regcmd/programs/pooling.hpp>
+#include <regcmd/programs/pooling/pooling.hpp>
 #include <regcmd/rules/program_rules.hpp>
 
 using namespace regcmd;

@@ -4,9 +4,9 @@
 #include <string_view>
 #include <vector>
 
-#include <regcmd/programs/elementwise.hpp>
-#include <regcmd/programs/matmul.hpp>
-#include <regcmd/programs/plan.hpp>
+#include <regcmd/programs/sdp/elementwise.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
+#include <regcmd/programs/matmul/plan.hpp>
 #include <regcmd/rules/program_rules.hpp>
 
 using namespace regcmd;

@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include <regcmd/programs/fused.hpp>
-#include <regcmd/programs/plan.hpp>
+#include <regcmd/programs/graph/fused.hpp>
+#include <regcmd/programs/matmul/plan.hpp>
 
 #include "runtime_support.hpp"
 

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include <regcmd/decode/format.hpp>
-#include <regcmd/programs/matmul.hpp>
-#include <regcmd/programs/packing.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
+#include <regcmd/programs/matmul/packing.hpp>
 #include <regcmd/runtime/session.hpp>
 
 #include "emu_stats.h"

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include <regcmd/programs/elementwise.hpp>
-#include <regcmd/programs/plan.hpp>
+#include <regcmd/programs/sdp/elementwise.hpp>
+#include <regcmd/programs/matmul/plan.hpp>
 #include <regcmd/runtime/graph_buffers.hpp>
 
 #include "runtime_support.hpp"

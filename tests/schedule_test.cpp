@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
 
 using namespace regcmd;
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include <regcmd/model/npu.hpp>
-#include <regcmd/programs/elementwise.hpp>
-#include <regcmd/programs/ew_packing.hpp>
+#include <regcmd/programs/sdp/elementwise.hpp>
+#include <regcmd/programs/sdp/packing.hpp>
 #include <regcmd/rules/program_rules.hpp>
 
 #include "ew_reference.hpp"

@@ -9,11 +9,11 @@
 #include <utility>
 #include <vector>
 
-#include <regcmd/program/delta.hpp>
-#include <regcmd/program/emit_task.hpp>
-#include <regcmd/program/tail.hpp>
-#include <regcmd/programs/elementwise.hpp>
-#include <regcmd/programs/matmul.hpp>
+#include <regcmd/task/delta.hpp>
+#include <regcmd/task/emit_task.hpp>
+#include <regcmd/task/tail.hpp>
+#include <regcmd/programs/sdp/elementwise.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
 
 using namespace regcmd;
 using namespace regcmd::reg;

@@ -9,14 +9,14 @@
 #include <vector>
 
 #include <regcmd/core/soc.hpp>
-#include <regcmd/programs/activation.hpp>
-#include <regcmd/programs/conv.hpp>
-#include <regcmd/programs/elementwise.hpp>
-#include <regcmd/programs/fused.hpp>
-#include <regcmd/programs/matmul.hpp>
-#include <regcmd/programs/packing.hpp>
-#include <regcmd/programs/plan.hpp>
-#include <regcmd/programs/pooling.hpp>
+#include <regcmd/programs/activation/activation.hpp>
+#include <regcmd/programs/conv/emit.hpp>
+#include <regcmd/programs/sdp/elementwise.hpp>
+#include <regcmd/programs/graph/fused.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
+#include <regcmd/programs/matmul/packing.hpp>
+#include <regcmd/programs/matmul/plan.hpp>
+#include <regcmd/programs/pooling/pooling.hpp>
 
 using namespace regcmd;
 

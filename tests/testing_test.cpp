@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include <regcmd/programs/captured.hpp>
+#include <regcmd/programs/captured/program.hpp>
 #include <regcmd/registers/all.hpp>
 #include <regcmd/testing/checks.hpp>
 #include <regcmd/testing/compare.hpp>

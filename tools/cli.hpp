@@ -18,12 +18,12 @@
 #include <regcmd/core/precision.hpp>
 #include <regcmd/core/soc.hpp>
 #include <regcmd/decode/format.hpp>
-#include <regcmd/programs/activation.hpp>
-#include <regcmd/programs/conv_spec.hpp>
-#include <regcmd/programs/elementwise.hpp>
-#include <regcmd/programs/fused.hpp>
-#include <regcmd/programs/plan.hpp>
-#include <regcmd/programs/pooling.hpp>
+#include <regcmd/programs/activation/activation.hpp>
+#include <regcmd/programs/conv/spec.hpp>
+#include <regcmd/programs/sdp/elementwise.hpp>
+#include <regcmd/programs/graph/fused.hpp>
+#include <regcmd/programs/matmul/plan.hpp>
+#include <regcmd/programs/pooling/pooling.hpp>
 #include <regcmd/rules/catalog.hpp>
 
 namespace regcmd::cli {
@@ -289,7 +289,7 @@ inline std::string_view name_of(activation f) {
   return "custom";
 }
 
-// A table function's own range (programs/activation_functions.hpp), tails included: a
+// A table function's own range (regcmd/programs/activation/functions.hpp), tails included: a
 // --range moves the bounds and keeps the tails.
 inline lut_range default_range(activation f) {
   namespace a = activations;
@@ -325,7 +325,7 @@ inline double absolute_tolerance(activation f) {
   return 0;
 }
 
-// A table function exactly (programs/activation_functions.hpp), in double.
+// A table function exactly (regcmd/programs/activation/functions.hpp), in double.
 inline double table_function(activation f, double x) {
   namespace a = activations;
   switch (f) {

@@ -1,6 +1,6 @@
 #pragma once
 // regcmd-dis --format cpp: a dump as a C++ header declaring the program as a constexpr
-// template (programs/captured.hpp), registers by name and fields by name.
+// template (regcmd/programs/captured/program.hpp), registers by name and fields by name.
 //
 // A task is the entries up to and including an op-enable entry. Its tail (up to three PC,
 // zero or 0x0041 preamble entries just before the op-enable) is left to the program writer, which
@@ -24,8 +24,8 @@
 #include <regcmd/core/entry.hpp>
 #include <regcmd/decode/dump.hpp>
 #include <regcmd/decode/lookup.hpp>
-#include <regcmd/program/program.hpp>
-#include <regcmd/program/writer.hpp>
+#include <regcmd/task/program.hpp>
+#include <regcmd/task/writer.hpp>
 #include <regcmd/registers/all.hpp>
 #include <regcmd/rules/dma_extent.hpp>
 #include <regcmd/rules/program_rules.hpp>
@@ -399,7 +399,7 @@ inline cpp_template make_cpp_template(std::span<const entry> entries, const cpp_
 
   std::string out;
   out += "#pragma once\n";
-  out += "// " + o.name + ": a captured regcmd program, as a template to patch (regcmd/programs/patch.hpp).\n";
+  out += "// " + o.name + ": a captured regcmd program, as a template to patch (regcmd/programs/captured/patch.hpp).\n";
   out += "// Written by regcmd-dis --format cpp from " + (o.source.empty() ? std::string("a dump") : comment_text(o.source)) + ": " +
          std::to_string(entries.size()) + " entries, " + std::to_string(tasks.size()) +
          (tasks.size() == 1 ? " task" : " tasks") +

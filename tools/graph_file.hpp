@@ -29,8 +29,8 @@
 #include <utility>
 #include <vector>
 
-#include <regcmd/programs/graph.hpp>
-#include <regcmd/programs/graph_spec.hpp>
+#include <regcmd/programs/graph/graph.hpp>
+#include <regcmd/programs/graph/spec.hpp>
 
 #include "cli.hpp"
 

@@ -57,7 +57,7 @@ const std::string help =
     regcmd::cli::rate_options_help +
     std::string(
         "--format cpp writes the dump as a C++ header instead: the program as a constexpr template\n"
-        "(regcmd/programs/captured.hpp) to patch with regcmd/programs/patch.hpp, one typed register\n"
+        "(regcmd/programs/captured/program.hpp) to patch with regcmd/programs/captured/patch.hpp, one typed register\n"
         "write per entry (fields and enums by name; an entry no register of the map describes\n"
         "stays raw, with a comment), every address register a slot (role from the register,\n"
         "'intermediate' where a task reads bytes an earlier task wrote, by the DMAs' extents; offset\n"

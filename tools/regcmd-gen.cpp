@@ -24,14 +24,14 @@
 #include <vector>
 
 #include <regcmd/decode/format.hpp>
-#include <regcmd/programs/activation.hpp>
-#include <regcmd/programs/conv.hpp>
-#include <regcmd/programs/elementwise.hpp>
-#include <regcmd/programs/fused.hpp>
-#include <regcmd/programs/graph.hpp>
-#include <regcmd/programs/matmul.hpp>
-#include <regcmd/programs/plan.hpp>
-#include <regcmd/programs/pooling.hpp>
+#include <regcmd/programs/activation/activation.hpp>
+#include <regcmd/programs/conv/emit.hpp>
+#include <regcmd/programs/sdp/elementwise.hpp>
+#include <regcmd/programs/graph/fused.hpp>
+#include <regcmd/programs/graph/graph.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
+#include <regcmd/programs/matmul/plan.hpp>
+#include <regcmd/programs/pooling/pooling.hpp>
 #include <regcmd/rules/limits.hpp>
 #include <regcmd/rules/program_rules.hpp>
 

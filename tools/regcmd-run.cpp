@@ -28,16 +28,16 @@
 #include <vector>
 
 #include <regcmd/decode/format.hpp>
-#include <regcmd/programs/activation.hpp>
-#include <regcmd/programs/activation_functions.hpp>
-#include <regcmd/programs/conv.hpp>
-#include <regcmd/programs/conv_packing.hpp>
-#include <regcmd/programs/elementwise.hpp>
-#include <regcmd/programs/ew_packing.hpp>
-#include <regcmd/programs/fused.hpp>
-#include <regcmd/programs/packing.hpp>
-#include <regcmd/programs/plan.hpp>
-#include <regcmd/programs/pooling.hpp>
+#include <regcmd/programs/activation/activation.hpp>
+#include <regcmd/programs/activation/functions.hpp>
+#include <regcmd/programs/conv/emit.hpp>
+#include <regcmd/programs/conv/packing.hpp>
+#include <regcmd/programs/sdp/elementwise.hpp>
+#include <regcmd/programs/sdp/packing.hpp>
+#include <regcmd/programs/graph/fused.hpp>
+#include <regcmd/programs/matmul/packing.hpp>
+#include <regcmd/programs/matmul/plan.hpp>
+#include <regcmd/programs/pooling/pooling.hpp>
 #include <regcmd/runtime/graph_buffers.hpp>
 #include <regcmd/runtime/session.hpp>
 
@@ -662,7 +662,7 @@ int run_conv(const regcmd::runtime::device& dev, const regcmd::conv_spec& spec, 
 // The ReLU family with the parameters the program holds: clip and ReLU exact; the leaky
 // slope as fp16(a) for fp16 (its product with a fp16 x is exact in double) or as
 // round(a * 2^15) / 2^15 with the BN stage's 15-bit shift rounding half up for integers
-// (programs/activation.hpp). The caller rounds to the output's type.
+// (regcmd/programs/activation/activation.hpp). The caller rounds to the output's type.
 double relu_family(const regcmd::act_spec& s, double x) {
   using regcmd::activation;
   switch (s.fn) {
@@ -875,7 +875,7 @@ std::string describe_open(const regcmd::error& e) {
 // sign. Integer matmuls are exact; a quantized conv's value is its quantized output, within
 // one step of TFLite's rounding (the DPU's 15-bit requantization) on top of its inputs'
 // bounds through its weights; integer SDP ops saturate exactly (a leaky product within one
-// step). The inputs' host values are in the logical orders of programs/graph_packing.hpp.
+// step). The inputs' host values are in the logical orders of regcmd/programs/graph/packing.hpp.
 struct host_tensor {
   std::vector<double> value, bound;
 };

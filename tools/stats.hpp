@@ -15,7 +15,7 @@
 #include <regcmd/core/roofline.hpp>
 #include <regcmd/core/soc.hpp>
 #include <regcmd/decode/accounting.hpp>
-#include <regcmd/programs/plan.hpp>
+#include <regcmd/programs/matmul/plan.hpp>
 
 #include "cli.hpp"
 
@@ -148,7 +148,7 @@ inline std::string format_stats_json(const stats_report& r) {
   return out;
 }
 
-// The grids a plan weighed (programs/plan.hpp), best first by the planner's order, the one
+// The grids a plan weighed (regcmd/programs/matmul/plan.hpp), best first by the planner's order, the one
 // it took marked '*', the one the fewest-tasks rule takes '+'.
 inline std::string format_explanation(const plan_explanation& why, std::size_t rows = 16) {
   std::vector<std::uint32_t> order(why.count);

@@ -1,6 +1,6 @@
 // clip(0, 200) on int8: 200 is beyond int8's range.
 // EXPECT: regcmd rule act-clip-bounds:
-#include <regcmd/programs/activation.hpp>
+#include <regcmd/programs/activation/activation.hpp>
 
 using namespace regcmd;
 

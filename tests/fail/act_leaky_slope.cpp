@@ -1,6 +1,6 @@
 // A leaky ReLU of slope 1.5: the multiplier takes slopes in [0, 1).
 // EXPECT: regcmd rule act-leaky-slope:
-#include <regcmd/programs/activation.hpp>
+#include <regcmd/programs/activation/activation.hpp>
 
 using namespace regcmd;
 

@@ -1,6 +1,6 @@
 // A sigmoid on int8 data: lookup tables run on fp16 only.
 // EXPECT: regcmd rule act-lut-precision:
-#include <regcmd/programs/activation.hpp>
+#include <regcmd/programs/activation/activation.hpp>
 
 using namespace regcmd;
 

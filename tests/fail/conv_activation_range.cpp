@@ -1,6 +1,6 @@
 // ReLU6 with an accumulator scale of 1e-12: 6e12 does not fit the int32 clamp.
 // EXPECT: regcmd rule conv-activation-range:
-#include <regcmd/programs/conv_spec.hpp>
+#include <regcmd/programs/conv/spec.hpp>
 
 using namespace regcmd;
 

@@ -4,7 +4,7 @@
 #include <array>
 #include <cstdint>
 
-#include <regcmd/programs/conv_packing.hpp>
+#include <regcmd/programs/conv/packing.hpp>
 
 using namespace regcmd;
 

@@ -1,6 +1,6 @@
 // Three input rows of 2047 pixels x 512 channels do not fit 11 data banks.
 // EXPECT: regcmd rule conv-cbuf-row:
-#include <regcmd/programs/conv.hpp>
+#include <regcmd/programs/conv/emit.hpp>
 
 using namespace regcmd;
 

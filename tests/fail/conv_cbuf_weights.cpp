@@ -1,6 +1,6 @@
 // 32 kernels of 3x3x4096 int8 (1179648 bytes) do not fit the CBUF.
 // EXPECT: regcmd rule conv-cbuf-weights:
-#include <regcmd/programs/conv.hpp>
+#include <regcmd/programs/conv/emit.hpp>
 
 using namespace regcmd;
 

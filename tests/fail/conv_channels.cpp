@@ -1,6 +1,6 @@
 // 16384 output channels: CNA_WEIGHT_SIZE2.WEIGHT_KERNELS has 14 bits.
 // EXPECT: regcmd rule conv-channels:
-#include <regcmd/programs/conv_spec.hpp>
+#include <regcmd/programs/conv/spec.hpp>
 
 using namespace regcmd;
 

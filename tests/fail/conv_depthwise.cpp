@@ -1,6 +1,6 @@
 // A depthwise conv with a channel multiplier of 2.
 // EXPECT: regcmd rule conv-depthwise:
-#include <regcmd/programs/conv_spec.hpp>
+#include <regcmd/programs/conv/spec.hpp>
 
 using namespace regcmd;
 

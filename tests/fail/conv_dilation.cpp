@@ -1,6 +1,6 @@
 // A dilation of 33: CNA_CONV_CON3 holds dilation - 1 in 5 bits.
 // EXPECT: regcmd rule conv-dilation:
-#include <regcmd/programs/conv_spec.hpp>
+#include <regcmd/programs/conv/spec.hpp>
 
 using namespace regcmd;
 

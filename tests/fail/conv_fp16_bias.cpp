@@ -1,6 +1,6 @@
 // A bias on an fp16 conv.
 // EXPECT: regcmd rule conv-fp16-bias:
-#include <regcmd/programs/conv_spec.hpp>
+#include <regcmd/programs/conv/spec.hpp>
 
 using namespace regcmd;
 

@@ -1,6 +1,6 @@
 // An image 2048 wide: CNA_DATA_SIZE0.DATAIN_WIDTH has 11 bits.
 // EXPECT: regcmd rule conv-input-size:
-#include <regcmd/programs/conv_spec.hpp>
+#include <regcmd/programs/conv/spec.hpp>
 
 using namespace regcmd;
 

@@ -1,6 +1,6 @@
 // A 3x3 kernel over a 2x2 image without padding.
 // EXPECT: regcmd rule conv-kernel-larger:
-#include <regcmd/programs/conv_spec.hpp>
+#include <regcmd/programs/conv/spec.hpp>
 
 using namespace regcmd;
 

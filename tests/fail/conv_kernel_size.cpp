@@ -1,6 +1,6 @@
 // A 32x32 kernel: CNA_WEIGHT_SIZE2 holds 5 bits a side.
 // EXPECT: regcmd rule conv-kernel-size:
-#include <regcmd/programs/conv_spec.hpp>
+#include <regcmd/programs/conv/spec.hpp>
 
 using namespace regcmd;
 

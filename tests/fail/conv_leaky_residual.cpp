@@ -1,6 +1,6 @@
 // A leaky ReLU after a residual add: no stage can apply it there.
 // EXPECT: regcmd rule conv-leaky-residual:
-#include <regcmd/programs/conv_spec.hpp>
+#include <regcmd/programs/conv/spec.hpp>
 
 using namespace regcmd;
 

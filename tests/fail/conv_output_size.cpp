@@ -1,6 +1,6 @@
 // Padding that widens a 2047-wide image to 2049 outputs: CNA_DATA_SIZE2 has 11 bits.
 // EXPECT: regcmd rule conv-output-size:
-#include <regcmd/programs/conv_spec.hpp>
+#include <regcmd/programs/conv/spec.hpp>
 
 using namespace regcmd;
 

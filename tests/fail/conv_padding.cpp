@@ -1,6 +1,6 @@
 // 16 rows of top padding: CNA_PAD_CON0.PAD_TOP has 4 bits.
 // EXPECT: regcmd rule conv-padding:
-#include <regcmd/programs/conv_spec.hpp>
+#include <regcmd/programs/conv/spec.hpp>
 
 using namespace regcmd;
 

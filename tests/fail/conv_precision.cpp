@@ -1,6 +1,6 @@
 // A quantized conv asked for its int32 accumulator.
 // EXPECT: regcmd rule conv-precision:
-#include <regcmd/programs/conv_spec.hpp>
+#include <regcmd/programs/conv/spec.hpp>
 
 using namespace regcmd;
 

@@ -1,6 +1,6 @@
 // A requantization multiplier of 100000 (1000 * 100 / 1).
 // EXPECT: regcmd rule conv-requant-range:
-#include <regcmd/programs/conv_spec.hpp>
+#include <regcmd/programs/conv/spec.hpp>
 
 using namespace regcmd;
 

@@ -1,6 +1,6 @@
 // A residual whose scale over the accumulator's (1.0 / 1e-6) is beyond 15 bits.
 // EXPECT: regcmd rule conv-residual-scale:
-#include <regcmd/programs/conv_spec.hpp>
+#include <regcmd/programs/conv/spec.hpp>
 
 using namespace regcmd;
 

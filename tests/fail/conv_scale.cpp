@@ -1,6 +1,6 @@
 // An input scale of 0.
 // EXPECT: regcmd rule conv-scale:
-#include <regcmd/programs/conv_spec.hpp>
+#include <regcmd/programs/conv/spec.hpp>
 
 using namespace regcmd;
 

@@ -1,6 +1,6 @@
 // A conv of no input channels.
 // EXPECT: regcmd rule conv-shape-nonzero:
-#include <regcmd/programs/conv_spec.hpp>
+#include <regcmd/programs/conv/spec.hpp>
 
 using namespace regcmd;
 

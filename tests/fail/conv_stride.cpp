@@ -1,6 +1,6 @@
 // A stride of 8: CNA_CONV_CON3 holds 3 bits.
 // EXPECT: regcmd rule conv-stride:
-#include <regcmd/programs/conv_spec.hpp>
+#include <regcmd/programs/conv/spec.hpp>
 
 using namespace regcmd;
 

@@ -1,6 +1,6 @@
 // A uint8 zero point of 256.
 // EXPECT: regcmd rule conv-zero-point:
-#include <regcmd/programs/conv_spec.hpp>
+#include <regcmd/programs/conv/spec.hpp>
 
 using namespace regcmd;
 

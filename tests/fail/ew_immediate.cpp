@@ -1,6 +1,6 @@
 // A register-immediate operand is known for the fp16 ALU ops only, not for mul.
 // EXPECT: regcmd rule ew-immediate:
-#include <regcmd/programs/elementwise.hpp>
+#include <regcmd/programs/sdp/elementwise.hpp>
 
 using namespace regcmd;
 

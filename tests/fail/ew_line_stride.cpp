@@ -1,6 +1,6 @@
 // The DPU_RDMA cannot read a strided view of the input.
 // EXPECT: regcmd rule ew-line-stride:
-#include <regcmd/programs/elementwise.hpp>
+#include <regcmd/programs/sdp/elementwise.hpp>
 
 using namespace regcmd;
 

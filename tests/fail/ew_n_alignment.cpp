@@ -1,6 +1,6 @@
 // Without padding, N must fill whole 16-byte atoms (8 fp16 channels).
 // EXPECT: regcmd rule ew-n-alignment:
-#include <regcmd/programs/elementwise.hpp>
+#include <regcmd/programs/sdp/elementwise.hpp>
 
 using namespace regcmd;
 

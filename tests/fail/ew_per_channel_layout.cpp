@@ -1,6 +1,6 @@
 // A per-channel vector needs the surface layout.
 // EXPECT: regcmd rule ew-per-channel-layout:
-#include <regcmd/programs/elementwise.hpp>
+#include <regcmd/programs/sdp/elementwise.hpp>
 
 using namespace regcmd;
 

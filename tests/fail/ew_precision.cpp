@@ -1,6 +1,6 @@
 // The SDP's main read DMA does not take int32 features.
 // EXPECT: regcmd rule ew-precision:
-#include <regcmd/programs/elementwise.hpp>
+#include <regcmd/programs/sdp/elementwise.hpp>
 
 using namespace regcmd;
 

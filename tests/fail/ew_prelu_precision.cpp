@@ -1,6 +1,6 @@
 // PReLU on int8: its slopes are fractions, which an integer EW multiplier cannot hold.
 // EXPECT: regcmd rule ew-prelu-precision:
-#include <regcmd/programs/elementwise.hpp>
+#include <regcmd/programs/sdp/elementwise.hpp>
 
 using namespace regcmd;
 

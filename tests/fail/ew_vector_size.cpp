@@ -3,8 +3,8 @@
 #include <array>
 #include <cstdint>
 
-#include <regcmd/programs/elementwise.hpp>
-#include <regcmd/programs/ew_packing.hpp>
+#include <regcmd/programs/sdp/elementwise.hpp>
+#include <regcmd/programs/sdp/packing.hpp>
 
 using namespace regcmd;
 

@@ -1,6 +1,6 @@
 // One surface-layout SDP task takes at most 8192 rows (DATA_CUBE_WIDTH, 13 bits).
 // EXPECT: regcmd rule ew-width:
-#include <regcmd/programs/elementwise.hpp>
+#include <regcmd/programs/sdp/elementwise.hpp>
 
 using namespace regcmd;
 

@@ -1,6 +1,6 @@
 // LINE_STRIDE counts 16-byte units: a pitch of 100 bytes cannot be expressed.
 // EXPECT: regcmd rule feature-pitch:
-#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
 
 using namespace regcmd;
 

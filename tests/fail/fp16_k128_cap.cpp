@@ -1,6 +1,6 @@
 // fp16 at K = 128 is correct only up to M = 256.
 // EXPECT: regcmd rule fp16-k128-cap:
-#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
 
 using namespace regcmd;
 

@@ -1,6 +1,6 @@
 // A fp16 matmul writes row-major only, so a fused chain's matmul is row-major.
 // EXPECT: regcmd rule fused-layout:
-#include <regcmd/programs/fused.hpp>
+#include <regcmd/programs/graph/fused.hpp>
 
 using namespace regcmd;
 

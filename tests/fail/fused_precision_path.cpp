@@ -1,6 +1,6 @@
 // A chained 2-input SDP reads what the matmul wrote, and computes fp16: the matmul writes fp16.
 // EXPECT: regcmd rule fused-precision-path:
-#include <regcmd/programs/fused.hpp>
+#include <regcmd/programs/graph/fused.hpp>
 
 using namespace regcmd;
 

@@ -1,6 +1,6 @@
 // Seventeen ops in one graph: a graph holds 1 to 16.
 // EXPECT: regcmd rule graph-capacity:
-#include <regcmd/programs/graph.hpp>
+#include <regcmd/programs/graph/graph.hpp>
 
 using namespace regcmd;
 

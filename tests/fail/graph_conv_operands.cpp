@@ -1,6 +1,6 @@
 // A conv that adds a residual must name the residual tensor.
 // EXPECT: regcmd rule graph-conv-operands:
-#include <regcmd/programs/graph.hpp>
+#include <regcmd/programs/graph/graph.hpp>
 
 using namespace regcmd;
 

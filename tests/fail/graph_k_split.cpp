@@ -1,6 +1,6 @@
 // K = 16384 needs K slices; their sum on the device is fp16 SDP adds, so not a fp32 output.
 // EXPECT: regcmd rule graph-k-split:
-#include <regcmd/programs/graph.hpp>
+#include <regcmd/programs/graph/graph.hpp>
 
 using namespace regcmd;
 

@@ -1,6 +1,6 @@
 // A matmul without its weights' name.
 // EXPECT: regcmd rule graph-operands:
-#include <regcmd/programs/graph.hpp>
+#include <regcmd/programs/graph/graph.hpp>
 
 using namespace regcmd;
 

@@ -1,6 +1,6 @@
 // The activation reads "t" before the op that writes it has run.
 // EXPECT: regcmd rule graph-read-before-write:
-#include <regcmd/programs/graph.hpp>
+#include <regcmd/programs/graph/graph.hpp>
 
 using namespace regcmd;
 

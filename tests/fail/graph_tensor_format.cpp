@@ -1,6 +1,6 @@
 // A SiLU over 4 x 80 of a matmul's 4 x 96 fp16 output: not the tensor the matmul wrote.
 // EXPECT: regcmd rule graph-tensor-format:
-#include <regcmd/programs/graph.hpp>
+#include <regcmd/programs/graph/graph.hpp>
 
 using namespace regcmd;
 

@@ -1,6 +1,6 @@
 // A matmul whose weights are another op's result: the CNA reads weights from the weight buffer.
 // EXPECT: regcmd rule graph-weight-source:
-#include <regcmd/programs/graph.hpp>
+#include <regcmd/programs/graph/graph.hpp>
 
 using namespace regcmd;
 

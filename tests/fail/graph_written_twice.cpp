@@ -1,6 +1,6 @@
 // Two ops write "y".
 // EXPECT: regcmd rule graph-written-twice:
-#include <regcmd/programs/graph.hpp>
+#include <regcmd/programs/graph/graph.hpp>
 
 using namespace regcmd;
 

@@ -1,6 +1,6 @@
 // No bank split is known for int4.
 // EXPECT: regcmd rule int4-bank-split:
-#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
 
 using namespace regcmd;
 

@@ -3,7 +3,7 @@
 #include <array>
 #include <cstdint>
 
-#include <regcmd/programs/packing.hpp>
+#include <regcmd/programs/matmul/packing.hpp>
 
 using namespace regcmd;
 

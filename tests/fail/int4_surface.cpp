@@ -1,6 +1,6 @@
 // No source gives an int4 surface layout.
 // EXPECT: regcmd rule int4-surface:
-#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
 
 using namespace regcmd;
 

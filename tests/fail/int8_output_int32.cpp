@@ -1,6 +1,6 @@
 // An int8 matmul writing a requantized int8 output never completes (ETIMEDOUT).
 // EXPECT: regcmd rule int8-output-int32:
-#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
 
 using namespace regcmd;
 

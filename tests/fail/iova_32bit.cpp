@@ -1,6 +1,6 @@
 // Address registers are 32 bits wide: an IOVA above 4 GiB cannot be bound.
 // EXPECT: regcmd rule iova-32bit:
-#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
 
 using namespace regcmd;
 

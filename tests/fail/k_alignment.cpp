@@ -1,6 +1,6 @@
 // With padding::none, K must be a multiple of 32.
 // EXPECT: regcmd rule k-alignment:
-#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
 
 using namespace regcmd;
 

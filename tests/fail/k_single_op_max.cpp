@@ -1,6 +1,6 @@
 // K = 10784 wedges the submit; 10752 is the raw cap.
 // EXPECT: regcmd rule k-single-op-max:
-#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
 
 using namespace regcmd;
 

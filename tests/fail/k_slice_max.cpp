@@ -1,6 +1,6 @@
 // A K-split slice above 2048 is refused: slices are summed on the host, at most 2048 each.
 // EXPECT: regcmd rule k-slice-max:
-#include <regcmd/programs/plan.hpp>
+#include <regcmd/programs/matmul/plan.hpp>
 
 using namespace regcmd;
 

@@ -1,6 +1,6 @@
 // exp over [-4, 12]: e^12 = 162755 overflows the signed 16-bit entries at any exponent.
 // EXPECT: regcmd rule lut-entry-range:
-#include <regcmd/programs/activation.hpp>
+#include <regcmd/programs/activation/activation.hpp>
 
 using namespace regcmd;
 

@@ -1,7 +1,7 @@
 // log(x) tabulated over [-2, 2]: NaN at the table's negative points.
 // EXPECT: regcmd rule lut-not-finite:
 #include <regcmd/core/constexpr_math.hpp>
-#include <regcmd/programs/activation.hpp>
+#include <regcmd/programs/activation/activation.hpp>
 
 using namespace regcmd;
 

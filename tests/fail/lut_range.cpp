@@ -1,6 +1,6 @@
 // A sigmoid table over [-0.1, 0.1]: the index scale 16384 / 0.1 exceeds fp16's 65504.
 // EXPECT: regcmd rule lut-range:
-#include <regcmd/programs/activation.hpp>
+#include <regcmd/programs/activation/activation.hpp>
 
 using namespace regcmd;
 

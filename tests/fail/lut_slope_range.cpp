@@ -1,6 +1,6 @@
 // A linear tail of slope 1e9 per input unit: beyond the slope registers' 16 bits.
 // EXPECT: regcmd rule lut-slope-range:
-#include <regcmd/programs/activation.hpp>
+#include <regcmd/programs/activation/activation.hpp>
 
 using namespace regcmd;
 

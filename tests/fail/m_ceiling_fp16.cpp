@@ -1,6 +1,6 @@
 // fp16 K = 512 with the bank split holds 352 rows (11 banks).
 // EXPECT: regcmd rule m-ceiling-fp16:
-#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
 
 using namespace regcmd;
 

@@ -1,6 +1,6 @@
 // int4 rows x K <= 16384: 32 rows at K = 512.
 // EXPECT: regcmd rule m-ceiling-int4:
-#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
 
 using namespace regcmd;
 

@@ -1,6 +1,6 @@
 // int8 K = 1024 holds 320 rows: 64*floor(12/2 - 1).
 // EXPECT: regcmd rule m-ceiling-int8:
-#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
 
 using namespace regcmd;
 

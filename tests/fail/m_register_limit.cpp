@@ -1,6 +1,6 @@
 // FEATURE_GRAINS = min(M + 1, R) must fit its 10 bits.
 // EXPECT: regcmd rule m-register-limit:
-#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
 
 using namespace regcmd;
 

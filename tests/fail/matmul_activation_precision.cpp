@@ -1,6 +1,6 @@
 // A fused ReLU on an int8 matmul: its int32 accumulator is the only output that completes.
 // EXPECT: regcmd rule matmul-activation-precision:
-#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
 
 using namespace regcmd;
 

@@ -1,6 +1,6 @@
 // With padding::none, fp16 N must be a multiple of 16.
 // EXPECT: regcmd rule n-alignment:
-#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
 
 using namespace regcmd;
 

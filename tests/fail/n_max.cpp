@@ -1,6 +1,6 @@
 // N above 8192 is silently wrong.
 // EXPECT: regcmd rule n-max:
-#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
 
 using namespace regcmd;
 

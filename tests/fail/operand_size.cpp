@@ -1,6 +1,6 @@
 // A feature view of 4 rows at a 1.5 GiB pitch ends past 4 GiB: no 32-bit address reaches it.
 // EXPECT: regcmd rule operand-size:
-#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
 
 using namespace regcmd;
 

@@ -1,6 +1,6 @@
 // The output pitch must hold a whole row (64 fp32 = 256 bytes).
 // EXPECT: regcmd rule output-pitch:
-#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
 
 using namespace regcmd;
 

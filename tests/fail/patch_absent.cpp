@@ -1,6 +1,6 @@
 // Patching a register the program never writes changes nothing: refused.
 // EXPECT: regcmd rule patch-absent:
-#include <regcmd/programs/captured.hpp>
+#include <regcmd/programs/captured/program.hpp>
 
 using namespace regcmd;
 using namespace regcmd::reg;

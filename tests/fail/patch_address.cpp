@@ -1,6 +1,6 @@
 // An address register is a slot that bind writes: a patched address would be overwritten.
 // EXPECT: regcmd rule patch-address:
-#include <regcmd/programs/captured.hpp>
+#include <regcmd/programs/captured/program.hpp>
 
 using namespace regcmd;
 using namespace regcmd::reg;

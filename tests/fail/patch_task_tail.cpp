@@ -1,6 +1,6 @@
 // The PC registers of a task's tail link the tasks; the writer writes them, a patch may not.
 // EXPECT: regcmd rule patch-task-tail:
-#include <regcmd/programs/captured.hpp>
+#include <regcmd/programs/captured/program.hpp>
 
 using namespace regcmd;
 using namespace regcmd::reg;

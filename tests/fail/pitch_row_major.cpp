@@ -1,6 +1,6 @@
 // Row pitches apply to the row-major layout only.
 // EXPECT: regcmd rule pitch-row-major:
-#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
 
 using namespace regcmd;
 

@@ -1,6 +1,6 @@
 // A fused ReLU on a plan that splits K: it would clamp each partial sum, not their total.
 // EXPECT: regcmd rule plan-activation-k-split:
-#include <regcmd/programs/plan.hpp>
+#include <regcmd/programs/matmul/plan.hpp>
 
 using namespace regcmd;
 

@@ -1,6 +1,6 @@
 // An average over 1 x 2 windows: fp16(2^16 / 1) does not exist for the height's reciprocal.
 // EXPECT: regcmd rule pool-average-kernel:
-#include <regcmd/programs/pooling.hpp>
+#include <regcmd/programs/pooling/pooling.hpp>
 
 using namespace regcmd;
 

@@ -1,6 +1,6 @@
 // Average pooling of int8 data: no source states the PPU's int8 average.
 // EXPECT: regcmd rule pool-int8-average:
-#include <regcmd/programs/pooling.hpp>
+#include <regcmd/programs/pooling/pooling.hpp>
 
 using namespace regcmd;
 

@@ -1,6 +1,6 @@
 // Global pooling of a 20 x 20 image: its kernel exceeds POOLING_KERNEL_CFG's 4-bit 16.
 // EXPECT: regcmd rule pool-kernel:
-#include <regcmd/programs/pooling.hpp>
+#include <regcmd/programs/pooling/pooling.hpp>
 
 using namespace regcmd;
 

@@ -1,6 +1,6 @@
 // A 3 x 3 window padded by 3 on top: as wide as the kernel, outputs of padding alone.
 // EXPECT: regcmd rule pool-padding:
-#include <regcmd/programs/pooling.hpp>
+#include <regcmd/programs/pooling/pooling.hpp>
 
 using namespace regcmd;
 

@@ -1,6 +1,6 @@
 // int16 pooling: the PPU pools fp16 or int8.
 // EXPECT: regcmd rule pool-precision:
-#include <regcmd/programs/pooling.hpp>
+#include <regcmd/programs/pooling/pooling.hpp>
 
 using namespace regcmd;
 

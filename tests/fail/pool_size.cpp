@@ -1,6 +1,6 @@
 // A row of 8193 pixels: beyond the PPU's 13-bit cube width.
 // EXPECT: regcmd rule pool-size:
-#include <regcmd/programs/pooling.hpp>
+#include <regcmd/programs/pooling/pooling.hpp>
 
 using namespace regcmd;
 

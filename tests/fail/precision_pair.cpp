@@ -1,6 +1,6 @@
 // fp16 inputs cannot produce an int32 output.
 // EXPECT: regcmd rule precision-pair:
-#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
 
 using namespace regcmd;
 

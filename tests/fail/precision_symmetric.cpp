@@ -1,6 +1,6 @@
 // RK3588 has symmetric MAC modes only: fp16 features with int8 weights are refused.
 // EXPECT: regcmd rule precision-symmetric:
-#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
 
 using namespace regcmd;
 

@@ -1,6 +1,6 @@
 // A hand-written SDP naming int32 features: the main read DMA stalls on them.
 // EXPECT: regcmd rule sdp-feature-precision:
-#include <regcmd/programs/elementwise.hpp>
+#include <regcmd/programs/sdp/elementwise.hpp>
 
 using namespace regcmd;
 using namespace regcmd::reg;

@@ -1,6 +1,6 @@
 // A program with an SDP task runs with ping-pong off.
 // EXPECT: regcmd rule sdp-pingpong:
-#include <regcmd/programs/elementwise.hpp>
+#include <regcmd/programs/sdp/elementwise.hpp>
 
 using namespace regcmd;
 

@@ -1,7 +1,7 @@
 // A hand-written chain: a fp32-output matmul, then a 2-input fp16 SDP on its result.
 // EXPECT: regcmd rule sdp-precision-path:
-#include <regcmd/programs/elementwise.hpp>
-#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/sdp/elementwise.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
 
 using namespace regcmd;
 

@@ -1,6 +1,6 @@
 // A matmul needs every dimension.
 // EXPECT: regcmd rule shape-nonzero:
-#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
 
 using namespace regcmd;
 

@@ -1,6 +1,6 @@
 // A bank split below K = 96 (fp16) makes the MACs emit zeros.
 // EXPECT: regcmd rule small-k-bank-split:
-#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
 
 using namespace regcmd;
 

@@ -1,6 +1,6 @@
 // No source gives RK3576's CBUF or limits: no program is built for it.
 // EXPECT: regcmd rule soc-value-unknown:
-#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
 
 using namespace regcmd;
 

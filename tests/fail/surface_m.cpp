@@ -1,6 +1,6 @@
 // Implementation A's surface layout takes M = 1 or a multiple of 4.
 // EXPECT: regcmd rule surface-m:
-#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
 
 using namespace regcmd;
 

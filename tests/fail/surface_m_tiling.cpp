@@ -1,6 +1,6 @@
 // An M tile of a surface tensor is not contiguous: M = 1100 needs M tiles (10-bit FEATURE_GRAINS).
 // EXPECT: regcmd rule surface-m-tiling:
-#include <regcmd/programs/plan.hpp>
+#include <regcmd/programs/matmul/plan.hpp>
 
 using namespace regcmd;
 

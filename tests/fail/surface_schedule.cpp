@@ -1,6 +1,6 @@
 // The surface layout always uses A's bank split.
 // EXPECT: regcmd rule surface-schedule:
-#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
 
 using namespace regcmd;
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include <regcmd/programs/graph.hpp>
+#include <regcmd/programs/graph/graph.hpp>
 
 #include "graph_file.hpp"
 

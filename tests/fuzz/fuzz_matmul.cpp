@@ -12,12 +12,12 @@
 
 #include <regcmd/core/half.hpp>
 #include <regcmd/model/npu.hpp>
-#include <regcmd/programs/elementwise.hpp>
-#include <regcmd/programs/ew_packing.hpp>
-#include <regcmd/programs/fused.hpp>
-#include <regcmd/programs/matmul.hpp>
-#include <regcmd/programs/packing.hpp>
-#include <regcmd/programs/plan.hpp>
+#include <regcmd/programs/sdp/elementwise.hpp>
+#include <regcmd/programs/sdp/packing.hpp>
+#include <regcmd/programs/graph/fused.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
+#include <regcmd/programs/matmul/packing.hpp>
+#include <regcmd/programs/matmul/plan.hpp>
 #include <regcmd/rules/program_rules.hpp>
 
 #include "../ew_reference.hpp"

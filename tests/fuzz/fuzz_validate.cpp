@@ -53,14 +53,14 @@
 #include <vector>
 
 #include <regcmd/model/npu.hpp>
-#include <regcmd/program/tail.hpp>
-#include <regcmd/programs/activation.hpp>
-#include <regcmd/programs/conv.hpp>
-#include <regcmd/programs/elementwise.hpp>
-#include <regcmd/programs/fused.hpp>
-#include <regcmd/programs/matmul.hpp>
-#include <regcmd/programs/plan.hpp>
-#include <regcmd/programs/pooling.hpp>
+#include <regcmd/task/tail.hpp>
+#include <regcmd/programs/activation/activation.hpp>
+#include <regcmd/programs/conv/emit.hpp>
+#include <regcmd/programs/sdp/elementwise.hpp>
+#include <regcmd/programs/graph/fused.hpp>
+#include <regcmd/programs/matmul/emit.hpp>
+#include <regcmd/programs/matmul/plan.hpp>
+#include <regcmd/programs/pooling/pooling.hpp>
 #include <regcmd/registers/all.hpp>
 #include <regcmd/rules/program_rules.hpp>
 #include <regcmd/runtime/rknpu_jobs.hpp>

@@ -2,7 +2,7 @@
 // What a program costs, as plain counts: the bytes of each memory stream, the MACs of each
 // precision class, the DPU's and PPU's elements, tasks, submits and regcmd entries. Filled
 // from the registers by decode/accounting.hpp and estimated from a plan's shape by
-// programs/plan.hpp; core/roofline.hpp turns it into a lower bound on time. Every count is
+// regcmd/programs/matmul/plan.hpp; core/roofline.hpp turns it into a lower bound on time. Every count is
 // summed saturating at 2^64 - 1 (a hostile dump's registers may claim more): a count that
 // reached it is marked so, never wrapped to a small number.
 

@@ -34,7 +34,7 @@
 #include <regcmd/core/cost.hpp>
 #include <regcmd/core/entry.hpp>
 #include <regcmd/core/precision.hpp>
-#include <regcmd/program/program.hpp>
+#include <regcmd/task/program.hpp>
 #include <regcmd/registers/all.hpp>
 #include <regcmd/rules/dma_extent.hpp>
 

@@ -15,7 +15,7 @@
 
 #include <regcmd/core/error.hpp>
 #include <regcmd/core/field.hpp>
-#include <regcmd/program/writer.hpp>
+#include <regcmd/task/writer.hpp>
 
 // Rules on a matmul request (matmul_spec), checked before anything is emitted.
 #define REGCMD_MATMUL_RULES(X)                                                                       \
@@ -121,8 +121,8 @@
     "each partial, not to their sum; keep K within one op or apply the activation after the sum",   \
     "regcmd-isa-reference \"Limits & tiling (RK3588)\"")
 
-// Rules on element-wise (SDP) requests (programs/elementwise.hpp) and fused chains.
-// Convolution requests (programs/conv_spec.hpp): the shape against the register fields it
+// Rules on element-wise (SDP) requests (regcmd/programs/sdp/elementwise.hpp) and fused chains.
+// Convolution requests (regcmd/programs/conv/spec.hpp): the shape against the register fields it
 // fills, the precisions, the quantization (docs/conv-values.md).
 #define REGCMD_CONV_RULES(X)                                                                         \
   X(conv_shape_nonzero, "conv-shape-nonzero",                                                        \
@@ -241,9 +241,9 @@
     "the atom-8 write-out hangs): use layout::row_major",                                            \
     "regcmd-isa-reference \"fp16 matmul -> fp16 output stage\"")
 
-// Rules on host operands (programs/packing.hpp).
-// Rules on an activation request (programs/activation.hpp) and on a lookup table
-// (programs/lut_table.hpp).
+// Rules on host operands (regcmd/programs/matmul/packing.hpp).
+// Rules on an activation request (regcmd/programs/activation/activation.hpp) and on a lookup table
+// (regcmd/programs/activation/lut_table.hpp).
 #define REGCMD_ACT_RULES(X)                                                                          \
   X(lut_range, "lut-range",                                                                          \
     "a lookup table's range needs lo < hi, both finite, and its larger bound within [0.2502, "      \
@@ -274,7 +274,7 @@
     "a signed 16-bit multiplier and a shift for int8 / int16",                                       \
     "rknpu-uapi-and-register-map §4 (DPU_BN_MUL_CFG, BN_MUL_PRELU)")
 
-// Rules on a pooling request (programs/pooling.hpp).
+// Rules on a pooling request (regcmd/programs/pooling/pooling.hpp).
 #define REGCMD_POOL_RULES(X)                                                                         \
   X(pool_precision, "pool-precision", "the PPU pools fp16 or int8 data: give dtype fp16 or int8",   \
     "ops-reference §5.1 (PPU_DATA_FORMAT, PPU_RDMA_RDMA_DATA_FORMAT)")                              \
@@ -301,7 +301,7 @@
     "(a wider one makes outputs of padding alone)",                                                  \
     "ops-reference §5.1 (POOLING_PADDING_CFG)")
 
-// Rules on a graph (programs/graph.hpp): its wiring and every boundary between its ops.
+// Rules on a graph (regcmd/programs/graph/graph.hpp): its wiring and every boundary between its ops.
 #define REGCMD_GRAPH_RULES(X)                                                                        \
   X(graph_capacity, "graph-capacity",                                                                \
     "a graph holds 1 to 16 ops (and at most 48 tensors): split a larger one into several graphs",    \
@@ -366,7 +366,7 @@
     "its source to the SoC's traits (core/soc.hpp)",                                                 \
     "regcmd-isa-reference: the ISA is shared across the family, the numeric limits are per-SoC")
 
-// Rules on patching a program's registers (programs/patch.hpp).
+// Rules on patching a program's registers (regcmd/programs/captured/patch.hpp).
 #define REGCMD_PATCH_RULES(X)                                                                        \
   X(patch_absent, "patch-absent",                                                                    \
     "the program writes no copy of this register, so patching it would change nothing: patch a "    \

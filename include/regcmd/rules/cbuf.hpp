@@ -1,6 +1,6 @@
 #pragma once
 // The CBUF rules of a CNA op, one predicate each, called by the requests
-// (programs/matmul_spec.hpp), the plans (programs/plan.hpp) and the program rules
+// (regcmd/programs/matmul/spec.hpp), the plans (regcmd/programs/matmul/plan.hpp) and the program rules
 // (rules/program_rules.hpp) alike. Reference: regcmd-isa-reference "The M-tiling scheduler
 // (0x1010, 0x1040)" and "Small-K validity of the 0x1040 schedule".
 

@@ -14,9 +14,9 @@
 
 #include <regcmd/core/precision.hpp>
 #include <regcmd/core/soc.hpp>
-#include <regcmd/program/program.hpp>
-#include <regcmd/program/tail.hpp>
-#include <regcmd/program/writer.hpp>
+#include <regcmd/task/program.hpp>
+#include <regcmd/task/tail.hpp>
+#include <regcmd/task/writer.hpp>
 #include <regcmd/registers/all.hpp>
 #include <regcmd/rules/catalog.hpp>
 #include <regcmd/rules/cbuf.hpp>

@@ -1,8 +1,8 @@
 #pragma once
 // A graph's buffers on a device: one for each role its tensors live in (the inputs', the
 // weights', the quantized convs' biases, the arena of intermediates, the outputs'), each of the size its geometry asks
-// (programs/graph.hpp), with the host's tensors packed and unpacked by name
-// (programs/graph_packing.hpp) and the operands that bind them:
+// (regcmd/programs/graph/graph.hpp), with the host's tensors packed and unpacked by name
+// (regcmd/programs/graph/packing.hpp) and the operands that bind them:
 //
 //   auto io = runtime::graph_buffers::create(dev, ffn.geometry);   // result<graph_buffers>
 //   io.value().pack<float>("x", x);                                // and the weights
@@ -19,8 +19,8 @@
 #include <string_view>
 
 #include <regcmd/core/error.hpp>
-#include <regcmd/programs/graph.hpp>
-#include <regcmd/programs/graph_packing.hpp>
+#include <regcmd/programs/graph/graph.hpp>
+#include <regcmd/programs/graph/packing.hpp>
 #include <regcmd/runtime/buffer.hpp>
 #include <regcmd/runtime/session.hpp>
 
@@ -77,7 +77,7 @@ class graph_buffers {
   }
 
  private:
-  // The roles a graph's tensors live in (programs/graph.hpp).
+  // The roles a graph's tensors live in (regcmd/programs/graph/graph.hpp).
   static constexpr operand_role roles[] = {operand_role::feature, operand_role::weight, operand_role::bias,
                                            operand_role::intermediate, operand_role::output};
   // A buffer for each role the geometry gives bytes to.

@@ -15,7 +15,7 @@
 #include <span>
 #include <vector>
 
-#include <regcmd/program/program.hpp>
+#include <regcmd/task/program.hpp>
 #include <regcmd/runtime/buffer.hpp>
 #include <regcmd/runtime/device.hpp>
 #include <regcmd/runtime/npu_state.hpp>

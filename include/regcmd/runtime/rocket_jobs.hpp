@@ -30,7 +30,7 @@
 #include <utility>
 #include <vector>
 
-#include <regcmd/program/program.hpp>
+#include <regcmd/task/program.hpp>
 #include <regcmd/runtime/buffer.hpp>
 #include <regcmd/runtime/device.hpp>
 #include <regcmd/rules/catalog.hpp>

@@ -46,9 +46,9 @@
 #include <vector>
 
 #include <regcmd/core/error.hpp>
-#include <regcmd/program/independent_tasks.hpp>
-#include <regcmd/program/program.hpp>
-#include <regcmd/program/tail.hpp>
+#include <regcmd/task/independent_tasks.hpp>
+#include <regcmd/task/program.hpp>
+#include <regcmd/task/tail.hpp>
 #include <regcmd/registers/cna.hpp>
 #include <regcmd/rules/program_rules.hpp>
 #include <regcmd/runtime/buffer.hpp>

@@ -29,7 +29,7 @@
 #include <regcmd/decode/diff.hpp>
 #include <regcmd/decode/format.hpp>
 #include <regcmd/decode/lookup.hpp>
-#include <regcmd/program/program.hpp>
+#include <regcmd/task/program.hpp>
 #include <regcmd/registers/global.hpp>
 
 namespace regcmd::testing {

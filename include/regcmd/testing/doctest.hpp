@@ -21,8 +21,8 @@
 
 #include <regcmd/core/error.hpp>
 #include <regcmd/decode/format.hpp>
-#include <regcmd/program/heap_program.hpp>
-#include <regcmd/program/program.hpp>
+#include <regcmd/task/heap_program.hpp>
+#include <regcmd/task/program.hpp>
 #include <regcmd/testing/checks.hpp>
 #include <regcmd/testing/compare.hpp>
 

@@ -1,0 +1,57 @@
+#pragma once
+// The smooth activation functions regcmd tabulates, as constexpr callables, each with the
+// range its table covers by default. A range is chosen so that beyond it the held (or
+// linear) tail stays within fp16's resolution of the function: sigmoid at ±8 is within
+// 3.4e-4 of 0 and 1, tanh at ±5 within 9.1e-5 of ±1; SiLU, GELU and mish continue as x
+// above their range and hold ~0 below it; exp covers softmax's inputs (x - max <= 0).
+
+#include <regcmd/core/constexpr_math.hpp>
+#include <regcmd/programs/activation/lut_table.hpp>
+
+namespace regcmd::activations {
+
+struct sigmoid_fn {
+  constexpr double operator()(double x) const { return 1.0 / (1.0 + cmath::exp(-x)); }
+};
+struct tanh_fn {
+  constexpr double operator()(double x) const { return cmath::tanh(x); }
+};
+struct silu_fn {
+  constexpr double operator()(double x) const { return x * sigmoid_fn{}(x); }
+};
+// GELU's tanh approximation (PyTorch approximate="tanh"): 0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³))).
+struct gelu_fn {
+  constexpr double operator()(double x) const {
+    constexpr double sqrt_2_over_pi = 0.7978845608028654;
+    return 0.5 * x * (1.0 + cmath::tanh(sqrt_2_over_pi * (x + 0.044715 * x * x * x)));
+  }
+};
+// GELU exactly: x Φ(x) = 0.5 x (1 + erf(x / √2)).
+struct gelu_erf_fn {
+  constexpr double operator()(double x) const { return 0.5 * x * (1.0 + cmath::erf(x * 0.7071067811865476)); }
+};
+// hardsigmoid = relu6(x + 3) / 6 and hardswish = x · hardsigmoid(x) (PyTorch's definitions).
+struct hardsigmoid_fn {
+  constexpr double operator()(double x) const { return (x <= -3 ? 0.0 : x >= 3 ? 6.0 : x + 3) / 6; }
+};
+struct hardswish_fn {
+  constexpr double operator()(double x) const { return x * hardsigmoid_fn{}(x); }
+};
+struct exp_fn {
+  constexpr double operator()(double x) const { return cmath::exp(x); }
+};
+// mish = x · tanh(softplus(x)), softplus = log(1 + e^x).
+struct mish_fn {
+  constexpr double operator()(double x) const { return x * cmath::tanh(cmath::log1p(cmath::exp(x))); }
+};
+
+inline constexpr lut_range sigmoid_range{-8, 8};
+inline constexpr lut_range tanh_range{-5, 5};
+inline constexpr lut_range silu_range{-12, 12, lut_tail::hold, lut_tail::linear};
+inline constexpr lut_range gelu_range{-6, 6, lut_tail::hold, lut_tail::linear};
+inline constexpr lut_range hardsigmoid_range{-4, 4};
+inline constexpr lut_range hardswish_range{-4, 4, lut_tail::hold, lut_tail::linear};
+inline constexpr lut_range exp_range{-16, 0};
+inline constexpr lut_range mish_range{-12, 12, lut_tail::hold, lut_tail::linear};
+
+}  // namespace regcmd::activations

@@ -1,0 +1,636 @@
+#pragma once
+// A graph (regcmd/programs/graph/spec.hpp) as one program, one submit: every op resolved with its
+// own rules, every boundary checked, every tensor placed, the ops' tasks chained.
+//
+//   resolve  each op's geometry (a matmul is planned: N and M tiles, K slices summed on the
+//            device; an element-wise op, an activation, a conv and a pooling as their own
+//            programs resolve them), then the tensors, in op order:
+//            each use of a tensor (read or written) has a format (regcmd/programs/tensor_format.hpp)
+//            and the bytes its DMA reaches; the first use fixes the tensor's format, every
+//            other use must agree (graph-tensor-format); a tensor is written once
+//            (graph-written-twice), before it is read (graph-read-before-write). Equal formats
+//            reach equal bytes, and a tensor is as large as its widest use: no slot's DMA
+//            reaches past its tensor.
+//   place    inputs in the feature buffer, weights in the weight buffer, outputs in the
+//            output buffer, one after another (64-byte aligned); intermediates in one arena
+//            (the intermediate buffer), each at the lowest offset free of every intermediate
+//            whose lifetime (from the op writing it to the last op reading it) meets its own,
+//            so the arena is as small as the tensors live at once allow.
+//   emit     each op's tasks as its own program writes them, checked against every program
+//            rule as that program (once per distinct op), then its operand slots moved from
+//            the op's roles to its tensors' buffers and offsets (each register must address
+//            its new buffer); the writer chains the tasks; the whole program's structure,
+//            tails and links are checked (ping-pong off as soon as one op runs on the SDP).
+//
+// A graph known at compile time: graph<Spec>() (a violated rule names itself in a
+// static_assert); at run time: build_graph(spec) (the same rule as an error value).
+// Packing the host's tensors into their buffers: regcmd/programs/graph/packing.hpp.
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include <regcmd/core/error.hpp>
+#include <regcmd/core/math.hpp>
+#include <regcmd/task/writer.hpp>
+#include <regcmd/programs/activation/activation.hpp>
+#include <regcmd/programs/conv/emit.hpp>
+#include <regcmd/programs/conv/packing.hpp>
+#include <regcmd/programs/door.hpp>
+#include <regcmd/programs/sdp/elementwise.hpp>
+#include <regcmd/programs/graph/spec.hpp>
+#include <regcmd/programs/matmul/plan.hpp>
+#include <regcmd/programs/pooling/pooling.hpp>
+#include <regcmd/programs/tensor_format.hpp>
+#include <regcmd/rules/catalog.hpp>
+#include <regcmd/rules/program_rules.hpp>
+
+namespace regcmd {
+
+enum class tensor_kind : std::uint8_t { input, weight, intermediate, output };
+
+inline constexpr std::uint32_t no_op = 0xffff'ffffu;
+// Every tensor starts on 64 bytes in its buffer (the chains' intermediates do the same).
+inline constexpr std::uint32_t graph_tensor_alignment = 64;
+
+struct graph_tensor {
+  graph_name name;
+  tensor_kind kind{};
+  tensor_format format{};
+  operand_role role{};       // the buffer it lives in
+  std::uint32_t offset = 0;  // in that buffer
+  std::uint32_t bytes = 0;   // the most any use's DMA reaches
+  std::uint32_t writer = no_op;
+  std::uint32_t first_use = 0, last_use = 0;  // op indices
+  // The op whose packer lays it out on the host, and the operand it is of that op.
+  std::uint32_t packer_op = 0;
+  operand_role packer_role{};
+  friend constexpr bool operator==(const graph_tensor&, const graph_tensor&) = default;
+};
+
+// One op, resolved: the geometry of its kind, and the tensors it uses (indices into the
+// graph's tensors; no_op where it has none). A matmul whose K is split writes its slices'
+// fp16 partials into a tensor of its own and sums them with flat SDP adds (`ew`), through
+// one or two running sums, into its output.
+struct graph_step {
+  graph_op_kind kind{};
+  plan_shape matmul{};
+  ew_geometry ew{};
+  act_geometry act{};
+  conv_plan conv{};
+  pool_geometry pool{};
+  std::uint32_t out = no_op, a = no_op, b = no_op;
+  std::uint32_t c = no_op;     // a conv's residual
+  std::uint32_t bias = no_op;  // a quantized conv's bias (its own tensor, in the bias buffer)
+  std::uint32_t partials = no_op;
+  std::array<std::uint32_t, 2> sums{no_op, no_op};
+
+  constexpr bool sums_slices() const { return kind == graph_op_kind::matmul && matmul.slices > 1; }
+};
+
+struct graph_geometry {
+  std::array<graph_step, graph_max_ops> steps{};
+  std::uint32_t step_count = 0;
+  std::array<graph_tensor, graph_max_tensors> tensors{};
+  std::uint32_t tensor_count = 0;
+  std::array<std::uint32_t, operand_role_count> buffer_bytes{};  // per role: what bind needs
+  std::uint32_t intermediates_total = 0;  // every intermediate's bytes added: the arena without reuse
+  bool sdp = false;                       // some op runs on the SDP (ping-pong off)
+  bool intermediates_kept = false;        // graph_spec::keep_intermediates: none shares bytes
+
+  constexpr const graph_tensor* find(std::string_view name) const {
+    for (std::uint32_t t = 0; t < tensor_count; ++t)
+      if (!name.empty() && tensors[t].name.view() == name) return &tensors[t];
+    return nullptr;
+  }
+  constexpr std::uint32_t arena_bytes() const {
+    return buffer_bytes[static_cast<std::size_t>(operand_role::intermediate)];
+  }
+};
+
+namespace detail {
+
+// One use of a tensor by an op: under which of the op's roles, in which format, how far.
+struct tensor_use {
+  const graph_name* name = nullptr;  // the spec's
+  operand_role role{};
+  tensor_format format{};
+  std::uint32_t extent = 0;
+};
+
+constexpr tensor_format sdp_format(const sdp_shape& g) {
+  if (g.layout == ew_layout::flat) return row_format(g.dtype, 1, g.elements, 0);
+  return surface_format(g.dtype, g.M, g.padded_N, g.N);
+}
+
+constexpr tensor_format matmul_feature_format(const plan_shape& p) {
+  const matmul_geometry& g = p.whole;
+  if (g.layout == operand_layout::surface) return surface_format(g.in, g.M, g.K, g.K);
+  return row_format(g.in, g.M, g.K, p.feature_pitch);
+}
+constexpr tensor_format matmul_output_format(const plan_shape& p) {
+  const matmul_geometry& g = p.whole;
+  if (g.layout == operand_layout::surface) return surface_format(g.out, g.M, g.N, g.N);
+  return row_format(g.out, g.M, g.N, p.output_pitch);
+}
+
+// The op's spec resolved with its own rules, and which operand names it needs.
+template <class Soc>
+constexpr status resolve_step(const graph_op& op, graph_step& s) {
+  s.kind = op.kind;
+  const bool needs_b = op.kind == graph_op_kind::matmul || op.kind == graph_op_kind::conv ||
+                       (op.kind == graph_op_kind::ew && op.ew.operand != ew_operand::immediate);
+  if (op.out.empty() || op.a.empty() || needs_b == op.b.empty())
+    return make_error(rules::graph_operands, "graph", "op").with_note(op.out.view());
+  if ((op.kind == graph_op_kind::conv && op.conv.residual_add) == op.c.empty())
+    return make_error(rules::graph_conv_operands, "graph", "conv").with_note(op.out.view());
+  switch (op.kind) {
+    case graph_op_kind::matmul: {
+      // A split K's partials are summed by flat fp16 SDP adds over M x N (N padded to the
+      // weight tile): the plan weighs their tasks when it chooses the slices.
+      // The request's rules come first: a precision without a weight tile pads N to nothing.
+      const matmul_spec& m = op.matmul;
+      if (status r = check_request<Soc>(m); !r) return r.err();
+      // N padded to the weight tile, bounded before it is rounded to 32 bits (core/math.hpp):
+      // a wider N is the plan's operand-size error
+      const std::uint64_t padded_n = round_up(m.N, weight_tile_n<Soc>(m.in.features));
+      const result<ew_geometry> add =
+          padded_n > UINT32_MAX
+              ? result<ew_geometry>{make_error(rules::operand_size, "graph", "N", padded_n)}
+              : resolve_ew<Soc>({.op = ew_op::add, .M = m.M, .N = static_cast<std::uint32_t>(padded_n), .layout = ew_layout::flat});
+      const result<plan_shape> p = plan<Soc>(m, {.device_sum_tasks = add ? add.value().tasks() : 1});
+      if (!p) return p.err();
+      s.matmul = p.value();
+      if (!s.sums_slices()) return {};
+      const bool summable = add && m.out == precision::fp16 && m.layout == operand_layout::row_major && m.output_pitch == 0;
+      if (!summable && k_fits_one_op<Soc>(s.matmul.whole.K)) {
+        // The cheapest grid splits K, but the slices cannot be summed on the device (an
+        // integer accumulator, a padded output): K whole in every tile, M and N tiled, as
+        // librknnrt does.
+        const result<plan_shape> whole = plan<Soc>(m, {.whole_k = true});
+        if (!whole) return whole.err();
+        s.matmul = whole.value();
+        return {};
+      }
+      if (!summable) return make_error(rules::graph_k_split, "graph", "K", m.K).with_note(op.out.view());
+      s.ew = add.value();
+      return {};
+    }
+    case graph_op_kind::ew: {
+      const result<ew_geometry> g = resolve_ew<Soc>(op.ew);
+      if (!g) return g.err();
+      s.ew = g.value();
+      return {};
+    }
+    case graph_op_kind::act: {
+      const result<act_geometry> g = resolve_act<Soc>(op.act);
+      if (!g) return g.err();
+      s.act = g.value();
+      return {};
+    }
+    case graph_op_kind::conv: {
+      const result<conv_geometry> g = resolve_conv(op.conv);
+      if (!g) return g.err();
+      const result<conv_plan> p = plan_conv<Soc>(g.value());
+      if (!p) return p.err();
+      s.conv = p.value();
+      return {};
+    }
+    case graph_op_kind::pool: {
+      const result<pool_geometry> g = resolve_pool<Soc>(op.pool);
+      if (!g) return g.err();
+      s.pool = g.value();
+      return {};
+    }
+  }
+  return {};
+}
+
+// A conv's cubes: NC1HWC2 surfaces of 16 bytes; the input's channels padded to 16, the
+// output's to what the DPU computes (conv_geometry::dpu_channels).
+constexpr precision conv_precision(conv_data d) { return d == conv_data::fp16 ? precision::fp16 : precision::int8; }
+constexpr tensor_format conv_input_format(const conv_geometry& g) {
+  tensor_format f = surface_format(conv_precision(g.spec.in), g.spec.H * g.spec.W, align_up(g.spec.C, 16), g.spec.C);
+  f.is_unsigned = g.spec.in == conv_data::uint8;
+  return f;
+}
+constexpr tensor_format conv_output_format(const conv_geometry& g) {
+  tensor_format f = surface_format(g.spec.out, g.out_h * g.out_w, g.computed_channels(), g.spec.out_channels);
+  f.is_unsigned = g.spec.in == conv_data::uint8 && g.spec.out == precision::int8;
+  return f;
+}
+constexpr tensor_format conv_residual_format(const conv_geometry& g) {
+  tensor_format f = conv_output_format(g);
+  f.is_unsigned = g.spec.in == conv_data::uint8;  // the residual's type is the input's
+  return f;
+}
+constexpr tensor_format conv_weight_format(const conv_geometry& g) {
+  const conv_spec& s = g.spec;
+  tensor_format f{conv_precision(s.in), tensor_layout::conv_weights, s.depthwise ? 1 : s.out_channels,
+                  s.kernel_h * s.kernel_w * s.C, 0};
+  f.is_unsigned = s.in == conv_data::uint8;
+  return f;
+}
+// A pooling's image and result: NC1HWC2, channels padded to one atom.
+constexpr sdp_shape pool_image(const pool_geometry& g, bool output) {
+  sdp_shape s;
+  s.dtype = g.dtype;
+  s.layout = ew_layout::surface;
+  s.M = output ? g.out_h * g.out_w : g.H * g.W;
+  s.N = g.C;
+  s.atom = g.atom;
+  s.padded_N = g.padded_C;
+  return s;
+}
+
+// The uses of an op, its reads first, then the tensor it writes (last in `uses`).
+struct op_uses {
+  std::array<tensor_use, 4> uses{};
+  std::uint32_t count = 0;
+};
+constexpr op_uses uses_of(const graph_op& op, const graph_step& s) {
+  op_uses u;
+  switch (op.kind) {
+    case graph_op_kind::matmul: {
+      const plan_shape& p = s.matmul;
+      u.uses[u.count++] = {&op.a, operand_role::feature, matmul_feature_format(p), plan_feature_bytes(p)};
+      u.uses[u.count++] = {&op.b, operand_role::weight, weight_format(p.whole.in, p.whole.K, p.whole.N),
+                           p.weight_bytes()};
+      if (s.sums_slices())
+        u.uses[u.count++] = {&op.out, operand_role::output, sdp_format(s.ew), s.ew.tensor_bytes()};
+      else
+        u.uses[u.count++] = {&op.out, operand_role::output, matmul_output_format(p), plan_output_bytes(p)};
+      break;
+    }
+    case graph_op_kind::ew: {
+      const ew_geometry& g = s.ew;
+      u.uses[u.count++] = {&op.a, operand_role::feature, sdp_format(g), g.tensor_bytes()};
+      if (g.operand != ew_operand::immediate)
+        u.uses[u.count++] = {&op.b, operand_role::ew_operand,
+                             g.operand == ew_operand::per_channel ? vector_format(g.dtype, g.padded_N) : sdp_format(g),
+                             g.operand_bytes()};
+      u.uses[u.count++] = {&op.out, operand_role::output, sdp_format(g), g.tensor_bytes()};
+      break;
+    }
+    case graph_op_kind::act:
+      u.uses[u.count++] = {&op.a, operand_role::feature, sdp_format(s.act), s.act.tensor_bytes()};
+      u.uses[u.count++] = {&op.out, operand_role::output, sdp_format(s.act), s.act.tensor_bytes()};
+      break;
+    case graph_op_kind::conv: {
+      const conv_geometry& g = s.conv.conv;
+      u.uses[u.count++] = {&op.a, operand_role::feature, conv_input_format(g),
+                           static_cast<std::uint32_t>(conv_feature_bytes(g))};
+      u.uses[u.count++] = {&op.b, operand_role::weight, conv_weight_format(g),
+                           static_cast<std::uint32_t>(conv_weight_bytes(g))};
+      if (g.spec.residual_add)  // the output's cube, at the residual's quantization
+        u.uses[u.count++] = {&op.c, operand_role::residual, conv_residual_format(g),
+                             static_cast<std::uint32_t>(conv_residual_bytes(g))};
+      u.uses[u.count++] = {&op.out, operand_role::output, conv_output_format(g),
+                           static_cast<std::uint32_t>(conv_output_bytes(g))};
+      break;
+    }
+    case graph_op_kind::pool:
+      u.uses[u.count++] = {&op.a, operand_role::feature, sdp_format(pool_image(s.pool, false)), s.pool.input_bytes()};
+      u.uses[u.count++] = {&op.out, operand_role::output, sdp_format(pool_image(s.pool, true)), s.pool.output_bytes()};
+      break;
+  }
+  return u;
+}
+
+constexpr std::uint32_t index_of(const graph_geometry& g, const graph_name& name) {
+  for (std::uint32_t t = 0; t < g.tensor_count; ++t)
+    if (g.tensors[t].name == name) return t;
+  return no_op;
+}
+
+// Whether a reader's format takes the bytes an op wrote in `written`: the same format, or
+// the same channels of an NC1HWC2 surface of the same pixels with less padding: the planes
+// of 16-byte atoms it reads are the first ones written (a quantized conv writes every
+// channel its DPU computes, 32- or 64-aligned; the next op reads its own padding).
+constexpr bool reads_as(const tensor_format& written, const tensor_format& read) {
+  tensor_format padded = read;
+  padded.cols = written.cols;
+  return written == read || (read.layout == tensor_layout::surface && written == padded && read.cols <= written.cols);
+}
+
+// A read of `use` by op i: a new input (or weight), or another use of a known tensor.
+constexpr result<std::uint32_t> read(graph_geometry& g, const tensor_use& use, std::uint32_t i) {
+  std::uint32_t t = index_of(g, *use.name);
+  if (t == no_op) {
+    if (g.tensor_count == graph_max_tensors)
+      return make_error(rules::graph_capacity, "graph", "tensors", g.tensor_count + 1);
+    t = g.tensor_count++;
+    g.tensors[t] = {.name = *use.name,
+                    .kind = use.role == operand_role::weight ? tensor_kind::weight : tensor_kind::input,
+                    .format = use.format,
+                    .bytes = use.extent,
+                    .first_use = i,
+                    .packer_op = i,
+                    .packer_role = use.role};
+  }
+  graph_tensor& x = g.tensors[t];
+  if (use.role == operand_role::weight && x.writer != no_op)
+    return make_error(rules::graph_weight_source, "graph", "tensor").with_note(use.name->view());
+  if (x.writer == no_op ? x.format != use.format : !reads_as(x.format, use.format))
+    return make_error(rules::graph_tensor_format, "graph", "tensor").with_note(use.name->view());
+  x.bytes = std::max(x.bytes, use.extent);  // equal formats reach equal bytes: only inputs grow
+  if (x.writer != no_op) x.kind = tensor_kind::intermediate;
+  x.last_use = i;
+  return t;
+}
+
+// The write of `use` by op i: a tensor no op has used yet.
+constexpr result<std::uint32_t> write(graph_geometry& g, const tensor_use& use, std::uint32_t i) {
+  if (const std::uint32_t t = index_of(g, *use.name); t != no_op) {
+    if (g.tensors[t].writer != no_op)
+      return make_error(rules::graph_written_twice, "graph", "tensor").with_note(use.name->view());
+    return make_error(rules::graph_read_before_write, "graph", "tensor").with_note(use.name->view());
+  }
+  if (g.tensor_count == graph_max_tensors)
+    return make_error(rules::graph_capacity, "graph", "tensors", g.tensor_count + 1);
+  const std::uint32_t t = g.tensor_count++;
+  g.tensors[t] = {.name = *use.name,
+                  .kind = tensor_kind::output,
+                  .format = use.format,
+                  .bytes = use.extent,
+                  .writer = i,
+                  .first_use = i,
+                  .last_use = i,
+                  .packer_op = i,
+                  .packer_role = use.role};
+  return t;
+}
+
+// 64-bit: a placement past 4 GiB is refused below, not wrapped.
+constexpr std::uint64_t aligned(std::uint64_t at) { return round_up(at, graph_tensor_alignment); }
+
+// A tensor of op i's own, which no other op names: a K-split's partials and running sums
+// (intermediates), a quantized conv's bias (a weight: the host packs it, pack_conv).
+constexpr result<std::uint32_t> own_tensor(graph_geometry& g, std::uint32_t bytes, std::uint32_t i,
+                                           tensor_kind kind = tensor_kind::intermediate) {
+  if (g.tensor_count == graph_max_tensors)
+    return make_error(rules::graph_capacity, "graph", "tensors", g.tensor_count + 1);
+  const std::uint32_t t = g.tensor_count++;
+  graph_tensor& x = g.tensors[t];
+  x = {};
+  x.kind = kind;
+  x.packer_role = kind == tensor_kind::weight ? operand_role::bias : operand_role::output;
+  x.bytes = bytes;
+  x.writer = kind == tensor_kind::intermediate ? i : no_op;
+  x.first_use = x.last_use = x.packer_op = i;
+  return t;
+}
+
+// Inputs, weights and outputs one after another in their buffers; intermediates in the
+// arena at the lowest offset clear of every placed intermediate whose lifetime meets theirs
+// (of every placed intermediate, when they are kept).
+template <class Soc>
+constexpr status place(graph_geometry& g) {
+  for (std::uint32_t t = 0; t < g.tensor_count; ++t) {
+    graph_tensor& x = g.tensors[t];
+    x.role = x.kind == tensor_kind::input          ? operand_role::feature
+             : x.packer_role == operand_role::bias ? operand_role::bias
+             : x.kind == tensor_kind::weight       ? operand_role::weight
+             : x.kind == tensor_kind::intermediate ? operand_role::intermediate
+                                                   : operand_role::output;
+    std::uint64_t at = 0;
+    if (x.kind == tensor_kind::intermediate) {
+      g.intermediates_total += x.bytes;
+      // First fit: move past every overlapping live neighbour until none overlaps.
+      for (bool moved = true; moved;) {
+        moved = false;
+        for (std::uint32_t o = 0; o < t; ++o) {
+          const graph_tensor& y = g.tensors[o];
+          const bool live_together = y.kind == tensor_kind::intermediate &&
+                                     (g.intermediates_kept || (y.first_use <= x.last_use && x.first_use <= y.last_use));
+          if (live_together && at < y.offset + std::uint64_t{y.bytes} && y.offset < at + x.bytes) {
+            at = aligned(y.offset + std::uint64_t{y.bytes});
+            moved = true;
+          }
+        }
+      }
+    } else {
+      at = aligned(g.buffer_bytes[static_cast<std::size_t>(x.role)]);
+    }
+    if (!fits_address_space<Soc>(at + x.bytes))
+      return make_error(rules::operand_size, "graph", "tensor", at + x.bytes).with_note(x.name.view());
+    x.offset = static_cast<std::uint32_t>(at);
+    std::uint32_t& end = g.buffer_bytes[static_cast<std::size_t>(x.role)];
+    end = std::max(end, static_cast<std::uint32_t>(at + x.bytes));
+  }
+  return {};
+}
+
+}  // namespace detail
+
+template <class Soc = soc::rk3588>
+constexpr result<graph_geometry> resolve_graph(const graph_spec& spec) {
+  if (spec.count == 0 || spec.count > graph_max_ops)
+    return make_error(rules::graph_capacity, "graph", "ops", spec.count);
+  graph_geometry g;
+  g.step_count = spec.count;
+  g.intermediates_kept = spec.keep_intermediates;
+  for (std::uint32_t i = 0; i < spec.count; ++i) {
+    const graph_op& op = spec.ops[i];
+    graph_step& s = g.steps[i];
+    if (status r = detail::resolve_step<Soc>(op, s); !r) return r.err();
+    if (op.out == op.a || op.out == op.b)
+      return make_error(rules::graph_read_before_write, "graph", "op").with_note(op.out.view());
+    g.sdp = g.sdp || op.kind == graph_op_kind::ew || op.kind == graph_op_kind::act || s.sums_slices();
+    const detail::op_uses u = detail::uses_of(op, s);
+    for (std::uint32_t k = 0; k + 1 < u.count; ++k) {
+      const result<std::uint32_t> t = detail::read(g, u.uses[k], i);
+      if (!t) return t.err();
+      (k == 0 ? s.a : k == 1 ? s.b : s.c) = t.value();
+    }
+    if (op.kind == graph_op_kind::conv && s.conv.conv.quantized()) {
+      const result<std::uint32_t> bias =
+          detail::own_tensor(g, static_cast<std::uint32_t>(conv_bias_bytes(s.conv.conv)), i, tensor_kind::weight);
+      if (!bias) return bias.err();
+      s.bias = bias.value();
+    }
+    const result<std::uint32_t> t = detail::write(g, u.uses[u.count - 1], i);
+    if (!t) return t.err();
+    s.out = t.value();
+    if (s.sums_slices()) {
+      // S partials; S - 1 adds, all but the last into a running sum (two, alternating)
+      const result<std::uint32_t> partials = detail::own_tensor(g, plan_output_bytes(s.matmul), i);
+      if (!partials) return partials.err();
+      s.partials = partials.value();
+      for (std::uint32_t k = 0; k < 2 && k + 2 < s.matmul.slices; ++k) {
+        const result<std::uint32_t> sum = detail::own_tensor(g, s.ew.tensor_bytes(), i);
+        if (!sum) return sum.err();
+        s.sums[k] = sum.value();
+      }
+    }
+  }
+  if (status r = detail::place<Soc>(g); !r) return r.err();
+  return g;
+}
+
+namespace detail {
+constexpr program_size step_size(const graph_step& s) {
+  switch (s.kind) {
+    case graph_op_kind::matmul: {
+      const program_size sums = ew_kind::size(s.ew);  // per add, when K is split
+      const std::size_t adds = s.matmul.slices - 1;
+      return {plan_entries(s.matmul) + adds * sums.entries, plan_slots(s.matmul) + adds * sums.slots,
+              s.matmul.tasks() + adds * sums.tasks};
+    }
+    case graph_op_kind::ew:
+      return ew_kind::size(s.ew);
+    case graph_op_kind::act:
+      return {act_entries(s.act), std::size_t{s.act.tasks()} * 4, s.act.tasks()};
+    case graph_op_kind::conv:
+      return {s.conv.tasks() * conv_task_entries, std::size_t{s.conv.tasks()} * 6, s.conv.tasks()};
+    case graph_op_kind::pool:
+      return pool_kind::size(s.pool);
+  }
+  return {};
+}
+
+}  // namespace detail
+
+constexpr program_size graph_size(const graph_geometry& g) {
+  program_size total;
+  for (std::uint32_t i = 0; i < g.step_count; ++i) {
+    const program_size s = detail::step_size(g.steps[i]);
+    total.entries += s.entries;
+    total.slots += s.slots;
+    total.tasks += s.tasks;
+  }
+  return total;
+}
+
+namespace detail {
+// The op's slots written since `first` moved from its emitter's roles to tensors: `to[r]`
+// is the tensor behind role r (no_op: left alone, the chain's links), `plus[r]` bytes into
+// it. Each moved slot's register must address its new buffer (rule address-slots: the CNA
+// reads weights only from the weight buffer, the DPU writes only outputs and intermediates).
+struct slot_move {
+  std::array<std::uint32_t, operand_role_count> to{};
+  std::array<std::uint32_t, operand_role_count> plus{};
+  constexpr slot_move() { to.fill(no_op); }
+  constexpr slot_move& operator()(operand_role r, std::uint32_t tensor, std::uint32_t offset = 0) {
+    to[static_cast<std::size_t>(r)] = tensor;
+    plus[static_cast<std::size_t>(r)] = offset;
+    return *this;
+  }
+};
+constexpr void move_slots(program_writer& w, std::uint32_t first, const graph_geometry& g, const slot_move& m) {
+  for (slot& x : w.slots_since(first))
+    if (const std::uint32_t t = m.to[static_cast<std::size_t>(x.role)]; t != no_op) {
+      x.offset += g.tensors[t].offset + m.plus[static_cast<std::size_t>(x.role)];
+      x.role = g.tensors[t].role;
+      const std::size_t a = address_register_index(w.entries()[x.entry]);
+      if (a >= address_registers.size() || !role_fits(address_registers[a].offset, x.role))
+        return w.fail(make_error(rules::address_slots, "graph", name_of(x.role), x.entry));
+    }
+}
+
+// The tasks an op just emitted, from task `first_task` and slot `first_slot` on, checked
+// against every program rule as a program of their own (ping-pong off, as SDP ops need it),
+// before their slots move: what the op's own door checks. The link from the task before
+// them, inserted at `first_slot`, belongs to that task.
+template <class Soc>
+constexpr void check_op(program_writer& w, std::uint32_t first_task, std::uint32_t first_slot) {
+  if (!w.ok()) return;
+  const std::uint32_t own_slots = first_slot + (first_task > 0 ? 1 : 0);
+  const program_view op{w.entries(), w.slots().subspan(own_slots), w.tasks().subspan(first_task), false, false};
+  if (status s = validate<Soc>(op, "graph op"); !s) w.fail(s.err());
+}
+
+// A K-split matmul's sums: partial 0 + partial 1, then the running sum + partial k, the
+// last add into the output. Every add is the same op: the first is checked.
+template <class Soc>
+constexpr void emit_slice_sums(program_writer& w, const graph_geometry& g, const graph_step& s) {
+  const std::uint32_t slices = s.matmul.slices;
+  const std::uint32_t slice_bytes = plan_output_bytes(s.matmul) / slices;
+  for (std::uint32_t k = 1; k < slices && w.ok(); ++k) {
+    const std::uint32_t first_task = w.task_count(), first = w.slot_count();
+    emit_ew(w, s.ew);
+    if (k == 1) check_op<Soc>(w, first_task, first);
+    slot_move m;
+    if (k == 1)
+      m(operand_role::feature, s.partials);
+    else
+      m(operand_role::feature, s.sums[(k - 2) % 2]);
+    m(operand_role::ew_operand, s.partials, k * slice_bytes);
+    m(operand_role::output, k + 1 == slices ? s.out : s.sums[(k - 1) % 2]);
+    move_slots(w, first, g, m);
+  }
+}
+}  // namespace detail
+
+// Every op's tasks as its emitter writes them, checked as the op's own program would be
+// (a plan checks each of its tile templates; an element-wise op equal to an earlier one of
+// the graph is not checked again), then moved to its tensors. The boundaries between ops
+// are the graph's rules (resolve_graph); the whole program's structure, tails and links are
+// checked once it is written (graph_kind).
+template <class Soc = soc::rk3588>
+constexpr void emit_graph(program_writer& w, const graph_geometry& g) {
+  for (std::uint32_t i = 0; i < g.step_count && w.ok(); ++i) {
+    const graph_step& s = g.steps[i];
+    const std::uint32_t first_task = w.task_count(), first = w.slot_count();
+    // a plan checked its tile templates; an element-wise op equal to an earlier one is not checked again
+    bool checked = s.kind == graph_op_kind::matmul;
+    switch (s.kind) {
+      case graph_op_kind::matmul:
+        emit_plan<Soc>(w, s.matmul);
+        break;
+      case graph_op_kind::ew:
+        emit_ew(w, s.ew);
+        for (std::uint32_t j = 0; j < i; ++j)
+          checked = checked || (g.steps[j].kind == graph_op_kind::ew && g.steps[j].ew == s.ew);
+        break;
+      case graph_op_kind::act:
+        emit_act(w, s.act);
+        break;
+      case graph_op_kind::conv:
+        emit_conv<Soc>(w, s.conv);
+        break;
+      case graph_op_kind::pool:
+        emit_pool(w, s.pool);
+        break;
+    }
+    if (!checked) detail::check_op<Soc>(w, first_task, first);
+    // every kind's roles at once: each op uses only its own
+    detail::move_slots(w, first, g,
+                       detail::slot_move{}(operand_role::feature, s.a)(operand_role::weight, s.b)(
+                           operand_role::ew_operand, s.b)(operand_role::residual, s.c)(operand_role::bias, s.bias)(
+                           operand_role::output, s.sums_slices() ? s.partials : s.out));
+    if (s.sums_slices()) detail::emit_slice_sums<Soc>(w, g, s);
+  }
+}
+
+// A graph program: every op's tasks chained in one submit, each op checked as it was
+// emitted (emit_graph), the whole program's structure once written.
+struct graph_kind {
+  using spec = graph_spec;
+  using geometry = graph_geometry;
+  static constexpr std::string_view name = "graph";
+  template <class Soc>
+  static constexpr result<geometry> resolve(const spec& s) {
+    return resolve_graph<Soc>(s);
+  }
+  static constexpr program_size size(const geometry& g) { return graph_size(g); }
+  static constexpr submit_options options(const geometry& g) { return {.pingpong = !g.sdp}; }
+  template <class Soc>
+  static constexpr void emit(program_writer& w, const geometry& g) {
+    emit_graph<Soc>(w, g);
+  }
+  static constexpr program_checks checks = program_checks::structure;
+};
+
+template <graph_spec Spec, class Soc = soc::rk3588>
+constexpr auto graph() {
+  return build_fixed<graph_kind, Spec, Soc>();
+}
+
+template <class Soc = soc::rk3588>
+auto build_graph(const graph_spec& spec) {
+  return build<graph_kind, Soc>(spec);
+}
+
+}  // namespace regcmd

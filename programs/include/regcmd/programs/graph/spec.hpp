@@ -1,0 +1,158 @@
+#pragma once
+// A graph: ops wired by named tensors, as a user writes it.
+//
+//   constexpr graph_spec ffn = make_graph(
+//       graph_matmul("gate", "x", "w_gate", {.in = fp16, .out = fp16, .M = 1, .K = 4096, .N = 11008}),
+//       graph_matmul("up", "x", "w_up", {...}),
+//       graph_act("act", "gate", {.fn = activation::silu, .M = 1, .N = 11008}),
+//       graph_ew("h", "act", "up", {.op = ew_op::mul, .M = 1, .N = 11008, .layout = ew_layout::flat}),
+//       graph_matmul("y", "h", "w_down", {...}));
+//
+// Every op names the tensor it writes and the tensors it reads; what each tensor is follows
+// from the wiring: read and never written, an input (a matmul's B: a weight); written and
+// read later, an intermediate; written and never read, an output. Each op keeps its own
+// spec, so a graph is checked op by op with the ops' own rules, then at every boundary
+// (regcmd/programs/graph/graph.hpp). A graph_spec is a structural value: a template argument for a
+// graph known at compile time, a plain value at run time.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include <regcmd/core/error.hpp>
+#include <regcmd/programs/activation/activation.hpp>
+#include <regcmd/programs/conv/spec.hpp>
+#include <regcmd/programs/sdp/elementwise.hpp>
+#include <regcmd/programs/matmul/spec.hpp>
+#include <regcmd/programs/pooling/pooling.hpp>
+#include <regcmd/rules/catalog.hpp>
+
+namespace regcmd {
+
+// A tensor's or an op's name: fixed storage, so that a graph is a structural type.
+struct graph_name {
+  static constexpr std::size_t capacity = 23;
+  std::array<char, capacity + 1> text{};
+
+  constexpr graph_name() = default;
+  template <std::size_t N>
+  constexpr graph_name(const char (&s)[N]) {  // NOLINT: a literal is the usual way to name
+    static_assert(N - 1 <= capacity, "regcmd: a graph name holds at most 23 characters");
+    for (std::size_t i = 0; i + 1 < N; ++i) text[i] = s[i];
+  }
+  // A name known at run time: empty when it does not fit (check with fits()).
+  static constexpr graph_name of(std::string_view s) {
+    graph_name n;
+    if (s.size() > capacity) return n;
+    for (std::size_t i = 0; i < s.size(); ++i) n.text[i] = s[i];
+    return n;
+  }
+  static constexpr bool fits(std::string_view s) { return !s.empty() && s.size() <= capacity; }
+  constexpr std::string_view view() const {
+    std::size_t n = 0;
+    while (n < capacity && text[n] != 0) ++n;
+    return {text.data(), n};
+  }
+  constexpr bool empty() const { return text[0] == 0; }
+  friend constexpr bool operator==(const graph_name&, const graph_name&) = default;
+};
+
+enum class graph_op_kind : std::uint8_t { matmul, ew, act, conv, pool };
+
+// One op: the tensor it writes (out), its first operand (a), its second (b: a matmul's or
+// a conv's weights, an element-wise op's second operand; empty for an activation, a pooling
+// or an immediate) and a conv's residual (c: with residual_add only). Only the spec of its
+// kind is read.
+struct graph_op {
+  graph_op_kind kind{};
+  graph_name out, a, b;
+  matmul_spec matmul{};
+  ew_spec ew{};
+  act_spec act{};
+  conv_spec conv{};
+  pool_spec pool{};
+  graph_name c;
+  friend constexpr bool operator==(const graph_op&, const graph_op&) = default;
+};
+
+namespace detail {
+constexpr graph_op op_of(graph_op_kind kind, graph_name out, graph_name a, graph_name b = {}) {
+  graph_op op;
+  op.kind = kind;
+  op.out = out;
+  op.a = a;
+  op.b = b;
+  return op;
+}
+}  // namespace detail
+
+constexpr graph_op graph_matmul(graph_name out, graph_name a, graph_name weights, const matmul_spec& s) {
+  graph_op op = detail::op_of(graph_op_kind::matmul, out, a, weights);
+  op.matmul = s;
+  return op;
+}
+constexpr graph_op graph_ew(graph_name out, graph_name a, graph_name b, const ew_spec& s) {
+  graph_op op = detail::op_of(graph_op_kind::ew, out, a, b);
+  op.ew = s;
+  return op;
+}
+// An element-wise op with a register immediate (s.operand = immediate): no second tensor.
+constexpr graph_op graph_ew(graph_name out, graph_name a, const ew_spec& s) {
+  graph_op op = detail::op_of(graph_op_kind::ew, out, a);
+  op.ew = s;
+  return op;
+}
+constexpr graph_op graph_act(graph_name out, graph_name a, const act_spec& s) {
+  graph_op op = detail::op_of(graph_op_kind::act, out, a);
+  op.act = s;
+  return op;
+}
+// A conv; with s.residual_add, `residual` names the tensor it adds. A quantized conv's bias
+// (and the correction every quantized conv reads with it) is the op's own tensor, packed
+// with its weights (graph_packing.hpp: pack_conv).
+constexpr graph_op graph_conv(graph_name out, graph_name a, graph_name weights, const conv_spec& s,
+                              graph_name residual = {}) {
+  graph_op op = detail::op_of(graph_op_kind::conv, out, a, weights);
+  op.conv = s;
+  op.c = residual;
+  return op;
+}
+constexpr graph_op graph_pool(graph_name out, graph_name a, const pool_spec& s) {
+  graph_op op = detail::op_of(graph_op_kind::pool, out, a);
+  op.pool = s;
+  return op;
+}
+
+// The ops a graph holds at most, and the tensors (every op adds at most one written tensor,
+// two read ones and one of its own, or a conv three read ones and its bias).
+inline constexpr std::size_t graph_max_ops = 16;
+inline constexpr std::size_t graph_max_tensors = 4 * graph_max_ops;
+
+struct graph_spec {
+  std::array<graph_op, graph_max_ops> ops{};
+  std::uint32_t count = 0;
+  // Every intermediate in bytes of its own, none reused when its lifetime ends: each can be
+  // read back after the run (to check every op, as regcmd-run does), for a larger arena.
+  bool keep_intermediates = false;
+  friend constexpr bool operator==(const graph_spec&, const graph_spec&) = default;
+};
+
+// A graph of the given ops, in the order they run. More than graph_max_ops ops do not
+// compile; at run time, add ops with add_op (which says when the graph is full).
+template <class... Ops>
+constexpr graph_spec make_graph(const Ops&... ops) {
+  static_assert(sizeof...(Ops) >= 1 && sizeof...(Ops) <= graph_max_ops,
+                "regcmd rule graph-capacity: a graph holds 1 to 16 ops: split a larger one into several graphs");
+  graph_spec g;
+  ((g.ops[g.count++] = ops), ...);
+  return g;
+}
+
+constexpr status add_op(graph_spec& g, const graph_op& op) {
+  if (g.count == graph_max_ops) return make_error(rules::graph_capacity, "graph", "ops", g.count + 1);
+  g.ops[g.count++] = op;
+  return {};
+}
+
+}  // namespace regcmd

@@ -1,0 +1,199 @@
+#pragma once
+// SDP element-wise programs: out = a (op) b on the DPU, fed by the DPU_RDMA (enable mask
+// 0x18: DPU + DPU_RDMA, no CNA).
+//
+//   a, out   [M][N] tensors; b per element ([M][N]), per channel ([N], broadcast along the
+//            rows) or one register immediate (fp16 ALU ops).
+//
+// Layouts: regcmd/programs/sdp_pass.hpp (surface: NC1HWC2, per channel needs it; flat: row-major).
+//
+// Register values come from hardware-run sources, named at each write below and in
+// docs/sdp-values.md.
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstdint>
+#include <optional>
+
+#include <regcmd/core/error.hpp>
+#include <regcmd/core/math.hpp>
+#include <regcmd/core/precision.hpp>
+#include <regcmd/task/emit_task.hpp>
+#include <regcmd/task/task.hpp>
+#include <regcmd/task/writer.hpp>
+#include <regcmd/programs/door.hpp>
+#include <regcmd/programs/matmul/spec.hpp>
+#include <regcmd/programs/sdp_pass.hpp>
+#include <regcmd/registers/dpu.hpp>
+#include <regcmd/registers/dpu_rdma.hpp>
+#include <regcmd/rules/catalog.hpp>
+#include <regcmd/rules/limits.hpp>
+#include <regcmd/rules/precision_rules.hpp>
+
+namespace regcmd {
+
+// prelu: a < 0 ? a·b : a, the EW multiplier on the negatives only (EW_MUL_PRELU): PReLU with
+// a slope per channel (per_channel) or per element; fp16 only (a slope is a fraction).
+enum class ew_op : std::uint8_t { add, mul, max, min, prelu };
+enum class ew_operand : std::uint8_t { per_element, per_channel, immediate };
+
+struct ew_spec {
+  ew_op op = ew_op::add;
+  precision dtype = precision::fp16;  // of a, b and out: fp16, int8 or int16
+  std::uint32_t M = 0;
+  std::uint32_t N = 0;
+  ew_operand operand = ew_operand::per_element;
+  ew_layout layout = ew_layout::surface;
+  padding pad = padding::zero;
+  float immediate = 0.0f;          // ew_operand::immediate
+  std::uint32_t input_pitch = 0;   // a strided view of a: refused (the DPU_RDMA has no line stride)
+  friend constexpr bool operator==(const ew_spec&, const ew_spec&) = default;
+};
+
+// An element-wise op over an SDP tensor: its shape, the op and the second operand.
+struct ew_geometry : sdp_shape {
+  ew_op op{};
+  ew_operand operand{};
+  std::uint32_t immediate_bits = 0;
+
+  // Bytes of b: per element as a, per channel padded_N values, none for an immediate.
+  constexpr std::uint32_t operand_bytes() const {
+    return operand == ew_operand::per_element ? tensor_bytes()
+           : operand == ew_operand::per_channel ? padded_N * element_bytes()
+                                                : 0;
+  }
+  friend constexpr bool operator==(const ew_geometry&, const ew_geometry&) = default;
+};
+
+// The fp32 bits of an immediate (B: fp16 processing reads its register operand as fp32).
+constexpr std::uint32_t fp32_bits(float v) { return std::bit_cast<std::uint32_t>(v); }
+
+// Every rule of an element-wise request, in the order a user would fix them (the shape's
+// last: regcmd/programs/sdp_pass.hpp).
+template <class Soc = soc::rk3588>
+constexpr result<ew_geometry> resolve_ew(const ew_spec& s) {
+  if (s.input_pitch != 0) return make_error(rules::ew_line_stride, "ew", "input_pitch", s.input_pitch);
+  if (s.op == ew_op::prelu && s.dtype != precision::fp16)
+    return make_error(rules::ew_prelu_precision, "ew", "dtype", static_cast<std::uint32_t>(s.dtype));
+  if (s.operand == ew_operand::immediate && (s.dtype != precision::fp16 || s.op == ew_op::mul || s.op == ew_op::prelu))
+    return make_error(rules::ew_immediate, "ew");
+  if (s.operand == ew_operand::per_channel && s.layout == ew_layout::flat)
+    return make_error(rules::ew_per_channel_layout, "ew");
+  const result<sdp_shape> shape = resolve_sdp_shape<Soc>(s.dtype, s.M, s.N, s.layout, s.pad, "ew");
+  if (!shape) return shape.err();
+  ew_geometry g;
+  static_cast<sdp_shape&>(g) = shape.value();
+  g.op = s.op;
+  g.operand = s.operand;
+  g.immediate_bits = s.operand == ew_operand::immediate ? fp32_bits(s.immediate) : 0;
+  return g;
+}
+
+namespace detail {
+// EW_CFG and ERDMA_CFG of an op, from the hardware-run programs:
+//   fp16 add/max/min per element  0x108202C0 / 0x40000008 (vendor add capture; B; the max/min
+//                                 algo per the reference: "EW-max/min = ADD-routing + ALGO")
+//   fp16 mul per element          0x20800384 / 0x8000000A (the reference's vendor mul capture)
+//   per channel                   the same with both DATA_MODE fields 0 (reference; B)
+//   immediate                     0x10820280 / 0x40000009: EW_OP_SRC register, ERDMA off (B)
+//   int8/int16                    B's integer programs: EW_EQUAL_EN with max/min, ERDMA size
+struct ew_config {
+  reg::DPU_EW_CFG ew;
+  reg::DPU_RDMA_RDMA_ERDMA_CFG erdma;
+};
+
+constexpr reg::alu_algo algo_of(ew_op op) {
+  return op == ew_op::max ? reg::alu_algo::MAX : op == ew_op::min ? reg::alu_algo::MIN : reg::alu_algo::SUM;
+}
+
+constexpr ew_config ew_config_of(const ew_geometry& g) {
+  using namespace reg;
+  const data_size size = g.dtype == precision::int8 ? data_size::one_byte : data_size::two_byte;
+  const bool channel = g.operand == ew_operand::per_channel, immediate = g.operand == ew_operand::immediate;
+  ew_config s{};
+  if (g.dtype == precision::fp16 && (g.op == ew_op::mul || g.op == ew_op::prelu)) {
+    // PReLU: the same multiply with EW_MUL_PRELU (TRM "MUL PRELU", as BN's for leaky ReLU)
+    s.ew = {.EW_OP_TYPE = ew_op_type::mul, .EW_MUL_PRELU = g.op == ew_op::prelu, .EW_LUT_BYPASS = 1,
+            .EW_OP_CVT_BYPASS = 1, .EW_RELU_BYPASS = 1,
+            .EDATA_SIZE = size, .EW_DATA_MODE = channel ? ew_data_mode::per_channel : ew_data_mode::per_channel_by_pixel};
+    s.erdma = {.OV4K_BYPASS = 1, .ERDMA_DATA_SIZE = size,
+               .ERDMA_DATA_MODE = channel ? ew_data_mode::per_channel : ew_data_mode::per_channel_by_pixel};
+    return s;
+  }
+  const bool mul = g.op == ew_op::mul;
+  s.ew = {.EW_OP_TYPE = mul ? ew_op_type::mul : ew_op_type::alu,
+          .EW_OP_SRC = immediate ? operand_source::immediate : operand_source::memory,
+          .EW_LUT_BYPASS = 1,
+          .EW_RELU_BYPASS = 1,
+          .EW_ALU_ALGO = mul ? alu_algo::MAX : algo_of(g.op),
+          .EW_EQUAL_EN = g.dtype != precision::fp16 && (g.op == ew_op::max || g.op == ew_op::min),
+          .EDATA_SIZE = size,
+          .EW_DATA_MODE = channel ? ew_data_mode::per_channel : ew_data_mode::per_pixel};
+  s.erdma = {.ERDMA_DISABLE = immediate, .ERDMA_DATA_SIZE = size,
+             .ERDMA_DATA_MODE = channel ? ew_data_mode::per_channel : ew_data_mode::per_pixel};
+  return s;
+}
+}  // namespace detail
+
+// Entries of one SDP task: 53 register writes, the 4-entry tail and the padding that
+// starts the next task on 16 bytes.
+inline constexpr std::uint32_t ew_task_entries = 58;
+
+// One SDP task over `shape`: a DPU + DPU_RDMA task of the skeleton (program/task.hpp) in
+// the vendor's element-wise write list (the DPU without OFFSET_PEND, 0x40C4 and the LUT).
+// `input_role` names the buffer a is read from: the feature buffer of a standalone op, or a
+// chained matmul's output.
+constexpr task_desc ew_task(const ew_geometry& g, const ew_task_shape& shape, const ew_offsets& at = {},
+                            operand_role input_role = operand_role::feature,
+                            operand_role output_role = operand_role::output) {
+  const bool channel = g.operand == ew_operand::per_channel;
+  const detail::ew_config config = detail::ew_config_of(g);
+  task_desc t = sdp_task(g, shape, at, input_role, output_role);
+  // EW_CVT_SCALE stays 1: "integer EW conversion needs a scale of 1" (B). The immediate goes
+  // in every operand group (B: which group a surface uses is not established).
+  t.dpu->ew = {.cfg = config.ew, .operands = every_element(reg::DPU_EW_OP_VALUE{.EW_OPERAND = g.immediate_bits})};
+  // The second operand (ERDMA); a per-channel vector is contiguous, one 16-byte atom per
+  // surface (B).
+  t.dpu_rdma->erdma_cfg = config.erdma;
+  if (g.operand != ew_operand::immediate) {
+    const std::uint32_t W = shape.pixels, C = shape.channels;
+    t.dpu_rdma->ew_operand = address{operand_role::ew_operand, at.operand, channel ? C * g.element_bytes() : C / g.atom * W * 16};
+    t.dpu_rdma->ew_surf_stride = {.EW_SURF_STRIDE = channel ? 1u : W};
+  }
+  return t;
+}
+
+// Every task of an element-wise op: one in the surface layout, one per 8000 pixels flat.
+constexpr void emit_ew(program_writer& w, const ew_geometry& g, operand_role input_role = operand_role::feature,
+                       std::uint32_t input_offset = 0) {
+  for (std::uint32_t t = 0; t < g.tasks() && w.ok(); ++t) {
+    const std::uint32_t at = g.task_offset(t);
+    emit_task(w, ew_task(g, g.task_shape(t),
+                         {input_offset + at, g.operand == ew_operand::per_element ? at : 0, at}, input_role));
+  }
+}
+
+constexpr std::uint32_t ew_entries(const ew_geometry& g) { return g.tasks() * ew_task_entries; }
+
+// An element-wise program: its tasks, with ping-pong off (the reference runs SDP so).
+struct ew_kind {
+  using spec = ew_spec;
+  using geometry = ew_geometry;
+  static constexpr std::string_view name = "ew";
+  template <class Soc>
+  static constexpr result<geometry> resolve(const spec& s) { return resolve_ew<Soc>(s); }
+  static constexpr program_size size(const geometry& g) { return {ew_entries(g), std::size_t{g.tasks()} * 4, g.tasks()}; }
+  static constexpr submit_options options(const geometry&) { return {.pingpong = false}; }
+  template <class Soc>
+  static constexpr void emit(program_writer& w, const geometry& g) { emit_ew(w, g); }
+  static constexpr program_checks checks = program_checks::every_rule;
+};
+
+template <ew_spec Spec, class Soc = soc::rk3588>
+constexpr auto ew() { return build_fixed<ew_kind, Spec, Soc>(); }
+
+template <class Soc = soc::rk3588>
+auto build_ew(const ew_spec& spec) { return build<ew_kind, Soc>(spec); }
+
+}  // namespace regcmd
