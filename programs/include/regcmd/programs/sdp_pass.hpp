@@ -19,7 +19,7 @@
 #include <regcmd/core/precision.hpp>
 #include <regcmd/core/soc.hpp>
 #include <regcmd/task/task.hpp>
-#include <regcmd/programs/matmul/spec.hpp>
+#include <regcmd/programs/vocabulary.hpp>
 #include <regcmd/rules/catalog.hpp>
 #include <regcmd/rules/limits.hpp>
 #include <regcmd/rules/precision_rules.hpp>
@@ -145,5 +145,56 @@ constexpr task_desc sdp_task(const sdp_shape& g, const ew_task_shape& shape, con
   };
   return t;
 }
+
+// prelu: a < 0 ? a·b : a, the EW multiplier on the negatives only (EW_MUL_PRELU): PReLU with
+// a slope per channel (per_channel) or per element; fp16 only (a slope is a fraction).
+enum class ew_op : std::uint8_t { add, mul, max, min, prelu };
+enum class ew_operand : std::uint8_t { per_element, per_channel, immediate };
+
+namespace detail {
+// EW_CFG and ERDMA_CFG of an op, from the hardware-run programs:
+//   fp16 add/max/min per element  0x108202C0 / 0x40000008 (vendor add capture; B; the max/min
+//                                 algo per the reference: "EW-max/min = ADD-routing + ALGO")
+//   fp16 mul per element          0x20800384 / 0x8000000A (the reference's vendor mul capture)
+//   per channel                   the same with both DATA_MODE fields 0 (reference; B)
+//   immediate                     0x10820280 / 0x40000009: EW_OP_SRC register, ERDMA off (B)
+//   int8/int16                    B's integer programs: EW_EQUAL_EN with max/min, ERDMA size
+struct ew_config {
+  reg::DPU_EW_CFG ew;
+  reg::DPU_RDMA_RDMA_ERDMA_CFG erdma;
+};
+
+constexpr reg::alu_algo algo_of(ew_op op) {
+  return op == ew_op::max ? reg::alu_algo::MAX : op == ew_op::min ? reg::alu_algo::MIN : reg::alu_algo::SUM;
+}
+
+constexpr ew_config ew_config_of(precision dtype, ew_op op, ew_operand operand) {
+  using namespace reg;
+  const data_size size = dtype == precision::int8 ? data_size::one_byte : data_size::two_byte;
+  const bool channel = operand == ew_operand::per_channel, immediate = operand == ew_operand::immediate;
+  ew_config s{};
+  if (dtype == precision::fp16 && (op == ew_op::mul || op == ew_op::prelu)) {
+    // PReLU: the same multiply with EW_MUL_PRELU (TRM "MUL PRELU", as BN's for leaky ReLU)
+    s.ew = {.EW_OP_TYPE = ew_op_type::mul, .EW_MUL_PRELU = op == ew_op::prelu, .EW_LUT_BYPASS = 1,
+            .EW_OP_CVT_BYPASS = 1, .EW_RELU_BYPASS = 1,
+            .EDATA_SIZE = size, .EW_DATA_MODE = channel ? ew_data_mode::per_channel : ew_data_mode::per_channel_by_pixel};
+    s.erdma = {.OV4K_BYPASS = 1, .ERDMA_DATA_SIZE = size,
+               .ERDMA_DATA_MODE = channel ? ew_data_mode::per_channel : ew_data_mode::per_channel_by_pixel};
+    return s;
+  }
+  const bool mul = op == ew_op::mul;
+  s.ew = {.EW_OP_TYPE = mul ? ew_op_type::mul : ew_op_type::alu,
+          .EW_OP_SRC = immediate ? operand_source::immediate : operand_source::memory,
+          .EW_LUT_BYPASS = 1,
+          .EW_RELU_BYPASS = 1,
+          .EW_ALU_ALGO = mul ? alu_algo::MAX : algo_of(op),
+          .EW_EQUAL_EN = dtype != precision::fp16 && (op == ew_op::max || op == ew_op::min),
+          .EDATA_SIZE = size,
+          .EW_DATA_MODE = channel ? ew_data_mode::per_channel : ew_data_mode::per_pixel};
+  s.erdma = {.ERDMA_DISABLE = immediate, .ERDMA_DATA_SIZE = size,
+             .ERDMA_DATA_MODE = channel ? ew_data_mode::per_channel : ew_data_mode::per_pixel};
+  return s;
+}
+}  // namespace detail
 
 }  // namespace regcmd

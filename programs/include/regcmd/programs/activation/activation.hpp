@@ -32,7 +32,6 @@
 #include <regcmd/task/writer.hpp>
 #include <regcmd/programs/activation/functions.hpp>
 #include <regcmd/programs/door.hpp>
-#include <regcmd/programs/sdp/elementwise.hpp>
 #include <regcmd/programs/activation/lut_table.hpp>
 #include <regcmd/programs/output_activation.hpp>
 #include <regcmd/programs/sdp_pass.hpp>
@@ -100,11 +99,7 @@ constexpr status set_clip(act_geometry& g, double lo, double hi) {
   if (!shifted) return {};
   if (fp16) {
     // + lo as the element-wise add of a register immediate (regcmd/programs/sdp/elementwise.hpp, B).
-    ew_geometry add;
-    add.dtype = g.dtype;
-    add.op = ew_op::add;
-    add.operand = ew_operand::immediate;
-    g.ew = {.cfg = ew_config_of(add).ew, .operands = every_element(DPU_EW_OP_VALUE{.EW_OPERAND = operand_bits(g.dtype, lo)})};
+    g.ew = {.cfg = ew_config_of(g.dtype, ew_op::add, ew_operand::immediate).ew, .operands = every_element(DPU_EW_OP_VALUE{.EW_OPERAND = operand_bits(g.dtype, lo)})};
   } else {
     g.out_convert.offset = {.OUT_CVT_OFFSET = operand_bits(g.dtype, lo)};
   }

@@ -38,7 +38,7 @@
 #include <regcmd/core/half.hpp>
 #include <regcmd/core/math.hpp>
 #include <regcmd/programs/conv/spec.hpp>
-#include <regcmd/programs/matmul/packing.hpp>
+#include <regcmd/programs/vocabulary.hpp>
 #include <regcmd/rules/catalog.hpp>
 
 namespace regcmd {
@@ -50,15 +50,6 @@ constexpr std::uint32_t conv_input_bytes_of(conv_data d) { return d == conv_data
 
 namespace detail {
 
-// Channels per 16-byte atom of an element of `bytes` bytes.
-constexpr std::uint32_t channels_per_atom(std::uint32_t bytes) { return 16 / bytes; }
-
-// Byte offset of (h, w, c) in an NC1HWC2 cube of H × W pixels.
-constexpr std::size_t nc1hwc2_offset(std::uint32_t H, std::uint32_t W, std::uint32_t bytes, std::uint32_t h,
-                                     std::uint32_t w, std::uint32_t c) {
-  const std::uint32_t c2 = channels_per_atom(bytes);
-  return ((std::size_t{c / c2} * H + h) * W + w) * 16 + std::size_t{c % c2} * bytes;
-}
 
 // Index of (h, w, c) in a host tensor of H × W × C.
 constexpr std::size_t host_index(tensor_order order, std::uint32_t H, std::uint32_t W, std::uint32_t C,

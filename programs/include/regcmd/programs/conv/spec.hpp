@@ -17,6 +17,7 @@
 #include <regcmd/core/half.hpp>
 #include <regcmd/core/math.hpp>
 #include <regcmd/core/precision.hpp>
+#include <regcmd/programs/vocabulary.hpp>
 #include <regcmd/programs/output_activation.hpp>
 #include <regcmd/registers/cna.hpp>
 #include <regcmd/registers/dpu.hpp>
@@ -36,16 +37,6 @@ struct quantization {
   friend constexpr bool operator==(const quantization&, const quantization&) = default;
 };
 
-// valid: no padding. same: TFLite's SAME (the output is ceil(input / stride); an odd total
-// puts the extra row or column at the bottom or right), which is also PyTorch's
-// padding="same" at stride 1. explicit_sides: the four sides given in `pad` (PyTorch's
-// padding=(p_h, p_w) is {p_h, p_h, p_w, p_w}).
-enum class conv_padding : std::uint8_t { valid, same, explicit_sides };
-
-struct padding_sides {
-  std::uint32_t top = 0, bottom = 0, left = 0, right = 0;
-  friend constexpr bool operator==(const padding_sides&, const padding_sides&) = default;
-};
 
 // The fused output stage (output_activation.hpp): a clamp after the bias (ReLU: at 0,
 // ReLU6: to [0, 6] in real values), or leaky ReLU (negatives times leaky_slope, the BN
@@ -107,27 +98,6 @@ struct conv_geometry {
 
 namespace detail {
 
-// The rows (or columns) a dilated kernel spans.
-constexpr std::uint64_t dilated_extent(std::uint32_t kernel, std::uint32_t dilation) {
-  return std::uint64_t{kernel - 1} * dilation + 1;
-}
-
-// TFLite's SAME along one axis: the output is ceil(input / stride), the padding whatever it
-// takes, the smaller half before.
-constexpr void same_sides(std::uint32_t input, std::uint32_t kernel, std::uint32_t stride, std::uint32_t dilation,
-                          std::uint32_t& before, std::uint32_t& after) {
-  const std::uint64_t out = (std::uint64_t{input} + stride - 1) / stride;
-  const std::uint64_t needed = (out - 1) * stride + dilated_extent(kernel, dilation);
-  const std::uint64_t total = needed > input ? needed - input : 0;
-  before = static_cast<std::uint32_t>(total / 2);
-  after = static_cast<std::uint32_t>(total - total / 2);
-}
-
-// A value the register field type Field can hold.
-template <class Field>
-constexpr bool fits_field(std::uint64_t v) {
-  return v <= Field::shape.max_value();
-}
 
 constexpr bool valid_scale(float s) { return s > 0.0f && s <= 3.4028234663852886e38f; }  // not NaN, 0, < 0 or inf
 

@@ -5,7 +5,7 @@
 //   resolve  each op's geometry (a matmul is planned: N and M tiles, K slices summed on the
 //            device; an element-wise op, an activation, a conv and a pooling as their own
 //            programs resolve them), then the tensors, in op order:
-//            each use of a tensor (read or written) has a format (regcmd/programs/tensor_format.hpp)
+//            each use of a tensor (read or written) has a format (regcmd/programs/vocabulary.hpp)
 //            and the bytes its DMA reaches; the first use fixes the tensor's format, every
 //            other use must agree (graph-tensor-format); a tensor is written once
 //            (graph-written-twice), before it is read (graph-read-before-write). Equal formats
@@ -42,7 +42,7 @@
 #include <regcmd/programs/graph/spec.hpp>
 #include <regcmd/programs/matmul/plan.hpp>
 #include <regcmd/programs/pooling/pooling.hpp>
-#include <regcmd/programs/tensor_format.hpp>
+#include <regcmd/programs/vocabulary.hpp>
 #include <regcmd/rules/catalog.hpp>
 #include <regcmd/rules/program_rules.hpp>
 

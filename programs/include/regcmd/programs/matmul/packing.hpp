@@ -32,6 +32,7 @@
 #include <regcmd/core/error.hpp>
 #include <regcmd/core/half.hpp>
 #include <regcmd/core/precision.hpp>
+#include <regcmd/programs/vocabulary.hpp>
 #include <regcmd/programs/matmul/spec.hpp>
 #include <regcmd/programs/matmul/plan.hpp>
 #include <regcmd/rules/catalog.hpp>
@@ -39,59 +40,9 @@
 namespace regcmd {
 
 
-enum class weights_order : std::uint8_t { k_by_n, n_by_k };
 
 namespace detail {
 
-constexpr void store_le(std::span<std::uint8_t> out, std::size_t at, std::uint64_t v, unsigned bytes) {
-  for (unsigned i = 0; i < bytes; ++i) out[at + i] = static_cast<std::uint8_t>(v >> (8 * i));
-}
-constexpr std::uint64_t load_le(std::span<const std::uint8_t> in, std::size_t at, unsigned bytes) {
-  std::uint64_t v = 0;
-  for (unsigned i = 0; i < bytes; ++i) v |= std::uint64_t{in[at + i]} << (8 * i);
-  return v;
-}
-
-// The stored bits of one host element in precision p (int4: the low nibble).
-template <class T>
-constexpr std::uint32_t encode_element(precision p, T v) {
-  if (p == precision::fp16) {
-    if constexpr (std::is_same_v<T, std::uint16_t>) return v;
-    else return float_to_half(static_cast<float>(v));
-  }
-  return static_cast<std::uint32_t>(static_cast<std::uint8_t>(static_cast<std::int8_t>(v))) & (p == precision::int4 ? 0xfu : 0xffu);
-}
-
-template <class T>
-constexpr bool element_ok(precision p, T v) {
-  if constexpr (std::is_same_v<T, std::int8_t>) return p != precision::int4 || (v >= -8 && v <= 7);
-  else return true;
-}
-
-// Writes element bits at element index `index` of a buffer of precision p (int4: nibbles).
-constexpr void put_element(std::span<std::uint8_t> out, precision p, std::size_t index, std::uint32_t bits) {
-  if (p == precision::int4) {
-    std::uint8_t& b = out[index / 2];
-    b = static_cast<std::uint8_t>(index % 2 ? (b & 0x0f) | (bits << 4) : (b & 0xf0) | bits);
-    return;
-  }
-  store_le(out, index * bytes_of(p, 1), bits, static_cast<unsigned>(bytes_of(p, 1)));
-}
-
-template <class T>
-constexpr T read_output(std::span<const std::uint8_t> in, precision p, std::size_t at) {
-  switch (p) {
-    case precision::fp32: return static_cast<T>(std::bit_cast<float>(static_cast<std::uint32_t>(load_le(in, at, 4))));
-    case precision::fp16: return static_cast<T>(half_to_float(static_cast<std::uint16_t>(load_le(in, at, 2))));
-    case precision::int32: return static_cast<T>(static_cast<std::int32_t>(load_le(in, at, 4)));
-    case precision::int16: return static_cast<T>(static_cast<std::int16_t>(load_le(in, at, 2)));
-    default: return T{};
-  }
-}
-
-constexpr void fill_zero(std::span<std::uint8_t> out) {
-  for (std::uint8_t& b : out) b = 0;
-}
 
 // Element index of (n, k) in a packed weight block of `N` x `K` (both padded to the tile):
 // tiles of tile.n columns of tile.k consecutive K, K-fastest within an N block.
@@ -114,10 +65,7 @@ constexpr std::size_t feature_offset(const matmul_geometry& g, std::uint32_t m, 
 constexpr std::size_t output_offset(operand_layout layout, precision p, std::uint32_t M, std::uint32_t pitch,
                                     std::uint32_t m, std::uint32_t n) {
   const std::uint32_t bytes = static_cast<std::uint32_t>(bytes_of(p, 1));
-  if (layout == operand_layout::surface) {
-    const std::uint32_t c2 = 16 / bytes;
-    return (std::size_t{n / c2} * M * c2 + std::size_t{m} * c2 + n % c2) * bytes;
-  }
+  if (layout == operand_layout::surface) return nc1hwc2_offset(M, 1, bytes, m, 0, n);
   return std::size_t{m} * pitch + std::size_t{n} * bytes;
 }
 

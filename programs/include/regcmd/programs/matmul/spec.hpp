@@ -15,6 +15,7 @@
 #include <regcmd/core/math.hpp>
 #include <regcmd/core/precision.hpp>
 #include <regcmd/core/soc.hpp>
+#include <regcmd/programs/vocabulary.hpp>
 #include <regcmd/programs/output_activation.hpp>
 #include <regcmd/programs/matmul/schedule.hpp>
 #include <regcmd/rules/catalog.hpp>
@@ -24,15 +25,6 @@
 
 namespace regcmd {
 
-// Operand layouts (reference "Operand tile layouts"; matmul-recipe §1.3, §2.4):
-//   row_major  features flat [M][K] read with a line stride (one row per line), output flat
-//              [M][N]: the reference's production path.
-//   surface    NC1HWC2 with C2 = 16 bytes, W = 1, H = M: implementation A's layout.
-enum class operand_layout : std::uint8_t { row_major, surface };
-
-// padding::zero: K and N that are not multiples of the weight tile are padded with zeros by
-// the packers (and stripped by the unpacker). padding::none: they must already be.
-enum class padding : std::uint8_t { zero, none };
 
 // The precisions of the two inputs. Written `.in = precision::fp16` for the symmetric case;
 // `.in = {precision::fp16, precision::int8}` asks for a mixed pair (which RK3588 refuses).

@@ -25,7 +25,7 @@
 #include <regcmd/task/emit_task.hpp>
 #include <regcmd/task/task.hpp>
 #include <regcmd/task/writer.hpp>
-#include <regcmd/programs/conv/spec.hpp>
+#include <regcmd/programs/vocabulary.hpp>
 #include <regcmd/programs/door.hpp>
 #include <regcmd/registers/ppu.hpp>
 #include <regcmd/registers/ppu_rdma.hpp>

@@ -23,7 +23,7 @@
 #include <regcmd/task/task.hpp>
 #include <regcmd/task/writer.hpp>
 #include <regcmd/programs/door.hpp>
-#include <regcmd/programs/matmul/spec.hpp>
+#include <regcmd/programs/vocabulary.hpp>
 #include <regcmd/programs/sdp_pass.hpp>
 #include <regcmd/registers/dpu.hpp>
 #include <regcmd/registers/dpu_rdma.hpp>
@@ -32,11 +32,6 @@
 #include <regcmd/rules/precision_rules.hpp>
 
 namespace regcmd {
-
-// prelu: a < 0 ? a·b : a, the EW multiplier on the negatives only (EW_MUL_PRELU): PReLU with
-// a slope per channel (per_channel) or per element; fp16 only (a slope is a fraction).
-enum class ew_op : std::uint8_t { add, mul, max, min, prelu };
-enum class ew_operand : std::uint8_t { per_element, per_channel, immediate };
 
 struct ew_spec {
   ew_op op = ew_op::add;
@@ -90,51 +85,6 @@ constexpr result<ew_geometry> resolve_ew(const ew_spec& s) {
   return g;
 }
 
-namespace detail {
-// EW_CFG and ERDMA_CFG of an op, from the hardware-run programs:
-//   fp16 add/max/min per element  0x108202C0 / 0x40000008 (vendor add capture; B; the max/min
-//                                 algo per the reference: "EW-max/min = ADD-routing + ALGO")
-//   fp16 mul per element          0x20800384 / 0x8000000A (the reference's vendor mul capture)
-//   per channel                   the same with both DATA_MODE fields 0 (reference; B)
-//   immediate                     0x10820280 / 0x40000009: EW_OP_SRC register, ERDMA off (B)
-//   int8/int16                    B's integer programs: EW_EQUAL_EN with max/min, ERDMA size
-struct ew_config {
-  reg::DPU_EW_CFG ew;
-  reg::DPU_RDMA_RDMA_ERDMA_CFG erdma;
-};
-
-constexpr reg::alu_algo algo_of(ew_op op) {
-  return op == ew_op::max ? reg::alu_algo::MAX : op == ew_op::min ? reg::alu_algo::MIN : reg::alu_algo::SUM;
-}
-
-constexpr ew_config ew_config_of(const ew_geometry& g) {
-  using namespace reg;
-  const data_size size = g.dtype == precision::int8 ? data_size::one_byte : data_size::two_byte;
-  const bool channel = g.operand == ew_operand::per_channel, immediate = g.operand == ew_operand::immediate;
-  ew_config s{};
-  if (g.dtype == precision::fp16 && (g.op == ew_op::mul || g.op == ew_op::prelu)) {
-    // PReLU: the same multiply with EW_MUL_PRELU (TRM "MUL PRELU", as BN's for leaky ReLU)
-    s.ew = {.EW_OP_TYPE = ew_op_type::mul, .EW_MUL_PRELU = g.op == ew_op::prelu, .EW_LUT_BYPASS = 1,
-            .EW_OP_CVT_BYPASS = 1, .EW_RELU_BYPASS = 1,
-            .EDATA_SIZE = size, .EW_DATA_MODE = channel ? ew_data_mode::per_channel : ew_data_mode::per_channel_by_pixel};
-    s.erdma = {.OV4K_BYPASS = 1, .ERDMA_DATA_SIZE = size,
-               .ERDMA_DATA_MODE = channel ? ew_data_mode::per_channel : ew_data_mode::per_channel_by_pixel};
-    return s;
-  }
-  const bool mul = g.op == ew_op::mul;
-  s.ew = {.EW_OP_TYPE = mul ? ew_op_type::mul : ew_op_type::alu,
-          .EW_OP_SRC = immediate ? operand_source::immediate : operand_source::memory,
-          .EW_LUT_BYPASS = 1,
-          .EW_RELU_BYPASS = 1,
-          .EW_ALU_ALGO = mul ? alu_algo::MAX : algo_of(g.op),
-          .EW_EQUAL_EN = g.dtype != precision::fp16 && (g.op == ew_op::max || g.op == ew_op::min),
-          .EDATA_SIZE = size,
-          .EW_DATA_MODE = channel ? ew_data_mode::per_channel : ew_data_mode::per_pixel};
-  s.erdma = {.ERDMA_DISABLE = immediate, .ERDMA_DATA_SIZE = size,
-             .ERDMA_DATA_MODE = channel ? ew_data_mode::per_channel : ew_data_mode::per_pixel};
-  return s;
-}
-}  // namespace detail
 
 // Entries of one SDP task: 53 register writes, the 4-entry tail and the padding that
 // starts the next task on 16 bytes.
@@ -148,7 +98,7 @@ constexpr task_desc ew_task(const ew_geometry& g, const ew_task_shape& shape, co
                             operand_role input_role = operand_role::feature,
                             operand_role output_role = operand_role::output) {
   const bool channel = g.operand == ew_operand::per_channel;
-  const detail::ew_config config = detail::ew_config_of(g);
+  const detail::ew_config config = detail::ew_config_of(g.dtype, g.op, g.operand);
   task_desc t = sdp_task(g, shape, at, input_role, output_role);
   // EW_CVT_SCALE stays 1: "integer EW conversion needs a scale of 1" (B). The immediate goes
   // in every operand group (B: which group a surface uses is not established).

@@ -17,7 +17,7 @@
 #include <regcmd/core/error.hpp>
 #include <regcmd/core/half.hpp>
 #include <regcmd/programs/sdp_pass.hpp>
-#include <regcmd/programs/matmul/packing.hpp>
+#include <regcmd/programs/vocabulary.hpp>
 #include <regcmd/rules/catalog.hpp>
 
 namespace regcmd {
@@ -26,7 +26,7 @@ namespace detail {
 constexpr std::size_t ew_offset(const sdp_shape& g, std::uint32_t m, std::uint32_t n) {
   const std::uint32_t bytes = g.element_bytes();
   if (g.layout == ew_layout::flat) return (std::size_t{m} * g.N + n) * bytes;
-  return (std::size_t{n / g.atom} * g.M + m) * 16 + std::size_t{n % g.atom} * bytes;
+  return nc1hwc2_offset(g.M, 1, bytes, m, 0, n);
 }
 
 template <class T>
