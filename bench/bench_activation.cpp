@@ -129,7 +129,7 @@ int main() {
   std::printf("%-12s %-16s %10s %10s %10s\n", "function", "sweep (fp16)", "inputs", "max abs", "max rel");
   for (const row& r : rows) {
     const std::vector<float> x = fp16_inputs(r.lo, r.hi);
-    const auto p = build_activation({.fn = r.fn, .M = 1, .N = static_cast<std::uint32_t>(x.size())}).value();
+    const auto p = build(act_spec{.fn = r.fn, .M = 1, .N = static_cast<std::uint32_t>(x.size())}).value();
     const accuracy a = measure_error(x, run(p, x), r.exact);
     char sweep[32];
     std::snprintf(sweep, sizeof sweep, "[%g, %g]", r.lo, r.hi);
@@ -163,8 +163,8 @@ int main() {
   for (const versus& v : pairs) {
     const std::vector<float> x = fp16_inputs(v.lo, v.hi);
     const act_spec shape{.M = 1, .N = static_cast<std::uint32_t>(x.size())};
-    const auto ours = build_activation({.fn = v.fn, .M = shape.M, .N = shape.N}).value();
-    const auto theirs = build<table_act_kind>(table_act_spec{shape, v.table}).value();
+    const auto ours = build(act_spec{.fn = v.fn, .M = shape.M, .N = shape.N}).value();
+    const auto theirs = build_kind<table_act_kind>(table_act_spec{shape, v.table}).value();
     const accuracy a = measure_error(x, run(ours, x), v.exact), b = measure_error(x, run(theirs, x, 0, v.scale), v.exact);
     char sweep[32];
     std::snprintf(sweep, sizeof sweep, "[%g, %g]", v.lo, v.hi);
@@ -175,8 +175,8 @@ int main() {
   }
 
   // Entries: the upload (2 x 514) in every task.
-  const auto one = build_activation({.fn = activation::sigmoid, .M = 1, .N = 8}).value();
-  const auto four = build_activation({.fn = activation::sigmoid, .M = 1000, .N = 200}).value();
+  const auto one = build(act_spec{.fn = activation::sigmoid, .M = 1, .N = 8}).value();
+  const auto four = build(act_spec{.fn = activation::sigmoid, .M = 1000, .N = 200}).value();
   bench::row("lut program size", "entries, lone LUT task (upload + 62 writes + tail)", std::to_string(one.view().tasks[0].count));
   bench::row("lut program size", "entries per chained LUT task after the first (AB-SILU's, reusing the tables: 36)",
              std::to_string(four.view().tasks[1].count));

@@ -31,10 +31,10 @@ constexpr matmul_spec chain_spec(std::uint32_t tasks) {
 constexpr plan_options one_slice{.k_slice = 2048};
 constexpr matmul_spec single_spec{.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 512, .N = 256};
 
-constexpr auto single = matmul<single_spec>();
-constexpr auto chain8 = plan_matmul<chain_spec(8), one_slice>();
-constexpr auto chain96 = plan_matmul<chain_spec(96), one_slice>();
-constexpr auto chain1000 = plan_matmul<chain_spec(1000), one_slice>();
+constexpr auto single = fixed<single_spec>();
+constexpr auto chain8 = fixed<plan_request{chain_spec(8), one_slice}>();
+constexpr auto chain96 = fixed<plan_request{chain_spec(96), one_slice}>();
+constexpr auto chain1000 = fixed<plan_request{chain_spec(1000), one_slice}>();
 static_assert(chain8.code.task_count == 8 && chain96.code.task_count == 96 && chain1000.code.task_count == 1000);
 
 // The baseline a run-time emitter stands for: every task of the plan resolved and encoded
@@ -116,7 +116,7 @@ int main() {
       bench::keep(entries.data());
     }, 7);
     const bench::timing planned = bench::measure([&] {
-      const result<runtime_program<plan_shape>> p = build_plan(bench::opaque(f.spec), f.options);
+      const result<runtime_program<plan_shape>> p = build(plan_request{bench::opaque(f.spec), f.options});
       if (!p) std::abort();
       bench::keep(p.value().code.entries.data());
     }, 7);
@@ -139,7 +139,7 @@ int main() {
   const matmul_spec decode{.in = precision::fp16, .out = precision::fp16, .M = 1, .K = 4096, .N = 11008};
   const matmul_spec prefill{.in = precision::fp16, .out = precision::fp32, .M = 128, .K = 16384, .N = 2048};
   for (const auto& [name, spec] : {std::pair{"decode 1x4096x11008", decode}, std::pair{"prefill 128x16384x2048", prefill}}) {
-    const result<runtime_program<plan_shape>> p = build_plan(spec);
+    const result<runtime_program<plan_shape>> p = build(plan_request{spec});
     if (!p) return fail(to_string(p.err()));
     auto feature = rt::buffer::create(dev.value(), plan_feature_bytes(p.value().geometry));
     auto weight = rt::buffer::create(dev.value(), p.value().geometry.weight_bytes());

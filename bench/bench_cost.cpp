@@ -59,8 +59,8 @@ int main() {
         for (std::uint32_t N : Ns) {
           const precision out = in == precision::fp16 ? precision::fp16 : in == precision::int8 ? precision::int32 : precision::int16;
           const matmul_spec spec{.in = in, .out = out, .M = M, .K = K, .N = N};
-          const auto now = build_plan(spec);
-          const auto before = build_plan(spec, {.objective = plan_objective::fewest_tasks});
+          const auto now = build(plan_request{spec});
+          const auto before = build(plan_request{spec, {.objective = plan_objective::fewest_tasks}});
           if (!now || !before) {
             std::printf("| %s | %u | %u | %u | refused: %s |||||||\n", name_of_pair(in).c_str(), M, K, N,
                         std::string((now ? before : now).err().id()).c_str());
@@ -108,7 +108,7 @@ int main() {
   std::printf("| conv | tasks | traffic | distinct | traffic / distinct | bound us | limited by |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
   for (const conv_case& c : convs) {
-    const auto built = build_conv(c.spec);
+    const auto built = build(c.spec);
     if (!built) {
       std::printf("| %s | refused: %s ||||||\n", c.name, std::string(built.err().id()).c_str());
       continue;

@@ -34,10 +34,10 @@ constexpr matmul_spec fp16_matmul(std::uint32_t M, std::uint32_t K, std::uint32_
 // (the vendor's matmul API and a host or SDP activation) does; the down projection's K
 // slices are then summed on the host.
 unsigned programs_per_op(std::uint32_t M, std::uint32_t D, std::uint32_t F, std::size_t& tasks) {
-  const auto gate = build_plan(fp16_matmul(M, D, F));
-  const auto act = build_activation({.fn = activation::silu, .M = M, .N = F});
-  const auto mul = build_ew({.op = ew_op::mul, .M = M, .N = F, .layout = ew_layout::flat});
-  const auto down = build_plan({.in = precision::fp16, .out = precision::fp32, .M = M, .K = F, .N = D});
+  const auto gate = build(plan_request{fp16_matmul(M, D, F)});
+  const auto act = build(act_spec{.fn = activation::silu, .M = M, .N = F});
+  const auto mul = build(ew_spec{.op = ew_op::mul, .M = M, .N = F, .layout = ew_layout::flat});
+  const auto down = build(plan_request{{.in = precision::fp16, .out = precision::fp32, .M = M, .K = F, .N = D}});
   if (!gate || !act || !mul || !down) std::abort();
   tasks = 2 * gate.value().view().tasks.size() + act.value().view().tasks.size() + mul.value().view().tasks.size() +
           down.value().view().tasks.size();
@@ -58,7 +58,7 @@ void block_figures(const std::string& group, const Built& g, unsigned separate, 
 }
 
 void block_rows(const char* name, std::uint32_t M) {
-  const auto g = build_graph(llama_ffn(M, 4096, 11008));
+  const auto g = build(llama_ffn(M, 4096, 11008));
   if (!g) std::abort();
   std::size_t separate_tasks = 0;
   const unsigned separate = programs_per_op(M, 4096, 11008, separate_tasks);
@@ -76,12 +76,12 @@ void cnn_rows() {
   const pool_spec max{.op = pool_op::max, .H = 32, .W = 32, .C = 32};
   const pool_spec average{.op = pool_op::global_average, .H = 16, .W = 16, .C = 64, .kernel_h = 16, .kernel_w = 16};
   const matmul_spec classifier = fp16_matmul(1, 64, 10);
-  const auto g = build_graph(make_graph(graph_conv("c1", "image", "k1", conv3x3(32, 3, 32)), graph_pool("p1", "c1", max),
+  const auto g = build(make_graph(graph_conv("c1", "image", "k1", conv3x3(32, 3, 32)), graph_pool("p1", "c1", max),
                                         graph_conv("c2", "p1", "k2", conv3x3(16, 32, 64)), graph_pool("p2", "c2", average),
                                         graph_matmul("logits", "p2", "w_fc", classifier)));
-  const auto c1 = build_conv(conv3x3(32, 3, 32)), c2 = build_conv(conv3x3(16, 32, 64));
-  const auto p1 = build_pool(max), p2 = build_pool(average);
-  const auto fc = build_plan(classifier);
+  const auto c1 = build(conv3x3(32, 3, 32)), c2 = build(conv3x3(16, 32, 64));
+  const auto p1 = build(max), p2 = build(average);
+  const auto fc = build(plan_request{classifier});
   if (!g || !c1 || !c2 || !p1 || !p2 || !fc) std::abort();
   const std::size_t tasks = c1.value().view().tasks.size() + c2.value().view().tasks.size() +
                             p1.value().view().tasks.size() + p2.value().view().tasks.size() +
@@ -90,11 +90,11 @@ void cnn_rows() {
 }
 
 void mobilenet_rows() {
-  const auto g = build_graph(mobilenet_v1_block(224));
+  const auto g = build(mobilenet_v1_block(224));
   if (!g) std::abort();
   std::size_t tasks = 0;
   for (std::uint32_t i = 0; i < 3; ++i) {  // each conv as its own program
-    const auto alone = build_conv(g.value().geometry.steps[i].conv.conv.spec);
+    const auto alone = build(g.value().geometry.steps[i].conv.conv.spec);
     if (!alone) std::abort();
     tasks += alone.value().view().tasks.size();
   }
@@ -116,8 +116,8 @@ int main() {
   }
   // A block small enough that the emulated device's arithmetic does not hide the host's
   // work (hidden 64; the intermediate 11008 keeps the down projection's K split).
-  const auto block = build_graph(llama_ffn(1, 64, 11008));
-  const auto op = build_graph(make_graph(graph_matmul("gate", "x", "w_gate", fp16_matmul(1, 64, 11008))));
+  const auto block = build(llama_ffn(1, 64, 11008));
+  const auto op = build(make_graph(graph_matmul("gate", "x", "w_gate", fp16_matmul(1, 64, 11008))));
   if (!block || !op) return 2;
   rt::session npu{dev.value()};
   struct measured {

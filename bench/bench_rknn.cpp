@@ -93,13 +93,12 @@ void measure(const rt::device& dev, const shape& s, int runs) {
 
   // regcmd's session, the same program (one K segment, K whole: the library's plan)
   const auto K = static_cast<std::uint32_t>(s.K);
-  const auto code = build_plan({.in = in,
+  const auto code = build(plan_request{{.in = in,
                                 .out = out,
                                 .M = static_cast<std::uint32_t>(s.M),
                                 .K = K,
                                 .N = static_cast<std::uint32_t>(s.N),
-                                .pad = padding::none},
-                               {.whole_k = true});
+                                .pad = padding::none}, {.whole_k = true}});
   if (!code) std::exit(1);
   const plan_shape& g = code.value().geometry;
   auto fa = rt::buffer::create(dev, plan_feature_bytes(g)).value();

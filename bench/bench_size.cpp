@@ -13,9 +13,9 @@ using namespace regcmd;
 namespace {
 constexpr matmul_spec chain{.in = precision::fp16, .out = precision::fp32, .M = 8 * 96, .K = 2048, .N = 64,
                             .sched = schedule::template_split};  // 96 tiles of 8 rows
-constexpr auto lone = matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 512, .N = 256}>();
-constexpr auto full = plan_matmul<chain>();
-constexpr auto delta = plan_matmul<chain, plan_options{.delta_tasks = true}>();
+constexpr auto lone = fixed<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 512, .N = 256}>();
+constexpr auto full = fixed<plan_request{chain}>();
+constexpr auto delta = fixed<plan_request{chain, plan_options{.delta_tasks = true}}>();
 
 template <class Program>
 double entries_per_task(const Program& p, std::size_t from_task) {

@@ -38,7 +38,7 @@ constexpr conv_spec conv3x3(std::uint32_t hw, std::uint32_t in, std::uint32_t ou
           .kernel_h = 3, .kernel_w = 3, .padding = conv_padding::same, .activation = output_activation::relu};
 }
 
-constexpr auto cnn = graph<make_graph(
+constexpr auto cnn = fixed<make_graph(
     graph_conv("c1", "image", "k1", conv3x3(side, colours, width1)),
     graph_pool("p1", "c1", {.op = pool_op::max, .H = side, .W = side, .C = width1}),
     graph_conv("c2", "p1", "k2", conv3x3(side / 2, width1, width2)),

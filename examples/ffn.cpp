@@ -35,8 +35,8 @@ using namespace regcmd;
 namespace {
 
 // LLaMA-7B's blocks, checked and emitted by the compiler.
-constexpr auto llama_decode = graph<llama_ffn(1, 4096, 11008)>();
-constexpr auto llama_prefill = graph<llama_ffn(64, 4096, 11008)>();
+constexpr auto llama_decode = fixed<llama_ffn(1, 4096, 11008)>();
+constexpr auto llama_prefill = fixed<llama_ffn(64, 4096, 11008)>();
 
 // The SiLU table's largest error (bench/README.md's accuracy table), with margin.
 constexpr double silu_error = 3e-3;
@@ -166,7 +166,7 @@ int main(int argc, char** argv) {
   if (D == 4096 && F == 11008) {
     status = std::max(status, run_block(device.value(), "decode", llama_decode.geometry, llama_decode.view(), 1, D, F, w, {0}));
   } else {
-    const auto decode = build_graph(llama_ffn(1, D, F));
+    const auto decode = build(llama_ffn(1, D, F));
     if (!decode) return std::fprintf(stderr, "ffn: %s\n", to_string(decode.err()).c_str()), 2;
     status = std::max(status, run_block(device.value(), "decode", decode.value().geometry, decode.value().view(), 1, D, F, w, {0}));
   }
@@ -175,7 +175,7 @@ int main(int argc, char** argv) {
   if (D == 4096 && F == 11008 && rows == 64)
     return std::max(status, run_block(device.value(), "prefill", llama_prefill.geometry, llama_prefill.view(), rows, D, F,
                                       w, sample));
-  const auto prefill = build_graph(llama_ffn(rows, D, F));
+  const auto prefill = build(llama_ffn(rows, D, F));
   if (!prefill) return std::fprintf(stderr, "ffn: %s\n", to_string(prefill.err()).c_str()), 2;
   return std::max(status, run_block(device.value(), "prefill", prefill.value().geometry, prefill.value().view(), rows, D,
                                     F, w, sample));

@@ -28,7 +28,7 @@ namespace {
 
 // Built at compile time (regcmd/programs/graph/blocks.hpp): a shape, a quantization or a boundary
 // between the layers that breaks a rule would not compile.
-constexpr auto block = graph<mobilenet_v1_block(224)>();
+constexpr auto block = fixed<mobilenet_v1_block(224)>();
 
 // One layer's host data: NHWC uint8 tensors, OHWI weights, int32 bias.
 struct layer_data {

@@ -22,7 +22,7 @@ constexpr ew_spec add_spec{.op = ew_op::add,
                            .operand = ew_operand::immediate,
                            .layout = ew_layout::flat,
                            .immediate = 0.75f};
-constexpr auto add = ew<add_spec>();
+constexpr auto add = fixed<add_spec>();
 
 // The same op adding 0.5.
 constexpr ew_spec add_half_spec = [] {
@@ -55,6 +55,6 @@ TEST_CASE("pinned: its registers and fields by name") {
 // count minus one, and a program built with another immediate against the golden.
 TEST_CASE("pinned: what a failing check prints" * doctest::should_fail()) {
   CHECK_FIELD(add, DPU_DATA_CUBE_WIDTH::WIDTH, 40);
-  constexpr auto add_half = ew<add_half_spec>();
+  constexpr auto add_half = fixed<add_half_spec>();
   CHECK_REGCMD_EQ(add_half, add_golden);
 }

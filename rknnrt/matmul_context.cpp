@@ -287,7 +287,7 @@ api_status matmul_context::build(shape_state& st, const rknn_matmul_shape& shape
                                                   : static_cast<std::uint32_t>(bytes_of(types_.npu, K));
     matmul_spec spec = segment_spec(types_, shape, s);
     spec.feature_pitch = pitch;
-    auto code = build_plan(spec, {.whole_k = true});
+    auto code = regcmd::build(plan_request{spec, {.whole_k = true}});
     if (!code) return from(code.err(), "rknn_matmul_run");
     st.segments.push_back({std::move(code).value(), std::nullopt, std::nullopt});
     feature_bytes += std::uint64_t{static_cast<std::uint32_t>(shape.M)} * pitch;

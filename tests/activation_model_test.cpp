@@ -39,7 +39,7 @@ std::vector<T> run_on_model(const runtime_program<act_geometry>& p, const std::v
 }
 
 runtime_program<act_geometry> built(const act_spec& s) {
-  auto r = build_activation(s);
+  auto r = build(s);
   REQUIRE_MESSAGE(r.ok(), r.err().id());
   return std::move(r).value();
 }

@@ -29,7 +29,7 @@ std::vector<std::int16_t> uploaded(const program_view& p, int table) {
 }
 
 runtime_program<act_geometry> built(const act_spec& s) {
-  auto r = build_activation(s);
+  auto r = build(s);
   REQUIRE_MESSAGE(r.ok(), r.err().id());
   return std::move(r).value();
 }
@@ -155,7 +155,7 @@ TEST_CASE("ReLU family stage values: BN ReLU, ReLUX, PReLU multiplier, the shift
 
 TEST_CASE("activation rules at run time") {
   auto fails = [](const act_spec& s, const rule& r) {
-    auto b = build_activation(s);
+    auto b = build(s);
     REQUIRE_FALSE(b.ok());
     CHECK(b.err().id() == r.id);
   };
@@ -182,7 +182,7 @@ TEST_CASE("activation rules at run time") {
 constexpr auto user_silu = lut_activation<[](double x) { return x / (1 + cmath::exp(-x)); },
                                           lut_range{-12, 12, lut_tail::hold, lut_tail::linear},
                                           act_spec{.M = 8, .N = 64}>();
-constexpr auto builtin_silu = activation_program<act_spec{.fn = activation::silu, .M = 8, .N = 64}>();
+constexpr auto builtin_silu = fixed<act_spec{.fn = activation::silu, .M = 8, .N = 64}>();
 static_assert(user_silu.geometry.table.index_scale == 0x6555);
 static_assert(user_silu.geometry.table.exponent == 11);
 

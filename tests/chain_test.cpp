@@ -64,7 +64,7 @@ constexpr conv_spec fp16_conv{.in = conv_data::fp16, .out = precision::fp16, .H 
 }  // namespace
 
 TEST_CASE("conv -> activation -> pooling: one program, intermediates wired in order") {
-  const auto built = build_conv_chain({.conv = fp16_conv, .activate = true, .activation = {.fn = activation::silu},
+  const auto built = build(conv_chain_spec{.conv = fp16_conv, .activate = true, .activation = {.fn = activation::silu},
                                        .pool = true, .pooling = {.op = pool_op::max}});
   REQUIRE_MESSAGE(built.ok(), built.err().id());
   const auto& g = built.value().geometry;
@@ -95,7 +95,7 @@ TEST_CASE("conv -> activation -> pooling: one program, intermediates wired in or
 TEST_CASE("chain boundary rules") {
   conv_spec fp32 = fp16_conv;
   fp32.out = precision::fp32;
-  auto chain = build_conv_chain({.conv = fp32, .activate = true});
+  auto chain = build(conv_chain_spec{.conv = fp32, .activate = true});
   REQUIRE_FALSE(chain.ok());
   CHECK(chain.err().id() == rules::fused_precision_path.id);
   conv_spec int8 = fp16_conv;
@@ -103,13 +103,13 @@ TEST_CASE("chain boundary rules") {
   int8.out = precision::int8;
   int8.input = int8.weights = {0.05f, 0};
   int8.output = {0.1f, 0};
-  auto lut = build_conv_chain({.conv = int8, .activate = true, .activation = {.fn = activation::sigmoid}});
+  auto lut = build(conv_chain_spec{.conv = int8, .activate = true, .activation = {.fn = activation::sigmoid}});
   REQUIRE_FALSE(lut.ok());
   CHECK(lut.err().id() == rules::act_lut_precision.id);
-  auto avg = build_conv_chain({.conv = int8, .pool = true, .pooling = {.op = pool_op::average}});
+  auto avg = build(conv_chain_spec{.conv = int8, .pool = true, .pooling = {.op = pool_op::average}});
   REQUIRE_FALSE(avg.ok());
   CHECK(avg.err().id() == rules::pool_int8_average.id);
-  auto mm = build_matmul_activation({.matmul = {.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 32, .N = 16}});
+  auto mm = build(matmul_act_spec{.matmul = {.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 32, .N = 16}});
   REQUIRE_FALSE(mm.ok());
   CHECK(mm.err().id() == rules::fused_precision_path.id);
 }
@@ -120,25 +120,25 @@ TEST_CASE("on the model, a conv chain computes what its three programs compute o
     const conv_chain_spec spec{.conv = fp16_conv, .activate = true, .activation = {.fn = fn, .slope = 0.125f},
                                .pool = true, .pooling = {.op = pool_op::max, .kernel_h = 3, .kernel_w = 3,
                                                          .stride_y = 2, .stride_x = 2, .padding = conv_padding::same}};
-    const auto chain = build_conv_chain(spec).value();
+    const auto chain = build(spec).value();
     const auto& g = chain.geometry;
     const auto features = random_fp16(conv_feature_bytes(g.conv.conv), 1), weights = random_fp16(conv_weight_bytes(g.conv.conv), 2);
     const auto fused = run(chain.view(), {{operand_role::feature, features}, {operand_role::weight, weights}},
                            g.output_bytes(), g.intermediate_bytes());
 
-    const auto conv = build_conv(fp16_conv).value();
+    const auto conv = build(fp16_conv).value();
     const auto conv_out = run(conv.view(), {{operand_role::feature, features}, {operand_role::weight, weights}},
                               conv_output_bytes(conv.geometry.conv));
     act_spec a = spec.activation;
     a.M = 1;
     a.N = static_cast<std::uint32_t>(conv_out.size() / 2);
-    const auto act = build_activation(a).value();
+    const auto act = build(a).value();
     const auto act_out = run(act.view(), {{operand_role::feature, conv_out}}, act.geometry.tensor_bytes());
     pool_spec p = spec.pooling;
     p.H = g.conv.conv.out_h;
     p.W = g.conv.conv.out_w;
     p.C = fp16_conv.out_channels;
-    const auto pool = build_pool(p).value();
+    const auto pool = build(p).value();
     const auto pooled = run(pool.view(), {{operand_role::feature, act_out}}, pool.geometry.output_bytes());
     CHECK(fused == pooled);
   }
@@ -148,14 +148,14 @@ TEST_CASE("on the model, matmul -> activation computes what the two programs com
   const matmul_spec mm{.in = precision::fp16, .out = precision::fp16, .M = 24, .K = 64, .N = 40};
   for (const activation fn : {activation::relu, activation::silu, activation::exp}) {
     CAPTURE(static_cast<int>(fn));
-    const auto chain = build_matmul_activation({.matmul = mm, .activation = {.fn = fn}}).value();
+    const auto chain = build(matmul_act_spec{.matmul = mm, .activation = {.fn = fn}}).value();
     const auto& g = chain.geometry;
     const auto a = random_fp16(g.mm.feature_bytes(), 3), b = random_fp16(g.mm.weight_bytes(), 4);
     const auto fused = run(chain.view(), {{operand_role::feature, a}, {operand_role::weight, b}}, g.act.tensor_bytes(),
                            g.mm.output_bytes());
-    const auto matmul = build_matmul(mm).value();
+    const auto matmul = build(mm).value();
     const auto c = run(matmul.view(), {{operand_role::feature, a}, {operand_role::weight, b}}, g.mm.output_bytes());
-    const auto act = build_activation({.fn = fn, .M = g.mm.M, .N = g.mm.N}).value();
+    const auto act = build(act_spec{.fn = fn, .M = g.mm.M, .N = g.mm.N}).value();
     CHECK(fused == run(act.view(), {{operand_role::feature, c}}, act.geometry.tensor_bytes()));
   }
 }

@@ -52,7 +52,7 @@ double activate(const conv_spec& s, double v) {
 // Builds the conv, runs it on the model with random operands, and compares every output.
 template <class T>
 outcome run_quantized(const conv_spec& s, std::uint64_t seed, model::rounding rounding = model::rounding::half_up) {
-  const auto built = build_conv(s);
+  const auto built = build(s);
   REQUIRE_MESSAGE(built.ok(), built.err().id());
   const conv_geometry& g = built.value().geometry.conv;
   const testing::host_conv h = host_of(g);
@@ -100,7 +100,7 @@ outcome run_quantized(const conv_spec& s, std::uint64_t seed, model::rounding ro
 }
 
 outcome run_fp16(const conv_spec& s, std::uint64_t seed) {
-  const auto built = build_conv(s);
+  const auto built = build(s);
   REQUIRE_MESSAGE(built.ok(), built.err().id());
   const conv_geometry& g = built.value().geometry.conv;
   const testing::host_conv h = host_of(g);

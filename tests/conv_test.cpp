@@ -25,13 +25,13 @@ struct expected_write {
 };
 
 runtime_program<conv_plan> built(const conv_spec& s) {
-  const auto r = build_conv(s);
+  const auto r = build(s);
   REQUIRE_MESSAGE(r.ok(), r.err().id());
   return r.value();
 }
 
 std::string_view refusal(const conv_spec& s) {
-  const auto r = build_conv(s);
+  const auto r = build(s);
   REQUIRE_FALSE(r.ok());
   return r.err().id();
 }
@@ -65,7 +65,7 @@ constexpr conv_spec example_a{.in = conv_data::uint8, .H = 20, .W = 20, .C = 80,
 }  // namespace
 
 TEST_CASE("example A, one task: every register Mesa's table gives, and the skeleton's zeros") {
-  static constexpr auto a = conv<example_a>();
+  static constexpr auto a = fixed<example_a>();
   const program_view p = a.view();
   REQUIRE(p.tasks.size() == 1);
   // 48 CNA + 5 CORE + 51 DPU + 14 DPU_RDMA (Mesa's 18 less the unused SRC, BN and EW
@@ -164,7 +164,7 @@ TEST_CASE("example C, depthwise 100x100x48 SAME: Mesa's five row tasks exactly")
 }
 
 TEST_CASE("example D, depthwise 24x24x16: one task, Mesa's values") {
-  static constexpr auto d = conv<conv_spec{.in = conv_data::uint8, .H = 24, .W = 24, .C = 16, .out_channels = 16,
+  static constexpr auto d = fixed<conv_spec{.in = conv_data::uint8, .H = 24, .W = 24, .C = 16, .out_channels = 16,
                                            .kernel_h = 3, .kernel_w = 3, .padding = conv_padding::same, .depthwise = true,
                                            .input = {0.5f, 128}, .weights = {0.5f, 128}, .output = {1.0f, 128}}>();
   const program_view p = d.view();
@@ -184,7 +184,7 @@ TEST_CASE("example D, depthwise 24x24x16: one task, Mesa's values") {
 }
 
 TEST_CASE("the vendor's fp16 conv template: 14x14x32 -> 128, 3x3 VALID, fp16 out") {
-  static constexpr auto f = conv<conv_spec{.in = conv_data::fp16, .out = precision::fp16, .H = 14, .W = 14, .C = 32,
+  static constexpr auto f = fixed<conv_spec{.in = conv_data::fp16, .out = precision::fp16, .H = 14, .W = 14, .C = 32,
                                            .out_channels = 128, .kernel_h = 3, .kernel_w = 3}>();
   const program_view p = f.view();
   REQUIRE(p.tasks.size() == 1);
@@ -275,11 +275,11 @@ TEST_CASE("leaky ReLU in the BN multiplier: PReLU on, ReLU bypassed, and refused
   CHECK_REGISTER(f.view(), reg::DPU_BN_CFG::from_bits(0x62), testing::in_task{0});
   CHECK_REGISTER(f.view(), reg::DPU_BN_MUL_CFG::from_bits(0x2e660000), testing::in_task{0});  // fp16(0.1)
   CHECK_REGISTER(f.view(), reg::DPU_BS_CFG::from_bits(0x53), testing::in_task{0});  // bypassed for a fp16 output
-  auto residual = build_conv({.in = conv_data::fp16, .out = precision::fp16, .H = 4, .W = 4, .C = 16, .out_channels = 16,
+  auto residual = build(conv_spec{.in = conv_data::fp16, .out = precision::fp16, .H = 4, .W = 4, .C = 16, .out_channels = 16,
                               .residual_add = true, .activation = output_activation::leaky_relu});
   REQUIRE_FALSE(residual.ok());
   CHECK(residual.err().id() == rules::conv_leaky_residual.id);
-  auto slope = build_conv({.in = conv_data::fp16, .out = precision::fp16, .H = 4, .W = 4, .C = 16, .out_channels = 16,
+  auto slope = build(conv_spec{.in = conv_data::fp16, .out = precision::fp16, .H = 4, .W = 4, .C = 16, .out_channels = 16,
                            .activation = output_activation::leaky_relu, .leaky_slope = -0.5f});
   REQUIRE_FALSE(slope.ok());
   CHECK(slope.err().id() == rules::act_leaky_slope.id);

@@ -13,7 +13,7 @@ using namespace regcmd;
 
 namespace {
 runtime_program<ew_geometry> built(const ew_spec& s) {
-  auto r = build_ew(s);
+  auto r = build(s);
   REQUIRE_MESSAGE(r.ok(), r.err().id());
   return std::move(r).value();
 }
@@ -148,22 +148,22 @@ TEST_CASE("element-wise rules at run time") {
   };
   for (const row& r : rows) {
     CAPTURE(r.rule);
-    const auto b = build_ew(r.spec);
+    const auto b = build(r.spec);
     REQUIRE_FALSE(b.ok());
     CHECK(b.err().id() == r.rule);
   }
   // the flat layout takes any number of rows
-  CHECK(build_ew({.M = 100000, .N = 8, .layout = ew_layout::flat}).ok());
+  CHECK(build(ew_spec{.M = 100000, .N = 8, .layout = ew_layout::flat}).ok());
   // sizes near 2^32, bounded before they are rounded: N = 2^32 - 1 rounded to the atom
   // wrapped to 0; 2^32 - 1 int8 elements padded to 2^32 fill the address space but not a
   // 32-bit count (it read 0)
-  CHECK(build_ew({.M = 1, .N = 4294967295u}).err().id() == "ew-width");
-  CHECK(build_ew({.dtype = precision::int8, .M = 1, .N = 4294967295u, .layout = ew_layout::flat}).err().id() == "operand-size");
-  CHECK(build_ew({.M = 65536, .N = 65536, .layout = ew_layout::flat}).err().id() == "operand-size");
+  CHECK(build(ew_spec{.M = 1, .N = 4294967295u}).err().id() == "ew-width");
+  CHECK(build(ew_spec{.dtype = precision::int8, .M = 1, .N = 4294967295u, .layout = ew_layout::flat}).err().id() == "operand-size");
+  CHECK(build(ew_spec{.M = 65536, .N = 65536, .layout = ew_layout::flat}).err().id() == "operand-size");
 }
 
 TEST_CASE("an element-wise op at compile time") {
-  constexpr auto p = ew<ew_spec{.op = ew_op::mul, .M = 16, .N = 64}>();
+  constexpr auto p = fixed<ew_spec{.op = ew_op::mul, .M = 16, .N = 64}>();
   static_assert(p.code.task_count == 1);
   static_assert(!p.code.pingpong);
   CHECK(p.code.entry_count == 57);

@@ -248,7 +248,7 @@ namespace {
 // submitted raw, so that no sync happens but the case's own. A = B = 1.0: every C is K.
 struct raw_matmul {
   const raw::file& f;
-  runtime_program<matmul_geometry> mm = build_matmul(fp16_op).value();
+  runtime_program<matmul_geometry> mm = build(fp16_op).value();
   raw::bo a, b, c, code, tasks;
   std::uint8_t *a_map, *b_map, *c_map, *code_map, *tasks_map = nullptr;
   std::vector<std::uint64_t> entries;

@@ -41,7 +41,7 @@ struct chain_bench : testing::model_board {
 // Runs a chain on random data; the largest difference from the host result: the matmul in
 // double rounded to fp16 (as the DPU writes it), then the op in fp32, rounded to fp16.
 double run_chain(const fused_spec& spec, std::uint32_t seed) {
-  auto built = build_fused(spec);
+  auto built = build(spec);
   REQUIRE_MESSAGE(built.ok(), built.err().id());
   const runtime_program<fused_geometry>& p = built.value();
   const fused_geometry& g = p.geometry;
@@ -83,7 +83,7 @@ double run_chain(const fused_spec& spec, std::uint32_t seed) {
 }  // namespace
 
 TEST_CASE("a fused chain: the matmul writes the intermediate, the SDP reads it flat") {
-  const auto p = build_fused(per_channel_scaled_matmul(16, 64, 64)).value();
+  const auto p = build(per_channel_scaled_matmul(16, 64, 64)).value();
   const auto v = p.view();
   REQUIRE(v.tasks.size() == 2);
   CHECK(v.tasks[0].enable_mask == 0xd);
@@ -113,7 +113,7 @@ TEST_CASE("fused chains on the model against the host") {
   CHECK(run_chain({.matmul = {.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 32},
                    .op = ew_op::max, .operand = ew_operand::immediate, .immediate = 0.0f}, 12) < 2e-3);
   // a C of 700 x 128 fp16 takes two SDP tasks after the matmul
-  const auto big = build_fused({.matmul = {.in = precision::fp16, .out = precision::fp16, .M = 700, .K = 256, .N = 128},
+  const auto big = build(fused_spec{.matmul = {.in = precision::fp16, .out = precision::fp16, .M = 700, .K = 256, .N = 128},
                                 .op = ew_op::add, .operand = ew_operand::per_channel});
   REQUIRE(big.ok());
   CHECK(big.value().view().tasks.size() == 3);
@@ -122,7 +122,7 @@ TEST_CASE("fused chains on the model against the host") {
 }
 
 TEST_CASE("fused-chain rules at run time") {
-  auto id = [](const fused_spec& s) { return build_fused(s).err().id(); };
+  auto id = [](const fused_spec& s) { return build(s).err().id(); };
   CHECK(id({.matmul = {.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 32}}) == "fused-precision-path");
   CHECK(id({.matmul = {.in = precision::int8, .out = precision::int32, .M = 4, .K = 64, .N = 32}}) == "fused-precision-path");
   CHECK(id({.matmul = {.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 32,
@@ -136,7 +136,7 @@ TEST_CASE("fused-chain rules at run time") {
 }
 
 TEST_CASE("program rules on hand-made chains: the precision path, ping-pong, the SDP's feature precision") {
-  const auto fp32_matmul = build_matmul({.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 32}).value();
+  const auto fp32_matmul = build(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 32}).value();
   const auto sdp = resolve_ew({.op = ew_op::add, .M = 16, .N = 8, .layout = ew_layout::flat}).value();
   program<256, 2> chain;
   chain.pingpong = false;
@@ -148,7 +148,7 @@ TEST_CASE("program rules on hand-made chains: the precision path, ping-pong, the
 
   // Regression (fuzz_validate): only the task just before an SDP was compared with what it
   // reads; a second SDP on the matmul's fp16 result, reading it as int8, validated
-  const auto fp16_matmul = build_matmul({.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 32}).value();
+  const auto fp16_matmul = build(matmul_spec{.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 32}).value();
   const auto int8_sdp = resolve_ew({.op = ew_op::add, .dtype = precision::int8, .M = 16, .N = 16, .layout = ew_layout::flat}).value();
   program<512, 3> reread;
   reread.pingpong = false;
@@ -185,11 +185,11 @@ TEST_CASE("program rules on hand-made chains: the precision path, ping-pong, the
 
 TEST_CASE("the model stalls a chained SDP fed bytes of another precision") {
   // buffers sized by a valid chain of the same shape; the intermediate large enough for fp32
-  const auto valid = build_fused(per_channel_scaled_matmul(4, 64, 32)).value();
+  const auto valid = build(per_channel_scaled_matmul(4, 64, 32)).value();
   chain_bench bench(valid);
   bench.allocate(operand_role::intermediate, 4 * 32 * 4);
   // an unchecked chain: a fp32-output matmul, then a fp16 SDP on its result
-  const auto fp32_matmul = build_matmul({.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 32}).value();
+  const auto fp32_matmul = build(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 32}).value();
   const auto sdp = resolve_ew({.op = ew_op::add, .M = 16, .N = 8, .layout = ew_layout::flat}).value();
   program<256, 2> chain;
   chain.pingpong = false;
@@ -205,7 +205,7 @@ TEST_CASE("the model stalls a chained SDP fed bytes of another precision") {
 }
 
 TEST_CASE("a fused chain at compile time") {
-  constexpr auto p = fused<per_channel_scaled_matmul(4, 64, 17)>();
+  constexpr auto p = fixed<per_channel_scaled_matmul(4, 64, 17)>();
   static_assert(p.code.task_count == 2);
   static_assert(p.geometry.mm.N == 32);
   CHECK(p.code.tasks[1].enable_mask == 0x18);

@@ -201,11 +201,11 @@ const char* operand_name(ew_operand o) {
 }  // namespace
 
 TEST_CASE("golden: one matmul op, every pair, both layouts, ragged, decode, schedules and pitches") {
-  for (const matmul_spec& s : one_op_shapes) check_golden("matmul_" + shape_name(s), built(build_matmul(s)));
+  for (const matmul_spec& s : one_op_shapes) check_golden("matmul_" + shape_name(s), built(build(s)));
 }
 
 TEST_CASE("golden: plans (K-split, N-tiling, M tiles, delta tasks, surface)") {
-  for (const plan_case& c : plan_cases) check_golden(c.name, built(build_plan(c.spec, c.options)));
+  for (const plan_case& c : plan_cases) check_golden(c.name, built(build(plan_request{c.spec, c.options})));
 }
 
 TEST_CASE("golden: every SDP op x dtype x operand x layout that builds, and a chained flat op") {
@@ -216,7 +216,7 @@ TEST_CASE("golden: every SDP op x dtype x operand x layout that builds, and a ch
         for (const ew_layout layout : {ew_layout::surface, ew_layout::flat}) {
           const ew_spec s{.op = op, .dtype = dtype, .M = 8, .N = 40, .operand = operand, .layout = layout,
                           .immediate = 0.75f};
-          const auto r = build_ew(s);
+          const auto r = build(s);
           if (!r.ok()) continue;  // the rules' refusals have their own tests
           ++count;
           check_golden(std::string("ew_") + op_name(op) + "_" + std::string(name_of(dtype)) + "_" +
@@ -226,11 +226,11 @@ TEST_CASE("golden: every SDP op x dtype x operand x layout that builds, and a ch
   // 4 ops x 3 dtypes x (per element in 2 layouts + per channel in surface) + fp16 add/max/min immediates in 2
   CHECK(count == 4 * 3 * 3 + 3 * 2);
   check_golden("ew_mul_fp16_element_flat_300x500",
-               built(build_ew({.op = ew_op::mul, .M = 300, .N = 500, .layout = ew_layout::flat})));
+               built(build(ew_spec{.op = ew_op::mul, .M = 300, .N = 500, .layout = ew_layout::flat})));
 }
 
 TEST_CASE("golden: fused chains and the per-channel scaled matmul") {
-  for (const fused_case& c : fused_cases) check_golden(c.name, built(build_fused(c.spec)));
+  for (const fused_case& c : fused_cases) check_golden(c.name, built(build(c.spec)));
 }
 
 TEST_CASE("golden: the allocation-free run-time door writes the same bytes into storage of its caller") {
@@ -238,28 +238,27 @@ TEST_CASE("golden: the allocation-free run-time door writes the same bytes into 
   std::array<slot, 8> slots{};
   std::array<task, 2> tasks{};
   program_writer w{entries, slots, tasks};
-  const auto g = build_into<plan_kind>(w, {{.in = fp16, .out = fp32, .M = 4, .K = 256, .N = 9000}});
+  const auto g = build_into(w, plan_request{{.in = fp16, .out = fp32, .M = 4, .K = 256, .N = 9000}});
   REQUIRE(g.ok());
   CHECK(g.value().n_tiles == 2);
   check_golden("plan_ntile_fp16", {w.entries(), w.slots(), w.tasks()});
   // storage too small is the rule program-capacity, not a write past its end
   std::array<entry, 100> few{};
   program_writer small{few, slots, tasks};
-  CHECK(build_into<matmul_kind>(small, {.in = fp16, .out = fp32, .M = 4, .K = 64, .N = 64}).err().id() ==
+  CHECK(build_into(small, matmul_spec{.in = fp16, .out = fp32, .M = 4, .K = 64, .N = 64}).err().id() ==
         "program-capacity");
 }
 
 TEST_CASE("golden: the compile-time doors build the same bytes as the run-time doors") {
-  constexpr auto mm = matmul<matmul_spec{.in = fp16, .out = fp32, .M = 64, .K = 512, .N = 256}>();
+  constexpr auto mm = fixed<matmul_spec{.in = fp16, .out = fp32, .M = 64, .K = 512, .N = 256}>();
   check_golden("matmul_fp16_fp32_64x512x256", mm.code.view());
-  constexpr auto surf = matmul<matmul_spec{.in = fp16, .out = fp32, .M = 4, .K = 64, .N = 64, .layout = surface}>();
+  constexpr auto surf = fixed<matmul_spec{.in = fp16, .out = fp32, .M = 4, .K = 64, .N = 64, .layout = surface}>();
   check_golden("matmul_fp16_fp32_4x64x64_surface", surf.code.view());
-  constexpr auto p = plan_matmul<matmul_spec{.in = int8, .out = int32, .M = 2000, .K = 512, .N = 64},
-                                 plan_options{.delta_tasks = true}>();
+  constexpr auto p = fixed<plan_request{matmul_spec{.in = int8, .out = int32, .M = 2000, .K = 512, .N = 64}, plan_options{.delta_tasks = true}}>();
   check_golden("plan_mtile_int8_delta", p.code.view());
-  constexpr auto e = ew<ew_spec{.op = ew_op::max, .dtype = int8, .M = 8, .N = 40, .operand = ew_operand::per_channel,
+  constexpr auto e = fixed<ew_spec{.op = ew_op::max, .dtype = int8, .M = 8, .N = 40, .operand = ew_operand::per_channel,
                                 .immediate = 0.75f}>();
   check_golden("ew_max_int8_channel_surface", e.code.view());
-  constexpr auto f = fused<per_channel_scaled_matmul(8, 128, 17)>();
+  constexpr auto f = fixed<per_channel_scaled_matmul(8, 128, 17)>();
   check_golden("fused_scaled_matmul_8x128x17", f.code.view());
 }

@@ -113,10 +113,10 @@ TEST_CASE("a graph that does not build: the line of the first op where it fails"
       "b = act a --fn silu -M 1 -N 32\n"
       "c = act b --fn relu -M 1 -N 32\n");
   REQUIRE(f.problem == "");
-  const auto built = build_graph(f.graph);
+  const auto built = build(f.graph);
   REQUIRE_FALSE(built.ok());
   CHECK(built.err().breaks(rules::graph_tensor_format));
-  CHECK(cli::failing_line(f, [](const graph_spec& g) { return build_graph(g).ok(); }) == 3);
+  CHECK(cli::failing_line(f, [](const graph_spec& g) { return build(g).ok(); }) == 3);
 }
 
 namespace {
@@ -148,5 +148,5 @@ TEST_CASE("the example graph files are the blocks they say") {
                                 graph_pool("p2", "c2", {.op = pool_op::global_average, .H = 16, .W = 16, .C = 64}),
                                 graph_matmul("logits", "p2", "w_fc",
                                              {.in = precision::fp16, .out = precision::fp16, .M = 1, .K = 64, .N = 10})));
-  CHECK(build_graph(cnn.graph).ok());
+  CHECK(build(cnn.graph).ok());
 }

@@ -49,7 +49,7 @@ const graph_tensor& tensor(const graph_geometry& g, std::string_view name) {
 }  // namespace
 
 TEST_CASE("an FFN block: one program of every op's tasks, its tensors sorted by the wiring and placed") {
-  constexpr auto block = graph<llama_ffn(4, 64, 96)>();
+  constexpr auto block = fixed<llama_ffn(4, 64, 96)>();
   const graph_geometry& g = block.geometry;
   const program_view v = block.view();
   // gate, up: one matmul task each; SiLU: one SDP task (its tables uploaded); mul: one; down: one
@@ -92,7 +92,7 @@ TEST_CASE("an FFN block: one program of every op's tasks, its tensors sorted by 
 
 TEST_CASE("an FFN block on the model: one submit, equal to the host's FFN within the SiLU table's error") {
   constexpr std::uint32_t M = 4, D = 64, F = 96;
-  const auto built = build_graph(llama_ffn(M, D, F));
+  const auto built = build(llama_ffn(M, D, F));
   REQUIRE(built.ok());
   const graph_geometry& g = built.value().geometry;
   testing::model_board board;
@@ -154,7 +154,7 @@ TEST_CASE("kept intermediates: each in bytes of its own, and read back by name")
   // (h no longer takes gate's place), the arena their sum.
   graph_spec spec = llama_ffn(4, 64, 96);
   spec.keep_intermediates = true;
-  const auto built = build_graph(spec);
+  const auto built = build(spec);
   REQUIRE(built.ok());
   const graph_geometry& g = built.value().geometry;
   CHECK(tensor(g, "gate").offset == 0);
@@ -172,7 +172,7 @@ TEST_CASE("a graph matmul whose K fits one op keeps it whole where its slices co
   // int8 M 8 K 8192 N 64 (issue 32, N14): the cheapest grid splits K, but int32 partials have
   // no SDP add; K = 8192 is within one op (10752), so every tile keeps it whole, as librknnrt
   // does. It was refused (graph-k-split).
-  const auto built = build_graph(make_graph(
+  const auto built = build(make_graph(
       graph_matmul("y", "x", "w", {.in = precision::int8, .out = precision::int32, .M = 8, .K = 8192, .N = 64})));
   REQUIRE_MESSAGE(built.ok(), to_string(built.err()));
   const plan_shape& p = built.value().geometry.steps[0].matmul;
@@ -180,14 +180,14 @@ TEST_CASE("a graph matmul whose K fits one op keeps it whole where its slices co
   CHECK(p.k_slice == 8192);
   CHECK_FALSE(built.value().geometry.steps[0].sums_slices());
   // K = 16384 exceeds one op: its slices must be summed, which int32 cannot
-  CHECK(build_graph(make_graph(graph_matmul("y", "x", "w", {.in = precision::int8, .out = precision::int32, .M = 8,
+  CHECK(build(make_graph(graph_matmul("y", "x", "w", {.in = precision::int8, .out = precision::int32, .M = 8,
                                                             .K = 16384, .N = 64})))
             .err()
             .id() == "graph-k-split");
 }
 
 TEST_CASE("a graph's tensors by name: unknown names and the wrong direction are refused") {
-  const auto built = build_graph(llama_ffn(4, 64, 96));
+  const auto built = build(llama_ffn(4, 64, 96));
   REQUIRE(built.ok());
   const graph_geometry& g = built.value().geometry;
   std::vector<std::uint8_t> buffer(g.buffer_bytes[static_cast<std::size_t>(operand_role::feature)]);
@@ -269,7 +269,7 @@ TEST_CASE("every graph rule refuses its graph at run time with its id") {
   };
   for (const row& r : rows) {
     CAPTURE(r.rule);
-    const auto built = build_graph(r.graph);
+    const auto built = build(r.graph);
     REQUIRE_FALSE(built.ok());
     CHECK(built.err().id() == r.rule);
   }
@@ -277,7 +277,7 @@ TEST_CASE("every graph rule refuses its graph at run time with its id") {
 
 TEST_CASE("a matmul whose K is split: fp16 partials summed by SDP adds in the same submit") {
   constexpr std::uint32_t M = 2, K = 12288, N = 48;
-  const auto built = build_graph(make_graph(graph_matmul("y", "x", "w", fp16_matmul(M, K, N))));
+  const auto built = build(make_graph(graph_matmul("y", "x", "w", fp16_matmul(M, K, N))));
   REQUIRE(built.ok());
   const graph_geometry& g = built.value().geometry;
   const plan_shape& p = g.steps[0].matmul;
@@ -326,14 +326,14 @@ TEST_CASE("int8 FFN matmuls: gate and up in one submit as outputs, and no SDP re
   // SDP reads int32: the requantization between an int8 matmul and the SiLU is the host's.
   constexpr std::uint32_t M = 4, D = 64, F = 96;
   const matmul_spec int8{.in = precision::int8, .out = precision::int32, .M = M, .K = D, .N = F};
-  const auto refused = build_graph(make_graph(graph_matmul("gate", "x", "w_gate", int8),
+  const auto refused = build(make_graph(graph_matmul("gate", "x", "w_gate", int8),
                                               graph_act("act", "gate", {.fn = activation::relu, .dtype = precision::int8,
                                                                         .M = M, .N = F})));
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.err().id() == "graph-tensor-format");
   CHECK(refused.err().note() == "gate");
 
-  const auto built = build_graph(make_graph(graph_matmul("gate", "x", "w_gate", int8), graph_matmul("up", "x", "w_up", int8)));
+  const auto built = build(make_graph(graph_matmul("gate", "x", "w_gate", int8), graph_matmul("up", "x", "w_up", int8)));
   REQUIRE(built.ok());
   const graph_geometry& g = built.value().geometry;
   CHECK(tensor(g, "gate").kind == tensor_kind::output);
@@ -399,7 +399,7 @@ TEST_CASE("a small CNN in one submit: conv 3x3 + ReLU, max pool 2x2, conv 3x3 + 
                          .kernel_h = 3, .kernel_w = 3, .padding = conv_padding::same, .activation = output_activation::relu};
   constexpr conv_spec c2{.in = conv_data::fp16, .out = precision::fp16, .H = 4, .W = 4, .C = 16, .out_channels = 32,
                          .kernel_h = 3, .kernel_w = 3, .padding = conv_padding::same, .activation = output_activation::relu};
-  constexpr auto cnn = graph<make_graph(
+  constexpr auto cnn = fixed<make_graph(
       graph_conv("c1", "image", "k1", c1), graph_pool("p1", "c1", {.op = pool_op::max, .H = 8, .W = 8, .C = 16}),
       graph_conv("c2", "p1", "k2", c2),
       graph_pool("p2", "c2", {.op = pool_op::global_average, .H = 4, .W = 4, .C = 32, .kernel_h = 4, .kernel_w = 4}),
@@ -491,7 +491,7 @@ TEST_CASE("a quantized MobileNet block in one submit: biases packed with their w
                          .weights = {0.01f, 130}, .output = acts, .bias = true, .activation = output_activation::relu6};
   constexpr conv_spec pw{.in = conv_data::uint8, .H = 8, .W = 8, .C = 32, .out_channels = 64, .input = acts,
                          .weights = {0.004f, 125}, .output = acts, .bias = true, .activation = output_activation::relu6};
-  constexpr auto block = graph<make_graph(graph_conv("c1", "image", "k1", stem), graph_conv("c2", "c1", "k2", dw),
+  constexpr auto block = fixed<make_graph(graph_conv("c1", "image", "k1", stem), graph_conv("c2", "c1", "k2", dw),
                                           graph_conv("c3", "c2", "k3", pw))>();
   const graph_geometry& g = block.geometry;
   REQUIRE(block.view().tasks.size() == 3);
@@ -565,7 +565,7 @@ TEST_CASE("a residual block in one submit: y = ReLU(conv(c1) + c1), the residual
   conv_spec second = first;
   second.residual_add = true;
   second.activation = output_activation::relu;
-  const auto built = build_graph(make_graph(graph_conv("c1", "x", "k1", first), graph_conv("y", "c1", "k2", second, "c1")));
+  const auto built = build(make_graph(graph_conv("c1", "x", "k1", first), graph_conv("y", "c1", "k2", second, "c1")));
   REQUIRE(built.ok());
   const graph_geometry& g = built.value().geometry;
   CHECK(tensor(g, "c1").kind == tensor_kind::intermediate);
@@ -608,28 +608,28 @@ TEST_CASE("a residual block in one submit: y = ReLU(conv(c1) + c1), the residual
 TEST_CASE("independent prefix: the leading tasks that hand nothing to each other") {
   // LLaMA's FFN at hidden 64, intermediate 256: gate and up (one task each) read x; the SiLU
   // reads gate
-  const auto ffn = build_graph(llama_ffn(1, 64, 256));
+  const auto ffn = build(llama_ffn(1, 64, 256));
   REQUIRE(ffn.ok());
   REQUIRE(ffn.value().view().tasks.size() == 5);
   CHECK(independent_prefix(ffn.value().view()) == 2);
   // two matmuls reading one input: every task
   constexpr matmul_spec mm{.in = precision::int8, .out = precision::int32, .M = 4, .K = 64, .N = 512};
-  const auto pair = build_graph(make_graph(graph_matmul("a", "x", "wa", mm), graph_matmul("b", "x", "wb", mm)));
+  const auto pair = build(make_graph(graph_matmul("a", "x", "wa", mm), graph_matmul("b", "x", "wb", mm)));
   REQUIRE(pair.ok());
   CHECK(independent_prefix(pair.value().view()) == pair.value().view().tasks.size());
   // a conv, then a pooling of its output: the first task alone
   constexpr conv_spec c{.in = conv_data::fp16, .out = precision::fp16, .H = 8, .W = 8, .C = 16, .out_channels = 16};
-  const auto chain = build_graph(make_graph(graph_conv("c", "x", "k", c), graph_pool("p", "c", {.H = 8, .W = 8, .C = 16})));
+  const auto chain = build(make_graph(graph_conv("c", "x", "k", c), graph_pool("p", "c", {.H = 8, .W = 8, .C = 16})));
   REQUIRE(chain.ok());
   CHECK(independent_prefix(chain.value().view()) == 1);
   // a plan of K slices writing fp32 partials side by side: every task
-  const auto split = build_plan({.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 16384, .N = 64});
+  const auto split = build(plan_request{{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 16384, .N = 64}});
   REQUIRE(split.ok());
   CHECK(split.value().view().tasks.size() == 8);  // K 16384 in slices of 2048
   CHECK(independent_prefix(split.value().view()) == 8);
   // delta tasks rely on earlier tasks' registers
   const auto delta =
-      build_plan({.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 16384, .N = 64}, {.delta_tasks = true});
+      build(plan_request{{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 16384, .N = 64}, {.delta_tasks = true}});
   REQUIRE(delta.ok());
   CHECK(independent_prefix(delta.value().view()) == 1);
 }

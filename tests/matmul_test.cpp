@@ -19,7 +19,7 @@ struct expected_write {
 };
 
 runtime_program<matmul_geometry> built(const matmul_spec& s) {
-  const auto r = build_matmul(s);
+  const auto r = build(s);
   REQUIRE_MESSAGE(r.ok(), r.err().id());
   return r.value();
 }
@@ -65,7 +65,7 @@ TEST_CASE("implementation A, fp16 x fp16 -> fp32, M=4 K=64 N=64: all 104 registe
       {0x1001, 0x411c, 0},          {0x1001, 0x4120, 0},          {0x1001, 0x4124, 0},
       {0x1001, 0x4128, 0},          {0x1001, 0x412c, 0},
   }};
-  constexpr auto mm = matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64,
+  constexpr auto mm = fixed<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64,
                                          .layout = operand_layout::surface}>();
   // Compared register by register: a failure names the register and its fields.
   std::vector<entry> expected;
@@ -82,7 +82,7 @@ TEST_CASE("implementation A, fp16 x fp16 -> fp32, M=4 K=64 N=64: all 104 registe
 }
 
 TEST_CASE("the slot table names the three operand addresses, and the task what rknpu_task needs") {
-  constexpr auto mm = matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64,
+  constexpr auto mm = fixed<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64,
                                          .layout = operand_layout::surface}>();
   // A patches the IOVAs at qword indices 21, 30 and 57 (matmul-recipe §0.4).
   REQUIRE(mm.code.slot_count == 3);
@@ -247,7 +247,7 @@ TEST_CASE("every precision pair builds over a grid of shapes in both layouts") {
           for (std::uint32_t N : Ns) {
             if (p.in == precision::int4 && layout == operand_layout::surface) continue;  // no source
             const matmul_spec s{.in = p.in, .out = p.out, .M = M, .K = K, .N = N, .layout = layout};
-            const auto r = build_matmul(s);
+            const auto r = build(s);
             if (!r) {
               // the only refusals in this grid: int4's rows x K budget
               CHECK(r.err().id() == "m-ceiling-int4");
@@ -309,7 +309,7 @@ TEST_CASE("every request rule refuses its shape at run time with its id") {
   };
   for (const row& r : rows) {
     CAPTURE(r.rule);
-    const auto built = build_matmul(r.spec);
+    const auto built = build(r.spec);
     REQUIRE_FALSE(built.ok());
     CHECK(built.err().id() == r.rule);
     CHECK_FALSE(built.err().message().empty());
@@ -331,7 +331,7 @@ TEST_CASE("a matmul's fused ReLU, ReLU6 and leaky ReLU: the BN stage in the same
                        row{output_activation::leaky_relu, 0.1f, 0x62, 0x2e660000, 0}})  // PReLU, ReLU off
     for (operand_layout layout : {operand_layout::row_major, operand_layout::surface}) {
       CAPTURE(static_cast<int>(r.fn));
-      const auto built = build_matmul({.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 64,
+      const auto built = build(matmul_spec{.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 64,
                                        .layout = layout, .activation = r.fn, .leaky_slope = r.slope});
       REQUIRE(built.ok());
       const program_view v = built.value().view();

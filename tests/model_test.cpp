@@ -88,8 +88,8 @@ double max_error(const bench& b, const matmul_geometry& g, const std::vector<dou
   return e;
 }
 
-runtime_program<matmul_geometry> build(const matmul_spec& s) {
-  const auto r = build_matmul(s);
+runtime_program<matmul_geometry> matmul_program(const matmul_spec& s) {
+  const auto r = regcmd::build(s);
   REQUIRE_MESSAGE(r.ok(), r.err().id());
   return r.value();
 }
@@ -109,7 +109,7 @@ TEST_CASE("every precision pair computes what a host matmul computes, both layou
         CAPTURE(static_cast<int>(p.in));
         CAPTURE(static_cast<int>(layout));
         CAPTURE(M);
-        const auto mm = build({.in = p.in, .out = p.out, .M = M, .K = 96, .N = 40, .layout = layout});
+        const auto mm = matmul_program({.in = p.in, .out = p.out, .M = M, .K = 96, .N = 40, .layout = layout});
         const matmul_geometry& g = mm.geometry;
         bench b(mm.view().entries.size() * 8, g.feature_bytes(), g.weight_bytes(), g.output_bytes());
         const auto ref = fill(b, g, M);
@@ -125,7 +125,7 @@ TEST_CASE("every precision pair computes what a host matmul computes, both layou
 // host. Here the fp16 weight tile is transposed, element (n, k) of a tile at k%32 * 16 + n%16
 // instead of the reference's n%16 * 32 + k%32.
 TEST_CASE("a deliberately wrong packer makes the model's result disagree with the host") {
-  const auto mm = build({.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 32});
+  const auto mm = matmul_program({.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 32});
   const matmul_geometry& g = mm.geometry;
   std::mt19937 rng(9);
   std::uniform_real_distribution<float> d(-1, 1);
@@ -161,7 +161,7 @@ TEST_CASE("a deliberately wrong packer makes the model's result disagree with th
 // regcmd once assumed for int4.
 TEST_CASE("int4 weights: the native N64 tiling agrees with the host, an N32 tiling does not") {
   constexpr std::uint32_t M = 4, K = 64, N = 128;
-  const auto mm = build({.in = precision::int4, .out = precision::int16, .M = M, .K = K, .N = N});
+  const auto mm = matmul_program({.in = precision::int4, .out = precision::int16, .M = M, .K = K, .N = N});
   const matmul_geometry& g = mm.geometry;
   REQUIRE(g.weight_bytes() == K * N / 2);
   std::mt19937 rng(11);
@@ -235,7 +235,7 @@ namespace {
 struct broken {
   runtime_program<matmul_geometry> mm;
   std::vector<entry> code;
-  broken(const matmul_spec& s, std::uint16_t offset, std::uint32_t value) : mm{build(s)} {
+  broken(const matmul_spec& s, std::uint16_t offset, std::uint32_t value) : mm{matmul_program(s)} {
     code.assign(mm.code.view().entries.begin(), mm.code.view().entries.end());
     bool found = false;
     for (entry& e : code)
@@ -272,7 +272,7 @@ TEST_CASE("faults: a bank split that hangs, the raw K cap, narrow int8 output, s
     CHECK(b.output[0] == 0);
   }
   {
-    const auto mm = build({.in = precision::int8, .out = precision::int32, .M = 4, .K = 64, .N = 64});
+    const auto mm = matmul_program({.in = precision::int8, .out = precision::int32, .M = 4, .K = 64, .N = 64});
     std::vector<entry> code(mm.code.view().entries.begin(), mm.code.view().entries.end());
     for (entry& e : code)
       if (e.offset() == 0x4010) e = e.with_value(0x0);  // int8 -> int8
@@ -294,7 +294,7 @@ TEST_CASE("faults: N beyond 8192, a wild write, the fp16 output stage") {
     CHECK(has(p.run_on(b), fault_kind::wrong_result));
   }
   {
-    const auto mm = build(fp16_op);
+    const auto mm = matmul_program(fp16_op);
     bench b(1024, mm.geometry.feature_bytes(), mm.geometry.weight_bytes(), mm.geometry.output_bytes());
     b.base[static_cast<std::size_t>(operand_role::output)] = 0x5000'0000;  // no buffer there
     const auto r = b.run(mm.code.view());
@@ -302,7 +302,7 @@ TEST_CASE("faults: N beyond 8192, a wild write, the fp16 output stage") {
     CHECK_FALSE(r.completed());
   }
   {
-    const auto mm = build({.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 512, .N = 64});
+    const auto mm = matmul_program({.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 512, .N = 64});
     std::vector<entry> no_cvt(mm.code.view().entries.begin(), mm.code.view().entries.end());
     std::vector<entry> bs_on = no_cvt, atom8 = no_cvt;
     for (entry& e : no_cvt)
@@ -320,7 +320,7 @@ TEST_CASE("faults: N beyond 8192, a wild write, the fp16 output stage") {
 }
 
 TEST_CASE("a matmul with an active BN stage on a fp32 output, or an active EW stage, is unmodelled") {
-  const auto mm = build({.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 32});
+  const auto mm = matmul_program({.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 32});
   for (const auto& [offset, value] : {std::pair<std::uint16_t, std::uint32_t>{0x4060, 0x12},      // BN ReLU
                                       std::pair<std::uint16_t, std::uint32_t>{0x4070, 0x302}}) {  // the LUT
     std::vector<entry> code(mm.code.view().entries.begin(), mm.code.view().entries.end());
@@ -346,7 +346,7 @@ TEST_CASE("faults: rows beyond the data banks, a DPU_SURFACE_ADD that points the
 }
 
 TEST_CASE("the board's quirks: cold-start stale output, the int8 entry wedge") {
-  const auto mm = build({.in = precision::int8, .out = precision::int32, .M = 4, .K = 64, .N = 64});
+  const auto mm = matmul_program({.in = precision::int8, .out = precision::int32, .M = 4, .K = 64, .N = 64});
   bench b(1024, mm.geometry.feature_bytes(), mm.geometry.weight_bytes(), mm.geometry.output_bytes());
   b.npu.behaviour = {true, true};
   const auto ref = fill(b, mm.geometry, 9);
@@ -364,7 +364,7 @@ TEST_CASE("the board's quirks: cold-start stale output, the int8 entry wedge") {
 }
 
 TEST_CASE("a chain that ends before task_number, and a fetch outside every buffer") {
-  const auto mm = build(fp16_op);
+  const auto mm = matmul_program(fp16_op);
   bench b(1024, mm.geometry.feature_bytes(), mm.geometry.weight_bytes(), mm.geometry.output_bytes());
   std::vector<entry> code(mm.code.view().entries.begin(), mm.code.view().entries.end());
   REQUIRE(patch_slots(code, mm.code.view().slots, b.base).ok());
@@ -382,8 +382,8 @@ TEST_CASE("a strided feature view (KV-cache rows at a pitch > K) equals the matm
   // LINE_STRIDE = pitch / 16 bytes (reference "0x107c ... strided activations").
   constexpr std::uint32_t M = 8, K = 64, N = 32, row = 256;
   const auto strided =
-      build({.in = precision::fp16, .out = precision::fp32, .M = M, .K = K, .N = N, .feature_pitch = row * 2});
-  const auto dense = build({.in = precision::fp16, .out = precision::fp32, .M = M, .K = K, .N = N});
+      matmul_program({.in = precision::fp16, .out = precision::fp32, .M = M, .K = K, .N = N, .feature_pitch = row * 2});
+  const auto dense = matmul_program({.in = precision::fp16, .out = precision::fp32, .M = M, .K = K, .N = N});
   for (const entry& e : strided.view().entries)
     if (e.target() == 0x0201 && e.offset() == 0x107c) CHECK(e.value() == row * 2 / 16);
 
@@ -440,7 +440,7 @@ TEST_CASE("a matmul's fused ReLU, ReLU6 and leaky ReLU: the model applies the BN
     for (operand_layout layout : {operand_layout::row_major, operand_layout::surface}) {
       CAPTURE(static_cast<int>(r.fn));
       CAPTURE(static_cast<int>(layout));
-      const auto mm = build({.in = precision::fp16,
+      const auto mm = matmul_program({.in = precision::fp16,
                              .out = precision::fp16,
                              .M = 16,
                              .K = 96,
@@ -480,7 +480,7 @@ TEST_CASE("the model's SoC numbers: its RK3588 copy agrees with the traits'") {
 // The same program judged by a model of other numbers: proof that the model reads its
 // parameter, not a constant (no other SoC's numbers are known to be these).
 TEST_CASE("the model judges by its SoC numbers: banks, the widest N, the weight tile") {
-  const auto mm = build({.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64});
+  const auto mm = matmul_program({.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64});
   const matmul_geometry& g = mm.geometry;
   auto run_with = [&](auto change) {
     bench b(mm.view().entries.size() * 8, g.feature_bytes(), g.weight_bytes(), g.output_bytes());

@@ -10,7 +10,7 @@
 using namespace regcmd;
 
 TEST_CASE("a decode shape is one submit: M=1, K=4096, N=11008 tiles N into two tasks") {
-  constexpr auto p = plan_matmul<matmul_spec{.in = precision::fp16, .out = precision::fp16, .M = 1, .K = 4096, .N = 11008}>();
+  constexpr auto p = fixed<plan_request{matmul_spec{.in = precision::fp16, .out = precision::fp16, .M = 1, .K = 4096, .N = 11008}}>();
   CHECK(p.geometry.slices == 1);
   CHECK(p.geometry.n_tiles == 2);
   CHECK(p.geometry.n_tile == 5504);
@@ -20,7 +20,7 @@ TEST_CASE("a decode shape is one submit: M=1, K=4096, N=11008 tiles N into two t
 }
 
 TEST_CASE("tasks are chained through their PC tails") {
-  constexpr auto p = plan_matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 512, .N = 16384}>();
+  constexpr auto p = fixed<plan_request{matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 512, .N = 16384}}>();
   REQUIRE(p.code.task_count == 2);
   const task& first = p.code.tasks[0];
   const task& second = p.code.tasks[1];
@@ -52,7 +52,7 @@ TEST_CASE("PC_REGISTER_AMOUNTS matches the kernels' formula") {
 }
 
 TEST_CASE("K beyond one op is split into slices of at most 2048, summed on the host") {
-  constexpr auto p = plan_matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 16384, .N = 256}>();
+  constexpr auto p = fixed<plan_request{matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 16384, .N = 256}}>();
   CHECK(p.geometry.slices > 1);
   CHECK(p.geometry.k_slice <= 2048);
   CHECK(p.geometry.slices * p.geometry.k_slice >= 16384);
@@ -186,7 +186,7 @@ TEST_CASE("every plan that resolves emits, over precisions, layouts, schedules a
             CAPTURE(static_cast<int>(pr.in));
             CAPTURE(static_cast<int>(layout));
             CAPTURE(static_cast<int>(sched));
-            const auto built = build_plan(spec);
+            const auto built = build(plan_request{spec});
             REQUIRE_MESSAGE(built.ok(), (built.ok() ? "" : to_string(built.err())));
             CHECK(validate(built.value().view()).ok());
           }
@@ -194,8 +194,7 @@ TEST_CASE("every plan that resolves emits, over precisions, layouts, schedules a
 }
 
 TEST_CASE("delta tasks carry only the entries that change") {
-  constexpr auto p = plan_matmul<matmul_spec{.in = precision::int8, .out = precision::int32, .M = 2100, .K = 512, .N = 256},
-                                 plan_options{.delta_tasks = true}>();
+  constexpr auto p = fixed<plan_request{matmul_spec{.in = precision::int8, .out = precision::int32, .M = 2100, .K = 512, .N = 256}, plan_options{.delta_tasks = true}}>();
   REQUIRE(p.code.task_count == 3);
   // the first two tasks fill both ping-pong register groups
   CHECK(p.code.tasks[0].count == 108);
@@ -210,15 +209,13 @@ TEST_CASE("delta tasks carry only the entries that change") {
 
 TEST_CASE("a chain of 1000 tasks builds at compile time") {
   // the template split asked for: 8 rows a tile, 1000 tiles
-  static constexpr auto p = plan_matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 8000, .K = 2048,
-                                                    .N = 64, .sched = schedule::template_split},
-                                        plan_options{.k_slice = 2048, .delta_tasks = true}>();
+  static constexpr auto p = fixed<plan_request{matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 8000, .K = 2048,
+                                                    .N = 64, .sched = schedule::template_split}, plan_options{.k_slice = 2048, .delta_tasks = true}}>();
   CHECK(p.code.task_count == 1000);
   CHECK(p.code.tasks[999].count == 6);
   // and with every task written in full, within the compilers' default constexpr budgets
-  static constexpr auto full = plan_matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 8000, .K = 2048,
-                                                       .N = 64, .sched = schedule::template_split},
-                                           plan_options{.k_slice = 2048}>();
+  static constexpr auto full = fixed<plan_request{matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 8000, .K = 2048,
+                                                       .N = 64, .sched = schedule::template_split}, plan_options{.k_slice = 2048}}>();
   CHECK(full.code.task_count == 1000);
   CHECK(full.code.entry_count == 1000 * matmul_task_entries);
 }
@@ -297,17 +294,17 @@ TEST_CASE("the output pitch is bounded by the notch register, in one op and in a
   const matmul_spec widest{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64,
                            .output_pitch = 32768 * 4};
   CHECK(plan(widest).ok());
-  CHECK(build_matmul(widest).ok());
+  CHECK(build(widest).ok());
   matmul_spec wider = widest;
   wider.output_pitch += 16;
   CHECK(plan(wider).err().id() == "output-pitch");
-  CHECK(build_matmul(wider).err().id() == "output-pitch");
+  CHECK(build(wider).err().id() == "output-pitch");
 }
 
 TEST_CASE("a fused activation rides every tile of a plan, and is refused when K is split") {
   // N = 8208 > 8192: two N tiles, each a whole output with the ReLU in its own BN stage
-  const auto tiled = build_plan(matmul_spec{.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 8208,
-                                            .activation = output_activation::relu});
+  const auto tiled = build(plan_request{matmul_spec{.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 8208,
+                                            .activation = output_activation::relu}});
   REQUIRE(tiled.ok());
   const program_view v = tiled.value().view();
   REQUIRE(v.tasks.size() == 2);

@@ -22,7 +22,7 @@ std::uint32_t writes_to(const program_view& p, std::uint16_t target, std::size_t
 }
 
 runtime_program<pool_geometry> built(const pool_spec& s) {
-  auto r = build_pool(s);
+  auto r = build(s);
   REQUIRE_MESSAGE(r.ok(), r.err().id());
   return std::move(r).value();
 }
@@ -119,7 +119,7 @@ TEST_CASE("padding: SAME max pooling pads with -inf, on the edge tasks only") {
 
 TEST_CASE("pooling rules at run time") {
   auto fails = [](const pool_spec& s, const rule& r) {
-    auto b = build_pool(s);
+    auto b = build(s);
     REQUIRE_FALSE(b.ok());
     CHECK(b.err().id() == r.id);
   };

@@ -83,7 +83,7 @@ struct job {
   std::vector<double> ref;
 
   job(const device& d, const matmul_spec& s, std::uint32_t seed)
-      : mm{build_matmul(s).value()},
+      : mm{build(s).value()},
         a{make(d, mm.geometry.feature_bytes())},
         b{make(d, mm.geometry.weight_bytes())},
         c{make(d, mm.geometry.output_bytes())} {

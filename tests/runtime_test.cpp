@@ -223,9 +223,8 @@ TEST_CASE("bind writes what patch_slots writes, and rebinding rewrites only the 
   const device d = open_device();
   session npu{d};
   // three chained tasks: feature, weight, output and next-task slots
-  const auto built = build_plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 24, .K = 2048, .N = 64,
-                                          .sched = schedule::template_split},
-                                {.k_slice = 2048});
+  const auto built = build(plan_request{matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 24, .K = 2048, .N = 64,
+                                          .sched = schedule::template_split}, {.k_slice = 2048}});
   REQUIRE(built.ok());
   REQUIRE(built.value().view().tasks.size() == 3);
   const plan_shape& shape = built.value().geometry;
@@ -437,9 +436,8 @@ TEST_CASE("non-blocking submit with a fence") {
 TEST_CASE("rocket: one drm_rocket_task per task, the tail included; the job lists what it reads and writes") {
   const device d = open_device(driver::rocket);
   session npu{d};
-  const auto built = build_plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 24, .K = 2048, .N = 64,
-                                          .sched = schedule::template_split},
-                                {.k_slice = 2048});
+  const auto built = build(plan_request{matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 24, .K = 2048, .N = 64,
+                                          .sched = schedule::template_split}, {.k_slice = 2048}});
   REQUIRE(built.ok());
   const runtime_program<plan_shape>& plan = built.value();
   REQUIRE(plan.view().tasks.size() == 3);
@@ -517,12 +515,11 @@ TEST_CASE("rocket: programs its kernel cannot run are refused before anything re
   session npu{d};
   const auto submits = stats().submits;
   // an SDP op needs ping-pong off; the kernel turns it on for every task
-  const auto ew = build_ew(ew_spec{.op = ew_op::add, .M = 8, .N = 16});
+  const auto ew = build(ew_spec{.op = ew_op::add, .M = 8, .N = 16});
   REQUIRE(ew.ok());
   CHECK(npu.prepare(ew.value().view()).err().id() == "rocket-pingpong");
   // delta tasks lean on the registers of the task before; the kernel kicks each task alone
-  const auto delta = build_plan(matmul_spec{.in = precision::int8, .out = precision::int32, .M = 2000, .K = 512, .N = 64},
-                                {.delta_tasks = true});
+  const auto delta = build(plan_request{matmul_spec{.in = precision::int8, .out = precision::int32, .M = 2000, .K = 512, .N = 64}, {.delta_tasks = true}});
   REQUIRE(delta.ok());
   CHECK(npu.prepare(delta.value().view()).err().id() == "rocket-delta-tasks");
   // a task that does not end on a DPU interrupt never completes there: a PPU task, whose
@@ -535,7 +532,7 @@ TEST_CASE("rocket: programs its kernel cannot run are refused before anything re
   REQUIRE(validate(pooling.view()).ok());
   CHECK(npu.prepare(pooling.view()).err().id() == "rocket-interrupt");
   // a matmul whose mask names the PPU pair is refused on every node
-  runtime_program<matmul_geometry> mm = build_matmul(fp16_op).value();
+  runtime_program<matmul_geometry> mm = build(fp16_op).value();
   std::vector<task> tasks(mm.code.view().tasks.begin(), mm.code.view().tasks.end());
   tasks[0].int_mask = 0xc00;
   const program_view pview = mm.code.view();
@@ -547,7 +544,7 @@ TEST_CASE("rocket: programs its kernel cannot run are refused before anything re
 TEST_CASE("rocket: cores::all makes each chain a job of one submit; the kernel picks the cores") {
   const device d = open_device(driver::rocket);
   session npu{d};
-  const auto built = build_plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 512, .K = 512, .N = 64});
+  const auto built = build(plan_request{matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 512, .K = 512, .N = 64}});
   REQUIRE(built.ok());
   const runtime_program<plan_shape>& plan = built.value();
   REQUIRE(plan.view().tasks.size() == 2);
@@ -566,7 +563,7 @@ TEST_CASE("rocket: cores::all makes each chain a job of one submit; the kernel p
 
 // No device: what each kernel is handed for the same task, and what it makes of it.
 TEST_CASE("rknpu and rocket: the same program bytes, each kernel's view of a task") {
-  const runtime_program<matmul_geometry> mm = build_matmul(fp16_op).value();
+  const runtime_program<matmul_geometry> mm = build(fp16_op).value();
   const task& t = mm.code.view().tasks[0];
   REQUIRE(t.count == 108);
   const std::uint64_t placed = 0x2000'0000;
@@ -598,7 +595,7 @@ TEST_CASE("graph buffers: one buffer for each role the graph uses, tensors packe
   const device d = open_device();
   // two int8 matmuls reading one input (no intermediate): y[n] = sum_k x[k] w[k][n]
   constexpr matmul_spec mm{.in = precision::int8, .out = precision::int32, .M = 1, .K = 32, .N = 16};
-  const auto built = build_graph(make_graph(graph_matmul("a", "x", "wa", mm), graph_matmul("b", "x", "wb", mm)));
+  const auto built = build(make_graph(graph_matmul("a", "x", "wa", mm), graph_matmul("b", "x", "wb", mm)));
   REQUIRE(built.ok());
   auto io = graph_buffers::create(d, built.value().geometry);
   REQUIRE(io.ok());
@@ -642,7 +639,7 @@ TEST_CASE("cores::all_then_one: a graph's independent branches on the cores, the
   // a and b read x alone (one task each); c reads a
   constexpr conv_spec conv{.in = conv_data::fp16, .out = precision::fp16, .H = 8, .W = 8, .C = 16, .out_channels = 16,
                            .kernel_h = 3, .kernel_w = 3, .padding = conv_padding::same};
-  const auto built = build_graph(make_graph(graph_conv("a", "x", "ka", conv), graph_conv("b", "x", "kb", conv),
+  const auto built = build(make_graph(graph_conv("a", "x", "ka", conv), graph_conv("b", "x", "kb", conv),
                                             graph_conv("c", "a", "kc", conv)));
   REQUIRE(built.ok());
   REQUIRE(built.value().view().tasks.size() == 3);
@@ -676,7 +673,7 @@ TEST_CASE("cores::all_then_one: a graph's independent branches on the cores, the
   // cores::all refuses it (c reads a), as does all_then_one a program whose second task reads the first
   session npu{d};
   CHECK(npu.prepare(built.value().view(), {cores::all}).err().breaks(rules::core_split));
-  const auto chain = build_graph(make_graph(graph_conv("a", "x", "ka", conv), graph_conv("c", "a", "kc", conv)));
+  const auto chain = build(make_graph(graph_conv("a", "x", "ka", conv), graph_conv("c", "a", "kc", conv)));
   REQUIRE(chain.ok());
   CHECK(npu.prepare(chain.value().view(), {cores::all_then_one}).err().breaks(rules::core_split));
 }

@@ -34,7 +34,7 @@ struct sdp_bench : testing::model_board {
 // (fp16 rounded once from fp32, integers saturated).
 template <class T>
 double run_case(const ew_spec& spec, std::uint32_t seed) {
-  auto built = build_ew(spec);
+  auto built = build(spec);
   REQUIRE_MESSAGE(built.ok(), built.err().id());
   const runtime_program<ew_geometry>& p = built.value();
   const ew_geometry& g = p.geometry;
@@ -96,7 +96,7 @@ TEST_CASE("PReLU: the EW multiplier on the negatives only, a slope per channel o
       CHECK(run_case<float>({.op = ew_op::prelu, .M = 21, .N = 40, .operand = operand, .layout = layout}, 9) == 0);
     }
   // the same program with EW_MUL_PRELU cleared multiplies every value: the bit is what selects
-  auto p = build_ew({.op = ew_op::prelu, .M = 8, .N = 16, .operand = ew_operand::per_channel}).value();
+  auto p = build(ew_spec{.op = ew_op::prelu, .M = 8, .N = 16, .operand = ew_operand::per_channel}).value();
   for (entry& e : p.code.entries)
     if (e.target() == 0x1001 && e.offset() == 0x4070) {
       CHECK(e.value() == 0x008003a4);  // 0x00800384 (per-channel mul) | EW_MUL_PRELU (bit 5)
@@ -120,7 +120,7 @@ TEST_CASE("N padded to whole atoms, and the flat layout over several chained tas
 }
 
 TEST_CASE("the SDP faults the reference documents") {
-  auto p = build_ew({.op = ew_op::add, .M = 8, .N = 16}).value();
+  auto p = build(ew_spec{.op = ew_op::add, .M = 8, .N = 16}).value();
   {
     sdp_bench bench(p);
     bench.npu.behaviour = {true, false};
@@ -139,7 +139,7 @@ TEST_CASE("the SDP faults the reference documents") {
     CHECK(bench.npu.wedged());
   }
   {
-    const auto q = build_ew({.op = ew_op::add, .M = 8, .N = 16}).value();
+    const auto q = build(ew_spec{.op = ew_op::add, .M = 8, .N = 16}).value();
     sdp_bench bench(q);
     bench.allocate(operand_role::ew_operand, 8);  // the operand buffer too small for its DMA
     const auto r = bench.run(q.view());

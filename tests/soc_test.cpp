@@ -49,15 +49,15 @@ template <class Soc>
 std::vector<std::string_view> refusals() {
   auto id = [](const auto& built) { return built ? std::string_view{} : built.err().id(); };
   return {
-      id(build_matmul<Soc>({.in = fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64})),
-      id(build_plan<Soc>({.in = fp16, .out = precision::fp32, .M = 64, .K = 8192, .N = 64})),
-      id(build_ew<Soc>({.op = ew_op::add, .dtype = fp16, .M = 4, .N = 64})),
-      id(build_fused<Soc>({.matmul = {.in = fp16, .out = fp16, .M = 4, .K = 64, .N = 64},
+      id(build<Soc>(matmul_spec{.in = fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64})),
+      id(build<Soc>(plan_request{{.in = fp16, .out = precision::fp32, .M = 64, .K = 8192, .N = 64}})),
+      id(build<Soc>(ew_spec{.op = ew_op::add, .dtype = fp16, .M = 4, .N = 64})),
+      id(build<Soc>(fused_spec{.matmul = {.in = fp16, .out = fp16, .M = 4, .K = 64, .N = 64},
                            .op = ew_op::add,
                            .operand = ew_operand::per_channel})),
-      id(build_conv<Soc>({.in = conv_data::int8, .out = int8, .H = 8, .W = 8, .C = 16, .out_channels = 16})),
-      id(build_activation<Soc>({.fn = activation::relu, .dtype = fp16, .M = 1, .N = 64})),
-      id(build_pool<Soc>({.op = pool_op::max, .dtype = fp16, .H = 4, .W = 4, .C = 8})),
+      id(build<Soc>(conv_spec{.in = conv_data::int8, .out = int8, .H = 8, .W = 8, .C = 16, .out_channels = 16})),
+      id(build<Soc>(act_spec{.fn = activation::relu, .dtype = fp16, .M = 1, .N = 64})),
+      id(build<Soc>(pool_spec{.op = pool_op::max, .dtype = fp16, .H = 4, .W = 4, .C = 8})),
   };
 }
 }  // namespace
@@ -106,14 +106,14 @@ TEST_CASE("soc: RK3588 builds every program kind, the others none, each refusal 
   CHECK(refusals<soc::rk3576>() == refused);
   CHECK(refusals<soc::rk3568>() == refused);
   CHECK(refusals<soc::rk3562>() == refused);
-  const auto e = build_matmul<soc::rk3576>({.in = fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64}).err();
+  const auto e = build<soc::rk3576>(matmul_spec{.in = fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64}).err();
   CHECK(e.subject == "RK3576");
   CHECK(e.detail == "CBUF banks and bank size");
   CHECK(soc::first_unknown_value<soc::rk3588>().empty());
 }
 
 TEST_CASE("soc: every program rule is refused on a SoC without its numbers, whoever built the program") {
-  const auto m = build_matmul({.in = fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64});
+  const auto m = build(matmul_spec{.in = fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64});
   REQUIRE(m.ok());
   CHECK(validate(m.value().view()).ok());
   CHECK(validate<soc::rk3576>(m.value().view()).err().id() == "soc-value-unknown");

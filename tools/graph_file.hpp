@@ -147,7 +147,7 @@ inline problem parse_op(const std::vector<std::string_view>& words, graph_op& op
 
 }  // namespace detail
 
-// The graph a file describes. The graph's own rules are build_graph's.
+// The graph a file describes. The graph's own rules are regcmd::build's.
 inline graph_file parse_graph_file(std::string_view text) {
   graph_file f;
   std::size_t number = 0;
@@ -233,7 +233,7 @@ inline problem graph_file_argument(int argc, char** argv) {
 
 // The graph in the file at `path`, read, parsed and built: its ops and its program, or the
 // one-line problem naming the file and the line.
-using built_graph = std::decay_t<decltype(build_graph(graph_spec{}).value())>;
+using built_graph = std::decay_t<decltype(build(graph_spec{}).value())>;
 struct loaded_graph {
   graph_spec spec{};
   std::optional<built_graph> built;
@@ -242,9 +242,9 @@ struct loaded_graph {
 inline loaded_graph load_graph_file(const std::string& path) {
   const graph_file file = read_graph_file(path);
   if (!file.problem.empty()) return {{}, {}, file.problem_line ? located(path, file.problem_line, file.problem) : file.problem};
-  auto built = build_graph(file.graph);
+  auto built = build(file.graph);
   if (!built) {
-    const std::size_t line = failing_line(file, [](const graph_spec& g) { return build_graph(g).ok(); });
+    const std::size_t line = failing_line(file, [](const graph_spec& g) { return build(g).ok(); });
     return {{}, {}, located(path, line, describe(built.err()))};
   }
   return {file.graph, std::move(built).value(), {}};

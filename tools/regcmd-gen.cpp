@@ -433,13 +433,13 @@ int tool_main(int argc, char** argv) {
   // (soc-value-unknown).
   const status built = soc::with_soc(chip.id, [&](auto chip_traits) {
     using Soc = decltype(chip_traits);
-    return r.convolution ? take(build_conv<Soc>(r.conv))
-           : r.activation  ? take(build_activation<Soc>(r.act))
-           : r.pooling     ? take(build_pool<Soc>(r.pool))
-           : elementwise   ? take(build_ew<Soc>(r.ew))
-           : r.fused_ew    ? take(build_fused<Soc>(r.fused()))
-           : planned       ? take(build_plan<Soc>(spec, r.options))
-                           : take(build_matmul<Soc>(spec));
+    return r.convolution ? take(build<Soc>(r.conv))
+           : r.activation  ? take(build<Soc>(r.act))
+           : r.pooling     ? take(build<Soc>(r.pool))
+           : elementwise   ? take(build<Soc>(r.ew))
+           : r.fused_ew    ? take(build<Soc>(r.fused()))
+           : planned       ? take(build<Soc>(plan_request{spec, r.options}))
+                           : take(build<Soc>(spec));
   });
   if (!built) return fail(cli::describe(built.err()));
   if (stats || explain) {

@@ -380,7 +380,7 @@ template <class T>
 int run_matmul_typed(const regcmd::runtime::device& dev, const regcmd::matmul_spec& spec, const regcmd::plan_options& options,
                      const run_settings& settings) {
   using namespace regcmd;
-  const auto built = build_plan(spec, options);
+  const auto built = build(plan_request{spec, options});
   if (!built) return fail(built.err());
   const plan_shape& shape = built.value().geometry;
   const matmul_geometry& g = shape.whole;
@@ -448,7 +448,7 @@ int run_matmul(const regcmd::runtime::device& dev, const regcmd::matmul_spec& sp
 template <class T>
 int run_ew_typed(const regcmd::runtime::device& dev, const regcmd::ew_spec& spec, const run_settings& settings) {
   using namespace regcmd;
-  const auto built = build_ew(spec);
+  const auto built = build(spec);
   if (!built) return fail(built.err());
   const ew_geometry& g = built.value().geometry;
   auto bufs = buffers(dev, {g.tensor_bytes(), g.operand_bytes(), g.tensor_bytes()});
@@ -501,7 +501,7 @@ int run_ew(const regcmd::runtime::device& dev, const regcmd::ew_spec& spec, cons
 // A matmul fused with an SDP op on its fp16 result.
 int run_fused(const regcmd::runtime::device& dev, const regcmd::fused_spec& spec, const run_settings& settings) {
   using namespace regcmd;
-  const auto built = build_fused(spec);
+  const auto built = build(spec);
   if (!built) return fail(built.err());
   const fused_geometry& g = built.value().geometry;
   auto bufs = buffers(dev, {g.mm.feature_bytes(), g.mm.weight_bytes(), fused_intermediate_bytes(g),
@@ -560,7 +560,7 @@ int run_fused(const regcmd::runtime::device& dev, const regcmd::fused_spec& spec
 template <class T, class O>
 int run_conv_typed(const regcmd::runtime::device& dev, const regcmd::conv_spec& spec, const run_settings& settings) {
   using namespace regcmd;
-  const auto built = build_conv(spec);
+  const auto built = build(spec);
   if (!built) return fail(built.err());
   const conv_geometry& g = built.value().geometry.conv;
   const bool quantized = g.quantized(), add = spec.residual_add, depthwise = spec.depthwise;
@@ -700,7 +700,7 @@ std::pair<double, double> fp16_inputs(const regcmd::act_spec& s) {
 template <class T>
 int run_act_typed(const regcmd::runtime::device& dev, const regcmd::act_spec& spec, const run_settings& settings) {
   using namespace regcmd;
-  const auto built = build_activation(spec);
+  const auto built = build(spec);
   if (!built) return fail(built.err());
   const act_geometry& g = built.value().geometry;
   const bool table = uses_lut(spec.fn);
@@ -761,7 +761,7 @@ std::size_t pool_at(const regcmd::pool_geometry& g, std::uint32_t h, std::uint32
 template <class T>
 int run_pool_typed(const regcmd::runtime::device& dev, const regcmd::pool_spec& spec, const run_settings& settings) {
   using namespace regcmd;
-  const auto built = build_pool(spec);
+  const auto built = build(spec);
   if (!built) return fail(built.err());
   const pool_geometry& g = built.value().geometry;
   auto bufs = buffers(dev, {g.input_bytes(), g.output_bytes()});
@@ -1176,11 +1176,11 @@ regcmd::result<std::vector<double>> read_tensor(const regcmd::runtime::graph_buf
 // together) runs on the same inputs, and its outputs must equal the checked ones bit for bit.
 int run_graph(const regcmd::runtime::device& dev, const regcmd::graph_spec& spec, const run_settings& settings) {
   using namespace regcmd;
-  const auto written = build_graph(spec);
+  const auto written = build(spec);
   if (!written) return fail(written.err());
   graph_spec kept_spec = spec;
   kept_spec.keep_intermediates = true;
-  const auto built = build_graph(kept_spec);
+  const auto built = build(kept_spec);
   if (!built) {
     if (built.err().breaks(rules::operand_size))
       return fail("with every intermediate in bytes of its own, to read each back, the graph's arena would be " +

@@ -10,4 +10,4 @@ inline constexpr float hi = 200;
 inline constexpr float hi = 100;
 #endif
 inline constexpr auto program =
-    activation_program<act_spec{.fn = activation::clip, .dtype = precision::int8, .M = 1, .N = 16, .lo = 0, .hi = hi}>();
+    fixed<act_spec{.fn = activation::clip, .dtype = precision::int8, .M = 1, .N = 16, .lo = 0, .hi = hi}>();

@@ -9,4 +9,4 @@ inline constexpr float slope = 1.5f;
 #else
 inline constexpr float slope = 0.2f;
 #endif
-inline constexpr auto program = activation_program<act_spec{.fn = activation::leaky_relu, .M = 1, .N = 8, .slope = slope}>();
+inline constexpr auto program = fixed<act_spec{.fn = activation::leaky_relu, .M = 1, .N = 8, .slope = slope}>();

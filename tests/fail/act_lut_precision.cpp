@@ -9,4 +9,4 @@ inline constexpr precision dtype = precision::int8;
 #else
 inline constexpr precision dtype = precision::fp16;
 #endif
-inline constexpr auto program = activation_program<act_spec{.fn = activation::sigmoid, .dtype = dtype, .M = 1, .N = 16}>();
+inline constexpr auto program = fixed<act_spec{.fn = activation::sigmoid, .dtype = dtype, .M = 1, .N = 16}>();

@@ -6,8 +6,8 @@ using namespace regcmd;
 
 #ifdef REGCMD_COMPILE_FAIL
 inline constexpr auto program =
-    ew<ew_spec{.op = ew_op::mul, .M = 8, .N = 16, .operand = ew_operand::immediate, .immediate = 2.0f}>();
+    fixed<ew_spec{.op = ew_op::mul, .M = 8, .N = 16, .operand = ew_operand::immediate, .immediate = 2.0f}>();
 #else
 inline constexpr auto program =
-    ew<ew_spec{.op = ew_op::add, .M = 8, .N = 16, .operand = ew_operand::immediate, .immediate = 2.0f}>();
+    fixed<ew_spec{.op = ew_op::add, .M = 8, .N = 16, .operand = ew_operand::immediate, .immediate = 2.0f}>();
 #endif

@@ -5,7 +5,7 @@
 using namespace regcmd;
 
 #ifdef REGCMD_COMPILE_FAIL
-inline constexpr auto program = ew<ew_spec{.op = ew_op::add, .M = 8, .N = 16, .input_pitch = 64}>();
+inline constexpr auto program = fixed<ew_spec{.op = ew_op::add, .M = 8, .N = 16, .input_pitch = 64}>();
 #else
-inline constexpr auto program = ew<ew_spec{.op = ew_op::add, .M = 8, .N = 16}>();
+inline constexpr auto program = fixed<ew_spec{.op = ew_op::add, .M = 8, .N = 16}>();
 #endif

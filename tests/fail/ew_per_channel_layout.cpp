@@ -6,8 +6,8 @@ using namespace regcmd;
 
 #ifdef REGCMD_COMPILE_FAIL
 inline constexpr auto program =
-    ew<ew_spec{.op = ew_op::mul, .M = 8, .N = 16, .operand = ew_operand::per_channel, .layout = ew_layout::flat}>();
+    fixed<ew_spec{.op = ew_op::mul, .M = 8, .N = 16, .operand = ew_operand::per_channel, .layout = ew_layout::flat}>();
 #else
 inline constexpr auto program =
-    ew<ew_spec{.op = ew_op::mul, .M = 8, .N = 16, .operand = ew_operand::per_channel, .layout = ew_layout::surface}>();
+    fixed<ew_spec{.op = ew_op::mul, .M = 8, .N = 16, .operand = ew_operand::per_channel, .layout = ew_layout::surface}>();
 #endif

@@ -5,7 +5,7 @@
 using namespace regcmd;
 
 #ifdef REGCMD_COMPILE_FAIL
-inline constexpr auto program = ew<ew_spec{.op = ew_op::add, .dtype = precision::int32, .M = 8, .N = 16}>();
+inline constexpr auto program = fixed<ew_spec{.op = ew_op::add, .dtype = precision::int32, .M = 8, .N = 16}>();
 #else
-inline constexpr auto program = ew<ew_spec{.op = ew_op::add, .dtype = precision::int16, .M = 8, .N = 16}>();
+inline constexpr auto program = fixed<ew_spec{.op = ew_op::add, .dtype = precision::int16, .M = 8, .N = 16}>();
 #endif

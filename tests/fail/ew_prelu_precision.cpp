@@ -9,4 +9,4 @@ inline constexpr precision dtype = precision::int8;
 #else
 inline constexpr precision dtype = precision::fp16;
 #endif
-inline constexpr auto program = ew<ew_spec{.op = ew_op::prelu, .dtype = dtype, .M = 8, .N = 32, .operand = ew_operand::per_channel}>();
+inline constexpr auto program = fixed<ew_spec{.op = ew_op::prelu, .dtype = dtype, .M = 8, .N = 32, .operand = ew_operand::per_channel}>();

@@ -5,7 +5,7 @@
 using namespace regcmd;
 
 #ifdef REGCMD_COMPILE_FAIL
-inline constexpr auto program = ew<ew_spec{.op = ew_op::add, .M = 8193, .N = 8}>();
+inline constexpr auto program = fixed<ew_spec{.op = ew_op::add, .M = 8193, .N = 8}>();
 #else
-inline constexpr auto program = ew<ew_spec{.op = ew_op::add, .M = 8192, .N = 8}>();
+inline constexpr auto program = fixed<ew_spec{.op = ew_op::add, .M = 8192, .N = 8}>();
 #endif

@@ -5,9 +5,9 @@
 using namespace regcmd;
 
 #ifdef REGCMD_COMPILE_FAIL
-inline constexpr auto program = fused<fused_spec{
+inline constexpr auto program = fixed<fused_spec{
     .matmul = {.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 32, .layout = operand_layout::surface}}>();
 #else
-inline constexpr auto program = fused<fused_spec{
+inline constexpr auto program = fixed<fused_spec{
     .matmul = {.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 32, .layout = operand_layout::row_major}}>();
 #endif

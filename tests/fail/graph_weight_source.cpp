@@ -10,5 +10,5 @@ inline constexpr graph_name weights = "s";
 inline constexpr graph_name weights = "w";
 #endif
 inline constexpr auto program =
-    graph<make_graph(graph_act("s", "a", {.fn = activation::relu, .M = 4, .N = 64}),
+    fixed<make_graph(graph_act("s", "a", {.fn = activation::relu, .M = 4, .N = 64}),
                      graph_matmul("y", "x", weights, {.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 16}))>();

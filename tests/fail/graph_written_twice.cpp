@@ -10,4 +10,4 @@ inline constexpr graph_name second = "y";
 #else
 inline constexpr graph_name second = "z";
 #endif
-inline constexpr auto program = graph<make_graph(graph_act("y", "x", relu), graph_act(second, "x", relu))>();
+inline constexpr auto program = fixed<make_graph(graph_act("y", "x", relu), graph_act(second, "x", relu))>();

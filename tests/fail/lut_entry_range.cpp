@@ -9,4 +9,4 @@ inline constexpr double top = 12;
 #else
 inline constexpr double top = 8;
 #endif
-inline constexpr auto program = activation_program<act_spec{.fn = activation::exp, .M = 1, .N = 8, .range = {-4, top}}>();
+inline constexpr auto program = fixed<act_spec{.fn = activation::exp, .M = 1, .N = 8, .range = {-4, top}}>();

@@ -9,4 +9,4 @@ inline constexpr double bound = 0.1;
 #else
 inline constexpr double bound = 0.5;
 #endif
-inline constexpr auto program = activation_program<act_spec{.fn = activation::sigmoid, .M = 1, .N = 8, .range = {-bound, bound}}>();
+inline constexpr auto program = fixed<act_spec{.fn = activation::sigmoid, .M = 1, .N = 8, .range = {-bound, bound}}>();

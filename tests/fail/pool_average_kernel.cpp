@@ -9,4 +9,4 @@ inline constexpr std::uint32_t height = 1;
 #else
 inline constexpr std::uint32_t height = 2;
 #endif
-inline constexpr auto program = pool<pool_spec{.op = pool_op::average, .H = 4, .W = 4, .C = 8, .kernel_h = height, .kernel_w = 2}>();
+inline constexpr auto program = fixed<pool_spec{.op = pool_op::average, .H = 4, .W = 4, .C = 8, .kernel_h = height, .kernel_w = 2}>();

@@ -9,4 +9,4 @@ inline constexpr precision dtype = precision::int8;
 #else
 inline constexpr precision dtype = precision::fp16;
 #endif
-inline constexpr auto program = pool<pool_spec{.op = pool_op::average, .dtype = dtype, .H = 4, .W = 4, .C = 16}>();
+inline constexpr auto program = fixed<pool_spec{.op = pool_op::average, .dtype = dtype, .H = 4, .W = 4, .C = 16}>();

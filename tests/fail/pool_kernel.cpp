@@ -9,4 +9,4 @@ inline constexpr std::uint32_t side = 20;
 #else
 inline constexpr std::uint32_t side = 16;
 #endif
-inline constexpr auto program = pool<pool_spec{.op = pool_op::global_average, .H = side, .W = side, .C = 8}>();
+inline constexpr auto program = fixed<pool_spec{.op = pool_op::global_average, .H = side, .W = side, .C = 8}>();

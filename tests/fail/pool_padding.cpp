@@ -9,5 +9,5 @@ inline constexpr std::uint32_t top = 3;
 #else
 inline constexpr std::uint32_t top = 2;
 #endif
-inline constexpr auto program = pool<pool_spec{.H = 9, .W = 9, .C = 8, .kernel_h = 3, .kernel_w = 3,
+inline constexpr auto program = fixed<pool_spec{.H = 9, .W = 9, .C = 8, .kernel_h = 3, .kernel_w = 3,
                                                .padding = conv_padding::explicit_sides, .pad = {top, 0, 0, 0}}>();

@@ -9,4 +9,4 @@ inline constexpr precision dtype = precision::int16;
 #else
 inline constexpr precision dtype = precision::int8;
 #endif
-inline constexpr auto program = pool<pool_spec{.dtype = dtype, .H = 4, .W = 4, .C = 16}>();
+inline constexpr auto program = fixed<pool_spec{.dtype = dtype, .H = 4, .W = 4, .C = 16}>();

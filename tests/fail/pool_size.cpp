@@ -9,4 +9,4 @@ inline constexpr std::uint32_t width = 8193;
 #else
 inline constexpr std::uint32_t width = 4096;
 #endif
-inline constexpr auto program = pool<pool_spec{.H = 2, .W = width, .C = 8}>();
+inline constexpr auto program = fixed<pool_spec{.H = 2, .W = width, .C = 8}>();

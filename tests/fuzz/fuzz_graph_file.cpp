@@ -20,12 +20,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   if (f.graph.count == 0 || f.lines.size() != f.graph.count || f.lines.back() > lines) __builtin_trap();
   if (!std::is_sorted(f.lines.begin(), f.lines.end())) __builtin_trap();
-  const auto built = regcmd::build_graph(f.graph);
+  const auto built = regcmd::build(f.graph);
   if (built) {
     if (built.value().view().tasks.empty()) __builtin_trap();
     return 0;
   }
-  const std::size_t line = regcmd::cli::failing_line(f, [](const regcmd::graph_spec& g) { return regcmd::build_graph(g).ok(); });
+  const std::size_t line = regcmd::cli::failing_line(f, [](const regcmd::graph_spec& g) { return regcmd::build(g).ok(); });
   if (std::find(f.lines.begin(), f.lines.end(), line) == f.lines.end()) __builtin_trap();
   return 0;
 }

@@ -217,7 +217,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   values rng{in.take(4) | 1};
 
   // one op
-  if (const auto mm = build_matmul(spec); mm.ok()) run_op(mm.value(), rng);
+  if (const auto mm = build(spec); mm.ok()) run_op(mm.value(), rng);
   else require(refused_with_a_rule(mm));
   // an SDP op and a fused chain from the same request
   const std::uint32_t ew_flags = in.take(1);
@@ -232,10 +232,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                   .pad = spec.pad,
                   .immediate = static_cast<float>(spec.K % 64) / 8.0f};
   if (std::uint64_t{e.M} * e.N <= 2'000'000) {
-    if (const auto built = build_ew(e); built.ok()) run_ew(built.value(), e, rng);
+    if (const auto built = build(e); built.ok()) run_ew(built.value(), e, rng);
     else require(refused_with_a_rule(built));
     const fused_spec chain_spec{.matmul = spec, .op = e.op, .operand = e.operand, .immediate = e.immediate};
-    if (const auto chain = build_fused(chain_spec); chain.ok()) run_fused(chain.value(), chain_spec, rng);
+    if (const auto chain = build(chain_spec); chain.ok()) run_fused(chain.value(), chain_spec, rng);
     else require(refused_with_a_rule(chain));
   }
   // a plan, bounded so one input stays fast; its whole program passes every rule
@@ -245,7 +245,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   if (p.value().tasks() > 512) return 0;
-  const auto built = build_plan(spec, options);
+  const auto built = build(plan_request{spec, options});
   require(built.ok());  // a plan that resolves must emit, and its tiles pass every rule together
   require(validate(built.value().view()).ok());
   run_plan(built.value(), rng);

@@ -127,36 +127,36 @@ editable door_program(reader& in) {
   std::optional<editable> p;
   switch (kind) {
     case 0:
-      p = take_program(build_matmul(mm), "matmul");
-      if (!p) p = take_program(build_matmul({.M = 4, .K = 32, .N = 16}), "matmul");
+      p = take_program(build(mm), "matmul");
+      if (!p) p = take_program(build(matmul_spec{.M = 4, .K = 32, .N = 16}), "matmul");
       break;
     case 1: {
       mm.K = 1 + b * 2;
       const plan_options o{.k_slice = 32 * (1 + (d >> 3) % 4), .delta_tasks = (d & 0x80) != 0};
-      p = take_program(build_plan(mm, o), "plan");
+      p = take_program(build(plan_request{mm, o}), "plan");
       if (!p)
-        p = take_program(build_plan({.M = 4, .K = 128, .N = 16}, {.k_slice = 32, .delta_tasks = (d & 0x80) != 0}),
+        p = take_program(build(plan_request{{.M = 4, .K = 128, .N = 16}, {.k_slice = 32, .delta_tasks = (d & 0x80) != 0}}),
                          "plan");
       break;
     }
     case 2:
-      p = take_program(build_ew(ew), "ew");
-      if (!p) p = take_program(build_ew({.M = 4, .N = 16}), "ew");
+      p = take_program(build(ew), "ew");
+      if (!p) p = take_program(build(ew_spec{.M = 4, .N = 16}), "ew");
       break;
     case 4: {
       // the ReLU family (any dtype) or a table (fp16) over an SDP tensor
       const auto fn = static_cast<activation>(b % (static_cast<std::uint32_t>(activation::mish) + 1));
       const act_spec act{.fn = fn, .dtype = ew.dtype, .M = ew.M, .N = ew.N, .layout = ew.layout, .lo = -2, .hi = 3};
-      p = take_program(build_activation(act), "act");
-      if (!p) p = take_program(build_activation({.fn = activation::sigmoid, .M = 4, .N = 16}), "act");
+      p = take_program(build(act), "act");
+      if (!p) p = take_program(build(act_spec{.fn = activation::sigmoid, .M = 4, .N = 16}), "act");
       break;
     }
     case 5: {
       const pool_spec pool{.op = static_cast<pool_op>(d & 3), .dtype = d & 4 ? precision::int8 : precision::fp16,
                            .H = 1 + a % 20, .W = 1 + c % 20, .C = 1 + b % 40, .kernel_h = 1 + (d >> 3) % 3,
                            .kernel_w = 1 + (d >> 5) % 3, .padding = d & 0x80 ? conv_padding::same : conv_padding::valid};
-      p = take_program(build_pool(pool), "pool");
-      if (!p) p = take_program(build_pool({.H = 4, .W = 4, .C = 8}), "pool");
+      p = take_program(build(pool), "pool");
+      if (!p) p = take_program(build(pool_spec{.H = 4, .W = 4, .C = 8}), "pool");
       break;
     }
     default: {
@@ -164,8 +164,8 @@ editable door_program(reader& in) {
       f.op = ew.op;
       f.operand = ew.operand;
       f.immediate = ew.immediate;
-      p = take_program(build_fused(f), "fused");
-      if (!p) p = take_program(build_fused(per_channel_scaled_matmul(4, 32, 16)), "fused");
+      p = take_program(build(f), "fused");
+      if (!p) p = take_program(build(per_channel_scaled_matmul(4, 32, 16)), "fused");
       break;
     }
   }
@@ -689,13 +689,13 @@ std::string role_mismatches(const editable& p) {
 const std::vector<editable>& full_programs() {
   static const std::vector<editable> list = [] {
     std::vector<editable> out;
-    if (auto p = take_program(build_matmul({.M = 4, .K = 32, .N = 16}), "matmul")) out.push_back(*p);
-    if (auto p = take_program(build_ew({.M = 4, .N = 16}), "ew")) out.push_back(*p);
+    if (auto p = take_program(build(matmul_spec{.M = 4, .K = 32, .N = 16}), "matmul")) out.push_back(*p);
+    if (auto p = take_program(build(ew_spec{.M = 4, .N = 16}), "ew")) out.push_back(*p);
     // the SDP task with the LUT configuration, and the PPU task
-    if (auto p = take_program(build_activation({.fn = activation::sigmoid, .M = 4, .N = 16}), "act")) out.push_back(*p);
-    if (auto p = take_program(build_pool({.H = 4, .W = 4, .C = 8}), "pool")) out.push_back(*p);
+    if (auto p = take_program(build(act_spec{.fn = activation::sigmoid, .M = 4, .N = 16}), "act")) out.push_back(*p);
+    if (auto p = take_program(build(pool_spec{.H = 4, .W = 4, .C = 8}), "pool")) out.push_back(*p);
     // the CNA + CORE + DPU + DPU_RDMA task: a quantized conv's complete list
-    if (auto p = take_program(build_conv({.in = conv_data::int8, .H = 4, .W = 4, .C = 16, .out_channels = 16, .kernel_h = 3,
+    if (auto p = take_program(build(conv_spec{.in = conv_data::int8, .H = 4, .W = 4, .C = 16, .out_channels = 16, .kernel_h = 3,
                                           .kernel_w = 3, .padding = conv_padding::same}),
                               "conv"))
       out.push_back(*p);

@@ -103,7 +103,7 @@ constexpr bool first_types_pair(precision in, precision out, bool int4) {
 // (rknpu_drv.c, rk3576_rknpu_config / rk356x_rknpu_config / rk3562_rknpu_config, as in the
 // public vendor kernel trees): core_mask 0x3 (two npuN_irq) on RK3576, 0x1 on RK3566/RK3568
 // and RK3562; pc_data_amount_scale 2, but 1 on RK3566/RK3568 (rknpu-uapi-and-register-map
-// §1.1 gives RK3588's: 2, which program/program.hpp's pc_fetch_amount encodes).
+// §1.1 gives RK3588's: 2, which regcmd/task/program.hpp's pc_fetch_amount encodes).
 
 // RK3576: the vendor header gives it RK3588's native B tiles and K/N alignment, and cuts
 // native B at K 4096 (rknn-matmul-api §1.6, §1.8). No source gives its CBUF, its

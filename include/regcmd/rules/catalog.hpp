@@ -6,7 +6,7 @@
 //   - a static_assert in `report<&rules::NAME>()` whose text is the same message, so a
 //     compile-time violation reads exactly like the run-time error.
 // The field and writer rules are listed where they are checked (core/field.hpp,
-// program/writer.hpp, below this layer) and joined here; every id is unique (checked below).
+// regcmd/task/writer.hpp, below this layer) and joined here; every id is unique (checked below).
 // The predicates: rules/cbuf.hpp, rules/limits.hpp, rules/precision_rules.hpp (one per
 // hardware rule, shared by requests, plans and program rules), rules/program_rules.hpp (the
 // rules on a program's entries), and each request's resolve in programs/.

@@ -9,7 +9,7 @@ namespace regcmd::runtime {
 // a core for each job; cores::all still splits the tasks into chains, one job each.
 //   all           every task, in up to three chains, one submit (nothing handed on)
 //   all_then_one  the program's leading tasks that hand nothing to each other
-//                 (program/independent_tasks.hpp) in up to three chains, one submit; the
+//                 (regcmd/task/independent_tasks.hpp) in up to three chains, one submit; the
 //                 rest on one core in a second (a graph's independent branches, then the
 //                 ops that read them)
 enum class cores : std::uint8_t { one, round_robin, all, all_then_one };

@@ -5,7 +5,7 @@
 // (the vendor's multi-task pattern: "task[0,1] full, task[2+] lightweight"): registers keep
 // their values from task to task, and with ping-pong the two register groups alternate. The
 // difference is taken between two task bodies as emitted from their descriptions
-// (program/emit_task.hpp), register by register, so it holds for any op: a register is
+// (regcmd/task/emit_task.hpp), register by register, so it holds for any op: a register is
 // written when the earlier body does not write it or wrote another value, an address when
 // its slot points elsewhere.
 

@@ -1,5 +1,5 @@
 #pragma once
-// Writes a task description (program/task.hpp) as one task of a program:
+// Writes a task description (regcmd/task/task.hpp) as one task of a program:
 //
 //   - a lookup-table upload first, where the task carries one (ops-reference §6.2),
 //   - the DPU's S_POINTER (implementation A and the vendor's captures start with it),

@@ -3,14 +3,14 @@
 //
 //   entries  what goes into the regcmd buffer, task after task; every task starts 16 bytes
 //            aligned (PC_SOURCE_ADDR is bits 31:4) and ends with its 4-entry tail
-//            (program/tail.hpp)
+//            (regcmd/task/tail.hpp)
 //   tasks    [first, first + count) of the entries, tail included, with the task's block
 //            enable mask and completion interrupt mask (what rknpu_task needs)
 //   slots    every entry that holds an address, in entry order: which operand buffer it
 //            points into, at which byte offset, and how many bytes the DMA reaches from
 //            there. Address registers hold 0 until bind patches IOVA + offset into them.
 //
-// `program<...>` is fixed-capacity storage usable as a constexpr value; program/writer.hpp
+// `program<...>` is fixed-capacity storage usable as a constexpr value; regcmd/task/writer.hpp
 // fills it (or any caller-owned storage). Nothing here allocates.
 
 #include <algorithm>
@@ -85,7 +85,7 @@ constexpr role_uses uses_of(std::span<const slot> slots) {
 }
 
 // Entries every task ends with: PC_BASE_ADDRESS, PC_REGISTER_AMOUNTS, the 0x0041 preamble
-// and the op-enable (fact sheet §2.3); program/tail.hpp names them.
+// and the op-enable (fact sheet §2.3); regcmd/task/tail.hpp names them.
 inline constexpr std::uint32_t task_tail_entries = 4;
 
 struct task {

@@ -2,7 +2,7 @@
 // The task skeleton: one task described as data, a stage per block, every register of a
 // stage a typed member that defaults to what the hardware-run programs write where an op
 // does not use it (the bypass values). An op is "the values that differ from the defaults";
-// program/emit_task.hpp writes any description in one canonical order, derives the
+// regcmd/task/emit_task.hpp writes any description in one canonical order, derives the
 // op-enable word and the completion interrupts from the stages present, and writes the tail.
 //
 //   task_desc t;

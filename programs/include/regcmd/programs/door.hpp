@@ -1,12 +1,16 @@
 #pragma once
-// The two front doors of every program kind, written once:
+// The front doors of every program kind, written once; the kind is found from the spec's type:
 //
-//   compile time  build_fixed<Kind, Spec>()  a constexpr program; a violated rule fails the
-//                                            compilation with the rule's message
-//   run time      build<Kind>(spec)          the same program on the heap, or the same rule
-//                                            as an error value
-//                 build_into<Kind>(w, spec)  the same into a program_writer over storage of
-//                                            the caller's (nothing allocated)
+//   compile time  fixed<spec>()          a constexpr program; a violated rule fails the
+//                                        compilation with the rule's message
+//   run time      build(spec)            the same program on the heap, or the same rule as an
+//                                        error value
+//                 build_into(w, spec)    the same into a program_writer over storage of the
+//                                        caller's (nothing allocated)
+//
+// A spec names its kind with a declaration `Kind program_kind_of(const Spec&);` beside the
+// kind (never defined: only its type is read), found by argument-dependent lookup. The
+// kind-explicit forms below (build_kind, build_into_kind, build_fixed) are for a kind's author.
 //
 // Both take the same steps: resolve (the request's rules) -> the geometry the emitter and
 // the packers share; emit into storage the kind sizes; then the program rules the kind asks
@@ -26,6 +30,7 @@
 #include <concepts>
 #include <cstddef>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include <regcmd/core/error.hpp>
@@ -85,9 +90,9 @@ constexpr error soc_refusal() {
   return make_error(rules::soc_value_unknown, Soc::name, soc::first_unknown_value<Soc>()).with_note(Kind::name);
 }
 
-// The run-time door.
+// The run-time door of a kind.
 template <program_kind Kind, class Soc = soc::rk3588>
-result<runtime_program<typename Kind::geometry>> build(const typename Kind::spec& spec) {
+result<runtime_program<typename Kind::geometry>> build_kind(const typename Kind::spec& spec) {
   if constexpr (!soc::programs_known<Soc>) {
     return soc_refusal<Kind, Soc>();
   } else {
@@ -103,7 +108,7 @@ result<runtime_program<typename Kind::geometry>> build(const typename Kind::spec
 // The run-time door without a heap: the program goes into `w`'s storage (Kind::size of the
 // geometry is enough), and the geometry its packers need comes back.
 template <program_kind Kind, class Soc = soc::rk3588>
-constexpr result<typename Kind::geometry> build_into(program_writer& w, const typename Kind::spec& spec) {
+constexpr result<typename Kind::geometry> build_into_kind(program_writer& w, const typename Kind::spec& spec) {
   if constexpr (!soc::programs_known<Soc>) {
     return soc_refusal<Kind, Soc>();
   } else {
@@ -159,12 +164,36 @@ constexpr const rule* soc_violation() {
 }
 }  // namespace detail
 
-// The compile-time door: a violated rule fails here with the rule's message.
+// The compile-time door of a kind: a violated rule fails here with the rule's message.
 template <program_kind Kind, typename Kind::spec Spec, class Soc = soc::rk3588>
 constexpr auto build_fixed() {
   static_assert(report<detail::soc_violation<Soc>()>());
   if constexpr (soc::programs_known<Soc>) return detail::build_fixed_known<Kind, Spec, Soc>();
   else return fixed_program<typename Kind::geometry, 1, 1, 1>{};  // not reached: the report above failed
+}
+
+// The kind a spec type builds.
+template <class Spec>
+using kind_for = decltype(program_kind_of(std::declval<const Spec&>()));
+
+template <class Spec>
+concept program_spec = requires(const Spec& s) { program_kind_of(s); } && program_kind<kind_for<Spec>>;
+
+// The doors.
+template <class Soc = soc::rk3588, program_spec Spec>
+result<runtime_program<typename kind_for<Spec>::geometry>> build(const Spec& spec) {
+  return build_kind<kind_for<Spec>, Soc>(spec);
+}
+
+template <class Soc = soc::rk3588, program_spec Spec>
+constexpr result<typename kind_for<Spec>::geometry> build_into(program_writer& w, const Spec& spec) {
+  return build_into_kind<kind_for<Spec>, Soc>(w, spec);
+}
+
+template <auto Spec, class Soc = soc::rk3588>
+  requires program_spec<std::remove_cvref_t<decltype(Spec)>>
+constexpr auto fixed() {
+  return build_fixed<kind_for<std::remove_cvref_t<decltype(Spec)>>, Spec, Soc>();
 }
 
 }  // namespace regcmd

@@ -273,6 +273,8 @@ struct table_act_spec {
   act_spec shape{};
   lut_table table{};
 };
+struct table_act_kind;
+table_act_kind program_kind_of(const table_act_spec&);
 struct table_act_kind : detail::act_kind_base {
   using spec = table_act_spec;
   template <class Soc>
@@ -286,8 +288,11 @@ struct table_act_kind : detail::act_kind_base {
   }
 };
 
+act_kind program_kind_of(const act_spec&);
+
+// The names before regcmd::fixed and regcmd::build (README, "Changelog").
 template <act_spec Spec, class Soc = soc::rk3588>
-constexpr auto activation_program() { return build_fixed<act_kind, Spec, Soc>(); }
+[[deprecated("use regcmd::fixed<spec>()")]] constexpr auto activation_program() { return fixed<Spec, Soc>(); }
 
 template <auto F, lut_range Range, act_spec Spec, class Soc = soc::rk3588>
 constexpr auto lut_activation() {
@@ -298,16 +303,15 @@ constexpr auto lut_activation() {
   }();
   return build_fixed<lut_act_kind<F>, spec, Soc>();
 }
-
 template <class Soc = soc::rk3588>
-auto build_activation(const act_spec& spec) { return build<act_kind, Soc>(spec); }
+[[deprecated("use regcmd::build(spec)")]] auto build_activation(const act_spec& spec) { return build<Soc>(spec); }
 
 // Any callable, at run time: its table over `range`, then the program.
 template <class F, class Soc = soc::rk3588>
 result<runtime_program<act_geometry>> build_lut_activation(const F& f, const lut_range& range, const act_spec& shape) {
   const result<lut_table> table = make_lut_table(f, range);
   if (!table) return table.err();
-  return build<table_act_kind, Soc>(table_act_spec{shape, table.value()});
+  return build<Soc>(table_act_spec{shape, table.value()});
 }
 
 }  // namespace regcmd

@@ -3,12 +3,12 @@
 // fp16, with bias, ReLU/ReLU6 and a residual add, split by the CBUF plan into tasks chained
 // in one program.
 //
-//   constexpr auto c = regcmd::conv<regcmd::conv_spec{
+//   constexpr auto c = regcmd::fixed<regcmd::conv_spec{
 //       .in = regcmd::conv_data::uint8, .H = 20, .W = 20, .C = 80, .out_channels = 40,
 //       .kernel_h = 3, .kernel_w = 3, .padding = regcmd::conv_padding::same,
 //       .input = {0.02f, 100}, .weights = {0.005f, 140}, .output = {0.04f, 90}, .bias = true}>();
 //
-// A shape that breaks a rule does not compile (the rule's message); build_conv(spec) returns
+// A shape that breaks a rule does not compile (the rule's message); build(spec) returns
 // the same rule as an error for a shape known at run time.
 //
 // Each task is a CNA + CORE + DPU (+ DPU_RDMA) task of the skeleton with every stage's
@@ -189,10 +189,12 @@ struct conv_kind {
   static constexpr program_checks checks = program_checks::every_rule;
 };
 
-template <conv_spec Spec, class Soc = soc::rk3588>
-constexpr auto conv() { return build_fixed<conv_kind, Spec, Soc>(); }
+conv_kind program_kind_of(const conv_spec&);
 
+// The names before regcmd::fixed and regcmd::build (README, "Changelog").
+template <conv_spec Spec, class Soc = soc::rk3588>
+[[deprecated("use regcmd::fixed<spec>()")]] constexpr auto conv() { return fixed<Spec, Soc>(); }
 template <class Soc = soc::rk3588>
-auto build_conv(const conv_spec& spec) { return build<conv_kind, Soc>(spec); }
+[[deprecated("use regcmd::build(spec)")]] auto build_conv(const conv_spec& spec) { return build<Soc>(spec); }
 
 }  // namespace regcmd

@@ -168,14 +168,20 @@ struct conv_chain_kind {
   static constexpr program_checks checks = program_checks::every_rule;
 };
 
-template <matmul_act_spec Spec, class Soc = soc::rk3588>
-constexpr auto matmul_activation() { return build_fixed<matmul_act_kind, Spec, Soc>(); }
-template <class Soc = soc::rk3588>
-auto build_matmul_activation(const matmul_act_spec& spec) { return build<matmul_act_kind, Soc>(spec); }
+matmul_act_kind program_kind_of(const matmul_act_spec&);
 
-template <conv_chain_spec Spec, class Soc = soc::rk3588>
-constexpr auto conv_chain() { return build_fixed<conv_chain_kind, Spec, Soc>(); }
+// The names before regcmd::fixed and regcmd::build (README, "Changelog").
+template <matmul_act_spec Spec, class Soc = soc::rk3588>
+[[deprecated("use regcmd::fixed<spec>()")]] constexpr auto matmul_activation() { return fixed<Spec, Soc>(); }
 template <class Soc = soc::rk3588>
-auto build_conv_chain(const conv_chain_spec& spec) { return build<conv_chain_kind, Soc>(spec); }
+[[deprecated("use regcmd::build(spec)")]] auto build_matmul_activation(const matmul_act_spec& spec) { return build<Soc>(spec); }
+
+conv_chain_kind program_kind_of(const conv_chain_spec&);
+
+// The names before regcmd::fixed and regcmd::build (README, "Changelog").
+template <conv_chain_spec Spec, class Soc = soc::rk3588>
+[[deprecated("use regcmd::fixed<spec>()")]] constexpr auto conv_chain() { return fixed<Spec, Soc>(); }
+template <class Soc = soc::rk3588>
+[[deprecated("use regcmd::build(spec)")]] auto build_conv_chain(const conv_chain_spec& spec) { return build<Soc>(spec); }
 
 }  // namespace regcmd

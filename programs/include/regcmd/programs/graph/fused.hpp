@@ -107,11 +107,13 @@ struct fused_kind {
   static constexpr program_checks checks = program_checks::every_rule;
 };
 
-template <fused_spec Spec, class Soc = soc::rk3588>
-constexpr auto fused() { return build_fixed<fused_kind, Spec, Soc>(); }
+fused_kind program_kind_of(const fused_spec&);
 
+// The names before regcmd::fixed and regcmd::build (README, "Changelog").
+template <fused_spec Spec, class Soc = soc::rk3588>
+[[deprecated("use regcmd::fixed<spec>()")]] constexpr auto fused() { return fixed<Spec, Soc>(); }
 template <class Soc = soc::rk3588>
-auto build_fused(const fused_spec& spec) { return build<fused_kind, Soc>(spec); }
+[[deprecated("use regcmd::build(spec)")]] auto build_fused(const fused_spec& spec) { return build<Soc>(spec); }
 
 // b into the SDP operand buffer: b[M][N] per element, or b[N] repeated on every row.
 template <class T>

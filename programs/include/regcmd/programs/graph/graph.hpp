@@ -22,8 +22,8 @@
 //            its new buffer); the writer chains the tasks; the whole program's structure,
 //            tails and links are checked (ping-pong off as soon as one op runs on the SDP).
 //
-// A graph known at compile time: graph<Spec>() (a violated rule names itself in a
-// static_assert); at run time: build_graph(spec) (the same rule as an error value).
+// A graph known at compile time: fixed<Spec>() (a violated rule names itself in a
+// static_assert); at run time: build(spec) (the same rule as an error value).
 // Packing the host's tensors into their buffers: regcmd/programs/graph/packing.hpp.
 
 #include <algorithm>
@@ -623,14 +623,12 @@ struct graph_kind {
   static constexpr program_checks checks = program_checks::structure;
 };
 
-template <graph_spec Spec, class Soc = soc::rk3588>
-constexpr auto graph() {
-  return build_fixed<graph_kind, Spec, Soc>();
-}
+graph_kind program_kind_of(const graph_spec&);
 
+// The names before regcmd::fixed and regcmd::build (README, "Changelog").
+template <graph_spec Spec, class Soc = soc::rk3588>
+[[deprecated("use regcmd::fixed<spec>()")]] constexpr auto graph() { return fixed<Spec, Soc>(); }
 template <class Soc = soc::rk3588>
-auto build_graph(const graph_spec& spec) {
-  return build<graph_kind, Soc>(spec);
-}
+[[deprecated("use regcmd::build(spec)")]] auto build_graph(const graph_spec& spec) { return build<Soc>(spec); }
 
 }  // namespace regcmd

@@ -1,13 +1,13 @@
 #pragma once
 // Matmul programs: one task that computes C = A . B for a matmul_spec.
 //
-//   constexpr auto mm = regcmd::matmul<regcmd::matmul_spec{
+//   constexpr auto mm = regcmd::fixed<regcmd::matmul_spec{
 //       .in = regcmd::precision::fp16, .out = regcmd::precision::fp32, .M = 64, .K = 512, .N = 256}>();
 //
 // A shape that breaks a rule does not compile, and the error is the rule's message; with a
-// shape known only at run time, build_matmul(spec) returns the same rule as an error.
+// shape known only at run time, build(spec) returns the same rule as an error.
 //
-// The task is a CNA + CORE + DPU task of the skeleton (program/task.hpp) with every stage's
+// The task is a CNA + CORE + DPU task of the skeleton (regcmd/task/task.hpp) with every stage's
 // complete write list: the same 104 registers in the same order for every shape, precision
 // and layout (implementation A's list, matmul-recipe §1.1), so nothing is left to reset
 // state; then the 4-entry tail. Below are the values that differ from the skeleton's
@@ -137,10 +137,12 @@ struct matmul_kind {
   static constexpr program_checks checks = program_checks::every_rule;
 };
 
-template <matmul_spec Spec, class Soc = soc::rk3588>
-constexpr auto matmul() { return build_fixed<matmul_kind, Spec, Soc>(); }
+matmul_kind program_kind_of(const matmul_spec&);
 
+// The names before regcmd::fixed and regcmd::build (README, "Changelog").
+template <matmul_spec Spec, class Soc = soc::rk3588>
+[[deprecated("use regcmd::fixed<spec>()")]] constexpr auto matmul() { return fixed<Spec, Soc>(); }
 template <class Soc = soc::rk3588>
-auto build_matmul(const matmul_spec& spec) { return build<matmul_kind, Soc>(spec); }
+[[deprecated("use regcmd::build(spec)")]] auto build_matmul(const matmul_spec& spec) { return build<Soc>(spec); }
 
 }  // namespace regcmd

@@ -518,12 +518,12 @@ struct plan_kind {
   static constexpr program_checks checks = program_checks::structure;
 };
 
-template <matmul_spec Spec, plan_options Options = plan_options{}, class Soc = soc::rk3588>
-constexpr auto plan_matmul() { return build_fixed<plan_kind, plan_request{Spec, Options}, Soc>(); }
+plan_kind program_kind_of(const plan_request&);
 
+// The names before regcmd::fixed and regcmd::build (README, "Changelog").
+template <matmul_spec Spec, plan_options Options = plan_options{}, class Soc = soc::rk3588>
+[[deprecated("use regcmd::fixed<plan_request{spec, options}>()")]] constexpr auto plan_matmul() { return fixed<plan_request{Spec, Options}, Soc>(); }
 template <class Soc = soc::rk3588>
-auto build_plan(const matmul_spec& spec, const plan_options& options = {}) {
-  return build<plan_kind, Soc>({spec, options});
-}
+[[deprecated("use regcmd::build(plan_request{spec, options})")]] auto build_plan(const matmul_spec& spec, const plan_options& options = {}) { return build<Soc>(plan_request{spec, options}); }
 
 }  // namespace regcmd

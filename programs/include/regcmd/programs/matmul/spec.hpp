@@ -4,7 +4,7 @@
 //   C[M][N] = A[M][K] . B[K][N]      A: features, B: weights, C: output
 //
 // `matmul_spec` is a structural type, so it can be a template argument (compile-time
-// shape: matmul<spec>()) or a plain value (run-time shape: build_matmul(spec)). `resolve`
+// shape: fixed<spec>()) or a plain value (run-time shape: build(spec)). `resolve`
 // applies every rule of the request in one place and yields the geometry the emitter and
 // the operand packers share.
 

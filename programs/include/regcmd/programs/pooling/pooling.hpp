@@ -228,10 +228,12 @@ struct pool_kind {
   static constexpr program_checks checks = program_checks::every_rule;
 };
 
-template <pool_spec Spec, class Soc = soc::rk3588>
-constexpr auto pool() { return build_fixed<pool_kind, Spec, Soc>(); }
+pool_kind program_kind_of(const pool_spec&);
 
+// The names before regcmd::fixed and regcmd::build (README, "Changelog").
+template <pool_spec Spec, class Soc = soc::rk3588>
+[[deprecated("use regcmd::fixed<spec>()")]] constexpr auto pool() { return fixed<Spec, Soc>(); }
 template <class Soc = soc::rk3588>
-auto build_pool(const pool_spec& spec) { return build<pool_kind, Soc>(spec); }
+[[deprecated("use regcmd::build(spec)")]] auto build_pool(const pool_spec& spec) { return build<Soc>(spec); }
 
 }  // namespace regcmd

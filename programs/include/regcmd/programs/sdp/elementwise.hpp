@@ -90,7 +90,7 @@ constexpr result<ew_geometry> resolve_ew(const ew_spec& s) {
 // starts the next task on 16 bytes.
 inline constexpr std::uint32_t ew_task_entries = 58;
 
-// One SDP task over `shape`: a DPU + DPU_RDMA task of the skeleton (program/task.hpp) in
+// One SDP task over `shape`: a DPU + DPU_RDMA task of the skeleton (regcmd/task/task.hpp) in
 // the vendor's element-wise write list (the DPU without OFFSET_PEND, 0x40C4 and the LUT).
 // `input_role` names the buffer a is read from: the feature buffer of a standalone op, or a
 // chained matmul's output.
@@ -140,10 +140,12 @@ struct ew_kind {
   static constexpr program_checks checks = program_checks::every_rule;
 };
 
-template <ew_spec Spec, class Soc = soc::rk3588>
-constexpr auto ew() { return build_fixed<ew_kind, Spec, Soc>(); }
+ew_kind program_kind_of(const ew_spec&);
 
+// The names before regcmd::fixed and regcmd::build (README, "Changelog").
+template <ew_spec Spec, class Soc = soc::rk3588>
+[[deprecated("use regcmd::fixed<spec>()")]] constexpr auto ew() { return fixed<Spec, Soc>(); }
 template <class Soc = soc::rk3588>
-auto build_ew(const ew_spec& spec) { return build<ew_kind, Soc>(spec); }
+[[deprecated("use regcmd::build(spec)")]] auto build_ew(const ew_spec& spec) { return build<Soc>(spec); }
 
 }  // namespace regcmd
