@@ -100,7 +100,7 @@ namespace detail {
 }  // namespace detail
 
 template <class T>
-class result {
+class [[nodiscard]] result {
  public:
   constexpr result(T value) : value_{std::move(value)}, ok_{true} {}
   constexpr result(error e) : error_{e}, ok_{false} {}
@@ -130,8 +130,9 @@ class result {
   bool ok_;
 };
 
-// Status of an operation that yields nothing but may fail.
-class status {
+// Status of an operation that yields nothing but may fail. Both are [[nodiscard]]: a result
+// or a status dropped unread is a warning (an error under -Werror), as a rule broken unseen.
+class [[nodiscard]] status {
  public:
   constexpr status() = default;
   constexpr status(error e) : error_{e}, ok_{false} {}

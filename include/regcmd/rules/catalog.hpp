@@ -34,11 +34,11 @@
     "regcmd-isa-reference \"Platform support matrix (RK3588)\"")                                     \
   X(k_single_op_max, "k-single-op-max",                                                              \
     "K exceeds 10752, the raw single-op contraction cap (K = 10784 wedges the submit): split K "    \
-    "with plan_matmul",                                                                              \
+    "with a plan (plan_request)",                                                                              \
     "regcmd-isa-reference \"Limits & tiling (RK3588)\"")                                             \
   X(n_max, "n-max",                                                                                  \
     "N exceeds 8192, the widest output one op writes correctly (wider is silently wrong): tile N "  \
-    "with plan_matmul",                                                                              \
+    "with a plan (plan_request)",                                                                              \
     "regcmd-isa-reference \"Limits & tiling (RK3588)\"")                                             \
   X(k_alignment, "k-alignment",                                                                      \
     "K is not a multiple of the weight tile's 32: use padding::zero (the default) so the packers "  \
@@ -57,23 +57,23 @@
     "regcmd-isa-reference \"0x107c\" (int4 batch budget)")                                           \
   X(fp16_k128_cap, "fp16-k128-cap",                                                                  \
     "fp16 with K = 128 is correct only up to M = 256 (its split needs half-bank steps and the "     \
-    "envelope is not monotonic above): tile M with plan_matmul",                                     \
+    "envelope is not monotonic above): tile M with a plan (plan_request)",                                     \
     "regcmd-isa-reference \"The M-tiling scheduler\"")                                               \
   X(m_ceiling_fp16, "m-ceiling-fp16",                                                                \
     "M exceeds the fp16 CBUF ceiling, 16384/K rows with the template split (1 data bank) or "       \
-    "180224/K with the bank split (11 data banks): tile M with plan_matmul",                        \
+    "180224/K with the bank split (11 data banks): tile M with a plan (plan_request)",                        \
     "regcmd-isa-reference \"The M-tiling scheduler\"")                                               \
   X(m_ceiling_int8, "m-ceiling-int8",                                                                \
     "M exceeds the int8 ceiling, 64*floor(11/w) rows with w = K/512 for the bank split (measured "  \
     "704/320/128/64 at K = 512/1024/2048/4096: the weight stays CBUF-resident) or 32768/K with the " \
-    "template split: tile M with plan_matmul",                                                       \
+    "template split: tile M with a plan (plan_request)",                                                       \
     "regcmd-isa-reference \"The M-tiling scheduler\"")                                               \
   X(m_ceiling_int4, "m-ceiling-int4",                                                                \
-    "M exceeds the int4 activation budget rows x K <= 16384: tile M with plan_matmul",              \
+    "M exceeds the int4 activation budget rows x K <= 16384: tile M with a plan (plan_request)",              \
     "regcmd-isa-reference \"0x107c\"")                                                               \
   X(m_register_limit, "m-register-limit",                                                            \
     "M does not fit CNA_DATA_SIZE0.DATAIN_HEIGHT (11 bits) or CNA_CONV_CON2.FEATURE_GRAINS (10 "     \
-    "bits): tile M with plan_matmul",                                                                \
+    "bits): tile M with a plan (plan_request)",                                                                \
     "fact sheet §4 (CNA)")                                                                           \
   X(surface_m, "surface-m",                                                                          \
     "the surface layout takes M = 1 or a multiple of 4 (implementation A's surface stride): pad M " \
@@ -107,7 +107,7 @@
     "accumulator (narrow outputs never complete); chain an activation program after it instead",    \
     "regcmd-isa-reference \"int16/narrow-output MATMUL does NOT self-complete\"")
 
-// Rules on plans (plan_matmul).
+// Rules on plans (plan_request).
 #define REGCMD_PLAN_RULES(X)                                                                         \
   X(k_slice_max, "k-slice-max",                                                                      \
     "a K-split slice exceeds 2048: cross-submit accumulation is impossible, so slices are summed "  \

@@ -290,7 +290,7 @@ struct table_act_kind : detail::act_kind_base {
 
 act_kind program_kind_of(const act_spec&);
 
-// The names before regcmd::fixed and regcmd::build (README, "Changelog").
+// The names before regcmd::fixed and regcmd::build (docs/changelog.md).
 template <act_spec Spec, class Soc = soc::rk3588>
 [[deprecated("use regcmd::fixed<spec>()")]] constexpr auto activation_program() { return fixed<Spec, Soc>(); }
 

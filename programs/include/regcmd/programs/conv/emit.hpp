@@ -191,7 +191,7 @@ struct conv_kind {
 
 conv_kind program_kind_of(const conv_spec&);
 
-// The names before regcmd::fixed and regcmd::build (README, "Changelog").
+// The names before regcmd::fixed and regcmd::build (docs/changelog.md).
 template <conv_spec Spec, class Soc = soc::rk3588>
 [[deprecated("use regcmd::fixed<spec>()")]] constexpr auto conv() { return fixed<Spec, Soc>(); }
 template <class Soc = soc::rk3588>

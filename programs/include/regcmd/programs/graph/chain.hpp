@@ -170,7 +170,7 @@ struct conv_chain_kind {
 
 matmul_act_kind program_kind_of(const matmul_act_spec&);
 
-// The names before regcmd::fixed and regcmd::build (README, "Changelog").
+// The names before regcmd::fixed and regcmd::build (docs/changelog.md).
 template <matmul_act_spec Spec, class Soc = soc::rk3588>
 [[deprecated("use regcmd::fixed<spec>()")]] constexpr auto matmul_activation() { return fixed<Spec, Soc>(); }
 template <class Soc = soc::rk3588>
@@ -178,7 +178,7 @@ template <class Soc = soc::rk3588>
 
 conv_chain_kind program_kind_of(const conv_chain_spec&);
 
-// The names before regcmd::fixed and regcmd::build (README, "Changelog").
+// The names before regcmd::fixed and regcmd::build (docs/changelog.md).
 template <conv_chain_spec Spec, class Soc = soc::rk3588>
 [[deprecated("use regcmd::fixed<spec>()")]] constexpr auto conv_chain() { return fixed<Spec, Soc>(); }
 template <class Soc = soc::rk3588>

@@ -109,7 +109,7 @@ struct fused_kind {
 
 fused_kind program_kind_of(const fused_spec&);
 
-// The names before regcmd::fixed and regcmd::build (README, "Changelog").
+// The names before regcmd::fixed and regcmd::build (docs/changelog.md).
 template <fused_spec Spec, class Soc = soc::rk3588>
 [[deprecated("use regcmd::fixed<spec>()")]] constexpr auto fused() { return fixed<Spec, Soc>(); }
 template <class Soc = soc::rk3588>

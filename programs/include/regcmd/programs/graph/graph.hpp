@@ -625,7 +625,7 @@ struct graph_kind {
 
 graph_kind program_kind_of(const graph_spec&);
 
-// The names before regcmd::fixed and regcmd::build (README, "Changelog").
+// The names before regcmd::fixed and regcmd::build (docs/changelog.md).
 template <graph_spec Spec, class Soc = soc::rk3588>
 [[deprecated("use regcmd::fixed<spec>()")]] constexpr auto graph() { return fixed<Spec, Soc>(); }
 template <class Soc = soc::rk3588>

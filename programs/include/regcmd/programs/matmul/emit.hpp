@@ -139,7 +139,7 @@ struct matmul_kind {
 
 matmul_kind program_kind_of(const matmul_spec&);
 
-// The names before regcmd::fixed and regcmd::build (README, "Changelog").
+// The names before regcmd::fixed and regcmd::build (docs/changelog.md).
 template <matmul_spec Spec, class Soc = soc::rk3588>
 [[deprecated("use regcmd::fixed<spec>()")]] constexpr auto matmul() { return fixed<Spec, Soc>(); }
 template <class Soc = soc::rk3588>

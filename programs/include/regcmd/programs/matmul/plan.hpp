@@ -520,7 +520,7 @@ struct plan_kind {
 
 plan_kind program_kind_of(const plan_request&);
 
-// The names before regcmd::fixed and regcmd::build (README, "Changelog").
+// The names before regcmd::fixed and regcmd::build (docs/changelog.md).
 template <matmul_spec Spec, plan_options Options = plan_options{}, class Soc = soc::rk3588>
 [[deprecated("use regcmd::fixed<plan_request{spec, options}>()")]] constexpr auto plan_matmul() { return fixed<plan_request{Spec, Options}, Soc>(); }
 template <class Soc = soc::rk3588>

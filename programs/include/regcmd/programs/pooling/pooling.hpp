@@ -230,7 +230,7 @@ struct pool_kind {
 
 pool_kind program_kind_of(const pool_spec&);
 
-// The names before regcmd::fixed and regcmd::build (README, "Changelog").
+// The names before regcmd::fixed and regcmd::build (docs/changelog.md).
 template <pool_spec Spec, class Soc = soc::rk3588>
 [[deprecated("use regcmd::fixed<spec>()")]] constexpr auto pool() { return fixed<Spec, Soc>(); }
 template <class Soc = soc::rk3588>

@@ -142,7 +142,7 @@ struct ew_kind {
 
 ew_kind program_kind_of(const ew_spec&);
 
-// The names before regcmd::fixed and regcmd::build (README, "Changelog").
+// The names before regcmd::fixed and regcmd::build (docs/changelog.md).
 template <ew_spec Spec, class Soc = soc::rk3588>
 [[deprecated("use regcmd::fixed<spec>()")]] constexpr auto ew() { return fixed<Spec, Soc>(); }
 template <class Soc = soc::rk3588>
