@@ -2,7 +2,9 @@
 # examples/quickstart's files, byte for byte; that project is built against the installed
 # prefix (find_package only) and run on the installed emulated device, and what it prints is
 # the README's output block. Included by check_install.cmake after the install; variables:
-# README, QUICKSTART_SOURCE, and those of consumer_checks.cmake.
+# README, QUICKSTART_SOURCE, QUICKSTART_CXX_FLAGS and QUICKSTART_LINK_FLAGS (the build's, so that
+# a sanitizer build's instrumented emulated device gets an instrumented program), and those of
+# consumer_checks.cmake.
 
 # The fenced block that follows the line `<!-- marker -->` in the README.
 function(readme_block marker out)
@@ -28,7 +30,8 @@ foreach(file IN ITEMS CMakeLists.txt main.cpp)
 endforeach()
 
 set(dir "${WORK_DIR}/quickstart")
-set(args "-DCMAKE_CXX_COMPILER=${CXX}" "-DCMAKE_PREFIX_PATH=${prefix}" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
+set(args "-DCMAKE_CXX_COMPILER=${CXX}" "-DCMAKE_PREFIX_PATH=${prefix}" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
+    "-DCMAKE_CXX_FLAGS=${QUICKSTART_CXX_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${QUICKSTART_LINK_FLAGS}")
 if(TOOLCHAIN_FILE)
   list(APPEND args "-DCMAKE_TOOLCHAIN_FILE=${TOOLCHAIN_FILE}")
 endif()
