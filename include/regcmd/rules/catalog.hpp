@@ -3,7 +3,7 @@
 // id, the message that names the fix and the section it comes from. One X-list entry per rule
 // gives both forms of the rule:
 //   - `rules::NAME`, a constexpr `rule` that run-time checks return inside an `error`;
-//   - a static_assert in `report<&rules::NAME>()` whose text is the same message, so a
+//   - `broken_rule<&rules::NAME, value>`, a static_assert with the same message, so a
 //     compile-time violation reads exactly like the run-time error.
 // The field and writer rules are listed where they are checked (core/field.hpp,
 // regcmd/task/writer.hpp, below this layer) and joined here; every id is unique (checked below).
@@ -12,6 +12,7 @@
 // rules on a program's entries), and each request's resolve in programs/.
 
 #include <string_view>
+#include <type_traits>
 
 #include <regcmd/core/error.hpp>
 #include <regcmd/core/field.hpp>
@@ -565,8 +566,6 @@ REGCMD_RUNTIME_RULES(REGCMD_DEFINE_RULE)
 
 namespace regcmd {
 
-#define REGCMD_DETAIL_REPORT_RULE(NAME, ID, MESSAGE, REFERENCE) \
-  static_assert(*Violated != rules::NAME, "regcmd rule " ID ": " MESSAGE " [" REFERENCE "]");
 #define REGCMD_DETAIL_IS_RULE(NAME, ID, MESSAGE, REFERENCE) || r == rules::NAME
 
 // The rules a program or a request can break, each with a compile-time face (report<>) and
@@ -609,14 +608,30 @@ constexpr bool rule_ids_unique() {
 }  // namespace detail
 static_assert(detail::rule_ids_unique(), "two rules share an id, and rules compare by id");
 
-// Compile-time face of the rules: instantiated with the rule a check returned
-// (&no_violation when none), it fails with that rule's message.
-template <const rule* Violated>
-constexpr bool report() {
-  REGCMD_COMPILE_TIME_RULES(REGCMD_DETAIL_REPORT_RULE)
+// Compile-time face of the rules: broken_rule<&rules::NAME, value> fails with that rule's
+// message, and only the rule that failed is instantiated. Compilers print the instantiation
+// first, so the first line after the includes names the rule and the offending value:
+//   In instantiation of 'struct regcmd::broken_rule<(& regcmd::rules::m_ceiling_fp16), 2048, void>'
+// &no_violation (the primary template) reports nothing.
+template <const rule* Violated, std::uint64_t Value = 0, class Dummy = void>
+struct broken_rule {
   static_assert(*Violated == no_violation || in_catalog(*Violated),
                 "regcmd: a rule outside the catalog failed; see its error value");
-  return true;
+  static constexpr bool reported = true;
+};
+#define REGCMD_DETAIL_BROKEN_RULE(NAME, ID, MESSAGE, REFERENCE)                                  \
+  template <std::uint64_t Value, class Dummy>                                                   \
+  struct broken_rule<&rules::NAME, Value, Dummy> {                                              \
+    static_assert(!std::is_same_v<Dummy, Dummy>, "regcmd rule " ID ": " MESSAGE " [" REFERENCE "]"); \
+    static constexpr bool reported = false;                                                     \
+  };
+REGCMD_COMPILE_TIME_RULES(REGCMD_DETAIL_BROKEN_RULE)
+#undef REGCMD_DETAIL_BROKEN_RULE
+
+// The rule a check returned (&no_violation when none) and its offending value, reported.
+template <const rule* Violated, std::uint64_t Value = 0>
+constexpr bool report() {
+  return broken_rule<Violated, Value>::reported;
 }
 
 // The rule a status or result failed with, or &no_violation: usable as report<>'s argument.
@@ -624,6 +639,12 @@ constexpr const rule* violated_rule(const status& s) { return s.ok() ? &no_viola
 template <class T>
 constexpr const rule* violated_rule(const result<T>& r) {
   return r.ok() ? &no_violation : r.err().violated;
+}
+// The offending value an error carries (0 when it names none): report<>'s second argument.
+constexpr std::uint64_t violated_value(const status& s) { return s.ok() ? 0 : s.err().value; }
+template <class T>
+constexpr std::uint64_t violated_value(const result<T>& r) {
+  return r.ok() ? 0 : r.err().value;
 }
 
 }  // namespace regcmd

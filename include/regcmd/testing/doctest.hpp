@@ -11,7 +11,8 @@
 //   CHECK_REGISTER(prog, DPU_EW_OP_VALUE{.EW_OPERAND = 0x3c00}, regcmd::testing::element{2});
 //
 // and REQUIRE_ forms that end the test case. A failure prints the macro as written and the
-// report of regcmd/testing/compare.hpp or checks.hpp; a pass prints nothing. Entries,
+// report of regcmd/testing/compare.hpp or checks.hpp; a pass prints nothing and counts as a
+// passing assertion. Entries,
 // programs and errors print decoded wherever doctest shows a value (CHECK(a == b) on them).
 
 #include <cstddef>
@@ -57,10 +58,18 @@ inline std::string program_text(const program_ref& p) {
 }  // namespace regcmd::testing
 
 // Reports a failed check at the macro's file and line: the macro as written, then the report.
-#define REGCMD_TESTING_REPORT(fail_at, macro_text, report_expression)                                                  \
-  do {                                                                                                                 \
-    const auto regcmd_testing_report_ = (report_expression);                                                           \
-    if (!regcmd_testing_report_.ok) fail_at(__FILE__, __LINE__, macro_text << "\n" << regcmd_testing_report_.message); \
+// A check that passes is counted as a passing assertion, as doctest's own CHECK is.
+#define REGCMD_TESTING_REPORT(fail_at, macro_text, report_expression)                                    \
+  do {                                                                                                   \
+    const auto regcmd_testing_report_ = (report_expression);                                             \
+    if (!regcmd_testing_report_.ok) {                                                                    \
+      fail_at(__FILE__, __LINE__, macro_text << "\n" << regcmd_testing_report_.message);                 \
+    } else {                                                                                             \
+      ::doctest::detail::ResultBuilder regcmd_testing_pass_(::doctest::assertType::DT_CHECK, __FILE__,  \
+                                                            __LINE__, macro_text);                       \
+      regcmd_testing_pass_.setResult(::doctest::detail::Result{true});                                   \
+      static_cast<void>(regcmd_testing_pass_.log());                                                     \
+    }                                                                                                    \
   } while (false)
 
 namespace doctest {

@@ -149,10 +149,10 @@ namespace detail {
 template <program_kind Kind, typename Kind::spec Spec, class Soc>
 constexpr auto build_fixed_known() {
   constexpr const result<typename Kind::geometry>& g = resolved<Kind, Spec, Soc>::value;
-  static_assert(report<violated_rule(g)>());
+  static_assert(report<violated_rule(g), violated_value(g)>());
   if constexpr (g.ok()) {
     using fixed = fixed_build<Kind, Spec, Soc>;
-    static_assert(report<violated_rule(fixed::built.second)>());
+    static_assert(report<violated_rule(fixed::built.second), violated_value(fixed::built.second)>());
     return fixed::built.first;
   } else {
     return fixed_program<typename Kind::geometry, 1, 1, 1>{};  // not reached: the report above failed
