@@ -1,5 +1,5 @@
 // Conv programs run on the functional model against a host convolution written plainly
-// (tests/conv_reference.hpp), on seeded random data: quantized (uint8, int8) and fp16,
+// (tests/support/conv_reference.hpp), on seeded random data: quantized (uint8, int8) and fp16,
 // kernels 1/3/5/7, strides 1/2, SAME and VALID, dilation, depthwise, bias, ReLU/ReLU6, the
 // residual add, and shapes the CBUF plan splits into several tasks.
 #include <regcmd/testing/doctest.hpp>
