@@ -5,20 +5,20 @@
 # for scripts/run-bench.sh's table.
 #   (a) the headers only          (b) one matmul program
 #   (c) the matmul family (4 precision pairs) over a 10-shape grid: 40 programs
-#   (d) chained plans of 10, 100 and 1000 tasks
+#   (d) chained plans of 10, 100 and 1000 tasks (8-row M tiles of the template split at K = 2048)
 #   (e) one conv program (Mesa's example A)   (f) MobileNet v1's first block: 3 conv programs
 #   (g) one lookup-table activation (SiLU: its two 513-entry tables computed at compile time)
 #   (h) a LLaMA FFN block at decode as one graph (4096 -> 11008 -> 4096: 17 tasks, a SiLU
 #       table, a split K summed on the device; docs/graph.md)
 # Usage: scripts/compile-time.sh [COMPILER...]; REGCMD_INCLUDE_DIRS overrides where the
-# headers are found (default: include/ and the release build's include/).
+# headers are found (default: the three include directories and the release build's include/).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-include_dirs=${REGCMD_INCLUDE_DIRS:-"$root/include $root/build/release/include"}
+include_dirs=${REGCMD_INCLUDE_DIRS:-"$root/include $root/registers/include $root/programs/include $root/build/release/include"}
 compilers=("$@")
 [ ${#compilers[@]} -gt 0 ] || compilers=(g++ clang++)
 [ -x /usr/bin/time ] || { echo "compile-time.sh: needs /usr/bin/time (Debian package 'time')" >&2; exit 1; }
-[ -d "$root/build/release/include/regcmd/programs" ] || [ -n "${REGCMD_INCLUDE_DIRS:-}" ] ||
+[ -f "$root/build/release/include/regcmd/version.hpp" ] || [ -n "${REGCMD_INCLUDE_DIRS:-}" ] ||
   { echo "compile-time.sh: configure the release preset first (cmake --preset release)" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -31,11 +31,11 @@ using namespace regcmd;'
 
 printf '%s\nint main() { return 0; }\n' "$head" >"$work/a_headers.cpp"
 
-printf '%s\nconstexpr auto p = matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 512, .N = 256}>();
+printf '%s\nconstexpr auto p = fixed<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 512, .N = 256}>();
 int main() { return static_cast<int>(p.code.entry_count & 1); }\n' "$head" >"$work/b_one.cpp"
 
 {
-  printf '%s\ntemplate <matmul_spec S> constexpr auto op = matmul<S>();\nint main() {\n  unsigned n = 0;\n' "$head"
+  printf '%s\ntemplate <matmul_spec S> constexpr auto op = fixed<S>();\nint main() {\n  unsigned n = 0;\n' "$head"
   for pair in "fp16 fp32" "fp16 fp16" "int8 int32" "int4 int16"; do
     set -- $pair
     for shape in "1 64 64" "4 128 64" "8 256 128" "16 512 256" "32 256 512" "1 1024 1024" "4 1024 2048" \
@@ -49,39 +49,40 @@ int main() { return static_cast<int>(p.code.entry_count & 1); }\n' "$head" >"$wo
 
 for tasks in 10 100 1000; do
   printf '%s
-constexpr auto p = plan_matmul<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 8 * %s, .K = 2048, .N = 64},
-                               plan_options{.k_slice = 2048}>();
+constexpr auto p = fixed<plan_request{matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 8 * %s, .K = 2048, .N = 64,
+                                                 .sched = schedule::template_split},
+                                      plan_options{.k_slice = 2048}}>();
 static_assert(p.code.task_count == %s);
 int main() { return static_cast<int>(p.code.entry_count & 1); }\n' "$head" "$tasks" "$tasks" >"$work/d_plan$tasks.cpp"
 done
 
 printf '%s
-constexpr auto p = conv<conv_spec{.in = conv_data::uint8, .H = 20, .W = 20, .C = 80, .out_channels = 40, .kernel_h = 3,
+constexpr auto p = fixed<conv_spec{.in = conv_data::uint8, .H = 20, .W = 20, .C = 80, .out_channels = 40, .kernel_h = 3,
     .kernel_w = 3, .padding = conv_padding::same, .input = {0.02f, 100}, .weights = {0.005f, 140}, .output = {0.04f, 90},
     .bias = true}>();
 int main() { return static_cast<int>(p.code.entry_count & 1); }\n' "$head" >"$work/e_conv.cpp"
 
 printf '%s
 constexpr quantization q{6.0f / 255, 0};
-constexpr auto stem = conv<conv_spec{.in = conv_data::uint8, .H = 224, .W = 224, .C = 3, .out_channels = 32, .kernel_h = 3,
+constexpr auto stem = fixed<conv_spec{.in = conv_data::uint8, .H = 224, .W = 224, .C = 3, .out_channels = 32, .kernel_h = 3,
     .kernel_w = 3, .stride_y = 2, .stride_x = 2, .padding = conv_padding::same, .input = {0.0078f, 128},
     .weights = {0.02f, 120}, .output = q, .bias = true, .activation = output_activation::relu6}>();
-constexpr auto dw = conv<conv_spec{.in = conv_data::uint8, .H = 112, .W = 112, .C = 32, .out_channels = 32, .kernel_h = 3,
+constexpr auto dw = fixed<conv_spec{.in = conv_data::uint8, .H = 112, .W = 112, .C = 32, .out_channels = 32, .kernel_h = 3,
     .kernel_w = 3, .padding = conv_padding::same, .depthwise = true, .input = q, .weights = {0.05f, 130}, .output = q,
     .bias = true, .activation = output_activation::relu6}>();
-constexpr auto pw = conv<conv_spec{.in = conv_data::uint8, .H = 112, .W = 112, .C = 32, .out_channels = 64, .input = q,
+constexpr auto pw = fixed<conv_spec{.in = conv_data::uint8, .H = 112, .W = 112, .C = 32, .out_channels = 64, .input = q,
     .weights = {0.02f, 125}, .output = q, .bias = true, .activation = output_activation::relu6}>();
 int main() { return static_cast<int>((stem.code.entry_count + dw.code.entry_count + pw.code.entry_count) & 1); }\n' \
   "$head" >"$work/f_mobilenet.cpp"
 
 printf '%s
-constexpr auto p = activation_program<act_spec{.fn = activation::silu, .M = 64, .N = 256}>();
+constexpr auto p = fixed<act_spec{.fn = activation::silu, .M = 64, .N = 256}>();
 int main() { return static_cast<int>(p.code.entry_count & 1); }\n' "$head" >"$work/g_lut.cpp"
 
 printf '%s
 #include <regcmd/programs/graph/blocks.hpp>
 #include <regcmd/programs/graph/graph.hpp>
-constexpr auto p = graph<llama_ffn(1, 4096, 11008)>();
+constexpr auto p = fixed<llama_ffn(1, 4096, 11008)>();
 int main() { return static_cast<int>(p.code.entry_count & 1); }\n' "$head" >"$work/h_ffn.cpp"
 
 flags=(-std=c++20 -O2)
