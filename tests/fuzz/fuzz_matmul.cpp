@@ -20,7 +20,7 @@
 #include <regcmd/programs/matmul/plan.hpp>
 #include <regcmd/rules/program_rules.hpp>
 
-#include "../ew_reference.hpp"
+#include "../support/ew_reference.hpp"
 #include "fuzz_input.hpp"
 
 namespace {
