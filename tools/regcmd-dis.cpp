@@ -21,7 +21,7 @@
 #include <regcmd/decode/dump.hpp>
 #include <regcmd/decode/format.hpp>
 
-#include "cpp_template.hpp"
+#include <regcmd/decode/cpp_template.hpp>
 #include "io.hpp"
 #include "stats.hpp"
 
@@ -152,16 +152,16 @@ int tool_main(int argc, char** argv) {
   if (cpp) {
     for (const auto& [option, given] : {std::pair{"--name", name}, std::pair{"--namespace", name_space}})
       if (given) {
-        if (!regcmd::cli::is_identifier(*given))
-          return fail(std::string(option) + " '" + regcmd::cli::comment_text(*given) + "' is not a C++ identifier");
-        if (const std::string why = regcmd::cli::reserved_reason(*given, option == std::string_view("--namespace")); !why.empty())
+        if (!regcmd::cpp_header::is_identifier(*given))
+          return fail(std::string(option) + " '" + regcmd::cpp_header::comment_text(*given) + "' is not a C++ identifier");
+        if (const std::string why = regcmd::cpp_header::reserved_reason(*given, option == std::string_view("--namespace")); !why.empty())
           return fail(std::string(option) + " '" + *given + "' " + why + ": choose another");
       }
     const regcmd::dump d = regcmd::read_dump(path, format);
     if (!d.error.empty()) return fail(d.error);
     const std::string label = path == "-" ? "standard input" : std::filesystem::path(path).filename().string();
-    const regcmd::cli::cpp_template t =
-        regcmd::cli::make_cpp_template(d.entries, {.name = name.value_or(regcmd::cli::identifier_from(path)),
+    const regcmd::cpp_header::cpp_template t =
+        regcmd::cpp_header::make_cpp_template(d.entries, {.name = name.value_or(regcmd::cpp_header::identifier_from(path)),
                                                    .name_space = name_space.value_or("captured"),
                                                    .source = label,
                                                    .pingpong = pingpong});

@@ -1,4 +1,4 @@
-// regcmd-dis --format cpp's texts from outside (tools/cpp_template.hpp): a file name copied
+// regcmd-dis --format cpp's texts from outside (regcmd/decode/cpp_template.hpp): a file name copied
 // into the header's comment cannot end the comment, and names that would make a header the
 // implementation reserves, or a macro replaces, are refused (issue 32, N5 and N6).
 #include <doctest/doctest.h>
@@ -7,9 +7,9 @@
 
 #include <regcmd/decode/dump.hpp>
 
-#include "cpp_template.hpp"
+#include <regcmd/decode/cpp_template.hpp>
 
-using namespace regcmd::cli;
+using namespace regcmd::cpp_header;
 
 TEST_CASE("a file name in the header's comment: control and non-ASCII bytes escaped") {
   // A newline ended the // comment: the rest of the name was live C++ in the header.

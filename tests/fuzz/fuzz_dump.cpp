@@ -10,7 +10,7 @@
 #include <regcmd/decode/format.hpp>
 #include <regcmd/decode/lookup.hpp>
 
-#include "cpp_template.hpp"
+#include <regcmd/decode/cpp_template.hpp>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::span<const std::uint8_t> bytes(data, size);
@@ -34,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       for (std::size_t s = 0; s < regcmd::stream_count; ++s)
         if (distinct[s] > c.bytes[s]) __builtin_trap();
     }
-    const regcmd::cli::cpp_template t = regcmd::cli::make_cpp_template(
+    const regcmd::cpp_header::cpp_template t = regcmd::cpp_header::make_cpp_template(
         d.entries, {.name = "fuzzed", .name_space = "captured", .pingpong = op_enables % 2 == 0});
     if (t.error.empty() == t.text.empty()) __builtin_trap();
     std::size_t ends = 0;

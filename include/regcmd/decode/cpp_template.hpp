@@ -1,6 +1,6 @@
 #pragma once
-// regcmd-dis --format cpp: a dump as a C++ header declaring the program as a constexpr
-// template (regcmd/programs/captured/program.hpp), registers by name and fields by name.
+// A dump as a C++ header declaring the program as a constexpr template (what `regcmd-dis
+// --format cpp` writes: regcmd/programs/captured/program.hpp), registers by name and fields by name.
 //
 // A task is the entries up to and including an op-enable entry. Its tail (up to three PC,
 // zero or 0x0041 preamble entries just before the op-enable) is left to the program writer, which
@@ -30,7 +30,7 @@
 #include <regcmd/rules/dma_extent.hpp>
 #include <regcmd/rules/program_rules.hpp>
 
-namespace regcmd::cli {
+namespace regcmd::cpp_header {
 
 struct cpp_template_options {
   std::string name;        // the variable: a C++ identifier
@@ -468,4 +468,4 @@ inline cpp_template make_cpp_template(std::span<const entry> entries, const cpp_
   return {out, {}};
 }
 
-}  // namespace regcmd::cli
+}  // namespace regcmd::cpp_header
