@@ -12,6 +12,11 @@
 
 using namespace regcmd;
 
+// The declaration rules that span registers, checked once here rather than in every
+// translation unit that includes the map (registers/all.hpp).
+static_assert(detail::registers_have_unique_addresses(), "two registers are declared at the same block and offset");
+static_assert(detail::registers_have_unique_names(), "two registers are declared with the same name");
+
 namespace {
 std::size_t count(block_id b, provenance origin) {
   std::size_t n = 0;
