@@ -23,6 +23,7 @@
 
 #include <regcmd/core/entry.hpp>
 #include <regcmd/decode/dump.hpp>
+#include <regcmd/decode/format.hpp>
 #include <regcmd/decode/lookup.hpp>
 #include <regcmd/task/program.hpp>
 #include <regcmd/task/writer.hpp>
@@ -135,11 +136,7 @@ inline std::string comment_text(std::string_view s) {
 
 namespace detail {
 
-inline std::string hex(std::uint64_t v, int digits) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%0*llx", digits, static_cast<unsigned long long>(v));
-  return buf;
-}
+using regcmd::hex;
 inline std::string number(std::uint64_t v) { return v < 65536 ? std::to_string(v) : hex(v, 1); }
 
 // The role a captured address register's slot takes, by its register.
