@@ -24,6 +24,7 @@
 #include <regcmd/programs/graph/fused.hpp>
 #include <regcmd/programs/matmul/plan.hpp>
 #include <regcmd/programs/pooling/pooling.hpp>
+#include <regcmd/reference/activation.hpp>
 #include <regcmd/rules/catalog.hpp>
 
 namespace regcmd::cli {
@@ -289,24 +290,6 @@ inline std::string_view name_of(activation f) {
   return "custom";
 }
 
-// A table function's own range (regcmd/programs/activation/functions.hpp), tails included: a
-// --range moves the bounds and keeps the tails.
-inline lut_range default_range(activation f) {
-  namespace a = activations;
-  switch (f) {
-    case activation::sigmoid: return a::sigmoid_range;
-    case activation::tanh: return a::tanh_range;
-    case activation::silu: return a::silu_range;
-    case activation::gelu:
-    case activation::gelu_erf: return a::gelu_range;
-    case activation::hardswish: return a::hardswish_range;
-    case activation::hardsigmoid: return a::hardsigmoid_range;
-    case activation::exp: return a::exp_range;
-    case activation::mish: return a::mish_range;
-    default: return {};
-  }
-}
-
 // The accuracy regcmd-run checks a table function to (absolute; an fp16 result may also be
 // off by its own rounding: max(absolute, 2^-10 |expected|)): the table's interpolation
 // between its 16-bit entries over the function's own range.
@@ -325,52 +308,12 @@ inline double absolute_tolerance(activation f) {
   return 0;
 }
 
-// A table function exactly (regcmd/programs/activation/functions.hpp), in double.
-inline double table_function(activation f, double x) {
-  namespace a = activations;
-  switch (f) {
-    case activation::sigmoid: return a::sigmoid_fn{}(x);
-    case activation::tanh: return a::tanh_fn{}(x);
-    case activation::silu: return a::silu_fn{}(x);
-    case activation::gelu: return a::gelu_fn{}(x);
-    case activation::gelu_erf: return a::gelu_erf_fn{}(x);
-    case activation::hardswish: return a::hardswish_fn{}(x);
-    case activation::hardsigmoid: return a::hardsigmoid_fn{}(x);
-    case activation::exp: return a::exp_fn{}(x);
-    case activation::mish: return a::mish_fn{}(x);
-    default: return std::numeric_limits<double>::quiet_NaN();
-  }
-}
-
-// The range a table activation's program covers: --range's bounds with the function's tails,
-// or its own.
-inline lut_range range_of(const act_spec& s) { return s.range == lut_range{} ? default_range(s.fn) : s.range; }
-
-// What a table activation's program computes by design (docs/activation-values.md): f inside
-// its range; outside, f at the nearer bound (the entries there hold it) out to the table's
-// end, max(|lo|, |hi|) a side, and beyond the end that value held, or with a linear tail
-// continued along f's secant over one more span ([end, 2 end]).
-inline double designed_value(const act_spec& s, const lut_table& t, double x) {
-  const lut_range r = range_of(s);
-  const double end = t.end();
-  auto f = [&](double v) { return table_function(s.fn, v); };
-  if (x > r.hi) {
-    const double held = f(r.hi);
-    return x <= end || r.above == lut_tail::hold ? held : held + (f(2 * end) - f(end)) / end * (x - end);
-  }
-  if (x < r.lo) {
-    const double held = f(r.lo);
-    return x >= -end || r.below == lut_tail::hold ? held : held + (f(-end) - f(-2 * end)) / end * (x + end);
-  }
-  return f(x);
-}
-
 // Empty when a table activation's program is within the accuracy regcmd-run checks it to
 // inside its range, else the line saying why not (entries too far apart for the range).
 inline std::string table_accuracy_problem(const act_spec& s, const lut_table& t) {
-  const lut_range r = range_of(s);
+  const lut_range r = reference::range_of(s);
   const double tolerance = absolute_tolerance(s.fn);
-  auto f = [&](double x) { return table_function(s.fn, x); };
+  auto f = [&](double x) { return reference::function(s.fn, x); };
   const double times = lut_error(f, r, t, [&](double y) { return std::max(tolerance, std::ldexp(std::abs(y), -10)); });
   if (times <= 1) return {};
   char line[320];
@@ -674,7 +617,7 @@ inline void complete_request(request& r, const given_options& given) {
   r.spec.activation = r.conv.activation;
   if (r.conv.activation == output_activation::leaky_relu) r.spec.leaky_slope = r.conv.leaky_slope;  // else the spec's 0
   if (!r.activation || !given.has("--range")) return;
-  lut_range range = default_range(r.act.fn);
+  lut_range range = reference::default_range(r.act.fn);
   range.lo = r.act.range.lo;
   range.hi = r.act.range.hi;
   r.act.range = range;

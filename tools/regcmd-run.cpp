@@ -38,6 +38,7 @@
 #include <regcmd/programs/matmul/packing.hpp>
 #include <regcmd/programs/matmul/plan.hpp>
 #include <regcmd/programs/pooling/pooling.hpp>
+#include <regcmd/reference.hpp>
 #include <regcmd/runtime/graph_buffers.hpp>
 #include <regcmd/runtime/session.hpp>
 
@@ -218,7 +219,10 @@ bool is_running_option(std::string_view a) {
   return a == "--cores" || a == "--device" || a == "--soc" || a == "--seed" || a == "--repeat";
 }
 
-float to_half(double v) { return regcmd::half_to_float(regcmd::float_to_half(static_cast<float>(v))); }
+// The host reference of every op (regcmd/reference.hpp).
+using regcmd::reference::activate;
+using regcmd::reference::apply;
+using regcmd::reference::to_fp16;
 
 // The larger error, a NaN the largest: no NaN drops out of a maximum.
 double worse(double a, double b) { return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : std::max(a, b); }
@@ -250,12 +254,12 @@ struct check {
   // where the bound reaches past the largest finite half), and its error is shown against
   // ref rounded to fp16 (the value it should read).
   void judge(std::size_t i, double c, double ref, double allowed, double rel_scale, bool fp16) {
-    const double shown = fp16 ? double(to_half(ref)) : ref;
+    const double shown = fp16 ? double(to_fp16(ref)) : ref;
     const double err = c == shown ? 0.0 : std::abs(c - shown);
     max_abs = worse(max_abs, err);
     max_rel = worse(max_rel, err / rel_scale);
     const bool ok = std::isnan(err) ? false
-                    : fp16           ? double(to_half(ref - allowed)) <= c && c <= double(to_half(ref + allowed))
+                    : fp16           ? double(to_fp16(ref - allowed)) <= c && c <= double(to_fp16(ref + allowed))
                                      : err <= allowed;
     if (ok) return;
     within = false;
@@ -349,29 +353,6 @@ regcmd::result<std::vector<regcmd::runtime::buffer>> buffers(const regcmd::runti
   return out;
 }
 
-double apply(regcmd::ew_op op, double x, double y) {
-  switch (op) {
-    case regcmd::ew_op::add: return x + y;
-    case regcmd::ew_op::mul: return x * y;
-    case regcmd::ew_op::max: return std::max(x, y);
-    case regcmd::ew_op::min: return std::min(x, y);
-    case regcmd::ew_op::prelu: return x < 0 ? x * y : x;
-  }
-  return 0;
-}
-
-// A fused output activation of a real value, with the leaky slope the program holds:
-// fp16(A) on a float accumulator, round(A·2^15) / 2^15 on an integer one.
-double activate(regcmd::output_activation fn, float slope, bool integer_accumulator, double v) {
-  using regcmd::output_activation;
-  if (fn == output_activation::relu) return std::max(v, 0.0);
-  if (fn == output_activation::relu6) return std::clamp(v, 0.0, 6.0);
-  if (fn == output_activation::leaky_relu && v < 0)
-    return v * (integer_accumulator ? std::floor(double(slope) * 32768 + 0.5) / 32768
-                                    : double(regcmd::half_to_float(regcmd::float_to_half(slope))));
-  return v;
-}
-
 // A matmul, planned: T the host type of its operands (float for fp16, std::int8_t for int8
 // and int4). The check streams the output a row at a time, the reference row computed from
 // the host operands as it goes: memory for A and B, never for M x N (a 262144 x 2048 int32
@@ -393,8 +374,8 @@ int run_matmul_typed(const regcmd::runtime::device& dev, const regcmd::matmul_sp
   std::vector<T> a(std::size_t{M} * K), b(std::size_t{K} * N);
   if constexpr (std::is_same_v<T, float>) {
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-    for (T& v : a) v = to_half(dist(rng));
-    for (T& v : b) v = to_half(dist(rng));
+    for (T& v : a) v = to_fp16(dist(rng));
+    for (T& v : b) v = to_fp16(dist(rng));
   } else {
     std::uniform_int_distribution<int> dist(g.in == precision::int4 ? -8 : -128, g.in == precision::int4 ? 7 : 127);
     for (T& v : a) v = static_cast<T>(dist(rng));
@@ -408,26 +389,15 @@ int run_matmul_typed(const regcmd::runtime::device& dev, const regcmd::matmul_sp
   const double tolerance = exact ? 0.0 : (K + 2.0) * std::ldexp(1.0, -24) + (g.out == precision::fp16 ? std::ldexp(1.0, -11) : 0.0);
   using out_type = std::conditional_t<std::is_same_v<T, float>, float, std::int64_t>;
   std::vector<out_type> c(N);
-  std::vector<double> ref(N), scale(N);
+  std::vector<reference::products> row(N);
   auto verify = [&]() -> result<check> {
     check result;
     for (std::uint32_t m = 0; m < M; ++m) {
       if (status s = finish_plan_rows<out_type>(shape, output.bytes(), m, c); !s) return s.err();
-      // The host's row m (double; exact for the integer pairs).
-      std::fill(ref.begin(), ref.end(), 0.0);
-      std::fill(scale.begin(), scale.end(), 0.0);
-      for (std::uint32_t k = 0; k < K; ++k) {
-        const double am = a[std::size_t{m} * K + k];
-        const T* bk = &b[std::size_t{k} * N];
-        for (std::uint32_t n = 0; n < N; ++n) {
-          ref[n] += am * bk[n];
-          scale[n] += std::abs(am * bk[n]);
-        }
-      }
+      reference::matmul_row<T, T>(a, b, K, N, m, row);
       for (std::uint32_t n = 0; n < N; ++n) {
-        double want = g.out == precision::int16 ? std::clamp(ref[n], -32768.0, 32767.0) : ref[n];  // int16 saturates
-        want = activate(spec.activation, spec.leaky_slope, false, want);
-        result.add(std::size_t{m} * N + n, double(c[n]), want, scale[n], tolerance, g.out == precision::fp16);
+        const double want = activate(spec.activation, spec.leaky_slope, false, reference::saturate(g.out, row[n].sum));
+        result.add(std::size_t{m} * N + n, double(c[n]), want, row[n].magnitude, tolerance, g.out == precision::fp16);
       }
     }
     return result;
@@ -458,11 +428,11 @@ int run_ew_typed(const regcmd::runtime::device& dev, const regcmd::ew_spec& spec
   const std::size_t MN = std::size_t{spec.M} * spec.N;
   std::vector<T> a(MN), b(spec.operand == ew_operand::per_channel ? spec.N : MN), c(MN);
   for (T& v : a) {
-    if constexpr (std::is_same_v<T, float>) v = to_half(std::uniform_real_distribution<float>(-4, 4)(rng));
+    if constexpr (std::is_same_v<T, float>) v = to_fp16(std::uniform_real_distribution<float>(-4, 4)(rng));
     else v = static_cast<T>(std::uniform_int_distribution<int>(std::numeric_limits<T>::min(), std::numeric_limits<T>::max())(rng));
   }
   for (T& v : b) {
-    if constexpr (std::is_same_v<T, float>) v = to_half(std::uniform_real_distribution<float>(-4, 4)(rng));
+    if constexpr (std::is_same_v<T, float>) v = to_fp16(std::uniform_real_distribution<float>(-4, 4)(rng));
     else v = static_cast<T>(std::uniform_int_distribution<int>(std::numeric_limits<T>::min(), std::numeric_limits<T>::max())(rng));
   }
   status packed = pack_ew_tensor<T>(g, a, a_buf.bytes());
@@ -479,8 +449,8 @@ int run_ew_typed(const regcmd::runtime::device& dev, const regcmd::ew_spec& spec
         const double y = spec.operand == ew_operand::per_channel ? b[n]
                          : spec.operand == ew_operand::immediate ? spec.immediate
                                                                  : b[i];
-        double ref = apply(spec.op, a[i], y);
-        if (!fp16) ref = std::clamp<double>(ref, std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
+        double ref = apply(spec.op, double(a[i]), y);
+        if (!fp16) ref = reference::saturate_to<T>(ref);
         result.add(i, c[i], ref, std::max(std::abs(ref), 1e-3), fp16 ? std::ldexp(1.0, -11) : 0.0, fp16);
       }
     return result;
@@ -513,9 +483,9 @@ int run_fused(const regcmd::runtime::device& dev, const regcmd::fused_spec& spec
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   std::vector<float> a(std::size_t{M} * K), w(std::size_t{K} * N);
   std::vector<float> b(spec.operand == ew_operand::per_channel ? N : std::size_t{M} * N), c(std::size_t{M} * N);
-  for (float& x : a) x = to_half(dist(rng));
-  for (float& x : w) x = to_half(dist(rng));
-  for (float& x : b) x = to_half(2 * dist(rng));
+  for (float& x : a) x = to_fp16(dist(rng));
+  for (float& x : w) x = to_fp16(dist(rng));
+  for (float& x : b) x = to_fp16(2 * dist(rng));
   status packed = pack_features<float>(g.mm, a, v[0].bytes());
   if (packed) packed = pack_weights<float>(g.mm, w, v[1].bytes());
   if (packed && spec.operand != ew_operand::immediate) packed = pack_fused_operand<float>(g, b, v[3].bytes());
@@ -523,13 +493,11 @@ int run_fused(const regcmd::runtime::device& dev, const regcmd::fused_spec& spec
   // C = A . B to fp16 (the matmul's fp32 accumulation, (K + 2) 2^-24 of sum |A B|), then
   // the op and its fp16 rounding: the bound scales both by |y|. Once for every repeat.
   std::vector<double> ref(std::size_t{M} * N), bound(std::size_t{M} * N);
+  const std::vector<reference::products> product = reference::matmul<float, float>(a, w, M, K, N);
   for (std::uint32_t m = 0; m < M; ++m)
     for (std::uint32_t n = 0; n < N; ++n) {
-      double mm = 0, scale = 0;
-      for (std::uint32_t k = 0; k < K; ++k) {
-        mm += double(a[std::size_t{m} * K + k]) * w[std::size_t{k} * N + n];
-        scale += std::abs(double(a[std::size_t{m} * K + k]) * w[std::size_t{k} * N + n]);
-      }
+      double mm = product[std::size_t{m} * N + n].sum;
+      const double scale = product[std::size_t{m} * N + n].magnitude;
       const double y = spec.operand == ew_operand::per_channel ? b[n]
                        : spec.operand == ew_operand::immediate ? spec.immediate
                                                                : b[std::size_t{m} * N + n];
@@ -576,7 +544,7 @@ int run_conv_typed(const regcmd::runtime::device& dev, const regcmd::conv_spec& 
   std::mt19937_64 rng(settings.seed);
   // quantized: uniform over the type's range; fp16: uniform in [-1, 1], rounded to fp16
   auto draw = [&]() -> T {
-    if constexpr (std::is_same_v<T, float>) return to_half(std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng));
+    if constexpr (std::is_same_v<T, float>) return to_fp16(std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng));
     else return static_cast<T>(std::uniform_int_distribution<int>(std::numeric_limits<T>::min(), std::numeric_limits<T>::max())(rng));
   };
   std::vector<T> x(std::size_t{H} * W * C), w(kernels * KH * KW * C), r(add ? out_count : 0);
@@ -592,40 +560,22 @@ int run_conv_typed(const regcmd::runtime::device& dev, const regcmd::conv_spec& 
   if (packed && add) packed = pack_conv_residual<T>(g, r, tensor_order::nhwc, residual_buf.bytes());
   if (!packed) return fail(packed.err());
 
-  // The host convolution (double, NHWC; exact sums for the integers), once for every repeat:
-  // padded positions contribute nothing (they hold the input's zero point).
-  const double zx = spec.input.zero_point, zw = spec.weights.zero_point;
-  const double s_acc = double(spec.input.scale) * spec.weights.scale;
-  const double lo = std::is_same_v<T, std::uint8_t> ? 0 : -128, hi = std::is_same_v<T, std::uint8_t> ? 255 : 127;
+  // The host convolution, once for every repeat (padded positions hold the input's zero point:
+  // they add nothing).
+  const reference::conv_window window = reference::window_of(g);
+  const double zx = quantized ? spec.input.zero_point : 0, zw = quantized ? spec.weights.zero_point : 0;
   std::vector<double> ref(out_count), scale(out_count, 1.0);
   for (std::uint32_t oh = 0; oh < OH; ++oh)
     for (std::uint32_t ow = 0; ow < OW; ++ow)
       for (std::uint32_t oc = 0; oc < OC; ++oc) {
-        double sum = 0, magnitude = 0;
-        for (std::uint32_t kh = 0; kh < KH; ++kh) {
-          const std::int64_t ih = std::int64_t{oh} * spec.stride_y + std::int64_t{kh} * spec.dilation_y - g.pad.top;
-          if (ih < 0 || ih >= H) continue;
-          for (std::uint32_t kw = 0; kw < KW; ++kw) {
-            const std::int64_t iw = std::int64_t{ow} * spec.stride_x + std::int64_t{kw} * spec.dilation_x - g.pad.left;
-            if (iw < 0 || iw >= W) continue;
-            const T* xs = &x[(static_cast<std::size_t>(ih) * W + static_cast<std::size_t>(iw)) * C];
-            const T* ws = &w[((std::size_t{depthwise ? 0 : oc} * KH + kh) * KW + kw) * C];
-            for (std::uint32_t c = depthwise ? oc : 0; c < (depthwise ? oc + 1 : C); ++c) {
-              const double p = quantized ? (xs[c] - zx) * (ws[c] - zw) : double(xs[c]) * double(ws[c]);
-              sum += p;
-              magnitude += std::abs(p);
-            }
-          }
-        }
-        const std::size_t i = (std::size_t{oh} * OW + ow) * OC + oc;
-        double real = quantized ? (sum + (spec.bias ? bias[oc] : 0)) * s_acc : sum;
-        if (add) real += quantized ? double(spec.residual.scale) * (r[i] - double(spec.residual.zero_point)) : double(r[i]);
-        real = activate(spec.activation, spec.leaky_slope, quantized, real);
+        const reference::products p = window.at<T, T>(x, zx, w, zw, oh, ow, oc);
+        const std::size_t i = window.out_index(oh, ow, oc);
         if (quantized) {
-          ref[i] = std::clamp(std::round(real / spec.output.scale) + spec.output.zero_point, lo, hi);
+          const double residual = add ? double(r[i]) : 0;
+          ref[i] = reference::quantized_output(spec, p.sum + (spec.bias ? bias[oc] : 0), add ? &residual : nullptr);
         } else {
-          ref[i] = real;
-          scale[i] = std::max(magnitude + (add ? std::abs(double(r[i])) : 0.0), std::numeric_limits<double>::min());
+          ref[i] = activate(spec.activation, spec.leaky_slope, false, p.sum + (add ? double(r[i]) : 0.0));
+          scale[i] = std::max(p.magnitude + (add ? std::abs(double(r[i])) : 0.0), std::numeric_limits<double>::min());
         }
       }
   // quantized: within 1 in output units; fp16: the matmul's bound over KH KW C products, an
@@ -659,24 +609,6 @@ int run_conv(const regcmd::runtime::device& dev, const regcmd::conv_spec& spec, 
   return run_conv_typed<float, float>(dev, spec, settings);
 }
 
-// The ReLU family with the parameters the program holds: clip and ReLU exact; the leaky
-// slope as fp16(a) for fp16 (its product with a fp16 x is exact in double) or as
-// round(a * 2^15) / 2^15 with the BN stage's 15-bit shift rounding half up for integers
-// (regcmd/programs/activation/activation.hpp). The caller rounds to the output's type.
-double relu_family(const regcmd::act_spec& s, double x) {
-  using regcmd::activation;
-  switch (s.fn) {
-    case activation::relu: return std::max(x, 0.0);
-    case activation::relu6: return std::clamp(x, 0.0, 6.0);
-    case activation::clip: return std::clamp(x, double{s.lo}, double{s.hi});
-    default: break;
-  }
-  if (x >= 0) return x;
-  if (s.dtype == regcmd::precision::fp16) return x * double{regcmd::half_to_float(regcmd::float_to_half(s.slope))};
-  const double multiplier = std::min(std::floor(double{s.slope} * 32768 + 0.5), 32767.0);
-  return std::floor(x * multiplier / 32768 + 0.5);
-}
-
 // The fp16 inputs' range: the ReLU family's kinks with room on both sides, a table's range
 // (the --range given, else the function's own) with each bound moved out by a quarter of its
 // magnitude to reach the tails (-8..8 -> -10..10; exp's -16..0 -> -20..0, softmax's inputs
@@ -689,7 +621,7 @@ std::pair<double, double> fp16_inputs(const regcmd::act_spec& s) {
     lo = a - (b - a) / 4;
     hi = b + (b - a) / 4;
   } else if (regcmd::uses_lut(s.fn)) {
-    const regcmd::lut_range r = regcmd::cli::range_of(s);
+    const regcmd::lut_range r = regcmd::reference::range_of(s);
     lo = r.lo - std::abs(r.lo) / 4;
     hi = r.hi + std::abs(r.hi) / 4;
   }
@@ -715,7 +647,7 @@ int run_act_typed(const regcmd::runtime::device& dev, const regcmd::act_spec& sp
   const auto [lo, hi] = fp16_inputs(spec);
   std::vector<T> x(MN), out(MN);
   for (T& v : x) {
-    if constexpr (fp16) v = to_half(std::uniform_real_distribution<double>(lo, hi)(rng));
+    if constexpr (fp16) v = to_fp16(std::uniform_real_distribution<double>(lo, hi)(rng));
     else v = static_cast<T>(std::uniform_int_distribution<int>(std::numeric_limits<T>::min(), std::numeric_limits<T>::max())(rng));
   }
   if (status s = pack_ew_tensor<T>(g, x, x_buf.bytes()); !s) return fail(s.err());
@@ -724,8 +656,8 @@ int run_act_typed(const regcmd::runtime::device& dev, const regcmd::act_spec& sp
   const double absolute = cli::absolute_tolerance(spec.fn);
   std::vector<double> ref(MN), allowed(MN, 0.0);
   for (std::size_t i = 0; i < MN; ++i) {
-    const double y = table ? cli::designed_value(spec, g.table, x[i]) : relu_family(spec, x[i]);
-    if constexpr (fp16) ref[i] = to_half(y);
+    const double y = table ? reference::designed_value(spec, g.table, x[i]) : reference::relu_family(spec, x[i]);
+    if constexpr (fp16) ref[i] = to_fp16(y);
     else ref[i] = std::clamp<double>(y, std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
     if (table) allowed[i] = std::max(absolute, std::ldexp(std::abs(ref[i]), -10));
   }
@@ -772,7 +704,7 @@ int run_pool_typed(const regcmd::runtime::device& dev, const regcmd::pool_spec& 
   std::mt19937_64 rng(settings.seed);
   std::vector<T> x(std::size_t{H} * W * C);
   for (T& v : x) {
-    if constexpr (fp16) v = to_half(std::uniform_real_distribution<float>(-4, 4)(rng));
+    if constexpr (fp16) v = to_fp16(std::uniform_real_distribution<float>(-4, 4)(rng));
     else v = static_cast<T>(std::uniform_int_distribution<int>(std::numeric_limits<T>::min(), std::numeric_limits<T>::max())(rng));
   }
   const std::span<std::uint8_t> in = x_buf.bytes();
@@ -790,25 +722,12 @@ int run_pool_typed(const regcmd::runtime::device& dev, const regcmd::pool_spec& 
           in[at] = static_cast<std::uint8_t>(v);
         }
       }
-  // The host pooling of each output as the check reaches it (no array of M x N references):
-  // max over the taps inside (a padded tap, -inf, never wins: a window holds at least one
-  // input), or the sum over them divided by the whole window.
+  // The host pooling of each output as the check reaches it (no array of M x N references).
   const bool average = g.averages();
-  const double taps = double(g.kernel_h) * g.kernel_w;
+  const reference::pool_window window = reference::window_of(g);
   auto expected = [&](std::uint32_t oy, std::uint32_t ox, std::uint32_t c) {
-    double sum = 0, best = -std::numeric_limits<double>::infinity();
-    for (std::uint32_t ky = 0; ky < g.kernel_h; ++ky) {
-      const std::int64_t y = std::int64_t{oy} * g.stride_y + ky - g.pad.top;
-      if (y < 0 || y >= H) continue;
-      for (std::uint32_t kx = 0; kx < g.kernel_w; ++kx) {
-        const std::int64_t xx = std::int64_t{ox} * g.stride_x + kx - g.pad.left;
-        if (xx < 0 || xx >= W) continue;
-        const double v = double(x[(static_cast<std::size_t>(y) * W + static_cast<std::size_t>(xx)) * C + c]);
-        sum += v;
-        best = std::max(best, v);
-      }
-    }
-    return average ? double(to_half(sum / taps)) : best;
+    const double v = window.value(window.at<T>(x, oy, ox, c), average);
+    return average ? double(to_fp16(v)) : v;
   };
   auto verify = [&]() -> result<check> {
     const std::span<const std::uint8_t> bytes = out_buf.bytes();
@@ -882,55 +801,33 @@ struct host_tensor {
 
 double store_bound(double v) { return std::ldexp(std::abs(v), -10) + std::ldexp(1.0, -24); }
 
-// An integer SDP result: clamped to its type, as the SDP saturates.
-double saturate(regcmd::precision type, double v) {
-  return type == regcmd::precision::int16 ? std::clamp(v, -32768.0, 32767.0) : std::clamp(v, -128.0, 127.0);
-}
-
 // Element i of an op's second operand: per element, per channel (N of them) or immediate.
 double operand_of(const regcmd::ew_spec& s, const host_tensor* b, std::size_t i, double& bound) {
   bound = 0;
-  if (s.operand == regcmd::ew_operand::immediate) return to_half(s.immediate);
+  if (s.operand == regcmd::ew_operand::immediate) return to_fp16(s.immediate);
   const std::size_t at = s.operand == regcmd::ew_operand::per_channel ? i % s.N : i;
   bound = b->bound[at];
   return b->value[at];
 }
 
-// A quantized conv as TFLite defines it: the accumulator bias + sum (x - zx)(w - zw) at
-// scale sx·sw, the residual's real value added, the activation, rounded to the output's
-// quantization and clamped to its type. Values in quantized units.
+// A quantized conv (reference::quantized_output), values in quantized units; each output's
+// bound its inputs' bounds through |w - zw| at the output's scale, plus one step.
 host_tensor quantized_conv(const regcmd::conv_geometry& g, const host_tensor& x, const host_tensor& w,
                            const std::vector<std::int32_t>& bias, const host_tensor* residual) {
   using namespace regcmd;
   const conv_spec& s = g.spec;
-  const double lo = s.in == conv_data::uint8 ? 0 : -128, hi = s.in == conv_data::uint8 ? 255 : 127;
   const double to_out = double(s.input.scale) * s.weights.scale / s.output.scale;
+  const reference::conv_window window = reference::window_of(g);
+  const double zx = s.input.zero_point, zw = s.weights.zero_point;
   host_tensor out;
   for (std::uint32_t oy = 0; oy < g.out_h; ++oy)
     for (std::uint32_t ox = 0; ox < g.out_w; ++ox)
       for (std::uint32_t o = 0; o < s.out_channels; ++o) {
-        double acc = s.bias ? bias[o] : 0, carried = 0;
-        for (std::uint32_t ky = 0; ky < s.kernel_h; ++ky)
-          for (std::uint32_t kx = 0; kx < s.kernel_w; ++kx) {
-            const std::int64_t y = std::int64_t{oy} * s.stride_y + std::int64_t{ky} * s.dilation_y - g.pad.top;
-            const std::int64_t xx = std::int64_t{ox} * s.stride_x + std::int64_t{kx} * s.dilation_x - g.pad.left;
-            if (y < 0 || y >= s.H || xx < 0 || xx >= s.W) continue;  // the zero point: adds 0
-            for (std::uint32_t c = s.depthwise ? o : 0; c < (s.depthwise ? o + 1 : s.C); ++c) {
-              const std::size_t xi = (std::size_t(y) * s.W + std::size_t(xx)) * s.C + c;
-              const std::size_t wi = ((std::size_t{s.depthwise ? 0 : o} * s.kernel_h + ky) * s.kernel_w + kx) * s.C + c;
-              const double wq = w.value[wi] - s.weights.zero_point;
-              acc += (x.value[xi] - s.input.zero_point) * wq;
-              carried += x.bound[xi] * std::abs(wq) * to_out;
-            }
-          }
-        double real = acc * s.input.scale * s.weights.scale;
-        if (residual) {
-          const std::size_t i = (std::size_t{oy} * g.out_w + ox) * s.out_channels + o;
-          real += double(s.residual.scale) * (residual->value[i] - s.residual.zero_point);
-          carried += residual->bound[i] * s.residual.scale / s.output.scale;
-        }
-        real = activate(s.activation, s.leaky_slope, true, real);
-        out.value.push_back(std::clamp(std::round(real / s.output.scale) + s.output.zero_point, lo, hi));
+        const double acc = window.at<double, double>(x.value, zx, w.value, zw, oy, ox, o).sum + (s.bias ? bias[o] : 0);
+        double carried = window.at<double, double>(x.bound, 0, w.value, zw, oy, ox, o).magnitude * to_out;
+        const std::size_t i = window.out_index(oy, ox, o);
+        if (residual) carried += residual->bound[i] * s.residual.scale / s.output.scale;
+        out.value.push_back(reference::quantized_output(s, acc, residual ? &residual->value[i] : nullptr));
         out.bound.push_back(carried + 1);
       }
   return out;
@@ -943,7 +840,7 @@ host_tensor host_op(const regcmd::graph_op& op, const regcmd::graph_step& step, 
   using namespace regcmd;
   host_tensor out;
   auto store = [&](double v, double carried, bool fp16) {
-    out.value.push_back(fp16 ? double(to_half(v)) : v);
+    out.value.push_back(fp16 ? double(to_fp16(v)) : v);
     out.bound.push_back(carried + (fp16 ? store_bound(v) : 0.0));
   };
   switch (op.kind) {
@@ -951,24 +848,22 @@ host_tensor host_op(const regcmd::graph_op& op, const regcmd::graph_step& step, 
       const matmul_spec& s = op.matmul;
       const bool integer = s.in.features != precision::fp16;
       const double slices = step.matmul.slices;
-      for (std::uint32_t m = 0; m < s.M; ++m)
-        for (std::uint32_t n = 0; n < s.N; ++n) {
-          double sum = 0, magnitude = 0, carried = 0;
-          for (std::uint32_t k = 0; k < s.K; ++k) {
-            const double x = a.value[std::size_t{m} * s.K + k], w = b->value[std::size_t{k} * s.N + n];
-            sum += x * w;
-            magnitude += std::abs(x * w);
-            carried += a.bound[std::size_t{m} * s.K + k] * std::abs(w) + b->bound[std::size_t{k} * s.N + n] * std::abs(x);
-          }
-          if (integer) {
-            store(sum, 0, false);
-            continue;
-          }
-          // fp32 accumulation; a split K's partials and running sums each stored as fp16
-          carried += magnitude * (s.K + 2) * std::ldexp(1.0, -24);
-          if (slices > 1) carried += 2 * slices * store_bound(magnitude);
-          store(activate(s.activation, s.leaky_slope, false, sum), carried, s.out == precision::fp16);
+      // the products, and the operands' bounds through them: sum |a bound . b| + |a . b bound|
+      const std::vector<reference::products> c = reference::matmul<double, double>(a.value, b->value, s.M, s.K, s.N);
+      const std::vector<reference::products> ca = reference::matmul<double, double>(a.bound, b->value, s.M, s.K, s.N);
+      const std::vector<reference::products> cb = reference::matmul<double, double>(a.value, b->bound, s.M, s.K, s.N);
+      for (std::size_t i = 0; i < c.size(); ++i) {
+        const double sum = c[i].sum, magnitude = c[i].magnitude;
+        double carried = ca[i].magnitude + cb[i].magnitude;
+        if (integer) {
+          store(sum, 0, false);
+          continue;
         }
+        // fp32 accumulation; a split K's partials and running sums each stored as fp16
+        carried += magnitude * (s.K + 2) * std::ldexp(1.0, -24);
+        if (slices > 1) carried += 2 * slices * store_bound(magnitude);
+        store(activate(s.activation, s.leaky_slope, false, sum), carried, s.out == precision::fp16);
+      }
       return out;
     }
     case graph_op_kind::ew: {
@@ -982,7 +877,7 @@ host_tensor host_op(const regcmd::graph_op& op, const regcmd::graph_step& step, 
                                : s.op == ew_op::prelu                     ? std::max(bx, product)
                                                                           : product;
         if (s.dtype == precision::fp16) store(apply(s.op, x, y), carried, true);
-        else store(saturate(s.dtype, apply(s.op, x, y)), carried, false);  // exact, saturating
+        else store(reference::saturate(s.dtype, apply(s.op, x, y)), carried, false);  // exact, saturating
       }
       return out;
     }
@@ -991,13 +886,13 @@ host_tensor host_op(const regcmd::graph_op& op, const regcmd::graph_step& step, 
       const bool table = uses_lut(s.fn);
       for (std::size_t i = 0; i < a.value.size(); ++i) {
         const double x = a.value[i], bx = a.bound[i];
-        auto f = [&](double v) { return table ? cli::designed_value(s, step.act.table, v) : relu_family(s, v); };
+        auto f = [&](double v) { return table ? reference::designed_value(s, step.act.table, v) : reference::relu_family(s, v); };
         const double y = f(x);
         // the input's bound through f: its largest change over [x - bx, x + bx], sampled
         double moved = 0;
         for (int k = -4; k <= 4; ++k) moved = std::max(moved, std::abs(f(x + bx * k / 4) - y));
         if (s.dtype != precision::fp16) {  // the ReLU family, its leaky product rounded: one step
-          store(saturate(s.dtype, y), moved + (s.fn == activation::leaky_relu ? 1 : 0), false);
+          store(reference::saturate(s.dtype, y), moved + (s.fn == activation::leaky_relu ? 1 : 0), false);
           continue;
         }
         const double own = table ? std::max(cli::absolute_tolerance(s.fn), std::ldexp(std::abs(y), -10)) : 0.0;
@@ -1010,27 +905,17 @@ host_tensor host_op(const regcmd::graph_op& op, const regcmd::graph_step& step, 
       const conv_spec& s = g.spec;
       const std::uint32_t O = s.out_channels;
       if (g.quantized()) return quantized_conv(g, a, *b, bias, residual);
+      const reference::conv_window window = reference::window_of(g);
       for (std::uint32_t oy = 0; oy < g.out_h; ++oy)
         for (std::uint32_t ox = 0; ox < g.out_w; ++ox)
           for (std::uint32_t o = 0; o < O; ++o) {
-            double sum = 0, magnitude = 0, carried = 0;
-            for (std::uint32_t ky = 0; ky < s.kernel_h; ++ky)
-              for (std::uint32_t kx = 0; kx < s.kernel_w; ++kx) {
-                const std::int64_t y = std::int64_t{oy} * s.stride_y + std::int64_t{ky} * s.dilation_y - g.pad.top;
-                const std::int64_t x = std::int64_t{ox} * s.stride_x + std::int64_t{kx} * s.dilation_x - g.pad.left;
-                if (y < 0 || y >= s.H || x < 0 || x >= s.W) continue;
-                for (std::uint32_t c = s.depthwise ? o : 0; c < (s.depthwise ? o + 1 : s.C); ++c) {
-                  const std::size_t xi = (std::size_t(y) * s.W + std::size_t(x)) * s.C + c;
-                  const std::size_t wi = ((std::size_t{s.depthwise ? 0 : o} * s.kernel_h + ky) * s.kernel_w + kx) * s.C + c;
-                  sum += a.value[xi] * b->value[wi];
-                  magnitude += std::abs(a.value[xi] * b->value[wi]);
-                  carried += a.bound[xi] * std::abs(b->value[wi]) + b->bound[wi] * std::abs(a.value[xi]);
-                }
-              }
-            const double taps = double(s.kernel_h) * s.kernel_w * (s.depthwise ? 1 : s.C);
-            carried += magnitude * (taps + 2) * std::ldexp(1.0, -24);
+            const reference::products p = window.at<double, double>(a.value, 0, b->value, 0, oy, ox, o);
+            double sum = p.sum;
+            double carried = window.at<double, double>(a.bound, 0, b->value, 0, oy, ox, o).magnitude +
+                             window.at<double, double>(a.value, 0, b->bound, 0, oy, ox, o).magnitude +
+                             p.magnitude * (window.taps() + 2) * std::ldexp(1.0, -24);
             if (residual) {  // added before the activation, the sum rounded once more
-              const std::size_t i = (std::size_t{oy} * g.out_w + ox) * O + o;
+              const std::size_t i = window.out_index(oy, ox, o);
               sum += residual->value[i];
               carried += residual->bound[i] + store_bound(sum);
             }
@@ -1040,29 +925,18 @@ host_tensor host_op(const regcmd::graph_op& op, const regcmd::graph_step& step, 
     }
     case graph_op_kind::pool: {
       const pool_geometry& g = step.pool;
-      const double taps = double(g.kernel_h) * g.kernel_w;
+      const reference::pool_window window = reference::window_of(g);
       for (std::uint32_t oy = 0; oy < g.out_h; ++oy)
         for (std::uint32_t ox = 0; ox < g.out_w; ++ox)
           for (std::uint32_t c = 0; c < g.C; ++c) {
-            double sum = 0, best = -std::numeric_limits<double>::infinity(), carried = 0, largest = 0, magnitude = 0;
-            for (std::uint32_t ky = 0; ky < g.kernel_h; ++ky)
-              for (std::uint32_t kx = 0; kx < g.kernel_w; ++kx) {
-                const std::int64_t y = std::int64_t{oy} * g.stride_y + ky - g.pad.top;
-                const std::int64_t x = std::int64_t{ox} * g.stride_x + kx - g.pad.left;
-                if (y < 0 || y >= g.H || x < 0 || x >= g.W) continue;
-                const std::size_t i = (std::size_t(y) * g.W + std::size_t(x)) * g.C + c;
-                sum += a.value[i];
-                magnitude += std::abs(a.value[i]);
-                best = std::max(best, a.value[i]);
-                carried += a.bound[i];
-                largest = std::max(largest, a.bound[i]);
-              }
+            // the bounds pooled like values: their sum carries into an average, their largest into a max
+            const reference::pool_taps t = window.at<double>(a.value, oy, ox, c), tb = window.at<double>(a.bound, oy, ox, c);
             // the average: the window's sum times fp16 reciprocals of the kernel's sides
             // (inexact for other than powers of two: 2^-9 of the result, regcmd-run pool's)
             if (g.averages())
-              store(sum / taps, carried / taps + std::ldexp(magnitude / taps, -9), true);
+              store(window.value(t, true), tb.sum / window.taps() + std::ldexp(t.magnitude / window.taps(), -9), true);
             else
-              store(best, largest, false);  // the max of values each within its bound
+              store(t.max, std::max(tb.max, 0.0), false);  // the max of values each within its bound
           }
       return out;
     }
@@ -1116,7 +990,7 @@ host_tensor random_input(const regcmd::graph_op& op, const regcmd::graph_step& s
     scale = 1 / std::sqrt(double(s.kernel_h) * s.kernel_w * (s.depthwise ? 1 : s.C));
   }
   std::uniform_real_distribution<double> d(-scale, scale);
-  for (double& v : t.value) v = to_half(d(rng));
+  for (double& v : t.value) v = to_fp16(d(rng));
   return t;
 }
 

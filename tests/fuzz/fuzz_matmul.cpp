@@ -19,8 +19,9 @@
 #include <regcmd/programs/matmul/packing.hpp>
 #include <regcmd/programs/matmul/plan.hpp>
 #include <regcmd/rules/program_rules.hpp>
+#include <regcmd/reference/elementwise.hpp>
+#include <regcmd/reference/matmul.hpp>
 
-#include "../support/ew_reference.hpp"
 #include "fuzz_input.hpp"
 
 namespace {
@@ -86,17 +87,14 @@ void require(bool ok) {
 
 // What the output holds for an exact integer result v, in output precision `out`.
 float stored(precision out, double v) {
-  if (out == precision::fp16) return half_to_float(float_to_half(static_cast<float>(v)));
-  if (out == precision::int16) return static_cast<float>(std::clamp(v, -32768.0, 32767.0));
-  return static_cast<float>(v);
+  if (out == precision::fp16) return reference::to_fp16(v);
+  return static_cast<float>(reference::saturate(out, v));
 }
 
 std::vector<double> host_matmul(const std::vector<float>& a, const std::vector<float>& b, std::uint32_t M,
                                 std::uint32_t K, std::uint32_t N) {
-  std::vector<double> c(std::size_t{M} * N, 0.0);
-  for (std::uint32_t m = 0; m < M; ++m)
-    for (std::uint32_t k = 0; k < K; ++k)
-      for (std::uint32_t n = 0; n < N; ++n) c[std::size_t{m} * N + n] += a[std::size_t{m} * K + k] * b[std::size_t{k} * N + n];
+  std::vector<double> c;
+  for (const reference::products& p : reference::matmul<float, float>(a, b, M, K, N)) c.push_back(p.sum);
   return c;
 }
 
@@ -160,7 +158,7 @@ void run_ew(const runtime_program<ew_geometry>& built, const ew_spec& spec, valu
       const float other = g.operand == ew_operand::immediate ? spec.immediate
                           : g.operand == ew_operand::per_channel ? y[n]
                                                                  : y[i];
-      require(c[i] == stored(g.dtype, testing::ew_reference(g.op, x[i], other)));
+      require(c[i] == stored(g.dtype, reference::apply(g.op, x[i], other)));
     }
 }
 
@@ -187,7 +185,7 @@ void run_fused(const runtime_program<fused_geometry>& built, const fused_spec& s
       const float other = spec.operand == ew_operand::immediate ? spec.immediate
                           : spec.operand == ew_operand::per_channel ? y[n]
                                                                     : y[i];
-      require(c[i] == stored(precision::fp16, testing::ew_reference(spec.op, stored(precision::fp16, mm[i]), other)));
+      require(c[i] == stored(precision::fp16, reference::apply(spec.op, stored(precision::fp16, mm[i]), other)));
     }
 }
 

@@ -14,6 +14,8 @@
 #include <regcmd/programs/matmul/emit.hpp>
 #include <regcmd/programs/matmul/packing.hpp>
 #include <regcmd/programs/matmul/plan.hpp>
+#include <regcmd/reference/activation.hpp>
+#include <regcmd/reference/matmul.hpp>
 #include <regcmd/rules/program_rules.hpp>
 
 #include "model_board.hpp"
@@ -45,7 +47,7 @@ bool has(const model::run_result& r, fault_kind k) {
 std::vector<double> fill(bench& b, const matmul_geometry& g, std::uint32_t seed) {
   std::mt19937 rng(seed);
   const std::uint32_t M = g.M, K = g.logical_K, N = g.logical_N;
-  std::vector<double> ref(std::size_t{M} * N, 0.0);
+  std::vector<double> ref;
   if (g.in == precision::fp16) {
     std::uniform_real_distribution<float> d(-1, 1);
     std::vector<float> a(std::size_t{M} * K), w(std::size_t{K} * N);
@@ -53,9 +55,7 @@ std::vector<double> fill(bench& b, const matmul_geometry& g, std::uint32_t seed)
     for (float& v : w) v = half_to_float(float_to_half(d(rng)));
     REQUIRE(pack_features<float>(g, a, b.feature).ok());
     REQUIRE(pack_weights<float>(g, w, b.weight).ok());
-    for (std::uint32_t m = 0; m < M; ++m)
-      for (std::uint32_t k = 0; k < K; ++k)
-        for (std::uint32_t n = 0; n < N; ++n) ref[m * N + n] += double(a[m * K + k]) * w[k * N + n];
+    for (const reference::products& p : reference::matmul<float, float>(a, w, M, K, N)) ref.push_back(p.sum);
   } else {
     std::uniform_int_distribution<int> d(g.in == precision::int4 ? -8 : -128, g.in == precision::int4 ? 7 : 127);
     std::vector<std::int8_t> a(std::size_t{M} * K), w(std::size_t{K} * N);
@@ -63,11 +63,8 @@ std::vector<double> fill(bench& b, const matmul_geometry& g, std::uint32_t seed)
     for (auto& v : w) v = static_cast<std::int8_t>(d(rng));
     REQUIRE(pack_features<std::int8_t>(g, a, b.feature).ok());
     REQUIRE(pack_weights<std::int8_t>(g, w, b.weight).ok());
-    for (std::uint32_t m = 0; m < M; ++m)
-      for (std::uint32_t k = 0; k < K; ++k)
-        for (std::uint32_t n = 0; n < N; ++n) ref[m * N + n] += double(a[m * K + k]) * w[k * N + n];
-    if (g.out == precision::int16)
-      for (double& v : ref) v = std::clamp(v, -32768.0, 32767.0);
+    for (const reference::products& p : reference::matmul<std::int8_t, std::int8_t>(a, w, M, K, N))
+      ref.push_back(reference::saturate(g.out, p.sum));
   }
   return ref;
 }
@@ -410,10 +407,8 @@ TEST_CASE("a strided feature view (KV-cache rows at a pitch > K) equals the matm
   REQUIRE(s.run(strided.code.view()).faults.empty());
   REQUIRE(g.run(dense.code.view()).faults.empty());
   CHECK(s.output == g.output);
-  std::vector<double> ref(std::size_t{M} * N, 0.0);
-  for (std::uint32_t m = 0; m < M; ++m)
-    for (std::uint32_t k = 0; k < K; ++k)
-      for (std::uint32_t n = 0; n < N; ++n) ref[m * N + n] += double(gathered[m * K + k]) * w[k * N + n];
+  std::vector<double> ref;
+  for (const reference::products& p : reference::matmul<float, float>(gathered, w, M, K, N)) ref.push_back(p.sum);
   CHECK(max_error(s, strided.geometry, ref) < 1e-4);
 }
 
@@ -421,19 +416,6 @@ TEST_CASE("a matmul's fused ReLU, ReLU6 and leaky ReLU: the model applies the BN
   struct row {
     output_activation fn;
     float slope;
-  };
-  // the host's activation of a real value; leaky's slope as fp16(0.1) holds it
-  auto activate = [](const row& r, double v) {
-    switch (r.fn) {
-      case output_activation::relu:
-        return std::max(v, 0.0);
-      case output_activation::relu6:
-        return std::clamp(v, 0.0, 6.0);
-      case output_activation::leaky_relu:
-        return v < 0 ? v * half_to_float(float_to_half(r.slope)) : v;
-      default:
-        return v;
-    }
   };
   for (const row& r :
        {row{output_activation::relu, 0}, row{output_activation::relu6, 0}, row{output_activation::leaky_relu, 0.1f}})
@@ -454,7 +436,7 @@ TEST_CASE("a matmul's fused ReLU, ReLU6 and leaky ReLU: the model applies the BN
       // the sums reach past both ends of every clamp: the stage has something to do
       CHECK(std::count_if(ref.begin(), ref.end(), [](double v) { return v < 0; }) > 50);
       CHECK(std::count_if(ref.begin(), ref.end(), [](double v) { return v > 6; }) > 0);
-      for (double& v : ref) v = activate(r, v);
+      for (double& v : ref) v = reference::activate(r.fn, r.slope, false, v);
       const auto result = b.run(mm.code.view());
       CHECK(result.completed());
       CHECK(result.faults.empty());

@@ -19,6 +19,7 @@
 #include <regcmd/programs/matmul/emit.hpp>
 #include <regcmd/programs/matmul/packing.hpp>
 #include <regcmd/runtime/session.hpp>
+#include <regcmd/reference/matmul.hpp>
 
 #include "emu_stats.h"
 
@@ -90,7 +91,6 @@ struct job {
     const auto& g = mm.geometry;
     std::mt19937 rng(seed);
     const std::uint32_t M = g.M, K = g.logical_K, N = g.logical_N;
-    ref.assign(std::size_t{M} * N, 0.0);
     std::vector<double> ad(std::size_t{M} * K), bd(std::size_t{K} * N);
     if (g.in == precision::fp16) {
       std::uniform_real_distribution<float> dist(-1, 1);
@@ -107,9 +107,8 @@ struct job {
       REQUIRE(pack_features<std::int8_t>(g, ai, a.bytes()).ok());
       REQUIRE(pack_weights<std::int8_t>(g, bi, b.bytes()).ok());
     }
-    for (std::uint32_t m = 0; m < M; ++m)
-      for (std::uint32_t k = 0; k < K; ++k)
-        for (std::uint32_t n = 0; n < N; ++n) ref[m * N + n] += ad[m * K + k] * bd[k * N + n];
+    ref.clear();
+    for (const reference::products& p : reference::matmul<double, double>(ad, bd, M, K, N)) ref.push_back(p.sum);
   }
   operands ops() const { return {.feature = &a, .weight = &b, .output = &c}; }
   double error() const {

@@ -1,5 +1,5 @@
-// Conv programs run on the functional model against a host convolution written plainly
-// (tests/support/conv_reference.hpp), on seeded random data: quantized (uint8, int8) and fp16,
+// Conv programs run on the functional model against the host reference
+// (regcmd/reference/conv.hpp), on seeded random data: quantized (uint8, int8) and fp16,
 // kernels 1/3/5/7, strides 1/2, SAME and VALID, dilation, depthwise, bias, ReLU/ReLU6, the
 // residual add, and shapes the CBUF plan splits into several tasks.
 #include <regcmd/testing/doctest.hpp>
@@ -14,8 +14,8 @@
 #include <regcmd/core/half.hpp>
 #include <regcmd/programs/conv/emit.hpp>
 #include <regcmd/programs/conv/packing.hpp>
+#include <regcmd/reference/conv.hpp>
 
-#include "conv_reference.hpp"
 #include "model_board.hpp"
 
 using namespace regcmd;
@@ -28,34 +28,13 @@ struct outcome {
   std::vector<double> out;  // quantized: the outputs, NHWC
 };
 
-testing::host_conv host_of(const conv_geometry& g) {
-  const conv_spec& s = g.spec;
-  return {.H = int(s.H), .W = int(s.W), .C = int(s.C), .OC = int(s.out_channels), .KH = int(s.kernel_h),
-          .KW = int(s.kernel_w), .SY = int(s.stride_y), .SX = int(s.stride_x), .DY = int(s.dilation_y),
-          .DX = int(s.dilation_x), .top = int(g.pad.top), .left = int(g.pad.left), .OH = int(g.out_h), .OW = int(g.out_w),
-          .depthwise = s.depthwise};
-}
-
-// The output stage on a real value; leaky's slope as the program encodes it (fp16(a), or
-// round(a·2^15) / 2^15 applied to the integer accumulator: within the test's one step).
-double activate(const conv_spec& s, double v) {
-  if (s.activation == output_activation::none) return v;
-  if (s.activation == output_activation::leaky_relu) {
-    const double slope = s.in == conv_data::fp16 ? half_to_float(float_to_half(s.leaky_slope))
-                                                 : std::floor(double{s.leaky_slope} * 32768 + 0.5) / 32768;
-    return v < 0 ? v * slope : v;
-  }
-  v = std::max(v, 0.0);
-  return s.activation == output_activation::relu6 ? std::min(v, 6.0) : v;
-}
-
 // Builds the conv, runs it on the model with random operands, and compares every output.
 template <class T>
 outcome run_quantized(const conv_spec& s, std::uint64_t seed, model::rounding rounding = model::rounding::half_up) {
   const auto built = build(s);
   REQUIRE_MESSAGE(built.ok(), built.err().id());
   const conv_geometry& g = built.value().geometry.conv;
-  const testing::host_conv h = host_of(g);
+  const reference::conv_window h = reference::window_of(g);
   std::mt19937_64 rng(seed);
   const int lo = std::is_same_v<T, std::uint8_t> ? 0 : -128, hi = lo + 255;
   std::uniform_int_distribution<int> value(lo, hi);
@@ -82,18 +61,15 @@ outcome run_quantized(const conv_spec& s, std::uint64_t seed, model::rounding ro
   std::vector<T> out(std::size_t{g.out_h} * g.out_w * s.out_channels);
   REQUIRE(unpack_conv_output<T>(g, board[operand_role::output], tensor_order::nhwc, out).ok());
 
-  std::vector<double> xd(x.begin(), x.end()), wd(w.begin(), w.end());
-  const double accumulator_scale = double{s.input.scale} * s.weights.scale;
   outcome o{.tasks = static_cast<std::uint32_t>(built.value().view().tasks.size()), .out = {out.begin(), out.end()}};
-  for (int oy = 0; oy < h.OH; ++oy)
-    for (int ox = 0; ox < h.OW; ++ox)
-      for (int c = 0; c < h.OC; ++c) {
-        double real = (h.window(xd, s.input.zero_point, wd, s.weights.zero_point, oy, ox, c) + (s.bias ? bias[testing::host_conv::at(c)] : 0)) *
-                      accumulator_scale;
+  for (std::int64_t oy = 0; oy < h.OH; ++oy)
+    for (std::int64_t ox = 0; ox < h.OW; ++ox)
+      for (std::int64_t c = 0; c < h.OC; ++c) {
+        const double accumulator = h.at<T, T>(x, s.input.zero_point, w, s.weights.zero_point, oy, ox, c).sum +
+                                   (s.bias ? bias[static_cast<std::size_t>(c)] : 0);
         const std::size_t i = h.out_index(oy, ox, c);
-        if (s.residual_add) real += s.residual.scale * (static_cast<double>(r[i]) - s.residual.zero_point);
-        const double q = std::clamp(std::round(activate(s, real) / s.output.scale) + s.output.zero_point,
-                                    double(lo), double(hi));
+        const double residual = s.residual_add ? static_cast<double>(r[i]) : 0;
+        const double q = reference::quantized_output(s, accumulator, s.residual_add ? &residual : nullptr);
         o.max_error = std::max(o.max_error, std::abs(static_cast<double>(out[i]) - q));
       }
   return o;
@@ -103,7 +79,7 @@ outcome run_fp16(const conv_spec& s, std::uint64_t seed) {
   const auto built = build(s);
   REQUIRE_MESSAGE(built.ok(), built.err().id());
   const conv_geometry& g = built.value().geometry.conv;
-  const testing::host_conv h = host_of(g);
+  const reference::conv_window h = reference::window_of(g);
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> value(-1.0f, 1.0f);
   const auto half = [&] { return half_to_float(float_to_half(value(rng))); };
@@ -126,19 +102,18 @@ outcome run_fp16(const conv_spec& s, std::uint64_t seed) {
   std::vector<float> out(std::size_t{g.out_h} * g.out_w * s.out_channels);
   REQUIRE(unpack_conv_output<float>(g, board[operand_role::output], tensor_order::nhwc, out).ok());
 
-  std::vector<double> xd(x.begin(), x.end()), wd(w.begin(), w.end());
-  const double terms = static_cast<double>(s.kernel_h) * s.kernel_w * (s.depthwise ? 1 : s.C);
   outcome o{.tasks = static_cast<std::uint32_t>(built.value().view().tasks.size()), .out = {}};
-  for (int oy = 0; oy < h.OH; ++oy)
-    for (int ox = 0; ox < h.OW; ++ox)
-      for (int c = 0; c < h.OC; ++c) {
-        double size = 0;
-        double v = h.window(xd, 0, wd, 0, oy, ox, c, &size);
+  for (std::int64_t oy = 0; oy < h.OH; ++oy)
+    for (std::int64_t ox = 0; ox < h.OW; ++ox)
+      for (std::int64_t c = 0; c < h.OC; ++c) {
+        const reference::products p = h.at<float, float>(x, 0, w, 0, oy, ox, c);
+        const double size = p.magnitude;
+        double v = p.sum;
         const std::size_t i = h.out_index(oy, ox, c);
         if (s.residual_add) v += r[i];
-        v = activate(s, v);
+        v = reference::activate(s.activation, s.leaky_slope, false, v);
         // fp32 accumulation, then one fp16 rounding of the output
-        const double allowed = (size + std::abs(v)) * (terms + 2) * std::ldexp(1.0, -24) +
+        const double allowed = (size + std::abs(v)) * (h.taps() + 2) * std::ldexp(1.0, -24) +
                                (s.out == precision::fp16 ? std::abs(v) * std::ldexp(1.0, -11) : 0.0) + 1e-30;
         o.max_error = std::max(o.max_error, std::abs(out[i] - v) / allowed);
       }

@@ -16,8 +16,8 @@
 #include <regcmd/task/independent_tasks.hpp>
 #include <regcmd/programs/graph/packing.hpp>
 #include <regcmd/programs/matmul/plan.hpp>
+#include <regcmd/reference/conv.hpp>
 
-#include "conv_reference.hpp"
 #include "model_board.hpp"
 
 using namespace regcmd;
@@ -371,27 +371,19 @@ TEST_CASE("int8 FFN matmuls: gate and up in one submit as outputs, and no SDP re
 }
 
 namespace {
-// The host's NHWC conv (fp16 inputs as floats, same padding, stride 1) with ReLU, in double.
+// The host's conv (NHWC, same padding, stride 1) with ReLU, in double.
 std::vector<double> host_conv_relu(const std::vector<double>& x, std::uint32_t H, std::uint32_t W, std::uint32_t C,
                                    const std::vector<float>& k, std::uint32_t O, std::uint32_t K) {
-  std::vector<double> out(std::size_t{H} * W * O);
-  const int pad = static_cast<int>(K / 2);
-  for (std::uint32_t y = 0; y < H; ++y)
-    for (std::uint32_t x0 = 0; x0 < W; ++x0)
-      for (std::uint32_t o = 0; o < O; ++o) {
-        double acc = 0;
-        for (std::uint32_t ky = 0; ky < K; ++ky)
-          for (std::uint32_t kx = 0; kx < K; ++kx) {
-            const int iy = static_cast<int>(y + ky) - pad, ix = static_cast<int>(x0 + kx) - pad;
-            if (iy < 0 || ix < 0 || iy >= static_cast<int>(H) || ix >= static_cast<int>(W)) continue;
-            for (std::uint32_t c = 0; c < C; ++c)
-              acc += x[(std::size_t(iy) * W + std::size_t(ix)) * C + c] * k[((std::size_t{o} * K + ky) * K + kx) * C + c];
-          }
-        out[(std::size_t{y} * W + x0) * O + o] = std::max(acc, 0.0);
-      }
+  const std::int64_t pad = K / 2;
+  const reference::conv_window h{.H = H, .W = W, .C = C, .OC = O, .KH = K, .KW = K, .top = pad, .left = pad, .OH = H, .OW = W};
+  std::vector<double> out(h.output_count());
+  for (std::int64_t y = 0; y < h.OH; ++y)
+    for (std::int64_t x0 = 0; x0 < h.OW; ++x0)
+      for (std::int64_t o = 0; o < h.OC; ++o)
+        out[h.out_index(y, x0, o)] = std::max(h.at<double, float>(x, 0, k, 0, y, x0, o).sum, 0.0);
   return out;
 }
-double to_fp16(double v) { return half_to_float(float_to_half(static_cast<float>(v))); }
+using reference::to_fp16;
 }  // namespace
 
 TEST_CASE("a small CNN in one submit: conv 3x3 + ReLU, max pool 2x2, conv 3x3 + ReLU, global average, classifier") {
@@ -462,17 +454,15 @@ TEST_CASE("a small CNN in one submit: conv 3x3 + ReLU, max pool 2x2, conv 3x3 + 
 namespace {
 // A quantized layer on the host as TFLite defines it (uint8, per-tensor): the accumulator
 // bias + sum (x - zx)(w - zw), at scale sx·sw, ReLU6 in real values, rounded to the output.
-std::vector<std::uint8_t> host_layer(const testing::host_conv& h, const conv_spec& s, const std::vector<std::uint8_t>& in,
+std::vector<std::uint8_t> host_layer(const reference::conv_window& h, const conv_spec& s, const std::vector<std::uint8_t>& in,
                                      const std::vector<std::uint8_t>& w, const std::vector<std::int32_t>& bias) {
-  const std::vector<double> x(in.begin(), in.end()), k(w.begin(), w.end());
-  std::vector<std::uint8_t> out(static_cast<std::size_t>(h.OH * h.OW * h.OC));
-  for (int oy = 0; oy < h.OH; ++oy)
-    for (int ox = 0; ox < h.OW; ++ox)
-      for (int o = 0; o < h.OC; ++o) {
-        const double acc = bias[std::size_t(o)] + h.window(x, s.input.zero_point, k, s.weights.zero_point, oy, ox, o);
-        const double real = std::clamp(acc * s.input.scale * s.weights.scale, 0.0, 6.0);
-        out[h.out_index(oy, ox, o)] =
-            static_cast<std::uint8_t>(std::clamp(std::round(real / s.output.scale) + s.output.zero_point, 0.0, 255.0));
+  std::vector<std::uint8_t> out(h.output_count());
+  for (std::int64_t oy = 0; oy < h.OH; ++oy)
+    for (std::int64_t ox = 0; ox < h.OW; ++ox)
+      for (std::int64_t o = 0; o < h.OC; ++o) {
+        const double acc = bias[std::size_t(o)] +
+                           h.at<std::uint8_t, std::uint8_t>(in, s.input.zero_point, w, s.weights.zero_point, oy, ox, o).sum;
+        out[h.out_index(oy, ox, o)] = static_cast<std::uint8_t>(reference::quantized_output(s, acc, nullptr));
       }
   return out;
 }
@@ -542,11 +532,11 @@ TEST_CASE("a quantized MobileNet block in one submit: biases packed with their w
   const std::vector<std::uint8_t> c1 = stored("c1", g.steps[0].conv.conv), c2 = stored("c2", g.steps[1].conv.conv),
                                   c3 = stored("c3", g.steps[2].conv.conv);
   // TFLite's SAME at stride 2: (8 - 1) * 2 + 3 - 16 = 1 row and column of padding, after
-  const testing::host_conv h1{.H = 16, .W = 16, .C = 3, .OC = 32, .KH = 3, .KW = 3, .SY = 2, .SX = 2,
+  const reference::conv_window h1{.H = 16, .W = 16, .C = 3, .OC = 32, .KH = 3, .KW = 3, .SY = 2, .SX = 2,
                               .top = 0, .left = 0, .OH = 8, .OW = 8};
-  const testing::host_conv h2{.H = 8, .W = 8, .C = 32, .OC = 32, .KH = 3, .KW = 3, .top = 1, .left = 1, .OH = 8, .OW = 8,
+  const reference::conv_window h2{.H = 8, .W = 8, .C = 32, .OC = 32, .KH = 3, .KW = 3, .top = 1, .left = 1, .OH = 8, .OW = 8,
                               .depthwise = true};
-  const testing::host_conv h3{.H = 8, .W = 8, .C = 32, .OC = 64, .OH = 8, .OW = 8};
+  const reference::conv_window h3{.H = 8, .W = 8, .C = 32, .OC = 64, .OH = 8, .OW = 8};
   std::size_t nonzero = 0;
   for (const auto& [host, got] : {std::pair{host_layer(h1, stem, image, k1, b1), &c1},
                                   std::pair{host_layer(h2, dw, c1, k2, b2), &c2}, std::pair{host_layer(h3, pw, c2, k3, b3), &c3}}) {
@@ -583,19 +573,17 @@ TEST_CASE("a residual block in one submit: y = ReLU(conv(c1) + c1), the residual
   std::vector<float> y(8 * 8 * 16);
   REQUIRE(unpack_tensor<float>(g, "y", board[operand_role::output], y).ok());
 
-  const testing::host_conv h{.H = 8, .W = 8, .C = 16, .OC = 16, .KH = 3, .KW = 3, .top = 1, .left = 1, .OH = 8, .OW = 8};
-  const std::vector<double> xd(x.begin(), x.end()), k1d(k1.begin(), k1.end()), k2d(k2.begin(), k2.end());
+  const reference::conv_window h{.H = 8, .W = 8, .C = 16, .OC = 16, .KH = 3, .KW = 3, .top = 1, .left = 1, .OH = 8, .OW = 8};
   std::vector<double> c1(8 * 8 * 16);
   for (int oy = 0; oy < 8; ++oy)
     for (int ox = 0; ox < 8; ++ox)
-      for (int o = 0; o < 16; ++o) c1[h.out_index(oy, ox, o)] = to_fp16(h.window(xd, 0, k1d, 0, oy, ox, o));
+      for (int o = 0; o < 16; ++o) c1[h.out_index(oy, ox, o)] = to_fp16(h.at<float, float>(x, 0, k1, 0, oy, ox, o).sum);
   std::size_t clamped = 0;
   for (int oy = 0; oy < 8; ++oy)
     for (int ox = 0; ox < 8; ++ox)
       for (int o = 0; o < 16; ++o) {
-        double magnitude = 0;
         const std::size_t i = h.out_index(oy, ox, o);
-        const double sum = h.window(c1, 0, k2d, 0, oy, ox, o, &magnitude);
+        const auto [sum, magnitude] = h.at<double, float>(c1, 0, k2, 0, oy, ox, o);
         const double want = std::max(sum + c1[i], 0.0);
         clamped += want == 0;
         // c1's roundings through k2 (one ulp each), the sum's and the output's roundings

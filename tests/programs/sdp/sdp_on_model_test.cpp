@@ -11,8 +11,8 @@
 #include <regcmd/programs/sdp/elementwise.hpp>
 #include <regcmd/programs/sdp/packing.hpp>
 #include <regcmd/rules/program_rules.hpp>
+#include <regcmd/reference/elementwise.hpp>
 
-#include "ew_reference.hpp"
 #include "model_board.hpp"
 
 using namespace regcmd;
@@ -62,7 +62,7 @@ double run_case(const ew_spec& spec, std::uint32_t seed) {
       const double y = spec.operand == ew_operand::per_channel ? b[n]
                        : spec.operand == ew_operand::immediate ? spec.immediate
                                                                : b[i];
-      double want = testing::ew_reference<double>(spec.op, a[i], y);
+      double want = reference::apply<double>(spec.op, a[i], y);
       if constexpr (std::is_same_v<T, float>) want = half_to_float(float_to_half(static_cast<float>(want)));
       else want = std::clamp<double>(want, std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
       worst = std::max(worst, std::abs(want - c[i]));

@@ -1,13 +1,14 @@
 #pragma once
-// The host's element-wise op, the reference SDP results are checked against.
+// The host reference of the SDP element-wise ops: x op y, exact in T (double for a
+// reference value; the caller rounds or saturates to the output type).
 #include <algorithm>
 
-#include <regcmd/programs/sdp/elementwise.hpp>
+#include <regcmd/programs/sdp_pass.hpp>
 
-namespace regcmd::testing {
+namespace regcmd::reference {
 
 template <class T>
-constexpr T ew_reference(ew_op op, T x, T y) {
+constexpr T apply(ew_op op, T x, T y) {
   switch (op) {
     case ew_op::add: return x + y;
     case ew_op::mul: return x * y;
@@ -18,4 +19,4 @@ constexpr T ew_reference(ew_op op, T x, T y) {
   return T{};
 }
 
-}  // namespace regcmd::testing
+}  // namespace regcmd::reference
