@@ -36,7 +36,7 @@ constexpr matmul_spec fp16_matmul(std::uint32_t M, std::uint32_t K, std::uint32_
 unsigned programs_per_op(std::uint32_t M, std::uint32_t D, std::uint32_t F, std::size_t& tasks) {
   const auto gate = build(plan_request{fp16_matmul(M, D, F)});
   const auto act = build(act_spec{.fn = activation::silu, .M = M, .N = F});
-  const auto mul = build(ew_spec{.op = ew_op::mul, .M = M, .N = F, .layout = ew_layout::flat});
+  const auto mul = build(ew_spec{.op = ew_op::mul, .M = M, .N = F, .layout = operand_layout::row_major});
   const auto down = build(plan_request{{.in = precision::fp16, .out = precision::fp32, .M = M, .K = F, .N = D}});
   if (!gate || !act || !mul || !down) std::abort();
   tasks = 2 * gate.value().view().tasks.size() + act.value().view().tasks.size() + mul.value().view().tasks.size() +

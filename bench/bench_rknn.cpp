@@ -98,7 +98,7 @@ void measure(const rt::device& dev, const shape& s, int runs) {
                                 .M = static_cast<std::uint32_t>(s.M),
                                 .K = K,
                                 .N = static_cast<std::uint32_t>(s.N),
-                                .pad = padding::none}, {.whole_k = true}});
+                                .tile_pad = tile_padding::none}, {.whole_k = true}});
   if (!code) std::exit(1);
   const plan_shape& g = code.value().geometry;
   auto fa = rt::buffer::create(dev, plan_feature_bytes(g)).value();

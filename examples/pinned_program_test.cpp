@@ -20,7 +20,7 @@ constexpr ew_spec add_spec{.op = ew_op::add,
                            .M = 8,
                            .N = 40,
                            .operand = ew_operand::immediate,
-                           .layout = ew_layout::flat,
+                           .layout = operand_layout::row_major,
                            .immediate = 0.75f};
 constexpr auto add = fixed<add_spec>();
 

@@ -53,7 +53,7 @@ matmul_spec segment_spec(const matmul_types& t, const rknn_matmul_shape& shape, 
           .M = static_cast<std::uint32_t>(shape.M),
           .K = segment_depth(K, s),
           .N = static_cast<std::uint32_t>(shape.N),
-          .pad = padding::none};
+          .tile_pad = tile_padding::none};
 }
 
 }  // namespace

@@ -407,7 +407,7 @@ inline std::optional<problem> apply(request& r, std::string_view a, std::string_
       {"add", ew_op::add}, {"mul", ew_op::mul}, {"max", ew_op::max}, {"min", ew_op::min}, {"prelu", ew_op::prelu}};
   static constexpr std::pair<std::string_view, ew_operand> operands[] = {
       {"per-element", ew_operand::per_element}, {"per-channel", ew_operand::per_channel}, {"immediate", ew_operand::immediate}};
-  static constexpr std::pair<std::string_view, ew_layout> ew_layouts[] = {{"surface", ew_layout::surface}, {"flat", ew_layout::flat}};
+  static constexpr std::pair<std::string_view, operand_layout> ew_layouts[] = {{"surface", operand_layout::surface}, {"flat", operand_layout::row_major}};
   static constexpr std::pair<std::string_view, operand_layout> matmul_layouts[] = {{"row_major", operand_layout::row_major},
                                                                                   {"surface", operand_layout::surface}};
   static constexpr std::pair<std::string_view, bool> then[] = {{"ew", true}};
@@ -429,7 +429,7 @@ inline std::optional<problem> apply(request& r, std::string_view a, std::string_
   if (a == "--range") return range_in(r.act.range, a, v);  // the tails: complete_act
   if (a == "--elements") {
     r.act.M = 1;
-    r.act.layout = ew_layout::flat;
+    r.act.layout = operand_layout::row_major;
     return number_in(r.act.N, a, v, 1, u32_max);
   }
   if (a == "--dtype" && r.activation) return named(r.act.dtype, a, v);

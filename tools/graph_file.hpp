@@ -111,7 +111,7 @@ inline problem parse_op(const std::vector<std::string_view>& words, graph_op& op
     const std::string_view a = words[i];
     if (problem twice = given.add(a); !twice.empty()) return twice;
     if (a == "--no-pad") {
-      r.spec.pad = r.ew.pad = r.act.pad = padding::none;
+      r.spec.tile_pad = r.ew.tile_pad = r.act.tile_pad = tile_padding::none;
       continue;
     }
     if (apply_flag(r, a)) continue;

@@ -335,7 +335,7 @@ int tool_main(int argc, char** argv) {
     if (const int done = cli::help_or_version(a, usage.c_str(), "regcmd-gen"); done >= 0) return done;
     if (cli::problem twice = given.add(a); !twice.empty()) return fail(twice);
     if (a == "--no-pad") {
-      spec.pad = r.ew.pad = r.act.pad = padding::none;
+      spec.tile_pad = r.ew.tile_pad = r.act.tile_pad = tile_padding::none;
       continue;
     }
     if (a == "--plan") { planned = true; continue; }

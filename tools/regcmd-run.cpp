@@ -554,9 +554,9 @@ int run_conv_typed(const regcmd::runtime::device& dev, const regcmd::conv_spec& 
   for (std::int32_t& v : bias) v = std::uniform_int_distribution<std::int32_t>(-5000, 5000)(rng);
   for (T& v : r) v = draw();
   status packed = pack_conv_features<T>(g, x, tensor_order::nhwc, feature.bytes());
-  if (packed) packed = pack_conv_weights<T>(g, w, weight_order::ohwi, weight.bytes());
+  if (packed) packed = pack_conv_weights<T>(g, w, conv_weight_order::ohwi, weight.bytes());
   if constexpr (!std::is_same_v<T, float>)  // the operand carries the zero points' correction, bias or not
-    if (packed) packed = pack_conv_bias<T>(g, bias, w, weight_order::ohwi, bias_buf.bytes());
+    if (packed) packed = pack_conv_bias<T>(g, bias, w, conv_weight_order::ohwi, bias_buf.bytes());
   if (packed && add) packed = pack_conv_residual<T>(g, r, tensor_order::nhwc, residual_buf.bytes());
   if (!packed) return fail(packed.err());
 
@@ -1232,7 +1232,7 @@ int tool_main(int argc, char** argv) {
     if (a == "--round-robin") { settings.round_robin = true; continue; }
     if (a == "--nonblocking") { settings.nonblocking = true; continue; }
     if (a == "--no-pad") {
-      r.ew.pad = r.act.pad = padding::none;
+      r.ew.tile_pad = r.act.tile_pad = tile_padding::none;
       continue;
     }
     if (cli::apply_flag(r, a)) continue;

@@ -5,7 +5,7 @@
 using namespace regcmd;
 
 #ifdef REGCMD_COMPILE_FAIL
-inline constexpr auto program = fixed<ew_spec{.op = ew_op::max, .M = 8, .N = 12, .pad = padding::none}>();
+inline constexpr auto program = fixed<ew_spec{.op = ew_op::max, .M = 8, .N = 12, .tile_pad = tile_padding::none}>();
 #else
-inline constexpr auto program = fixed<ew_spec{.op = ew_op::max, .M = 8, .N = 16, .pad = padding::none}>();
+inline constexpr auto program = fixed<ew_spec{.op = ew_op::max, .M = 8, .N = 16, .tile_pad = tile_padding::none}>();
 #endif

@@ -6,8 +6,8 @@ using namespace regcmd;
 
 #ifdef REGCMD_COMPILE_FAIL
 inline constexpr auto program =
-    fixed<ew_spec{.op = ew_op::mul, .M = 8, .N = 16, .operand = ew_operand::per_channel, .layout = ew_layout::flat}>();
+    fixed<ew_spec{.op = ew_op::mul, .M = 8, .N = 16, .operand = ew_operand::per_channel, .layout = operand_layout::row_major}>();
 #else
 inline constexpr auto program =
-    fixed<ew_spec{.op = ew_op::mul, .M = 8, .N = 16, .operand = ew_operand::per_channel, .layout = ew_layout::surface}>();
+    fixed<ew_spec{.op = ew_op::mul, .M = 8, .N = 16, .operand = ew_operand::per_channel, .layout = operand_layout::surface}>();
 #endif

@@ -1,11 +1,11 @@
-// With padding::none, K must be a multiple of 32.
+// With tile_padding::none, K must be a multiple of 32.
 // EXPECT: regcmd rule k-alignment:
 #include <regcmd/programs/matmul/emit.hpp>
 
 using namespace regcmd;
 
 #ifdef REGCMD_COMPILE_FAIL
-inline constexpr auto program = fixed<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 40, .N = 64, .pad = padding::none}>();
+inline constexpr auto program = fixed<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 40, .N = 64, .tile_pad = tile_padding::none}>();
 #else
-inline constexpr auto program = fixed<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 64, .N = 64, .pad = padding::none}>();
+inline constexpr auto program = fixed<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 64, .N = 64, .tile_pad = tile_padding::none}>();
 #endif

@@ -1,11 +1,11 @@
-// With padding::none, fp16 N must be a multiple of 16.
+// With tile_padding::none, fp16 N must be a multiple of 16.
 // EXPECT: regcmd rule n-alignment:
 #include <regcmd/programs/matmul/emit.hpp>
 
 using namespace regcmd;
 
 #ifdef REGCMD_COMPILE_FAIL
-inline constexpr auto program = fixed<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 64, .N = 40, .pad = padding::none}>();
+inline constexpr auto program = fixed<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 64, .N = 40, .tile_pad = tile_padding::none}>();
 #else
-inline constexpr auto program = fixed<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 64, .N = 48, .pad = padding::none}>();
+inline constexpr auto program = fixed<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 64, .N = 48, .tile_pad = tile_padding::none}>();
 #endif

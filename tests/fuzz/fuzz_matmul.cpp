@@ -206,7 +206,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   spec.N = in.take(2) % 20000;
   spec.layout = flags & 0x200 ? operand_layout::surface : operand_layout::row_major;
   spec.sched = static_cast<schedule>((flags >> 10) % 3);
-  spec.pad = flags & 0x1000 ? padding::none : padding::zero;
+  spec.tile_pad = flags & 0x1000 ? tile_padding::none : tile_padding::zero;
   if (flags & 0x2000) spec.feature_pitch = in.take(2) * 16;
   if (flags & 0x4000) spec.output_pitch = in.take(2) * 16;
   plan_options options;
@@ -226,8 +226,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                   .M = spec.M,
                   .N = spec.N % 9000,
                   .operand = static_cast<ew_operand>((ew_flags >> 5) % 3),
-                  .layout = ew_flags & 0x80 ? ew_layout::flat : ew_layout::surface,
-                  .pad = spec.pad,
+                  .layout = ew_flags & 0x80 ? operand_layout::row_major : operand_layout::surface,
+                  .tile_pad = spec.tile_pad,
                   .immediate = static_cast<float>(spec.K % 64) / 8.0f};
   if (std::uint64_t{e.M} * e.N <= 2'000'000) {
     if (const auto built = build(e); built.ok()) run_ew(built.value(), e, rng);

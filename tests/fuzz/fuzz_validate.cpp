@@ -122,7 +122,7 @@ editable door_program(reader& in) {
                    .M = 1 + a % 32,
                    .N = 1 + c % 64,
                    .operand = static_cast<ew_operand>(b % 3),
-                   .layout = d & 0x20 ? ew_layout::flat : ew_layout::surface,
+                   .layout = d & 0x20 ? operand_layout::row_major : operand_layout::surface,
                    .immediate = 1.5f};
   std::optional<editable> p;
   switch (kind) {

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include <regcmd/programs/conv.hpp>
+#include <regcmd/programs/conv/packing.hpp>
 #include <regcmd/programs/graph.hpp>
 #include <regcmd/programs/matmul.hpp>
 #include <regcmd/programs/pooling.hpp>
@@ -75,5 +76,17 @@ TEST_CASE("door: the deprecated names build what the doors build") {
   CHECK(same_entries(old_m.value(), fixed<mm>()));
   CHECK(same_entries(old_e.value(), fixed<add>()));
   CHECK(same_entries(old_p.value(), fixed<plan_request{mm, {.k_slice = 32}}>()));
+}
+
+TEST_CASE("vocabulary: the deprecated names of tile padding, the row-major layout and weight orders are the new ones") {
+  static_assert(std::is_same_v<padding, tile_padding>);
+  static_assert(std::is_same_v<ew_layout, operand_layout>);
+  static_assert(std::is_same_v<weights_order, matmul_weight_order>);
+  static_assert(std::is_same_v<weight_order, conv_weight_order>);
+  // the SDP ops' flat layout was row-major: the same bytes
+  constexpr ew_spec old_flat{.M = 3, .N = 40, .layout = ew_layout::flat, .tile_pad = padding::zero};
+  constexpr ew_spec row_major{.M = 3, .N = 40, .layout = operand_layout::row_major};
+  CHECK(same_entries(fixed<old_flat>(), fixed<row_major>()));
+  CHECK_FALSE(same_entries(fixed<old_flat>(), fixed<ew_spec{.M = 3, .N = 40}>()));  // surface differs
 }
 #pragma GCC diagnostic pop

@@ -213,20 +213,20 @@ TEST_CASE("golden: every SDP op x dtype x operand x layout that builds, and a ch
   for (const ew_op op : {ew_op::add, ew_op::mul, ew_op::max, ew_op::min})
     for (const precision dtype : {fp16, int8, int16})
       for (const ew_operand operand : {ew_operand::per_element, ew_operand::per_channel, ew_operand::immediate})
-        for (const ew_layout layout : {ew_layout::surface, ew_layout::flat}) {
+        for (const operand_layout layout : {operand_layout::surface, operand_layout::row_major}) {
           const ew_spec s{.op = op, .dtype = dtype, .M = 8, .N = 40, .operand = operand, .layout = layout,
                           .immediate = 0.75f};
           const auto r = build(s);
           if (!r.ok()) continue;  // the rules' refusals have their own tests
           ++count;
           check_golden(std::string("ew_") + op_name(op) + "_" + std::string(name_of(dtype)) + "_" +
-                           operand_name(operand) + (layout == ew_layout::flat ? "_flat" : "_surface"),
+                           operand_name(operand) + (layout == operand_layout::row_major ? "_flat" : "_surface"),
                        view_of(r.value()));
         }
   // 4 ops x 3 dtypes x (per element in 2 layouts + per channel in surface) + fp16 add/max/min immediates in 2
   CHECK(count == 4 * 3 * 3 + 3 * 2);
   check_golden("ew_mul_fp16_element_flat_300x500",
-               built(build(ew_spec{.op = ew_op::mul, .M = 300, .N = 500, .layout = ew_layout::flat})));
+               built(build(ew_spec{.op = ew_op::mul, .M = 300, .N = 500, .layout = operand_layout::row_major})));
 }
 
 TEST_CASE("golden: fused chains and the per-channel scaled matmul") {

@@ -116,7 +116,7 @@ TEST_CASE("a delta task between two different ops leaves the registers the full 
   // a matmul task (writing the intermediate buffer), then an SDP task written as a delta on it
   const matmul_geometry mg =
       resolve(matmul_spec{.in = precision::fp16, .out = precision::fp16, .M = 8, .K = 64, .N = 32}).value();
-  const ew_geometry eg = resolve_ew(ew_spec{.op = ew_op::mul, .M = 8, .N = 32, .layout = ew_layout::flat}).value();
+  const ew_geometry eg = resolve_ew(ew_spec{.op = ew_op::mul, .M = 8, .N = 32, .layout = operand_layout::row_major}).value();
   program<256, 3, 12> full, delta;
   auto body_of = [](const program<256, 3, 12>& p, std::uint32_t t) {
     const task& k = p.tasks[t];

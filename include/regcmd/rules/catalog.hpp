@@ -42,12 +42,12 @@
     "with a plan (plan_request)",                                                                              \
     "regcmd-isa-reference \"Limits & tiling (RK3588)\"")                                             \
   X(k_alignment, "k-alignment",                                                                      \
-    "K is not a multiple of the weight tile's 32: use padding::zero (the default) so the packers "  \
+    "K is not a multiple of the weight tile's 32: use tile_padding::zero (the default) so the packers "  \
     "pad it",                                                                                        \
     "regcmd-isa-reference \"Operand tile layouts\"")                                                 \
   X(n_alignment, "n-alignment",                                                                      \
     "N is not a multiple of the weight tile (16 for fp16, 32 for int8 and int4): use "              \
-    "padding::zero (the default) so the packers pad it",                                             \
+    "tile_padding::zero (the default) so the packers pad it",                                             \
     "regcmd-isa-reference \"Operand tile layouts\"")                                                 \
   X(small_k_bank_split, "small-k-bank-split",                                                        \
     "the bank-split schedule (sched=1) makes the MAC array emit zeros or garbage below K = 96 "     \
@@ -211,7 +211,7 @@
     "view with a matmul's feature_pitch (CNA LINE_STRIDE) or pack it first",                         \
     "regcmd-isa-reference \"0x107c CNA_DMA_CON1.LINE_STRIDE\"")                                      \
   X(ew_n_alignment, "ew-n-alignment",                                                                \
-    "with padding::none the SDP's channels must fill whole 16-byte atoms: N a multiple of 8 (fp16, " \
+    "with tile_padding::none the SDP's channels must fill whole 16-byte atoms: N a multiple of 8 (fp16, " \
     "int16) or 16 (int8), or, in the flat layout, M*N one of those",                                 \
     "regcmd-isa-reference \"SDP element-wise\" (NC1HWC2, C2 = 16 bytes)")                            \
   X(ew_width, "ew-width",                                                                            \
@@ -220,7 +220,7 @@
     "fact sheet §4 (DPU_RDMA_RDMA_DATA_CUBE_WIDTH / CHANNEL)")                                       \
   X(ew_per_channel_layout, "ew-per-channel-layout",                                                  \
     "a per-channel vector is broadcast along the rows of NC1HWC2 surfaces: it needs "                \
-    "ew_layout::surface (the flat layout sees 8 or 16 channels, not N)",                             \
+    "operand_layout::surface (the flat layout sees 8 or 16 channels, not N)",                             \
     "regcmd-isa-reference \"0x5034 DPU_RDMA_RDMA_ERDMA_CFG\"")                                       \
   X(ew_prelu_precision, "ew-prelu-precision",                                                        \
     "PReLU runs on fp16 only: its slopes are fractions, and an int8/int16 EW multiplier has no "     \

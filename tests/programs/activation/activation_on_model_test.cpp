@@ -96,7 +96,7 @@ accuracy sweep(activation fn, double lo, double hi) {
 }  // namespace
 
 TEST_CASE("the ReLU family on the model: every dtype and layout against the host") {
-  for (const ew_layout layout : {ew_layout::flat, ew_layout::surface}) {
+  for (const operand_layout layout : {operand_layout::row_major, operand_layout::surface}) {
     for (const activation fn : {activation::relu, activation::relu6, activation::clip, activation::leaky_relu}) {
       const act_spec f{.fn = fn, .M = 9, .N = 40, .layout = layout, .lo = -2.5f, .hi = 3.0f, .slope = 0.1f};
       check_relu_family<float>(f, 1);
@@ -117,7 +117,7 @@ TEST_CASE("the ReLU family on the model: every dtype and layout against the host
 
 TEST_CASE("a flat activation over several tasks, and N padded to whole atoms") {
   check_relu_family<float>({.fn = activation::leaky_relu, .M = 200, .N = 1000, .slope = 0.25f}, 4);  // 4 tasks
-  check_relu_family<float>({.fn = activation::relu6, .M = 3, .N = 13, .layout = ew_layout::surface}, 5);
+  check_relu_family<float>({.fn = activation::relu6, .M = 3, .N = 13, .layout = operand_layout::surface}, 5);
   check_relu_family<std::int8_t>({.fn = activation::relu, .dtype = precision::int8, .M = 7, .N = 3}, 6);
 }
 

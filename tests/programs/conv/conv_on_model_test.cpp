@@ -49,8 +49,8 @@ outcome run_quantized(const conv_spec& s, std::uint64_t seed, model::rounding ro
 
   testing::model_board board;
   REQUIRE(pack_conv_features<T>(g, x, tensor_order::nhwc, board.allocate(operand_role::feature, conv_feature_bytes(g))).ok());
-  REQUIRE(pack_conv_weights<T>(g, w, weight_order::ohwi, board.allocate(operand_role::weight, conv_weight_bytes(g))).ok());
-  REQUIRE(pack_conv_bias<T>(g, bias, w, weight_order::ohwi, board.allocate(operand_role::bias, conv_bias_bytes(g))).ok());
+  REQUIRE(pack_conv_weights<T>(g, w, conv_weight_order::ohwi, board.allocate(operand_role::weight, conv_weight_bytes(g))).ok());
+  REQUIRE(pack_conv_bias<T>(g, bias, w, conv_weight_order::ohwi, board.allocate(operand_role::bias, conv_bias_bytes(g))).ok());
   if (s.residual_add)
     REQUIRE(pack_conv_residual<T>(g, r, tensor_order::nhwc, board.allocate(operand_role::residual, conv_residual_bytes(g))).ok());
   board.allocate(operand_role::output, conv_output_bytes(g), 0xa5);
@@ -92,7 +92,7 @@ outcome run_fp16(const conv_spec& s, std::uint64_t seed) {
 
   testing::model_board board;
   REQUIRE(pack_conv_features<float>(g, x, tensor_order::nhwc, board.allocate(operand_role::feature, conv_feature_bytes(g))).ok());
-  REQUIRE(pack_conv_weights<float>(g, w, weight_order::ohwi, board.allocate(operand_role::weight, conv_weight_bytes(g))).ok());
+  REQUIRE(pack_conv_weights<float>(g, w, conv_weight_order::ohwi, board.allocate(operand_role::weight, conv_weight_bytes(g))).ok());
   if (s.residual_add)
     REQUIRE(pack_conv_residual<float>(g, r, tensor_order::nhwc, board.allocate(operand_role::residual, conv_residual_bytes(g))).ok());
   board.allocate(operand_role::output, conv_output_bytes(g), 0xa5);

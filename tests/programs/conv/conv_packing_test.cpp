@@ -100,10 +100,10 @@ TEST_CASE("quantized weights: 32-kernel groups of 32-channel groups of taps, pad
   const auto g = geometry({.in = conv_data::uint8, .H = 4, .W = 4, .C = 40, .out_channels = 35, .kernel_h = 2,
                            .kernel_w = 1, .input = {0.5f, 100}, .weights = {0.5f, 120}, .output = {0.5f, 0}});
   REQUIRE(conv_weight_bytes(g) == 36 * 2 * 48);
-  for (weight_order order : {weight_order::ohwi, weight_order::oihw}) {
+  for (conv_weight_order order : {conv_weight_order::ohwi, conv_weight_order::oihw}) {
     CAPTURE(static_cast<int>(order));
     std::vector<std::uint8_t> host(35 * 2 * 40, 128);  // stored as 0
-    const bool ohwi = order == weight_order::ohwi;
+    const bool ohwi = order == conv_weight_order::ohwi;
     host[ohwi ? (33 * 2 + 1) * 40 + 39 : (33 * 40 + 39) * 2 + 1] = 200;  // o 33, i 39, kh 1 → 72
     host[ohwi ? (5 * 2 + 0) * 40 + 3 : (5 * 40 + 3) * 2 + 0] = 130;      // o 5, i 3, kh 0 → 2
     std::vector<std::uint8_t> out(conv_weight_bytes(g), 0xaa);
@@ -136,7 +136,7 @@ TEST_CASE("depthwise weights: one kernel in 64-channel groups") {
   host[(2 * 3 + 1) * 80 + 70] = -5;  // c 70, kh 2, kw 1: 9·64·1 + 7·16 + 6 = 694
   host[(0 * 3 + 2) * 80 + 10] = 7;   // c 10, kh 0, kw 2: 2·64 + 10 = 138
   std::vector<std::uint8_t> out(720, 0xaa);
-  REQUIRE(pack_conv_weights<std::int8_t>(g, host, weight_order::ohwi, out).ok());
+  REQUIRE(pack_conv_weights<std::int8_t>(g, host, conv_weight_order::ohwi, out).ok());
   for (std::size_t i = 0; i < out.size(); ++i) {
     CAPTURE(i);
     CHECK(out[i] == (i == 694 ? 0xfb : i == 138 ? 7 : 0));
@@ -154,19 +154,19 @@ TEST_CASE("bias: less the correction the input's zero point makes, little-endian
   REQUIRE(conv_bias_bytes(g) == 128);
   std::uint8_t out[256];
   std::fill(std::begin(out), std::end(out), 0xff);
-  REQUIRE(pack_conv_bias<std::uint8_t>(g, bias, w, weight_order::ohwi, std::span(out, 128)).ok());
+  REQUIRE(pack_conv_bias<std::uint8_t>(g, bias, w, conv_weight_order::ohwi, std::span(out, 128)).ok());
   const std::uint8_t expected[8] = {0xe8, 0x03, 0, 0, 0x8e, 0x08, 0, 0};  // 1000, 2190
   for (int i = 0; i < 8; ++i) CHECK(out[i] == expected[i]);
   for (int i = 8; i < 128; ++i) CHECK(out[i] == 0);
-  CHECK(pack_conv_bias<std::uint8_t>(g, bias, w, weight_order::ohwi, std::span(out, 127)).err().id() == "buffer-size");
+  CHECK(pack_conv_bias<std::uint8_t>(g, bias, w, conv_weight_order::ohwi, std::span(out, 127)).err().id() == "buffer-size");
 
   // without a bias the operand still carries the correction: 0, then 0 − (−2240)
   auto no_bias = g;
   no_bias.spec.bias = false;
-  REQUIRE(pack_conv_bias<std::uint8_t>(no_bias, {}, w, weight_order::ohwi, std::span(out, 128)).ok());
+  REQUIRE(pack_conv_bias<std::uint8_t>(no_bias, {}, w, conv_weight_order::ohwi, std::span(out, 128)).ok());
   const std::uint8_t corrected[8] = {0, 0, 0, 0, 0xc0, 0x08, 0, 0};  // 0, 2240
   for (int i = 0; i < 8; ++i) CHECK(out[i] == corrected[i]);
-  CHECK(pack_conv_bias<std::uint8_t>(no_bias, bias, w, weight_order::ohwi, std::span(out, 128)).err().id() == "host-size");
+  CHECK(pack_conv_bias<std::uint8_t>(no_bias, bias, w, conv_weight_order::ohwi, std::span(out, 128)).err().id() == "host-size");
 
   // int8 depthwise 1x2, zp_in 3 (int8: no shift): c 0 taps [4, 2] → 18, c 1 [−1, 5] → 12
   const auto d = geometry({.in = conv_data::int8, .H = 2, .W = 2, .C = 2, .out_channels = 2, .kernel_h = 1,
@@ -174,13 +174,13 @@ TEST_CASE("bias: less the correction the input's zero point makes, little-endian
   const std::int8_t dw[] = {4, -1, 2, 5};  // [1][1][2][2]: (kw 0: c 0, c 1), (kw 1: c 0, c 1)
   const std::int32_t dbias[] = {0, 100};
   REQUIRE(conv_bias_bytes(d) == 256);  // depthwise computes 64 channels
-  REQUIRE(pack_conv_bias<std::int8_t>(d, dbias, dw, weight_order::ohwi, out).ok());
+  REQUIRE(pack_conv_bias<std::int8_t>(d, dbias, dw, conv_weight_order::ohwi, out).ok());
   const std::uint8_t dexpected[8] = {0xee, 0xff, 0xff, 0xff, 88, 0, 0, 0};  // −18, 88
   for (int i = 0; i < 8; ++i) CHECK(out[i] == dexpected[i]);
 
   // a bias that the correction pushes past int32
   const std::int32_t big[] = {1000, 2147483647};
-  CHECK(pack_conv_bias<std::uint8_t>(g, big, w, weight_order::ohwi, out).err().id() == "conv-bias-range");
+  CHECK(pack_conv_bias<std::uint8_t>(g, big, w, conv_weight_order::ohwi, out).err().id() == "conv-bias-range");
 }
 
 TEST_CASE("fp16 weights: 16-kernel groups of 32-channel groups of taps (ops-reference §4.1), binary16") {
@@ -191,7 +191,7 @@ TEST_CASE("fp16 weights: 16-kernel groups of 32-channel groups of taps (ops-refe
   w[1 * 16 + 3] = 1.5f;   // kernel 1, channel 3: element (0·16 + 1)·16 + 3 = 19
   w[16 * 16 + 5] = -2.0f;  // kernel 16, channel 5: element 16·16 + 5 = 261
   std::vector<std::uint8_t> out(conv_weight_bytes(g), 0xff);
-  REQUIRE(pack_conv_weights<float>(g, w, weight_order::ohwi, out).ok());
+  REQUIRE(pack_conv_weights<float>(g, w, conv_weight_order::ohwi, out).ok());
   CHECK(out[38] == 0x00);
   CHECK(out[39] == 0x3e);  // 1.5 = 0x3e00
   CHECK(out[522] == 0x00);
@@ -203,7 +203,7 @@ TEST_CASE("fp16 weights: 16-kernel groups of 32-channel groups of taps (ops-refe
   std::vector<std::uint16_t> raw(16 * 9 * 16, 0);
   raw[((2 * 3 + 1) * 3 + 2) * 16 + 4] = 0x1234;  // OHWI
   std::vector<std::uint8_t> packed(conv_weight_bytes(s), 0xff);
-  REQUIRE(pack_conv_weights<std::uint16_t>(s, raw, weight_order::ohwi, packed).ok());
+  REQUIRE(pack_conv_weights<std::uint16_t>(s, raw, conv_weight_order::ohwi, packed).ok());
   CHECK(packed[2632] == 0x34);
   CHECK(packed[2633] == 0x12);
 }

@@ -137,7 +137,7 @@ TEST_CASE("fused-chain rules at run time") {
 
 TEST_CASE("program rules on hand-made chains: the precision path, ping-pong, the SDP's feature precision") {
   const auto fp32_matmul = build(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 32}).value();
-  const auto sdp = resolve_ew({.op = ew_op::add, .M = 16, .N = 8, .layout = ew_layout::flat}).value();
+  const auto sdp = resolve_ew({.op = ew_op::add, .M = 16, .N = 8, .layout = operand_layout::row_major}).value();
   program<256, 2> chain;
   chain.pingpong = false;
   REQUIRE(fill(chain, [&](program_writer& w) {
@@ -149,7 +149,7 @@ TEST_CASE("program rules on hand-made chains: the precision path, ping-pong, the
   // Regression (fuzz_validate): only the task just before an SDP was compared with what it
   // reads; a second SDP on the matmul's fp16 result, reading it as int8, validated
   const auto fp16_matmul = build(matmul_spec{.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 32}).value();
-  const auto int8_sdp = resolve_ew({.op = ew_op::add, .dtype = precision::int8, .M = 16, .N = 16, .layout = ew_layout::flat}).value();
+  const auto int8_sdp = resolve_ew({.op = ew_op::add, .dtype = precision::int8, .M = 16, .N = 16, .layout = operand_layout::row_major}).value();
   program<512, 3> reread;
   reread.pingpong = false;
   REQUIRE(fill(reread, [&](program_writer& w) {
@@ -190,7 +190,7 @@ TEST_CASE("the model stalls a chained SDP fed bytes of another precision") {
   bench.allocate(operand_role::intermediate, 4 * 32 * 4);
   // an unchecked chain: a fp32-output matmul, then a fp16 SDP on its result
   const auto fp32_matmul = build(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 32}).value();
-  const auto sdp = resolve_ew({.op = ew_op::add, .M = 16, .N = 8, .layout = ew_layout::flat}).value();
+  const auto sdp = resolve_ew({.op = ew_op::add, .M = 16, .N = 8, .layout = operand_layout::row_major}).value();
   program<256, 2> chain;
   chain.pingpong = false;
   REQUIRE(fill(chain, [&](program_writer& w) {

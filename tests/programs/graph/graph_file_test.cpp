@@ -42,7 +42,7 @@ TEST_CASE("a graph file: conv, pool and immediate ops, options in any order") {
                        .activation = output_activation::relu};
   const pool_spec pool{.op = pool_op::global_average, .H = 10, .W = 10, .C = 16, .kernel_h = 2, .kernel_w = 2};
   const ew_spec ew{.op = ew_op::mul, .dtype = precision::fp16, .M = 1, .N = 16, .operand = ew_operand::immediate,
-                   .layout = ew_layout::flat, .pad = padding::zero, .immediate = 0.5f};
+                   .layout = operand_layout::row_major, .tile_pad = tile_padding::zero, .immediate = 0.5f};
   conv_spec residual = conv;
   residual.activation = output_activation::none;
   residual.residual_add = true;

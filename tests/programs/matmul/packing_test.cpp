@@ -53,7 +53,7 @@ TEST_CASE("int8 weight index: (n/32)*32*K + (k/32)*1024 + (n%32)*32 + k%32, and 
   std::vector<std::int8_t> bt(64 * 64, 0);  // B^T[N][K]
   bt[40 * 64 + 33] = -5;                     // n = 40, k = 33
   std::vector<std::uint8_t> out(g.weight_bytes());
-  REQUIRE(pack_weights<std::int8_t>(g, bt, out, weights_order::n_by_k).ok());
+  REQUIRE(pack_weights<std::int8_t>(g, bt, out, matmul_weight_order::n_by_k).ok());
   const std::size_t index = 1 * 32 * 64 + 1 * 1024 + 8 * 32 + 1;
   CHECK(static_cast<std::int8_t>(out[index]) == -5);
 }
@@ -158,10 +158,10 @@ TEST_CASE("int4 N pads to whole 64-column tiles, unpadded N must be a multiple o
   CHECK(geometry({.in = precision::int4, .out = precision::int16, .M = 1, .K = 64, .N = 32}).N == 64);
   CHECK(geometry({.in = precision::int4, .out = precision::int16, .M = 1, .K = 64, .N = 65}).N == 128);
   CHECK(geometry({.in = precision::int4, .out = precision::int16, .M = 1, .K = 64, .N = 32}).weight_bytes() == 64 * 64 / 2);
-  const auto r = resolve({.in = precision::int4, .out = precision::int16, .M = 1, .K = 64, .N = 96, .pad = padding::none});
+  const auto r = resolve({.in = precision::int4, .out = precision::int16, .M = 1, .K = 64, .N = 96, .tile_pad = tile_padding::none});
   REQUIRE_FALSE(r.ok());
   CHECK(r.err().id() == "n-alignment");
-  CHECK(resolve({.in = precision::int4, .out = precision::int16, .M = 1, .K = 64, .N = 128, .pad = padding::none}).ok());
+  CHECK(resolve({.in = precision::int4, .out = precision::int16, .M = 1, .K = 64, .N = 128, .tile_pad = tile_padding::none}).ok());
 }
 
 TEST_CASE("plan weights: one packed block per (N tile, K slice)") {

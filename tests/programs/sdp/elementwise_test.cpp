@@ -112,7 +112,7 @@ TEST_CASE("surface geometry: the vendor's int8 add of 64 channels x 8 pixels") {
 
 TEST_CASE("the flat layout: B's vector tiles of 8000 pixels, chained") {
   // 131072 fp16 elements: B's largest test, three tasks (8000, 8000, 384 pixels)
-  const auto p = built({.op = ew_op::add, .M = 512, .N = 256, .layout = ew_layout::flat});
+  const auto p = built({.op = ew_op::add, .M = 512, .N = 256, .layout = operand_layout::row_major});
   const auto v = p.view();
   REQUIRE(v.tasks.size() == 3);
   CHECK_REGISTER(v, reg::DPU_DATA_CUBE_WIDTH::from_bits(7999), testing::in_task{0});
@@ -134,11 +134,11 @@ TEST_CASE("element-wise rules at run time") {
   const row rows[] = {
       {{.dtype = precision::int32, .M = 4, .N = 8}, "ew-precision"},
       {{.M = 4, .N = 8, .input_pitch = 64}, "ew-line-stride"},
-      {{.M = 4, .N = 12, .pad = padding::none}, "ew-n-alignment"},
-      {{.dtype = precision::int8, .M = 4, .N = 8, .pad = padding::none}, "ew-n-alignment"},
+      {{.M = 4, .N = 12, .tile_pad = tile_padding::none}, "ew-n-alignment"},
+      {{.dtype = precision::int8, .M = 4, .N = 8, .tile_pad = tile_padding::none}, "ew-n-alignment"},
       {{.M = 8193, .N = 8}, "ew-width"},
       {{.M = 4, .N = 8200}, "ew-width"},
-      {{.M = 4, .N = 8, .operand = ew_operand::per_channel, .layout = ew_layout::flat}, "ew-per-channel-layout"},
+      {{.M = 4, .N = 8, .operand = ew_operand::per_channel, .layout = operand_layout::row_major}, "ew-per-channel-layout"},
       {{.op = ew_op::mul, .M = 4, .N = 8, .operand = ew_operand::immediate}, "ew-immediate"},
       {{.dtype = precision::int8, .M = 4, .N = 16, .operand = ew_operand::immediate}, "ew-immediate"},
       {{.op = ew_op::prelu, .M = 4, .N = 8, .operand = ew_operand::immediate}, "ew-immediate"},
@@ -153,13 +153,13 @@ TEST_CASE("element-wise rules at run time") {
     CHECK(b.err().id() == r.rule);
   }
   // the flat layout takes any number of rows
-  CHECK(build(ew_spec{.M = 100000, .N = 8, .layout = ew_layout::flat}).ok());
+  CHECK(build(ew_spec{.M = 100000, .N = 8, .layout = operand_layout::row_major}).ok());
   // sizes near 2^32, bounded before they are rounded: N = 2^32 - 1 rounded to the atom
   // wrapped to 0; 2^32 - 1 int8 elements padded to 2^32 fill the address space but not a
   // 32-bit count (it read 0)
   CHECK(build(ew_spec{.M = 1, .N = 4294967295u}).err().id() == "ew-width");
-  CHECK(build(ew_spec{.dtype = precision::int8, .M = 1, .N = 4294967295u, .layout = ew_layout::flat}).err().id() == "operand-size");
-  CHECK(build(ew_spec{.M = 65536, .N = 65536, .layout = ew_layout::flat}).err().id() == "operand-size");
+  CHECK(build(ew_spec{.dtype = precision::int8, .M = 1, .N = 4294967295u, .layout = operand_layout::row_major}).err().id() == "operand-size");
+  CHECK(build(ew_spec{.M = 65536, .N = 65536, .layout = operand_layout::row_major}).err().id() == "operand-size");
 }
 
 TEST_CASE("an element-wise op at compile time") {

@@ -89,8 +89,8 @@ TEST_CASE("every op, dtype and operand kind on the model, against the host") {
 TEST_CASE("PReLU: the EW multiplier on the negatives only, a slope per channel or per element") {
   // a in [-4, 4]: half the inputs are negative (multiplied), half pass unchanged
   for (const ew_operand operand : {ew_operand::per_channel, ew_operand::per_element})
-    for (const ew_layout layout : {ew_layout::surface, ew_layout::flat}) {
-      if (operand == ew_operand::per_channel && layout == ew_layout::flat) continue;  // rule ew-per-channel-layout
+    for (const operand_layout layout : {operand_layout::surface, operand_layout::row_major}) {
+      if (operand == ew_operand::per_channel && layout == operand_layout::row_major) continue;  // rule ew-per-channel-layout
       CAPTURE(static_cast<int>(operand));
       CAPTURE(static_cast<int>(layout));
       CHECK(run_case<float>({.op = ew_op::prelu, .M = 21, .N = 40, .operand = operand, .layout = layout}, 9) == 0);
@@ -115,8 +115,8 @@ TEST_CASE("N padded to whole atoms, and the flat layout over several chained tas
   CHECK(run_case<float>({.op = ew_op::add, .M = 3, .N = 13}, 5) == 0);
   CHECK(run_case<std::int8_t>({.op = ew_op::max, .dtype = precision::int8, .M = 4, .N = 21}, 6) == 0);
   // 3 * 8000 + 1000 pixels of 8 fp16: four tasks, each its own slice
-  CHECK(run_case<float>({.op = ew_op::mul, .M = 200, .N = 1000, .layout = ew_layout::flat}, 7) == 0);
-  CHECK(run_case<float>({.op = ew_op::min, .M = 7, .N = 3, .layout = ew_layout::flat}, 8) == 0);  // 21 -> 24 elements
+  CHECK(run_case<float>({.op = ew_op::mul, .M = 200, .N = 1000, .layout = operand_layout::row_major}, 7) == 0);
+  CHECK(run_case<float>({.op = ew_op::min, .M = 7, .N = 3, .layout = operand_layout::row_major}, 8) == 0);  // 21 -> 24 elements
 }
 
 TEST_CASE("the SDP faults the reference documents") {

@@ -26,8 +26,6 @@
 
 namespace regcmd {
 
-enum class ew_layout : std::uint8_t { surface, flat };
-
 // What one SDP task computes: W pixels of C channels (C padded to whole 16-byte atoms).
 struct ew_task_shape {
   std::uint32_t pixels = 0;
@@ -44,7 +42,7 @@ constexpr std::uint32_t ew_atom(precision p) { return 16 / static_cast<std::uint
 
 struct sdp_shape {
   precision dtype{};
-  ew_layout layout{};
+  operand_layout layout = operand_layout::surface;
   std::uint32_t M = 0, N = 0;  // the logical tensor
   std::uint32_t atom = 0;      // C2: channels per 16-byte atom (8, or 16 for int8)
   std::uint32_t padded_N = 0;  // surface: N rounded up to whole atoms
@@ -54,14 +52,14 @@ struct sdp_shape {
   constexpr std::uint32_t surfaces() const { return padded_N / atom; }
   // Bytes of the input and of the output.
   constexpr std::uint32_t tensor_bytes() const {
-    return layout == ew_layout::flat ? elements * element_bytes() : surfaces() * M * 16;
+    return layout == operand_layout::row_major ? elements * element_bytes() : surfaces() * M * 16;
   }
   constexpr std::uint32_t tasks() const {
-    return layout == ew_layout::flat ? ceil_div(elements / atom, ew_flat_task_pixels) : 1;
+    return layout == operand_layout::row_major ? ceil_div(elements / atom, ew_flat_task_pixels) : 1;
   }
   // Task t: its shape and the byte offset of its slice of the tensors.
   constexpr ew_task_shape task_shape(std::uint32_t t) const {
-    if (layout == ew_layout::surface) return {M, padded_N};
+    if (layout == operand_layout::surface) return {M, padded_N};
     const std::uint32_t pixels = elements / atom;
     return {std::min(ew_flat_task_pixels, pixels - t * ew_flat_task_pixels), atom};
   }
@@ -71,8 +69,8 @@ struct sdp_shape {
 
 // The shape rules of an SDP request: `what` names the request in the error.
 template <class Soc = soc::rk3588>
-constexpr result<sdp_shape> resolve_sdp_shape(precision dtype, std::uint32_t M, std::uint32_t N, ew_layout layout,
-                                              padding pad, std::string_view what) {
+constexpr result<sdp_shape> resolve_sdp_shape(precision dtype, std::uint32_t M, std::uint32_t N, operand_layout layout,
+                                              tile_padding pad, std::string_view what) {
   if (M == 0 || N == 0) return make_error(rules::shape_nonzero, what);
   if (!sdp_reads(dtype)) return make_error(rules::ew_precision, what, "dtype", static_cast<std::uint32_t>(dtype));
   sdp_shape g;
@@ -81,14 +79,14 @@ constexpr result<sdp_shape> resolve_sdp_shape(precision dtype, std::uint32_t M, 
   g.M = M;
   g.N = N;
   g.atom = ew_atom(dtype);
-  if (layout == ew_layout::surface) {
-    if (pad == padding::none && N % g.atom != 0) return make_error(rules::ew_n_alignment, what, "N", N);
+  if (layout == operand_layout::surface) {
+    if (pad == tile_padding::none && N % g.atom != 0) return make_error(rules::ew_n_alignment, what, "N", N);
     if (M > ew_max_pixels) return make_error(rules::ew_width, what, "M", M);
     if (round_up(N, g.atom) > ew_max_channels) return make_error(rules::ew_width, what, "N", N);
     g.padded_N = align_up(N, g.atom);
   } else {
     const std::uint64_t count = std::uint64_t{M} * N;
-    if (pad == padding::none && count % g.atom != 0) return make_error(rules::ew_n_alignment, what, "M*N", count);
+    if (pad == tile_padding::none && count % g.atom != 0) return make_error(rules::ew_n_alignment, what, "M*N", count);
     // the count is 32 bits as every register's (2^32 int8 elements fill the address space but
     // do not fit a count)
     const std::uint64_t padded = round_up(count, g.atom);

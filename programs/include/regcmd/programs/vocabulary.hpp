@@ -15,18 +15,29 @@
 
 namespace regcmd {
 
-// Operand layouts (reference "Operand tile layouts"; matmul-recipe §1.3, §2.4):
-//   row_major  features flat [M][K] read with a line stride (one row per line), output flat
-//              [M][N]: the reference's production path.
+// How a matrix or an SDP tensor lies in the NPU's memory, for every op that has a choice
+// (matmul operands, element-wise ops, activations; reference "Operand tile layouts";
+// matmul-recipe §1.3, §2.4):
+//   row_major  [M][N] rows one after another (a matmul's features read with a line stride,
+//              one row per line): the reference's production path; an SDP op's flat tensor.
 //   surface    NC1HWC2 with C2 = 16 bytes, W = 1, H = M: implementation A's layout.
-enum class operand_layout : std::uint8_t { row_major, surface };
+enum class operand_layout : std::uint8_t {
+  row_major,
+  surface,
+  flat [[deprecated("the SDP ops' flat layout is operand_layout::row_major")]] = row_major,
+};
+using ew_layout [[deprecated("ew_layout is operand_layout; flat is row_major")]] = operand_layout;
 
-// padding::zero: K and N that are not multiples of the weight tile are padded with zeros by
-// the packers (and stripped by the unpacker). padding::none: they must already be.
-enum class padding : std::uint8_t { zero, none };
+// Tile padding (a spec's .tile_pad), the last partial tile of a dimension: zero, a K or N
+// that is not a multiple of the weight tile (an SDP op's N of a 16-byte atom) is padded with
+// zeros by the packers and stripped by the unpacker; none, it must already be one.
+// Spatial padding is another word: a conv's or a pooling's .padding and .pad sides.
+enum class tile_padding : std::uint8_t { zero, none };
+using padding [[deprecated("padding is tile_padding, in the spec field .tile_pad")]] = tile_padding;
 
 // A host weight matrix: B[K][N] (k_by_n) or its transpose B^T[N][K] (n_by_k).
-enum class weights_order : std::uint8_t { k_by_n, n_by_k };
+enum class matmul_weight_order : std::uint8_t { k_by_n, n_by_k };
+using weights_order [[deprecated("weights_order is matmul_weight_order")]] = matmul_weight_order;
 
 // valid: no padding. same: TFLite's SAME (the output is ceil(input / stride); an odd total
 // puts the extra row or column at the bottom or right), which is also PyTorch's

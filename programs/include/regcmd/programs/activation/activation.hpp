@@ -53,8 +53,8 @@ struct act_spec {
   precision dtype = precision::fp16;  // of x and out: fp16, int8 or int16 (tables: fp16)
   std::uint32_t M = 0;
   std::uint32_t N = 0;
-  ew_layout layout = ew_layout::flat;
-  padding pad = padding::zero;
+  operand_layout layout = operand_layout::row_major;
+  tile_padding tile_pad = tile_padding::zero;
   float lo = 0.0f, hi = 6.0f;  // clip's bounds
   float slope = 0.01f;         // leaky_relu's slope for x < 0
   lut_range range{};           // a table's range; {0, 0}: the function's own (activation_functions.hpp)
@@ -160,7 +160,7 @@ constexpr result<lut_table> builtin_table(activation f, const lut_range& asked) 
 // `table` is the table of a LUT function (computed by the caller: built in or the user's).
 template <class Soc = soc::rk3588>
 constexpr result<act_geometry> resolve_act_shape(const act_spec& s) {
-  const result<sdp_shape> shape = resolve_sdp_shape<Soc>(s.dtype, s.M, s.N, s.layout, s.pad, "act");
+  const result<sdp_shape> shape = resolve_sdp_shape<Soc>(s.dtype, s.M, s.N, s.layout, s.tile_pad, "act");
   if (!shape) return shape.err();
   act_geometry g;
   static_cast<sdp_shape&>(g) = shape.value();

@@ -185,7 +185,10 @@ constexpr status pack_conv_residual(const conv_geometry& g, std::span<const T> h
   return {};
 }
 
-enum class weight_order : std::uint8_t { ohwi, oihw };
+// A host conv weight tensor: OHWI (TFLite's) or OIHW (PyTorch's); depthwise [1][KH][KW][C]
+// or [C][1][KH][KW].
+enum class conv_weight_order : std::uint8_t { ohwi, oihw };
+using weight_order [[deprecated("weight_order is conv_weight_order")]] = conv_weight_order;
 
 namespace detail {
 
@@ -213,10 +216,10 @@ constexpr std::size_t conv_weight_offset(const conv_spec& s, std::uint32_t o, st
 
 // Index of kernel o, channel i at (kh, kw) in the host weights; a depthwise conv's single
 // kernel is [1][KH][KW][C] (OHWI) or [C][1][KH][KW] (OIHW), the same formulas at o = 0.
-constexpr std::size_t conv_weight_host_index(const conv_spec& s, weight_order order, std::uint32_t o, std::uint32_t i,
+constexpr std::size_t conv_weight_host_index(const conv_spec& s, conv_weight_order order, std::uint32_t o, std::uint32_t i,
                                              std::uint32_t kh, std::uint32_t kw) {
   const std::size_t kernel = s.depthwise ? 0 : o;
-  return order == weight_order::ohwi ? ((kernel * s.kernel_h + kh) * s.kernel_w + kw) * s.C + i
+  return order == conv_weight_order::ohwi ? ((kernel * s.kernel_h + kh) * s.kernel_w + kw) * s.C + i
                                      : ((kernel * s.C + i) * s.kernel_h + kh) * s.kernel_w + kw;
 }
 
@@ -230,7 +233,7 @@ constexpr std::size_t conv_weight_bytes(const conv_geometry& g) {
 
 // Weights (uint8, int8 or fp16 as the conv's input) into the weight buffer.
 template <class T>
-constexpr status pack_conv_weights(const conv_geometry& g, std::span<const T> host, weight_order order,
+constexpr status pack_conv_weights(const conv_geometry& g, std::span<const T> host, conv_weight_order order,
                                    std::span<std::uint8_t> out) {
   const conv_spec& s = g.spec;
   if (!detail::conv_host_type_fits<T>(s.in)) return make_error(rules::host_size, "conv weights", "element type");
@@ -262,7 +265,7 @@ constexpr status pack_conv_weights(const conv_geometry& g, std::span<const T> ho
 // conv always reads this operand, bias or not: it carries the correction.
 template <class T>
 constexpr status pack_conv_bias(const conv_geometry& g, std::span<const std::int32_t> bias, std::span<const T> weights,
-                                weight_order order, std::span<std::uint8_t> out) {
+                                conv_weight_order order, std::span<std::uint8_t> out) {
   const conv_spec& s = g.spec;
   if (s.in == conv_data::fp16 || !detail::conv_host_type_fits<T>(s.in))
     return make_error(rules::host_size, "conv bias", "element type");

@@ -28,7 +28,7 @@ constexpr graph_spec llama_ffn(std::uint32_t M, std::uint32_t hidden, std::uint3
   return make_graph(graph_matmul("gate", "x", "w_gate", fp16(M, hidden, intermediate)),
                     graph_matmul("up", "x", "w_up", fp16(M, hidden, intermediate)),
                     graph_act("act", "gate", {.fn = activation::silu, .M = M, .N = intermediate}),
-                    graph_ew("h", "act", "up", {.op = ew_op::mul, .M = M, .N = intermediate, .layout = ew_layout::flat}),
+                    graph_ew("h", "act", "up", {.op = ew_op::mul, .M = M, .N = intermediate, .layout = operand_layout::row_major}),
                     graph_matmul("y", "h", "w_down", fp16(M, intermediate, hidden)));
 }
 

@@ -53,7 +53,7 @@ constexpr result<matmul_act_geometry> resolve_matmul_act(const matmul_act_spec& 
   a.dtype = precision::fp16;
   a.M = mm.value().M;
   a.N = mm.value().N;
-  a.layout = ew_layout::flat;
+  a.layout = operand_layout::row_major;
   const result<act_geometry> act = resolve_act<Soc>(a);
   if (!act) return act.err();
   return matmul_act_geometry{mm.value(), act.value()};
@@ -121,7 +121,7 @@ constexpr result<conv_chain_geometry> resolve_conv_chain(const conv_chain_spec& 
     a.dtype = out;
     a.M = 1;
     a.N = g.conv_bytes() / static_cast<std::uint32_t>(bytes_of(out, 1));
-    a.layout = ew_layout::flat;
+    a.layout = operand_layout::row_major;
     const result<act_geometry> act = resolve_act<Soc>(a);
     if (!act) return act.err();
     g.act = act.value();

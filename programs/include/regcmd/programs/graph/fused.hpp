@@ -74,7 +74,7 @@ constexpr result<fused_geometry> resolve_fused(const fused_spec& s) {
   if (!mm) return mm.err();
   const ew_operand hardware = s.operand == ew_operand::per_channel ? ew_operand::per_element : s.operand;
   const result<ew_geometry> ew = resolve_ew<Soc>({.op = s.op, .dtype = precision::fp16, .M = mm.value().M,
-                                             .N = mm.value().N, .operand = hardware, .layout = ew_layout::flat,
+                                             .N = mm.value().N, .operand = hardware, .layout = operand_layout::row_major,
                                              .immediate = s.immediate});
   if (!ew) return ew.err();
   return fused_geometry{mm.value(), ew.value(), s.operand};

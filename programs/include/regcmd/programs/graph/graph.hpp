@@ -120,7 +120,7 @@ struct tensor_use {
 };
 
 constexpr tensor_format sdp_format(const sdp_shape& g) {
-  if (g.layout == ew_layout::flat) return row_format(g.dtype, 1, g.elements, 0);
+  if (g.layout == operand_layout::row_major) return row_format(g.dtype, 1, g.elements, 0);
   return surface_format(g.dtype, g.M, g.padded_N, g.N);
 }
 
@@ -158,7 +158,7 @@ constexpr status resolve_step(const graph_op& op, graph_step& s) {
       const result<ew_geometry> add =
           padded_n > UINT32_MAX
               ? result<ew_geometry>{make_error(rules::operand_size, "graph", "N", padded_n)}
-              : resolve_ew<Soc>({.op = ew_op::add, .M = m.M, .N = static_cast<std::uint32_t>(padded_n), .layout = ew_layout::flat});
+              : resolve_ew<Soc>({.op = ew_op::add, .M = m.M, .N = static_cast<std::uint32_t>(padded_n), .layout = operand_layout::row_major});
       const result<plan_shape> p = plan<Soc>(m, {.device_sum_tasks = add ? add.value().tasks() : 1});
       if (!p) return p.err();
       s.matmul = p.value();
@@ -236,7 +236,7 @@ constexpr tensor_format conv_weight_format(const conv_geometry& g) {
 constexpr sdp_shape pool_image(const pool_geometry& g, bool output) {
   sdp_shape s;
   s.dtype = g.dtype;
-  s.layout = ew_layout::surface;
+  s.layout = operand_layout::surface;
   s.M = output ? g.out_h * g.out_w : g.H * g.W;
   s.N = g.C;
   s.atom = g.atom;

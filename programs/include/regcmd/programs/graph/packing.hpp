@@ -72,7 +72,7 @@ constexpr status pack_tensor(const graph_geometry& g, std::string_view name, std
         if (role == operand_role::weight && s.bias != no_op)
           return make_error(rules::conv_weights_with_bias, "graph", "tensor").with_note(name);
         if (role == operand_role::weight)
-          return pack_conv_weights<T>(s.conv.conv, host, weight_order::ohwi, out.value());
+          return pack_conv_weights<T>(s.conv.conv, host, conv_weight_order::ohwi, out.value());
         if (role == operand_role::residual)
           return pack_conv_residual<T>(s.conv.conv, host, tensor_order::nhwc, out.value());
         return pack_conv_features<T>(s.conv.conv, host, tensor_order::nhwc, out.value());
@@ -100,14 +100,14 @@ constexpr status pack_conv(const graph_geometry& g, std::string_view conv, std::
   const graph_tensor& w = g.tensors[s.b];
   const result<std::span<std::uint8_t>> w_bytes = detail::tensor_bytes(w, weight_buffer);
   if (!w_bytes) return w_bytes.err();
-  if (status r = pack_conv_weights<T>(s.conv.conv, weights, weight_order::ohwi, w_bytes.value()); !r) return r;
+  if (status r = pack_conv_weights<T>(s.conv.conv, weights, conv_weight_order::ohwi, w_bytes.value()); !r) return r;
   if (s.bias == no_op) {
     if (!bias.empty()) return make_error(rules::host_size, "conv bias").with_note(conv);  // an fp16 conv has none
     return {};
   }
   const result<std::span<std::uint8_t>> b_bytes = detail::tensor_bytes(g.tensors[s.bias], bias_buffer);
   if (!b_bytes) return b_bytes.err();
-  return pack_conv_bias<T>(s.conv.conv, bias, weights, weight_order::ohwi, b_bytes.value());
+  return pack_conv_bias<T>(s.conv.conv, bias, weights, conv_weight_order::ohwi, b_bytes.value());
 }
 
 // An output of the graph from its buffer back to the host.

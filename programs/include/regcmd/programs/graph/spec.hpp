@@ -5,7 +5,7 @@
 //       graph_matmul("gate", "x", "w_gate", {.in = fp16, .out = fp16, .M = 1, .K = 4096, .N = 11008}),
 //       graph_matmul("up", "x", "w_up", {...}),
 //       graph_act("act", "gate", {.fn = activation::silu, .M = 1, .N = 11008}),
-//       graph_ew("h", "act", "up", {.op = ew_op::mul, .M = 1, .N = 11008, .layout = ew_layout::flat}),
+//       graph_ew("h", "act", "up", {.op = ew_op::mul, .M = 1, .N = 11008, .layout = operand_layout::row_major}),
 //       graph_matmul("y", "h", "w_down", {...}));
 //
 // Every op names the tensor it writes and the tensors it reads; what each tensor is follows

@@ -6,7 +6,7 @@
 //                int4: K/2 bytes of nibbles (element k in byte k/2, even k in the low
 //                nibble) followed by a zero half-line, the row being K bytes.
 //     surface    NC1HWC2, C2 = 16 bytes: element (m, k) at (k / C2) * M * C2 + m * C2 + k % C2
-//   weights   B[K][N], row-major host array (or B^T[N][K] with weights_order::n_by_k)
+//   weights   B[K][N], row-major host array (or B^T[N][K] with matmul_weight_order::n_by_k)
 //     fp16       [N/16][K/32][16][32]: (n/16)*16*K + (k/32)*512 + (n%16)*32 + k%32
 //     int8       [N/32][K/32][32][32]: (n/32)*32*K + (k/32)*1024 + (n%32)*32 + k%32
 //     int4       [N/64][K/32][64][32] nibbles: (n/64)*64*K + (k/32)*2048 + (n%64)*32 + k%32,
@@ -100,7 +100,7 @@ constexpr status pack_features(const matmul_geometry& g, std::span<const T> a, s
 template <class T, class Soc = soc::rk3588>
 constexpr status pack_weight_block(precision in, std::uint32_t K, std::uint32_t N, std::uint32_t k0, std::uint32_t n0,
                                    std::uint32_t logical_K, std::uint32_t logical_N, std::span<const T> b,
-                                   weights_order order, std::span<std::uint8_t> out) {
+                                   matmul_weight_order order, std::span<std::uint8_t> out) {
   const soc::weight_tile tile = soc::weight_tile_of<Soc>(in);
   if (tile.n == 0 || tile.k == 0) return make_error(rules::precision_pair, "weights", "in", static_cast<std::uint32_t>(in));
   const std::size_t need = bytes_of(in, std::uint64_t{K} * N);
@@ -108,7 +108,7 @@ constexpr status pack_weight_block(precision in, std::uint32_t K, std::uint32_t 
   detail::fill_zero(out.first(need));
   for (std::uint32_t n = 0; n < N && n0 + n < logical_N; ++n)
     for (std::uint32_t k = 0; k < K && k0 + k < logical_K; ++k) {
-      const std::size_t at = order == weights_order::k_by_n ? std::size_t{k0 + k} * logical_N + (n0 + n)
+      const std::size_t at = order == matmul_weight_order::k_by_n ? std::size_t{k0 + k} * logical_N + (n0 + n)
                                                             : std::size_t{n0 + n} * logical_K + (k0 + k);
       const T v = b[at];
       if (!detail::element_ok(in, v)) return make_error(rules::int4_range, "weights", "", at);
@@ -120,7 +120,7 @@ constexpr status pack_weight_block(precision in, std::uint32_t K, std::uint32_t 
 // B into the weight buffer of one op.
 template <class T>
 constexpr status pack_weights(const matmul_geometry& g, std::span<const T> b, std::span<std::uint8_t> out,
-                              weights_order order = weights_order::k_by_n) {
+                              matmul_weight_order order = matmul_weight_order::k_by_n) {
   if (b.size() != std::size_t{g.logical_K} * g.logical_N) return make_error(rules::host_size, "weights");
   return pack_weight_block(g.in, g.K, g.N, 0, 0, g.logical_K, g.logical_N, b, order, out);
 }
@@ -128,7 +128,7 @@ constexpr status pack_weights(const matmul_geometry& g, std::span<const T> b, st
 // B into the weight buffer of a plan: one block per (N tile, K slice).
 template <class T>
 constexpr status pack_weights(const plan_shape& p, std::span<const T> b, std::span<std::uint8_t> out,
-                              weights_order order = weights_order::k_by_n) {
+                              matmul_weight_order order = matmul_weight_order::k_by_n) {
   const matmul_geometry& g = p.whole;
   if (b.size() != std::size_t{g.logical_K} * g.logical_N) return make_error(rules::host_size, "weights");
   if (out.size() < p.weight_bytes()) return make_error(rules::buffer_size, "weights", "", out.size());

@@ -383,7 +383,7 @@ constexpr plan_tile tile_of(const plan_shape& p, std::uint32_t m, std::uint32_t 
                        .N = p.cols(j),
                        .layout = g.layout,
                        .sched = detail::tile_schedule(g.sched, g.in, p.depth(s)),
-                       .pad = padding::none,
+                       .tile_pad = tile_padding::none,
                        .feature_pitch = row ? p.feature_pitch : 0,
                        .output_pitch = row ? p.output_pitch : 0};
   const std::uint32_t out_bytes = static_cast<std::uint32_t>(bytes_of(p.partial, 1));

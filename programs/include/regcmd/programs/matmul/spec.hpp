@@ -44,7 +44,7 @@ struct matmul_spec {
   std::uint32_t N = 0;
   operand_layout layout = operand_layout::row_major;
   schedule sched = schedule::automatic;
-  padding pad = padding::zero;
+  tile_padding tile_pad = tile_padding::zero;
   // row_major only: bytes from one feature (output) row to the next; 0 = a packed row.
   // A feature pitch larger than the row reads a strided view (KV cache, K-split slice);
   // an output pitch larger than the row writes a column tile of a wider output.
@@ -134,8 +134,8 @@ constexpr status check_request(const matmul_spec& s) {
   if (s.in.weights != in) return make_error(rules::precision_symmetric, "matmul");
   if (!int8_writes_int32(in, s.out)) return make_error(rules::int8_output_int32, "matmul");
   if (!Soc::matmul_pair(in, s.out)) return make_error(rules::precision_pair, "matmul");
-  if (s.pad == padding::none && s.K % weight_tile_k<Soc>(in) != 0) return make_error(rules::k_alignment, "matmul", "K", s.K);
-  if (s.pad == padding::none && s.N % weight_tile_n<Soc>(in) != 0) return make_error(rules::n_alignment, "matmul", "N", s.N);
+  if (s.tile_pad == tile_padding::none && s.K % weight_tile_k<Soc>(in) != 0) return make_error(rules::k_alignment, "matmul", "K", s.K);
+  if (s.tile_pad == tile_padding::none && s.N % weight_tile_n<Soc>(in) != 0) return make_error(rules::n_alignment, "matmul", "N", s.N);
   if (in == precision::int4 && s.sched == schedule::bank_split) return make_error(rules::int4_bank_split, "matmul");
   if (s.activation != output_activation::none && s.out != precision::fp16)
     return make_error(rules::matmul_activation_precision, "matmul", "out", static_cast<std::uint32_t>(s.out));

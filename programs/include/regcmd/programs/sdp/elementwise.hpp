@@ -39,8 +39,8 @@ struct ew_spec {
   std::uint32_t M = 0;
   std::uint32_t N = 0;
   ew_operand operand = ew_operand::per_element;
-  ew_layout layout = ew_layout::surface;
-  padding pad = padding::zero;
+  operand_layout layout = operand_layout::surface;
+  tile_padding tile_pad = tile_padding::zero;
   float immediate = 0.0f;          // ew_operand::immediate
   std::uint32_t input_pitch = 0;   // a strided view of a: refused (the DPU_RDMA has no line stride)
   friend constexpr bool operator==(const ew_spec&, const ew_spec&) = default;
@@ -73,9 +73,9 @@ constexpr result<ew_geometry> resolve_ew(const ew_spec& s) {
     return make_error(rules::ew_prelu_precision, "ew", "dtype", static_cast<std::uint32_t>(s.dtype));
   if (s.operand == ew_operand::immediate && (s.dtype != precision::fp16 || s.op == ew_op::mul || s.op == ew_op::prelu))
     return make_error(rules::ew_immediate, "ew");
-  if (s.operand == ew_operand::per_channel && s.layout == ew_layout::flat)
+  if (s.operand == ew_operand::per_channel && s.layout == operand_layout::row_major)
     return make_error(rules::ew_per_channel_layout, "ew");
-  const result<sdp_shape> shape = resolve_sdp_shape<Soc>(s.dtype, s.M, s.N, s.layout, s.pad, "ew");
+  const result<sdp_shape> shape = resolve_sdp_shape<Soc>(s.dtype, s.M, s.N, s.layout, s.tile_pad, "ew");
   if (!shape) return shape.err();
   ew_geometry g;
   static_cast<sdp_shape&>(g) = shape.value();

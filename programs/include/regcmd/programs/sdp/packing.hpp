@@ -25,7 +25,7 @@ namespace regcmd {
 namespace detail {
 constexpr std::size_t ew_offset(const sdp_shape& g, std::uint32_t m, std::uint32_t n) {
   const std::uint32_t bytes = g.element_bytes();
-  if (g.layout == ew_layout::flat) return (std::size_t{m} * g.N + n) * bytes;
+  if (g.layout == operand_layout::row_major) return (std::size_t{m} * g.N + n) * bytes;
   return nc1hwc2_offset(g.M, 1, bytes, m, 0, n);
 }
 
