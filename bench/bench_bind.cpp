@@ -26,10 +26,10 @@ namespace {
 // The chains: M tiles of 8 rows (fp16 at K = 2048 in one slice with the template split takes
 // 16384/K rows per op), one task each.
 constexpr matmul_spec chain_spec(std::uint32_t tasks) {
-  return {.in = precision::fp16, .out = precision::fp32, .M = 8 * tasks, .K = 2048, .N = 64, .sched = schedule::template_split};
+  return {.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 8 * tasks, .K = 2048, .N = 64, .sched = schedule::template_split};
 }
 constexpr plan_options one_slice{.k_slice = 2048};
-constexpr matmul_spec single_spec{.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 512, .N = 256};
+constexpr matmul_spec single_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 64, .K = 512, .N = 256};
 
 constexpr auto single = fixed<single_spec>();
 constexpr auto chain8 = fixed<plan_request{chain_spec(8), one_slice}>();
@@ -136,8 +136,8 @@ int main() {
 
   // Submits per operation, counted in the steady state (after the warm-up of a fresh
   // output buffer): one program per operation, whatever its task count.
-  const matmul_spec decode{.in = precision::fp16, .out = precision::fp16, .M = 1, .K = 4096, .N = 11008};
-  const matmul_spec prefill{.in = precision::fp16, .out = precision::fp32, .M = 128, .K = 16384, .N = 2048};
+  const matmul_spec decode{.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 1, .K = 4096, .N = 11008};
+  const matmul_spec prefill{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 128, .K = 16384, .N = 2048};
   for (const auto& [name, spec] : {std::pair{"decode 1x4096x11008", decode}, std::pair{"prefill 128x16384x2048", prefill}}) {
     const result<runtime_program<plan_shape>> p = build(plan_request{spec});
     if (!p) return fail(to_string(p.err()));

@@ -74,23 +74,23 @@ struct named_shape {
 int main() {
   const quantization q{0.02f, 100};
   const named_shape shapes[] = {
-      {"A 20x20x80->40 3x3 s1", {.in = conv_data::uint8, .H = 20, .W = 20, .C = 80, .out_channels = 40, .kernel_h = 3,
+      {"A 20x20x80->40 3x3 s1", {.dtype = conv_data::uint8, .H = 20, .W = 20, .C = 80, .out_channels = 40, .kernel_h = 3,
                                  .kernel_w = 3, .padding = conv_padding::same, .input = q, .weights = q, .output = q}},
-      {"B 88x88x80->40 3x3 s2", {.in = conv_data::uint8, .H = 88, .W = 88, .C = 80, .out_channels = 40, .kernel_h = 3,
+      {"B 88x88x80->40 3x3 s2", {.dtype = conv_data::uint8, .H = 88, .W = 88, .C = 80, .out_channels = 40, .kernel_h = 3,
                                  .kernel_w = 3, .stride_y = 2, .stride_x = 2, .padding = conv_padding::same, .input = q,
                                  .weights = q, .output = q}},
-      {"C dw 100x100x48 3x3 s1", {.in = conv_data::uint8, .H = 100, .W = 100, .C = 48, .out_channels = 48, .kernel_h = 3,
+      {"C dw 100x100x48 3x3 s1", {.dtype = conv_data::uint8, .H = 100, .W = 100, .C = 48, .out_channels = 48, .kernel_h = 3,
                                   .kernel_w = 3, .padding = conv_padding::same, .depthwise = true, .input = q,
                                   .weights = q, .output = q}},
       {"MobileNet stem 224x224x3->32 3x3 s2",
-       {.in = conv_data::uint8, .H = 224, .W = 224, .C = 3, .out_channels = 32, .kernel_h = 3, .kernel_w = 3,
+       {.dtype = conv_data::uint8, .H = 224, .W = 224, .C = 3, .out_channels = 32, .kernel_h = 3, .kernel_w = 3,
         .stride_y = 2, .stride_x = 2, .padding = conv_padding::same, .input = q, .weights = q, .output = q}},
-      {"MobileNet dw 112x112x32 3x3", {.in = conv_data::uint8, .H = 112, .W = 112, .C = 32, .out_channels = 32,
+      {"MobileNet dw 112x112x32 3x3", {.dtype = conv_data::uint8, .H = 112, .W = 112, .C = 32, .out_channels = 32,
                                        .kernel_h = 3, .kernel_w = 3, .padding = conv_padding::same, .depthwise = true,
                                        .input = q, .weights = q, .output = q}},
-      {"MobileNet pw 112x112x32->64", {.in = conv_data::uint8, .H = 112, .W = 112, .C = 32, .out_channels = 64,
+      {"MobileNet pw 112x112x32->64", {.dtype = conv_data::uint8, .H = 112, .W = 112, .C = 32, .out_channels = 64,
                                        .input = q, .weights = q, .output = q}},
-      {"5x5 s1 160x160x64->64", {.in = conv_data::uint8, .H = 160, .W = 160, .C = 64, .out_channels = 64, .kernel_h = 5,
+      {"5x5 s1 160x160x64->64", {.dtype = conv_data::uint8, .H = 160, .W = 160, .C = 64, .out_channels = 64, .kernel_h = 5,
                                  .kernel_w = 5, .padding = conv_padding::same, .input = q, .weights = q, .output = q}},
   };
   std::printf("%-38s %14s %14s\n", "conv", "tasks M / r", "re-read M / r");

@@ -58,7 +58,7 @@ int main() {
       for (std::uint32_t K : Ks)
         for (std::uint32_t N : Ns) {
           const precision out = in == precision::fp16 ? precision::fp16 : in == precision::int8 ? precision::int32 : precision::int16;
-          const matmul_spec spec{.in = in, .out = out, .M = M, .K = K, .N = N};
+          const matmul_spec spec{.dtype = in, .out_dtype = out, .M = M, .K = K, .N = N};
           const auto now = build(plan_request{spec});
           const auto before = build(plan_request{spec, {.objective = plan_objective::fewest_tasks}});
           if (!now || !before) {
@@ -101,7 +101,7 @@ int main() {
       {"14x14x512, 3x3, 512 (int8)", {.H = 14, .W = 14, .C = 512, .out_channels = 512, .kernel_h = 3, .kernel_w = 3,
                                       .padding = conv_padding::same, .input = q, .weights = q, .output = q}},
       {"56x56x256, 1x1, 64 (int8)", {.H = 56, .W = 56, .C = 256, .out_channels = 64, .input = q, .weights = q, .output = q}},
-      {"112x112x32, 3x3 depthwise (fp16)", {.in = conv_data::fp16, .out = precision::fp16, .H = 112, .W = 112, .C = 32,
+      {"112x112x32, 3x3 depthwise (fp16)", {.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 112, .W = 112, .C = 32,
                                             .out_channels = 32, .kernel_h = 3, .kernel_w = 3,
                                             .padding = conv_padding::same, .depthwise = true}},
   };

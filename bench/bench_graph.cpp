@@ -28,7 +28,7 @@ namespace rt = regcmd::runtime;
 namespace {
 
 constexpr matmul_spec fp16_matmul(std::uint32_t M, std::uint32_t K, std::uint32_t N) {
-  return {.in = precision::fp16, .out = precision::fp16, .M = M, .K = K, .N = N};
+  return {.dtype = precision::fp16, .out_dtype = precision::fp16, .M = M, .K = K, .N = N};
 }
 // The same block as one program per op, each its own submit: what a one-op-per-call API
 // (the vendor's matmul API and a host or SDP activation) does; the down projection's K
@@ -37,7 +37,7 @@ unsigned programs_per_op(std::uint32_t M, std::uint32_t D, std::uint32_t F, std:
   const auto gate = build(plan_request{fp16_matmul(M, D, F)});
   const auto act = build(act_spec{.fn = activation::silu, .M = M, .N = F});
   const auto mul = build(ew_spec{.op = ew_op::mul, .M = M, .N = F, .layout = operand_layout::row_major});
-  const auto down = build(plan_request{{.in = precision::fp16, .out = precision::fp32, .M = M, .K = F, .N = D}});
+  const auto down = build(plan_request{{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = M, .K = F, .N = D}});
   if (!gate || !act || !mul || !down) std::abort();
   tasks = 2 * gate.value().view().tasks.size() + act.value().view().tasks.size() + mul.value().view().tasks.size() +
           down.value().view().tasks.size();
@@ -70,7 +70,7 @@ void block_rows(const char* name, std::uint32_t M) {
 // the small CNN (examples/cnn.cpp) and MobileNet v1's first block (examples/mobilenet_block.cpp).
 void cnn_rows() {
   const auto conv3x3 = [](std::uint32_t hw, std::uint32_t in, std::uint32_t out) {
-    return conv_spec{.in = conv_data::fp16, .out = precision::fp16, .H = hw, .W = hw, .C = in, .out_channels = out,
+    return conv_spec{.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = hw, .W = hw, .C = in, .out_channels = out,
                      .kernel_h = 3, .kernel_w = 3, .padding = conv_padding::same, .activation = output_activation::relu};
   };
   const pool_spec max{.op = pool_op::max, .H = 32, .W = 32, .C = 32};

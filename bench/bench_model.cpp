@@ -50,7 +50,7 @@ double gmacs(double rows, double ns) { return rows * K * N / ns; }
 }  // namespace
 
 int main() {
-  const matmul_spec spec{.in = precision::fp16, .out = precision::fp32, .M = M, .K = K, .N = N};
+  const matmul_spec spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = M, .K = K, .N = N};
   const result<runtime_program<plan_shape>> built = build(plan_request{spec});
   if (!built) return 1;
   const runtime_program<plan_shape>& p = built.value();

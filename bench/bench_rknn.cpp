@@ -93,8 +93,8 @@ void measure(const rt::device& dev, const shape& s, int runs) {
 
   // regcmd's session, the same program (one K segment, K whole: the library's plan)
   const auto K = static_cast<std::uint32_t>(s.K);
-  const auto code = build(plan_request{{.in = in,
-                                .out = out,
+  const auto code = build(plan_request{{.dtype = in,
+                                .out_dtype = out,
                                 .M = static_cast<std::uint32_t>(s.M),
                                 .K = K,
                                 .N = static_cast<std::uint32_t>(s.N),

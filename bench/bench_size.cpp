@@ -11,9 +11,9 @@
 using namespace regcmd;
 
 namespace {
-constexpr matmul_spec chain{.in = precision::fp16, .out = precision::fp32, .M = 8 * 96, .K = 2048, .N = 64,
+constexpr matmul_spec chain{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 8 * 96, .K = 2048, .N = 64,
                             .sched = schedule::template_split};  // 96 tiles of 8 rows
-constexpr auto lone = fixed<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 512, .N = 256}>();
+constexpr auto lone = fixed<matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 64, .K = 512, .N = 256}>();
 constexpr auto full = fixed<plan_request{chain}>();
 constexpr auto delta = fixed<plan_request{chain, plan_options{.delta_tasks = true}}>();
 

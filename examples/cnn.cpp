@@ -34,7 +34,7 @@ namespace {
 constexpr std::uint32_t side = 32, colours = 3, width1 = 32, width2 = 64, classes = 10;
 
 constexpr conv_spec conv3x3(std::uint32_t hw, std::uint32_t in, std::uint32_t out) {
-  return {.in = conv_data::fp16, .out = precision::fp16, .H = hw, .W = hw, .C = in, .out_channels = out,
+  return {.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = hw, .W = hw, .C = in, .out_channels = out,
           .kernel_h = 3, .kernel_w = 3, .padding = conv_padding::same, .activation = output_activation::relu};
 }
 
@@ -46,7 +46,7 @@ constexpr auto cnn = fixed<make_graph(
                {.op = pool_op::global_average, .H = side / 2, .W = side / 2, .C = width2, .kernel_h = side / 2,
                 .kernel_w = side / 2}),
     graph_matmul("logits", "p2", "w_fc",
-                 {.in = precision::fp16, .out = precision::fp16, .M = 1, .K = width2, .N = classes}))>();
+                 {.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 1, .K = width2, .N = classes}))>();
 
 double fp16(double v) { return half_to_float(float_to_half(static_cast<float>(v))); }
 // One fp16 rounding of v moves it by at most half an ulp; a rounding on the other side of

@@ -18,7 +18,7 @@
 using namespace regcmd;
 
 // One line, checked at compile time: a shape that breaks a rule would not compile.
-constexpr auto mm = fixed<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 512, .N = 256}>();
+constexpr auto mm = fixed<matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 64, .K = 512, .N = 256}>();
 
 // Exit status: 0 checked, 1 a wrong result, 2 an error, 3 no NPU device here.
 int main() {

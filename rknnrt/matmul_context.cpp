@@ -48,8 +48,8 @@ void set_attr(rknn_matmul_tensor_attr& a, const char* name, precision p, std::ui
 // itself, or with several segments the accumulator's partials the host sums.
 matmul_spec segment_spec(const matmul_types& t, const rknn_matmul_shape& shape, std::uint32_t s) {
   const auto K = static_cast<std::uint32_t>(shape.K);
-  return {.in = t.npu,
-          .out = segment_count(K) > 1 ? partial_precision(t.npu) : t.c,
+  return {.dtype = t.npu,
+          .out_dtype = segment_count(K) > 1 ? partial_precision(t.npu) : t.c,
           .M = static_cast<std::uint32_t>(shape.M),
           .K = segment_depth(K, s),
           .N = static_cast<std::uint32_t>(shape.N),
@@ -99,7 +99,7 @@ std::variant<std::shared_ptr<matmul_context>, api_error> matmul_context::create(
     std::uint64_t features = 0;
     for (std::uint32_t seg = 0; seg < segment_count(static_cast<std::uint32_t>(s.K)); ++seg)
       features += M * matmul_geometry::feature_row_bytes(types->npu, segment_depth(static_cast<std::uint32_t>(s.K), seg));
-    const std::uint64_t partials = segment_count(static_cast<std::uint32_t>(s.K)) * bytes_of(segment_spec(*types, s, 0).out, M * N);
+    const std::uint64_t partials = segment_count(static_cast<std::uint32_t>(s.K)) * bytes_of(segment_spec(*types, s, 0).out_dtype, M * N);
     for (const auto& [what, bytes] : {std::pair{"A staged", features}, std::pair{"B converted", bytes_of(types->npu, elements(s, 'B'))},
                                       std::pair{"C's partials", partials}})
       if (bytes > UINT32_MAX)
@@ -278,7 +278,7 @@ api_status matmul_context::build(shape_state& st, const rknn_matmul_shape& shape
   st.stage_features = st.stage_features || native_ac || types_.a == precision::int4;
   st.stage_weights = info_.B_layout != RKNN_MM_LAYOUT_NATIVE || types_.b != types_.npu;
   st.stage_output = segments > 1 || native_ac;
-  st.partial = segment_spec(types_, shape, 0).out;
+  st.partial = segment_spec(types_, shape, 0).out_dtype;
   st.segments.clear();
   std::uint64_t feature_bytes = 0;
   for (std::uint32_t s = 0; s < segments; ++s) {

@@ -31,7 +31,7 @@ using namespace regcmd;'
 
 printf '%s\nint main() { return 0; }\n' "$head" >"$work/a_headers.cpp"
 
-printf '%s\nconstexpr auto p = fixed<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 512, .N = 256}>();
+printf '%s\nconstexpr auto p = fixed<matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 64, .K = 512, .N = 256}>();
 int main() { return static_cast<int>(p.code.entry_count & 1); }\n' "$head" >"$work/b_one.cpp"
 
 {
@@ -41,7 +41,7 @@ int main() { return static_cast<int>(p.code.entry_count & 1); }\n' "$head" >"$wo
     for shape in "1 64 64" "4 128 64" "8 256 128" "16 512 256" "32 256 512" "1 1024 1024" "4 1024 2048" \
                  "8 2048 64" "2 4096 512" "1 8192 8192"; do
       set -- $pair $shape
-      printf '  n += op<matmul_spec{.in = precision::%s, .out = precision::%s, .M = %s, .K = %s, .N = %s}>.code.entry_count;\n' "$@"
+      printf '  n += op<matmul_spec{.dtype = precision::%s, .out_dtype = precision::%s, .M = %s, .K = %s, .N = %s}>.code.entry_count;\n' "$@"
     done
   done
   printf '  return static_cast<int>(n & 1);\n}\n'
@@ -49,7 +49,7 @@ int main() { return static_cast<int>(p.code.entry_count & 1); }\n' "$head" >"$wo
 
 for tasks in 10 100 1000; do
   printf '%s
-constexpr auto p = fixed<plan_request{matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 8 * %s, .K = 2048, .N = 64,
+constexpr auto p = fixed<plan_request{matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 8 * %s, .K = 2048, .N = 64,
                                                  .sched = schedule::template_split},
                                       plan_options{.k_slice = 2048}}>();
 static_assert(p.code.task_count == %s);
@@ -57,20 +57,20 @@ int main() { return static_cast<int>(p.code.entry_count & 1); }\n' "$head" "$tas
 done
 
 printf '%s
-constexpr auto p = fixed<conv_spec{.in = conv_data::uint8, .H = 20, .W = 20, .C = 80, .out_channels = 40, .kernel_h = 3,
+constexpr auto p = fixed<conv_spec{.dtype = conv_data::uint8, .H = 20, .W = 20, .C = 80, .out_channels = 40, .kernel_h = 3,
     .kernel_w = 3, .padding = conv_padding::same, .input = {0.02f, 100}, .weights = {0.005f, 140}, .output = {0.04f, 90},
     .bias = true}>();
 int main() { return static_cast<int>(p.code.entry_count & 1); }\n' "$head" >"$work/e_conv.cpp"
 
 printf '%s
 constexpr quantization q{6.0f / 255, 0};
-constexpr auto stem = fixed<conv_spec{.in = conv_data::uint8, .H = 224, .W = 224, .C = 3, .out_channels = 32, .kernel_h = 3,
+constexpr auto stem = fixed<conv_spec{.dtype = conv_data::uint8, .H = 224, .W = 224, .C = 3, .out_channels = 32, .kernel_h = 3,
     .kernel_w = 3, .stride_y = 2, .stride_x = 2, .padding = conv_padding::same, .input = {0.0078f, 128},
     .weights = {0.02f, 120}, .output = q, .bias = true, .activation = output_activation::relu6}>();
-constexpr auto dw = fixed<conv_spec{.in = conv_data::uint8, .H = 112, .W = 112, .C = 32, .out_channels = 32, .kernel_h = 3,
+constexpr auto dw = fixed<conv_spec{.dtype = conv_data::uint8, .H = 112, .W = 112, .C = 32, .out_channels = 32, .kernel_h = 3,
     .kernel_w = 3, .padding = conv_padding::same, .depthwise = true, .input = q, .weights = {0.05f, 130}, .output = q,
     .bias = true, .activation = output_activation::relu6}>();
-constexpr auto pw = fixed<conv_spec{.in = conv_data::uint8, .H = 112, .W = 112, .C = 32, .out_channels = 64, .input = q,
+constexpr auto pw = fixed<conv_spec{.dtype = conv_data::uint8, .H = 112, .W = 112, .C = 32, .out_channels = 64, .input = q,
     .weights = {0.02f, 125}, .output = q, .bias = true, .activation = output_activation::relu6}>();
 int main() { return static_cast<int>((stem.code.entry_count + dw.code.entry_count + pw.code.entry_count) & 1); }\n' \
   "$head" >"$work/f_mobilenet.cpp"

@@ -418,8 +418,8 @@ inline std::optional<problem> apply(request& r, std::string_view a, std::string_
         {"uint8", conv_data::uint8}, {"int8", conv_data::int8}, {"fp16", conv_data::fp16}};
     static constexpr std::pair<std::string_view, precision> conv_outputs[] = {
         {"int8", precision::int8}, {"fp16", precision::fp16}, {"fp32", precision::fp32}};
-    if (a == "--in") return one_of(r.conv.in, a, v, conv_inputs);
-    if (a == "--out") return one_of(r.conv.out, a, v, conv_outputs);
+    if (a == "--in") return one_of(r.conv.dtype, a, v, conv_inputs);
+    if (a == "--out") return one_of(r.conv.out_dtype, a, v, conv_outputs);
   }
   if (const std::optional<problem> conv = apply_conv(r.conv, a, v)) return conv;  // refused below unless conv
   if (a == "--fn") return one_of(r.act.fn, a, v, act_functions);
@@ -441,10 +441,10 @@ inline std::optional<problem> apply(request& r, std::string_view a, std::string_
   if (a == "--in") {
     precision p{};
     problem bad = named(p, a, v);
-    if (bad.empty()) r.spec.in = p;
+    if (bad.empty()) r.spec.dtype = p;
     return bad;
   }
-  if (a == "--out") return named(r.spec.out, a, v);
+  if (a == "--out") return named(r.spec.out_dtype, a, v);
   // The shape fields are 32 bits; the programs' rules give the real limits.
   if (a == "-M") return number_in(r.activation ? r.act.M : r.elementwise ? r.ew.M : r.spec.M, a, v, 1, u32_max);
   if (a == "-K") return number_in(r.spec.K, a, v, 1, u32_max);
@@ -533,7 +533,7 @@ inline problem check_request(const request& r, const given_options& given) {
     for (std::string_view o : act_options)
       if (p.empty() && given.has(o)) p = std::string(o) + " does not apply to conv (an act option)";
     for (std::string_view o : conv_quantization_options)
-      if (p.empty() && r.conv.in == conv_data::fp16 && given.has(o))
+      if (p.empty() && r.conv.dtype == conv_data::fp16 && given.has(o))
         p = std::string(o) + " does not apply to an fp16 conv (quantized inputs only)";
     if (p.empty() && !r.conv.residual_add) p = given.refuse_any({"--add-zero-point", "--add-scale"}, "without --add");
     if (p.empty()) p = one_output_activation(given);
@@ -581,10 +581,10 @@ inline problem check_request(const request& r, const given_options& given) {
 // computed from the others, and may not be a float (1e30 x 1e30) or may be 0.
 inline problem complete_conv(request& r, const given_options& given) {
   conv_spec& c = r.conv;
-  if (!given.has("--out")) c.out = c.in == conv_data::fp16 ? precision::fp16 : precision::int8;
+  if (!given.has("--out")) c.out_dtype = c.dtype == conv_data::fp16 ? precision::fp16 : precision::int8;
   if (c.depthwise && !given.has("--out-channels")) c.out_channels = c.C;
-  if (c.in == conv_data::fp16) return {};
-  const std::int32_t zero = c.in == conv_data::uint8 ? 128 : 0;
+  if (c.dtype == conv_data::fp16) return {};
+  const std::int32_t zero = c.dtype == conv_data::uint8 ? 128 : 0;
   if (!given.has("--input-zero-point")) c.input.zero_point = zero;
   if (!given.has("--weight-zero-point")) c.weights.zero_point = zero;
   if (!given.has("--output-zero-point")) c.output.zero_point = zero;
@@ -626,8 +626,8 @@ inline void complete_request(request& r, const given_options& given) {
 // A library error as one line, a precision by its name and an address in hex: the doors
 // report the request's precision fields as numbers ("ew.dtype = 5" is fp32).
 inline std::string describe(const error& e) {
-  const bool precision_field = e.detail == "dtype" || e.detail == "in" || e.detail == "out" || e.detail == "matmul.in" ||
-                               e.detail == "matmul.out";
+  const bool precision_field = e.detail == "dtype" || e.detail == "out_dtype" || e.detail == "matmul.out_dtype" ||
+                               e.detail == "conv.out_dtype";
   const std::string_view name = info_of<precision>().name_of(static_cast<std::uint32_t>(e.value));
   std::string value;
   if (e.has_value && e.breaks(rules::iova_32bit)) value = hex(e.value);

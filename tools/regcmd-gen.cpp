@@ -401,7 +401,7 @@ int tool_main(int argc, char** argv) {
     if (cli::problem p = given.refuse_any({"--cores", "--bandwidth", "--submit-us"}, "without --stats"); !p.empty()) return fail(p);
   }
   if (explain && format != "hex") return fail("--explain prints text: --format does not apply");
-  if (weight) spec.in = input_precisions{spec.in.features, *weight};
+  if (weight) spec.dtype = input_precisions{spec.dtype.features, *weight};
 
   struct {
     std::vector<entry> entries;

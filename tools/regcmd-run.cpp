@@ -410,7 +410,7 @@ int run_matmul_typed(const regcmd::runtime::device& dev, const regcmd::matmul_sp
 
 int run_matmul(const regcmd::runtime::device& dev, const regcmd::matmul_spec& spec, const regcmd::plan_options& options,
                const run_settings& settings) {
-  if (spec.in.features == regcmd::precision::fp16) return run_matmul_typed<float>(dev, spec, options, settings);
+  if (spec.dtype.features == regcmd::precision::fp16) return run_matmul_typed<float>(dev, spec, options, settings);
   return run_matmul_typed<std::int8_t>(dev, spec, options, settings);
 }
 
@@ -582,7 +582,7 @@ int run_conv_typed(const regcmd::runtime::device& dev, const regcmd::conv_spec& 
   // fp16 rounding of the output and one of the sum with the residual
   const double products = double(KH) * KW * (depthwise ? 1.0 : double(C)), fp16_rounding = std::ldexp(1.0, -11);
   const double tolerance = quantized ? 1.0
-                                     : (products + 2.0) * std::ldexp(1.0, -24) + (spec.out == precision::fp16 ? fp16_rounding : 0.0) +
+                                     : (products + 2.0) * std::ldexp(1.0, -24) + (spec.out_dtype == precision::fp16 ? fp16_rounding : 0.0) +
                                            (add ? fp16_rounding : 0.0);
 
   std::vector<O> out(out_count);
@@ -590,7 +590,7 @@ int run_conv_typed(const regcmd::runtime::device& dev, const regcmd::conv_spec& 
     if (status s = unpack_conv_output<O>(g, output.bytes(), tensor_order::nhwc, out); !s) return s.err();
     check result;
     for (std::size_t i = 0; i < out_count; ++i)
-      result.add(i, double(out[i]), ref[i], scale[i], tolerance, !quantized && spec.out == precision::fp16);
+      result.add(i, double(out[i]), ref[i], scale[i], tolerance, !quantized && spec.out_dtype == precision::fp16);
     return result;
   };
   runtime::session npu{dev};
@@ -604,8 +604,8 @@ int run_conv_typed(const regcmd::runtime::device& dev, const regcmd::conv_spec& 
 
 int run_conv(const regcmd::runtime::device& dev, const regcmd::conv_spec& spec, const run_settings& settings) {
   using regcmd::conv_data;
-  if (spec.in == conv_data::uint8) return run_conv_typed<std::uint8_t, std::uint8_t>(dev, spec, settings);
-  if (spec.in == conv_data::int8) return run_conv_typed<std::int8_t, std::int8_t>(dev, spec, settings);
+  if (spec.dtype == conv_data::uint8) return run_conv_typed<std::uint8_t, std::uint8_t>(dev, spec, settings);
+  if (spec.dtype == conv_data::int8) return run_conv_typed<std::int8_t, std::int8_t>(dev, spec, settings);
   return run_conv_typed<float, float>(dev, spec, settings);
 }
 
@@ -846,7 +846,7 @@ host_tensor host_op(const regcmd::graph_op& op, const regcmd::graph_step& step, 
   switch (op.kind) {
     case graph_op_kind::matmul: {
       const matmul_spec& s = op.matmul;
-      const bool integer = s.in.features != precision::fp16;
+      const bool integer = s.dtype.features != precision::fp16;
       const double slices = step.matmul.slices;
       // the products, and the operands' bounds through them: sum |a bound . b| + |a . b bound|
       const std::vector<reference::products> c = reference::matmul<double, double>(a.value, b->value, s.M, s.K, s.N);
@@ -862,7 +862,7 @@ host_tensor host_op(const regcmd::graph_op& op, const regcmd::graph_step& step, 
         // fp32 accumulation; a split K's partials and running sums each stored as fp16
         carried += magnitude * (s.K + 2) * std::ldexp(1.0, -24);
         if (slices > 1) carried += 2 * slices * store_bound(magnitude);
-        store(activate(s.activation, s.leaky_slope, false, sum), carried, s.out == precision::fp16);
+        store(activate(s.activation, s.leaky_slope, false, sum), carried, s.out_dtype == precision::fp16);
       }
       return out;
     }
@@ -919,7 +919,7 @@ host_tensor host_op(const regcmd::graph_op& op, const regcmd::graph_step& step, 
               sum += residual->value[i];
               carried += residual->bound[i] + store_bound(sum);
             }
-            store(activate(s.activation, s.leaky_slope, false, sum), carried, s.out == precision::fp16);
+            store(activate(s.activation, s.leaky_slope, false, sum), carried, s.out_dtype == precision::fp16);
           }
       return out;
     }

@@ -8,7 +8,7 @@
 
 using namespace regcmd;
 
-constexpr auto mm = fixed<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 32}>();
+constexpr auto mm = fixed<matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 32}>();
 
 int fail(const error& e) {
   std::fprintf(stderr, "quickstart: %s\n", to_string(e).c_str());

@@ -106,11 +106,11 @@ TEST_CASE("the shim captures the bytes of a one-task and of a chained program") 
   const std::filesystem::path dir = dir_env;
   const device d = device::open().value();
 
-  constexpr auto mm = fixed<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 16, .K = 256, .N = 64}>();
+  constexpr auto mm = fixed<matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 16, .K = 256, .N = 64}>();
   const expected one = run(d, mm.code.view(), mm.geometry.feature_bytes(), mm.geometry.weight_bytes(), mm.geometry.output_bytes());
 
   // a chain of three tasks (with delta tasks on rknpu; rocket takes only full tasks)
-  const auto chained = build(plan_request{matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 2100, .K = 256, .N = 64}, {.delta_tasks = d.kind() == driver::rknpu}});
+  const auto chained = build(plan_request{matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 2100, .K = 256, .N = 64}, {.delta_tasks = d.kind() == driver::rknpu}});
   REQUIRE(chained.ok());
   REQUIRE(chained.value().view().tasks.size() == 3);
   const plan_shape& shape = chained.value().geometry;

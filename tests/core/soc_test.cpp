@@ -49,13 +49,13 @@ template <class Soc>
 std::vector<std::string_view> refusals() {
   auto id = [](const auto& built) { return built ? std::string_view{} : built.err().id(); };
   return {
-      id(build<Soc>(matmul_spec{.in = fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64})),
-      id(build<Soc>(plan_request{{.in = fp16, .out = precision::fp32, .M = 64, .K = 8192, .N = 64}})),
+      id(build<Soc>(matmul_spec{.dtype = fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 64})),
+      id(build<Soc>(plan_request{{.dtype = fp16, .out_dtype = precision::fp32, .M = 64, .K = 8192, .N = 64}})),
       id(build<Soc>(ew_spec{.op = ew_op::add, .dtype = fp16, .M = 4, .N = 64})),
-      id(build<Soc>(fused_spec{.matmul = {.in = fp16, .out = fp16, .M = 4, .K = 64, .N = 64},
+      id(build<Soc>(fused_spec{.matmul = {.dtype = fp16, .out_dtype = fp16, .M = 4, .K = 64, .N = 64},
                            .op = ew_op::add,
                            .operand = ew_operand::per_channel})),
-      id(build<Soc>(conv_spec{.in = conv_data::int8, .out = int8, .H = 8, .W = 8, .C = 16, .out_channels = 16})),
+      id(build<Soc>(conv_spec{.dtype = conv_data::int8, .out_dtype = int8, .H = 8, .W = 8, .C = 16, .out_channels = 16})),
       id(build<Soc>(act_spec{.fn = activation::relu, .dtype = fp16, .M = 1, .N = 64})),
       id(build<Soc>(pool_spec{.op = pool_op::max, .dtype = fp16, .H = 4, .W = 4, .C = 8})),
   };
@@ -106,14 +106,14 @@ TEST_CASE("soc: RK3588 builds every program kind, the others none, each refusal 
   CHECK(refusals<soc::rk3576>() == refused);
   CHECK(refusals<soc::rk3568>() == refused);
   CHECK(refusals<soc::rk3562>() == refused);
-  const auto e = build<soc::rk3576>(matmul_spec{.in = fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64}).err();
+  const auto e = build<soc::rk3576>(matmul_spec{.dtype = fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 64}).err();
   CHECK(e.subject == "RK3576");
   CHECK(e.detail == "CBUF banks and bank size");
   CHECK(soc::first_unknown_value<soc::rk3588>().empty());
 }
 
 TEST_CASE("soc: every program rule is refused on a SoC without its numbers, whoever built the program") {
-  const auto m = build(matmul_spec{.in = fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64});
+  const auto m = build(matmul_spec{.dtype = fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 64});
   REQUIRE(m.ok());
   CHECK(validate(m.value().view()).ok());
   CHECK(validate<soc::rk3576>(m.value().view()).err().id() == "soc-value-unknown");
@@ -122,7 +122,7 @@ TEST_CASE("soc: every program rule is refused on a SoC without its numbers, whoe
 
 TEST_CASE("soc: RK3588's request rules read its tiles: N aligned to 16 (fp16), 32 (int8), 64 (int4) without padding") {
   auto n_rule = [](precision in, precision out, std::uint32_t N) {
-    const auto g = resolve({.in = in, .out = out, .M = 1, .K = 64, .N = N, .tile_pad = tile_padding::none});
+    const auto g = resolve({.dtype = in, .out_dtype = out, .M = 1, .K = 64, .N = N, .tile_pad = tile_padding::none});
     return g ? std::string_view{} : g.err().id();
   };
   CHECK(n_rule(fp16, precision::fp32, 16) == "");
@@ -131,8 +131,8 @@ TEST_CASE("soc: RK3588's request rules read its tiles: N aligned to 16 (fp16), 3
   CHECK(n_rule(int4, precision::int16, 32) == "n-alignment");
   CHECK(n_rule(int4, precision::int16, 64) == "");
   // Padded, N goes up to the tile: 40 -> 48 fp16, 64 int8, 64 int4.
-  CHECK(resolve({.in = fp16, .out = precision::fp32, .M = 1, .K = 64, .N = 40}).value().N == 48);
-  CHECK(resolve({.in = int8, .out = precision::int32, .M = 1, .K = 64, .N = 40}).value().N == 64);
+  CHECK(resolve({.dtype = fp16, .out_dtype = precision::fp32, .M = 1, .K = 64, .N = 40}).value().N == 48);
+  CHECK(resolve({.dtype = int8, .out_dtype = precision::int32, .M = 1, .K = 64, .N = 40}).value().N == 64);
 }
 
 TEST_CASE("soc: weights packed in a SoC's tiles (RK3566/RK3568's fp16 8 x 16)") {

@@ -36,7 +36,7 @@ std::vector<task_cost> tasks_of(const program_view& p) {
 }  // namespace
 
 TEST_CASE("accounting: one matmul task, fp16 x fp16 -> fp32 row-major, M 64 K 512 N 256") {
-  const auto m = unwrap(build(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 512, .N = 256}));
+  const auto m = unwrap(build(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 64, .K = 512, .N = 256}));
   const program_cost c = account(m.view());
   CHECK(c.tasks == 1);
   CHECK(at(c.bytes, stream::feature) == 64 * 512 * 2);    // 65536: M rows of K fp16
@@ -51,13 +51,13 @@ TEST_CASE("accounting: one matmul task, fp16 x fp16 -> fp32 row-major, M 64 K 51
 }
 
 TEST_CASE("accounting: int4 rows are read as K bytes, int8 -> int32 outputs 4 bytes") {
-  const auto i4 = unwrap(build(matmul_spec{.in = precision::int4, .out = precision::int16, .M = 8, .K = 512, .N = 128}));
+  const auto i4 = unwrap(build(matmul_spec{.dtype = precision::int4, .out_dtype = precision::int16, .M = 8, .K = 512, .N = 128}));
   const program_cost c4 = account(i4.view());
   CHECK(at(c4.bytes, stream::feature) == 8 * 512);        // int4: a row of K bytes ("0x107c")
   CHECK(at(c4.bytes, stream::weight) == 512 * 128 / 2);   // nibbles
   CHECK(at(c4.bytes, stream::output) == 8 * 128 * 2);     // int16
   CHECK(c4.macs[2] == 8ull * 128 * 512);
-  const auto i8 = unwrap(build(matmul_spec{.in = precision::int8, .out = precision::int32, .M = 3, .K = 64, .N = 32}));
+  const auto i8 = unwrap(build(matmul_spec{.dtype = precision::int8, .out_dtype = precision::int32, .M = 3, .K = 64, .N = 32}));
   const program_cost c8 = account(i8.view());
   CHECK(at(c8.bytes, stream::feature) == 3 * 64);
   CHECK(at(c8.bytes, stream::weight) == 64 * 32);
@@ -68,7 +68,7 @@ TEST_CASE("accounting: int4 rows are read as K bytes, int8 -> int32 outputs 4 by
 TEST_CASE("accounting: a K-split plan writes a partial per slice and reads each slice's weights") {
   // fp16 -> fp32, M 8, K 4096 in slices of 2048, N 64: per slice 8 x 2048 fp16 of features,
   // 2048 x 64 fp16 of weights, an 8 x 64 fp32 partial.
-  const auto p = unwrap(build(plan_request{{.in = precision::fp16, .out = precision::fp32, .M = 8, .K = 4096, .N = 64}, {.k_slice = 2048}}));
+  const auto p = unwrap(build(plan_request{{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 8, .K = 4096, .N = 64}, {.k_slice = 2048}}));
   const program_cost c = account(p.view());
   CHECK(c.tasks == 2);
   CHECK(at(c.bytes, stream::feature) == 2 * 8 * 2048 * 2);   // 65536: the features once
@@ -87,7 +87,7 @@ TEST_CASE("accounting: M tiles re-read the weights, the distinct bytes count the
   // fp16 -> fp32, K 512, N 64, M 1000: the bank split (production at K = 512) holds 11
   // banks x 32 KiB / 1024 bytes = 352 rows, so 3 M tiles of ceil(1000 / 3) = 334 rows, the
   // last 332.
-  const auto p = unwrap(build(plan_request{{.in = precision::fp16, .out = precision::fp32, .M = 1000, .K = 512, .N = 64}}));
+  const auto p = unwrap(build(plan_request{{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 1000, .K = 512, .N = 64}}));
   const std::vector<task_cost> t = tasks_of(p.view());
   REQUIRE(t.size() == 3);
   CHECK(at(t[0], stream::feature) == 334 * 512 * 2);
@@ -106,7 +106,7 @@ TEST_CASE("accounting: conv row tasks re-read the overlap rows, later row tasks 
   // (conv_test "kernel groups"). Row task 0 makes output rows 0-7 from input rows 0-8 (9),
   // task 1 rows 8-13 from input rows 7-13 (7): rows 7 and 8 are read twice. A row is
   // 14 pixels x 512 channels = 7168 bytes.
-  const auto r = unwrap(build(conv_spec{.in = conv_data::int8, .H = 14, .W = 14, .C = 512, .out_channels = 512,
+  const auto r = unwrap(build(conv_spec{.dtype = conv_data::int8, .H = 14, .W = 14, .C = 512, .out_channels = 512,
                                     .kernel_h = 3, .kernel_w = 3, .padding = conv_padding::same,
                                     .input = {0.1f, 0}, .weights = {0.1f, 0}, .output = {0.1f, 0}}));
   const std::vector<task_cost> t = tasks_of(r.view());
@@ -127,7 +127,7 @@ TEST_CASE("accounting: conv row tasks re-read the overlap rows, later row tasks 
 
 TEST_CASE("accounting: a depthwise conv's MACs are a window per channel") {
   // 100 x 100 x 48 fp16, 3 x 3 SAME depthwise: 100 x 100 x 48 x 9 MACs in all tasks.
-  const auto r = unwrap(build(conv_spec{.in = conv_data::fp16, .out = precision::fp16, .H = 100, .W = 100, .C = 48,
+  const auto r = unwrap(build(conv_spec{.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 100, .W = 100, .C = 48,
                                     .out_channels = 48, .kernel_h = 3, .kernel_w = 3,
                                     .padding = conv_padding::same, .depthwise = true}));
   const program_cost c = account(r.view());
@@ -181,8 +181,8 @@ TEST_CASE("accounting: the vendor capture, from its dump alone") {
 TEST_CASE("accounting: dump tasks alternate register groups, a delta task keeps its group's registers") {
   // Two full tasks, then a third that writes only its feature address: ping-pong, it runs
   // with task 0's registers (group 0); without ping-pong, with task 1's.
-  const auto a = unwrap(build(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 32}));
-  const auto b = unwrap(build(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 8, .K = 64, .N = 32}));
+  const auto a = unwrap(build(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 32}));
+  const auto b = unwrap(build(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 8, .K = 64, .N = 32}));
   std::vector<entry> e(a.view().entries.begin(), a.view().entries.end());
   e.insert(e.end(), b.view().entries.begin(), b.view().entries.end());
   e.push_back(entry::make(block_id::cna, 0x100, reg::CNA_FEATURE_DATA_ADDR::offset));
@@ -226,13 +226,13 @@ TEST_CASE("a plan's estimated cost is what the accounting reads from its registe
     plan_options options;
   };
   const shape shapes[] = {
-      {{.in = precision::fp16, .out = precision::fp32, .M = 512, .K = 4096, .N = 256}, {}},
-      {{.in = precision::fp16, .out = precision::fp16, .M = 64, .K = 12288, .N = 9000}, {}},
-      {{.in = precision::int8, .out = precision::int32, .M = 300, .K = 5000, .N = 100}, {}},
-      {{.in = precision::int4, .out = precision::int16, .M = 100, .K = 512, .N = 64}, {}},
-      {{.in = precision::fp16, .out = precision::fp32, .M = 7, .K = 5000, .N = 32}, {.k_slice = 2048}},
-      {{.in = precision::fp16, .out = precision::fp32, .M = 256, .K = 2048, .N = 64, .layout = operand_layout::surface}, {}},
-      {{.in = precision::fp16, .out = precision::fp32, .M = 1000, .K = 512, .N = 64}, {.objective = plan_objective::fewest_tasks}},
+      {{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 512, .K = 4096, .N = 256}, {}},
+      {{.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 64, .K = 12288, .N = 9000}, {}},
+      {{.dtype = precision::int8, .out_dtype = precision::int32, .M = 300, .K = 5000, .N = 100}, {}},
+      {{.dtype = precision::int4, .out_dtype = precision::int16, .M = 100, .K = 512, .N = 64}, {}},
+      {{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 7, .K = 5000, .N = 32}, {.k_slice = 2048}},
+      {{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 256, .K = 2048, .N = 64, .layout = operand_layout::surface}, {}},
+      {{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 1000, .K = 512, .N = 64}, {.objective = plan_objective::fewest_tasks}},
   };
   for (const shape& s : shapes) {
     CAPTURE(s.spec.M);
@@ -249,7 +249,7 @@ TEST_CASE("a plan's estimated cost is what the accounting reads from its registe
 
 TEST_CASE("accounting at compile time: a program built as a constant, counted as one") {
   // fp16 -> fp32, M 8 K 64 N 32: 8 x 64 x 2 bytes of features, 64 x 32 x 2 of weights.
-  static constexpr auto m = fixed<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 8, .K = 64, .N = 32}>();
+  static constexpr auto m = fixed<matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 8, .K = 64, .N = 32}>();
   static constexpr program_cost c = account(m.code.view());
   static_assert(c.bytes[static_cast<std::size_t>(stream::feature)] == 8 * 64 * 2);
   static_assert(c.bytes[static_cast<std::size_t>(stream::weight)] == 64 * 32 * 2);

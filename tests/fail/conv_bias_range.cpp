@@ -14,7 +14,7 @@ inline constexpr std::int32_t second_bias = 2147483647 - 2000;
 inline constexpr std::int32_t second_bias = 2147483647 - 3000;
 #endif
 inline constexpr status packed = [] {
-  const auto g = resolve_conv({.in = conv_data::uint8, .H = 2, .W = 2, .C = 2, .out_channels = 2,
+  const auto g = resolve_conv({.dtype = conv_data::uint8, .H = 2, .W = 2, .C = 2, .out_channels = 2,
                                .input = {0.5f, 100}, .weights = {0.5f, 120}, .output = {0.5f, 0}, .bias = true})
                      .value();
   const std::array<std::uint8_t, 4> w{130, 110, 120, 200};

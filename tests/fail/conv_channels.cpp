@@ -5,7 +5,7 @@
 using namespace regcmd;
 
 #ifdef REGCMD_COMPILE_FAIL
-inline constexpr auto geometry = conv_geometry_of<conv_spec{.in = conv_data::int8, .H = 4, .W = 4, .C = 16, .out_channels = 16384}>();
+inline constexpr auto geometry = conv_geometry_of<conv_spec{.dtype = conv_data::int8, .H = 4, .W = 4, .C = 16, .out_channels = 16384}>();
 #else
-inline constexpr auto geometry = conv_geometry_of<conv_spec{.in = conv_data::int8, .H = 4, .W = 4, .C = 16, .out_channels = 16383}>();
+inline constexpr auto geometry = conv_geometry_of<conv_spec{.dtype = conv_data::int8, .H = 4, .W = 4, .C = 16, .out_channels = 16383}>();
 #endif

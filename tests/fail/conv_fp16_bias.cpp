@@ -9,4 +9,4 @@ inline constexpr bool bias = true;
 #else
 inline constexpr bool bias = false;
 #endif
-inline constexpr auto geometry = conv_geometry_of<conv_spec{.in = conv_data::fp16, .out = precision::fp16, .H = 4, .W = 4, .C = 16, .out_channels = 16, .bias = bias}>();
+inline constexpr auto geometry = conv_geometry_of<conv_spec{.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 4, .W = 4, .C = 16, .out_channels = 16, .bias = bias}>();

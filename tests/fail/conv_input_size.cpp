@@ -5,7 +5,7 @@
 using namespace regcmd;
 
 #ifdef REGCMD_COMPILE_FAIL
-inline constexpr auto geometry = conv_geometry_of<conv_spec{.in = conv_data::int8, .H = 8, .W = 2048, .C = 16, .out_channels = 16}>();
+inline constexpr auto geometry = conv_geometry_of<conv_spec{.dtype = conv_data::int8, .H = 8, .W = 2048, .C = 16, .out_channels = 16}>();
 #else
-inline constexpr auto geometry = conv_geometry_of<conv_spec{.in = conv_data::int8, .H = 8, .W = 2047, .C = 16, .out_channels = 16}>();
+inline constexpr auto geometry = conv_geometry_of<conv_spec{.dtype = conv_data::int8, .H = 8, .W = 2047, .C = 16, .out_channels = 16}>();
 #endif

@@ -5,7 +5,7 @@
 using namespace regcmd;
 
 #ifdef REGCMD_COMPILE_FAIL
-inline constexpr auto geometry = conv_geometry_of<conv_spec{.in = conv_data::int8, .H = 64, .W = 64, .C = 16, .out_channels = 16, .kernel_h = 32, .kernel_w = 32}>();
+inline constexpr auto geometry = conv_geometry_of<conv_spec{.dtype = conv_data::int8, .H = 64, .W = 64, .C = 16, .out_channels = 16, .kernel_h = 32, .kernel_w = 32}>();
 #else
-inline constexpr auto geometry = conv_geometry_of<conv_spec{.in = conv_data::int8, .H = 64, .W = 64, .C = 16, .out_channels = 16, .kernel_h = 31, .kernel_w = 31}>();
+inline constexpr auto geometry = conv_geometry_of<conv_spec{.dtype = conv_data::int8, .H = 64, .W = 64, .C = 16, .out_channels = 16, .kernel_h = 31, .kernel_w = 31}>();
 #endif

@@ -9,5 +9,5 @@ inline constexpr bool residual = true;
 #else
 inline constexpr bool residual = false;
 #endif
-inline constexpr auto geometry = conv_geometry_of<conv_spec{.in = conv_data::fp16, .out = precision::fp16, .H = 4, .W = 4, .C = 16,
+inline constexpr auto geometry = conv_geometry_of<conv_spec{.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 4, .W = 4, .C = 16,
     .out_channels = 16, .residual_add = residual, .activation = output_activation::leaky_relu, .leaky_slope = 0.1f}>();

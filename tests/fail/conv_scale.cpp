@@ -5,7 +5,7 @@
 using namespace regcmd;
 
 #ifdef REGCMD_COMPILE_FAIL
-inline constexpr auto geometry = conv_geometry_of<conv_spec{.in = conv_data::int8, .H = 8, .W = 8, .C = 16, .out_channels = 16, .kernel_h = 3, .kernel_w = 3, .input = {.scale = 0.0f}}>();
+inline constexpr auto geometry = conv_geometry_of<conv_spec{.dtype = conv_data::int8, .H = 8, .W = 8, .C = 16, .out_channels = 16, .kernel_h = 3, .kernel_w = 3, .input = {.scale = 0.0f}}>();
 #else
-inline constexpr auto geometry = conv_geometry_of<conv_spec{.in = conv_data::int8, .H = 8, .W = 8, .C = 16, .out_channels = 16, .kernel_h = 3, .kernel_w = 3, .input = {.scale = 0.5f}}>();
+inline constexpr auto geometry = conv_geometry_of<conv_spec{.dtype = conv_data::int8, .H = 8, .W = 8, .C = 16, .out_channels = 16, .kernel_h = 3, .kernel_w = 3, .input = {.scale = 0.5f}}>();
 #endif

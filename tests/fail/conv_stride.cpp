@@ -5,7 +5,7 @@
 using namespace regcmd;
 
 #ifdef REGCMD_COMPILE_FAIL
-inline constexpr auto geometry = conv_geometry_of<conv_spec{.in = conv_data::int8, .H = 64, .W = 64, .C = 16, .out_channels = 16, .stride_y = 8, .stride_x = 8}>();
+inline constexpr auto geometry = conv_geometry_of<conv_spec{.dtype = conv_data::int8, .H = 64, .W = 64, .C = 16, .out_channels = 16, .stride_y = 8, .stride_x = 8}>();
 #else
-inline constexpr auto geometry = conv_geometry_of<conv_spec{.in = conv_data::int8, .H = 64, .W = 64, .C = 16, .out_channels = 16, .stride_y = 7, .stride_x = 7}>();
+inline constexpr auto geometry = conv_geometry_of<conv_spec{.dtype = conv_data::int8, .H = 64, .W = 64, .C = 16, .out_channels = 16, .stride_y = 7, .stride_x = 7}>();
 #endif

@@ -6,8 +6,8 @@ using namespace regcmd;
 
 #ifdef REGCMD_COMPILE_FAIL
 inline constexpr auto program =
-    fixed<fused_spec{.matmul = {.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 32}}>();
+    fixed<fused_spec{.matmul = {.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 32}}>();
 #else
 inline constexpr auto program =
-    fixed<fused_spec{.matmul = {.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 32}}>();
+    fixed<fused_spec{.matmul = {.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 4, .K = 64, .N = 32}}>();
 #endif

@@ -11,5 +11,5 @@ inline constexpr graph_name residual{"r"};
 #endif
 inline constexpr auto program = fixed<make_graph(graph_conv(
     "y", "x", "k",
-    {.in = conv_data::fp16, .out = precision::fp16, .H = 8, .W = 8, .C = 16, .out_channels = 16, .residual_add = true},
+    {.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 8, .W = 8, .C = 16, .out_channels = 16, .residual_add = true},
     residual))>();

@@ -10,4 +10,4 @@ inline constexpr precision out = precision::fp32;
 inline constexpr precision out = precision::fp16;
 #endif
 inline constexpr auto program =
-    fixed<make_graph(graph_matmul("y", "x", "w", {.in = precision::fp16, .out = out, .M = 1, .K = 16384, .N = 64}))>();
+    fixed<make_graph(graph_matmul("y", "x", "w", {.dtype = precision::fp16, .out_dtype = out, .M = 1, .K = 16384, .N = 64}))>();

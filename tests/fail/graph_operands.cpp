@@ -10,4 +10,4 @@ inline constexpr graph_name weights = "";
 inline constexpr graph_name weights = "w";
 #endif
 inline constexpr auto program =
-    fixed<make_graph(graph_matmul("y", "x", weights, {.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 32}))>();
+    fixed<make_graph(graph_matmul("y", "x", weights, {.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 4, .K = 64, .N = 32}))>();

@@ -10,5 +10,5 @@ inline constexpr std::uint32_t N = 80;
 inline constexpr std::uint32_t N = 96;
 #endif
 inline constexpr auto program =
-    fixed<make_graph(graph_matmul("c", "x", "w", {.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 96}),
+    fixed<make_graph(graph_matmul("c", "x", "w", {.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 4, .K = 64, .N = 96}),
                      graph_act("y", "c", {.fn = activation::silu, .M = 4, .N = N}))>();

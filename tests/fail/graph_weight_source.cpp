@@ -11,4 +11,4 @@ inline constexpr graph_name weights = "w";
 #endif
 inline constexpr auto program =
     fixed<make_graph(graph_act("s", "a", {.fn = activation::relu, .M = 4, .N = 64}),
-                     graph_matmul("y", "x", weights, {.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 16}))>();
+                     graph_matmul("y", "x", weights, {.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 4, .K = 64, .N = 16}))>();

@@ -9,14 +9,14 @@ using namespace regcmd;
 
 #ifdef REGCMD_COMPILE_FAIL
 inline constexpr status packed = [] {
-  const auto g = resolve(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 16}).value();
+  const auto g = resolve(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 16}).value();
   std::array<float, 4 * 63> a{};
   std::array<std::uint8_t, 512> out{};
   return pack_features<float>(g, a, out);
 }();
 #else
 inline constexpr status packed = [] {
-  const auto g = resolve(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 16}).value();
+  const auto g = resolve(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 16}).value();
   std::array<float, 4 * 64> a{};
   std::array<std::uint8_t, 512> out{};
   return pack_features<float>(g, a, out);

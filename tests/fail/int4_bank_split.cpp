@@ -5,7 +5,7 @@
 using namespace regcmd;
 
 #ifdef REGCMD_COMPILE_FAIL
-inline constexpr auto program = fixed<matmul_spec{.in = precision::int4, .out = precision::int16, .M = 1, .K = 64, .N = 64, .sched = schedule::bank_split}>();
+inline constexpr auto program = fixed<matmul_spec{.dtype = precision::int4, .out_dtype = precision::int16, .M = 1, .K = 64, .N = 64, .sched = schedule::bank_split}>();
 #else
-inline constexpr auto program = fixed<matmul_spec{.in = precision::int4, .out = precision::int16, .M = 1, .K = 64, .N = 64}>();
+inline constexpr auto program = fixed<matmul_spec{.dtype = precision::int4, .out_dtype = precision::int16, .M = 1, .K = 64, .N = 64}>();
 #endif

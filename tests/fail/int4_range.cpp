@@ -9,7 +9,7 @@ using namespace regcmd;
 
 #ifdef REGCMD_COMPILE_FAIL
 inline constexpr status packed = [] {
-  const auto g = resolve(matmul_spec{.in = precision::int4, .out = precision::int16, .M = 1, .K = 64, .N = 32}).value();
+  const auto g = resolve(matmul_spec{.dtype = precision::int4, .out_dtype = precision::int16, .M = 1, .K = 64, .N = 32}).value();
   std::array<std::int8_t, 64> a{};
   a[5] = 8;
   std::array<std::uint8_t, 64> out{};
@@ -17,7 +17,7 @@ inline constexpr status packed = [] {
 }();
 #else
 inline constexpr status packed = [] {
-  const auto g = resolve(matmul_spec{.in = precision::int4, .out = precision::int16, .M = 1, .K = 64, .N = 32}).value();
+  const auto g = resolve(matmul_spec{.dtype = precision::int4, .out_dtype = precision::int16, .M = 1, .K = 64, .N = 32}).value();
   std::array<std::int8_t, 64> a{};
   a[5] = 7;
   std::array<std::uint8_t, 64> out{};

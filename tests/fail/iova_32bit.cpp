@@ -4,7 +4,7 @@
 
 using namespace regcmd;
 
-inline constexpr auto mm = fixed<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64}>();
+inline constexpr auto mm = fixed<matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 64}>();
 #ifdef REGCMD_COMPILE_FAIL
 inline constexpr std::uint64_t output_iova = 0x1'0000'0000;
 #else

@@ -5,7 +5,7 @@
 using namespace regcmd;
 
 #ifdef REGCMD_COMPILE_FAIL
-inline constexpr auto program = fixed<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 10784, .N = 64}>();
+inline constexpr auto program = fixed<matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 1, .K = 10784, .N = 64}>();
 #else
-inline constexpr auto program = fixed<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 10752, .N = 64}>();
+inline constexpr auto program = fixed<matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 1, .K = 10752, .N = 64}>();
 #endif

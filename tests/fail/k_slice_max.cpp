@@ -9,4 +9,4 @@ inline constexpr plan_options options{.k_slice = 4096};
 #else
 inline constexpr plan_options options{.k_slice = 2048};
 #endif
-inline constexpr auto plan = fixed<plan_request{matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 16384, .N = 64}, options}>();
+inline constexpr auto plan = fixed<plan_request{matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 16384, .N = 64}, options}>();

@@ -5,7 +5,7 @@
 using namespace regcmd;
 
 #ifdef REGCMD_COMPILE_FAIL
-inline constexpr auto program = fixed<matmul_spec{.in = precision::int8, .out = precision::int32, .M = 1023, .K = 32, .N = 64}>();
+inline constexpr auto program = fixed<matmul_spec{.dtype = precision::int8, .out_dtype = precision::int32, .M = 1023, .K = 32, .N = 64}>();
 #else
-inline constexpr auto program = fixed<matmul_spec{.in = precision::int8, .out = precision::int32, .M = 1022, .K = 32, .N = 64}>();
+inline constexpr auto program = fixed<matmul_spec{.dtype = precision::int8, .out_dtype = precision::int32, .M = 1022, .K = 32, .N = 64}>();
 #endif

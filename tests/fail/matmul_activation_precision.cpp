@@ -5,9 +5,9 @@
 using namespace regcmd;
 
 #ifdef REGCMD_COMPILE_FAIL
-inline constexpr auto program = fixed<matmul_spec{.in = precision::int8, .out = precision::int32, .M = 4, .K = 64,
+inline constexpr auto program = fixed<matmul_spec{.dtype = precision::int8, .out_dtype = precision::int32, .M = 4, .K = 64,
                                                    .N = 64, .activation = output_activation::relu}>();
 #else
-inline constexpr auto program = fixed<matmul_spec{.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64,
+inline constexpr auto program = fixed<matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 4, .K = 64,
                                                    .N = 64, .activation = output_activation::relu}>();
 #endif

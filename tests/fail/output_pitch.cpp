@@ -5,7 +5,7 @@
 using namespace regcmd;
 
 #ifdef REGCMD_COMPILE_FAIL
-inline constexpr auto program = fixed<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64, .output_pitch = 128}>();
+inline constexpr auto program = fixed<matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 64, .output_pitch = 128}>();
 #else
-inline constexpr auto program = fixed<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64, .output_pitch = 512}>();
+inline constexpr auto program = fixed<matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 64, .output_pitch = 512}>();
 #endif

@@ -9,5 +9,5 @@ inline constexpr std::uint32_t K = 16384;
 #else
 inline constexpr std::uint32_t K = 4096;
 #endif
-inline constexpr auto plan = fixed<plan_request{matmul_spec{.in = precision::fp16, .out = precision::fp16, .M = 4, .K = K,
+inline constexpr auto plan = fixed<plan_request{matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 4, .K = K,
                                                      .N = 64, .activation = output_activation::relu}}>();

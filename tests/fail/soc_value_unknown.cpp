@@ -9,4 +9,4 @@ using chip = soc::rk3576;
 #else
 using chip = soc::rk3588;
 #endif
-inline constexpr auto program = fixed<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64}, chip>();
+inline constexpr auto program = fixed<matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 64}, chip>();

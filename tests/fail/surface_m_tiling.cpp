@@ -9,4 +9,4 @@ inline constexpr operand_layout layout = operand_layout::surface;
 #else
 inline constexpr operand_layout layout = operand_layout::row_major;
 #endif
-inline constexpr auto plan = fixed<plan_request{matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1100, .K = 64, .N = 64, .layout = layout}}>();
+inline constexpr auto plan = fixed<plan_request{matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 1100, .K = 64, .N = 64, .layout = layout}}>();

@@ -6,7 +6,7 @@
 using namespace regcmd;
 
 int main() {
-  const matmul_spec spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 32};
+  const matmul_spec spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 32};
 #ifdef REGCMD_COMPILE_FAIL
   build(spec);
 #else

@@ -199,8 +199,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   reader in{data, size};
   const std::uint32_t flags = in.take(2);
   matmul_spec spec;
-  spec.in = input_precisions{static_cast<precision>(flags & 7), static_cast<precision>(flags & 0x100 ? (flags >> 3) & 7 : flags & 7)};
-  spec.out = static_cast<precision>((flags >> 6) & 7);
+  spec.dtype = input_precisions{static_cast<precision>(flags & 7), static_cast<precision>(flags & 0x100 ? (flags >> 3) & 7 : flags & 7)};
+  spec.out_dtype = static_cast<precision>((flags >> 6) & 7);
   spec.M = in.take(2) % 5000;
   spec.K = in.take(2) % 24000;
   spec.N = in.take(2) % 20000;

@@ -109,8 +109,8 @@ editable door_program(reader& in) {
                                                            {precision::int8, precision::int32},
                                                            {precision::int4, precision::int16}}};
   matmul_spec mm;
-  mm.in = pairs[d & 3][0];
-  mm.out = pairs[d & 3][1];
+  mm.dtype = pairs[d & 3][0];
+  mm.out_dtype = pairs[d & 3][1];
   mm.M = 1 + a % 24;
   mm.K = 1 + b % 160;
   mm.N = 1 + c % 40;
@@ -695,7 +695,7 @@ const std::vector<editable>& full_programs() {
     if (auto p = take_program(build(act_spec{.fn = activation::sigmoid, .M = 4, .N = 16}), "act")) out.push_back(*p);
     if (auto p = take_program(build(pool_spec{.H = 4, .W = 4, .C = 8}), "pool")) out.push_back(*p);
     // the CNA + CORE + DPU + DPU_RDMA task: a quantized conv's complete list
-    if (auto p = take_program(build(conv_spec{.in = conv_data::int8, .H = 4, .W = 4, .C = 16, .out_channels = 16, .kernel_h = 3,
+    if (auto p = take_program(build(conv_spec{.dtype = conv_data::int8, .H = 4, .W = 4, .C = 16, .out_channels = 16, .kernel_h = 3,
                                           .kernel_w = 3, .padding = conv_padding::same}),
                               "conv"))
       out.push_back(*p);

@@ -106,7 +106,7 @@ TEST_CASE("every precision pair computes what a host matmul computes, both layou
         CAPTURE(static_cast<int>(p.in));
         CAPTURE(static_cast<int>(layout));
         CAPTURE(M);
-        const auto mm = matmul_program({.in = p.in, .out = p.out, .M = M, .K = 96, .N = 40, .layout = layout});
+        const auto mm = matmul_program({.dtype = p.in, .out_dtype = p.out, .M = M, .K = 96, .N = 40, .layout = layout});
         const matmul_geometry& g = mm.geometry;
         bench b(mm.view().entries.size() * 8, g.feature_bytes(), g.weight_bytes(), g.output_bytes());
         const auto ref = fill(b, g, M);
@@ -122,7 +122,7 @@ TEST_CASE("every precision pair computes what a host matmul computes, both layou
 // host. Here the fp16 weight tile is transposed, element (n, k) of a tile at k%32 * 16 + n%16
 // instead of the reference's n%16 * 32 + k%32.
 TEST_CASE("a deliberately wrong packer makes the model's result disagree with the host") {
-  const auto mm = matmul_program({.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 32});
+  const auto mm = matmul_program({.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 32});
   const matmul_geometry& g = mm.geometry;
   std::mt19937 rng(9);
   std::uniform_real_distribution<float> d(-1, 1);
@@ -158,7 +158,7 @@ TEST_CASE("a deliberately wrong packer makes the model's result disagree with th
 // regcmd once assumed for int4.
 TEST_CASE("int4 weights: the native N64 tiling agrees with the host, an N32 tiling does not") {
   constexpr std::uint32_t M = 4, K = 64, N = 128;
-  const auto mm = matmul_program({.in = precision::int4, .out = precision::int16, .M = M, .K = K, .N = N});
+  const auto mm = matmul_program({.dtype = precision::int4, .out_dtype = precision::int16, .M = M, .K = K, .N = N});
   const matmul_geometry& g = mm.geometry;
   REQUIRE(g.weight_bytes() == K * N / 2);
   std::mt19937 rng(11);
@@ -192,8 +192,8 @@ TEST_CASE("int4 weights: the native N64 tiling agrees with the host, an N32 tili
 TEST_CASE("a chained plan runs task after task through the PC tails") {
   // K = 4096 in two slices of 2048, whose template-split ceiling (16384/K) splits M = 12
   // into two tiles
-  const auto p = plan(matmul_spec{.in = precision::fp16,
-                                  .out = precision::fp32,
+  const auto p = plan(matmul_spec{.dtype = precision::fp16,
+                                  .out_dtype = precision::fp32,
                                   .M = 12,
                                   .K = 4096,
                                   .N = 64,
@@ -244,7 +244,7 @@ struct broken {
   }
   model::run_result run_on(bench& b) { return b.run(code, mm.code.view().slots, mm.code.view().tasks); }
 };
-constexpr matmul_spec fp16_op{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 512, .N = 64};
+constexpr matmul_spec fp16_op{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 512, .N = 64};
 }  // namespace
 
 TEST_CASE("faults: a bank split that hangs, the raw K cap, narrow int8 output, small-K zeros") {
@@ -261,7 +261,7 @@ TEST_CASE("faults: a bank split that hangs, the raw K cap, narrow int8 output, s
   }
   {
     // the reference's sched=1 below K = 96: zeros
-    broken p({.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64}, 0x1040, 0xa2);
+    broken p({.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 64}, 0x1040, 0xa2);
     bench b(1024, 4096, 8192, 4096);
     const auto r = p.run_on(b);
     CHECK(r.completed());
@@ -269,7 +269,7 @@ TEST_CASE("faults: a bank split that hangs, the raw K cap, narrow int8 output, s
     CHECK(b.output[0] == 0);
   }
   {
-    const auto mm = matmul_program({.in = precision::int8, .out = precision::int32, .M = 4, .K = 64, .N = 64});
+    const auto mm = matmul_program({.dtype = precision::int8, .out_dtype = precision::int32, .M = 4, .K = 64, .N = 64});
     std::vector<entry> code(mm.code.view().entries.begin(), mm.code.view().entries.end());
     for (entry& e : code)
       if (e.offset() == 0x4010) e = e.with_value(0x0);  // int8 -> int8
@@ -277,7 +277,7 @@ TEST_CASE("faults: a bank split that hangs, the raw K cap, narrow int8 output, s
     CHECK(has(b.run(code, mm.code.view().slots, mm.code.view().tasks), fault_kind::timeout));
   }
   {
-    broken p({.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 10752, .N = 64}, 0x1024,
+    broken p({.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 1, .K = 10752, .N = 64}, 0x1024,
              (10783u << 16) | 10784);
     bench b(1024, 32768, 2 * 10784 * 64, 4096);
     CHECK(has(p.run_on(b), fault_kind::wedge));
@@ -299,7 +299,7 @@ TEST_CASE("faults: N beyond 8192, a wild write, the fp16 output stage") {
     CHECK_FALSE(r.completed());
   }
   {
-    const auto mm = matmul_program({.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 512, .N = 64});
+    const auto mm = matmul_program({.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 4, .K = 512, .N = 64});
     std::vector<entry> no_cvt(mm.code.view().entries.begin(), mm.code.view().entries.end());
     std::vector<entry> bs_on = no_cvt, atom8 = no_cvt;
     for (entry& e : no_cvt)
@@ -317,7 +317,7 @@ TEST_CASE("faults: N beyond 8192, a wild write, the fp16 output stage") {
 }
 
 TEST_CASE("a matmul with an active BN stage on a fp32 output, or an active EW stage, is unmodelled") {
-  const auto mm = matmul_program({.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 32});
+  const auto mm = matmul_program({.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 32});
   for (const auto& [offset, value] : {std::pair<std::uint16_t, std::uint32_t>{0x4060, 0x12},      // BN ReLU
                                       std::pair<std::uint16_t, std::uint32_t>{0x4070, 0x302}}) {  // the LUT
     std::vector<entry> code(mm.code.view().entries.begin(), mm.code.view().entries.end());
@@ -330,7 +330,7 @@ TEST_CASE("a matmul with an active BN stage on a fp32 output, or an active EW st
 
 TEST_CASE("faults: rows beyond the data banks, a DPU_SURFACE_ADD that points the DPU astray") {
   {
-    broken p({.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 512, .N = 64}, 0x1040,
+    broken p({.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 64, .K = 512, .N = 64}, 0x1040,
              0xb1);  // 1 bank, 2 needed
     bench b(1024, 65536, 65536, 16384);
     CHECK(has(p.run_on(b), fault_kind::wrong_result));
@@ -343,7 +343,7 @@ TEST_CASE("faults: rows beyond the data banks, a DPU_SURFACE_ADD that points the
 }
 
 TEST_CASE("the board's quirks: cold-start stale output, the int8 entry wedge") {
-  const auto mm = matmul_program({.in = precision::int8, .out = precision::int32, .M = 4, .K = 64, .N = 64});
+  const auto mm = matmul_program({.dtype = precision::int8, .out_dtype = precision::int32, .M = 4, .K = 64, .N = 64});
   bench b(1024, mm.geometry.feature_bytes(), mm.geometry.weight_bytes(), mm.geometry.output_bytes());
   b.npu.behaviour = {true, true};
   const auto ref = fill(b, mm.geometry, 9);
@@ -379,8 +379,8 @@ TEST_CASE("a strided feature view (KV-cache rows at a pitch > K) equals the matm
   // LINE_STRIDE = pitch / 16 bytes (reference "0x107c ... strided activations").
   constexpr std::uint32_t M = 8, K = 64, N = 32, row = 256;
   const auto strided =
-      matmul_program({.in = precision::fp16, .out = precision::fp32, .M = M, .K = K, .N = N, .feature_pitch = row * 2});
-  const auto dense = matmul_program({.in = precision::fp16, .out = precision::fp32, .M = M, .K = K, .N = N});
+      matmul_program({.dtype = precision::fp16, .out_dtype = precision::fp32, .M = M, .K = K, .N = N, .feature_pitch = row * 2});
+  const auto dense = matmul_program({.dtype = precision::fp16, .out_dtype = precision::fp32, .M = M, .K = K, .N = N});
   for (const entry& e : strided.view().entries)
     if (e.target() == 0x0201 && e.offset() == 0x107c) CHECK(e.value() == row * 2 / 16);
 
@@ -422,8 +422,8 @@ TEST_CASE("a matmul's fused ReLU, ReLU6 and leaky ReLU: the model applies the BN
     for (operand_layout layout : {operand_layout::row_major, operand_layout::surface}) {
       CAPTURE(static_cast<int>(r.fn));
       CAPTURE(static_cast<int>(layout));
-      const auto mm = matmul_program({.in = precision::fp16,
-                             .out = precision::fp16,
+      const auto mm = matmul_program({.dtype = precision::fp16,
+                             .out_dtype = precision::fp16,
                              .M = 16,
                              .K = 96,
                              .N = 40,
@@ -462,7 +462,7 @@ TEST_CASE("the model's SoC numbers: its RK3588 copy agrees with the traits'") {
 // The same program judged by a model of other numbers: proof that the model reads its
 // parameter, not a constant (no other SoC's numbers are known to be these).
 TEST_CASE("the model judges by its SoC numbers: banks, the widest N, the weight tile") {
-  const auto mm = matmul_program({.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64});
+  const auto mm = matmul_program({.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 64});
   const matmul_geometry& g = mm.geometry;
   auto run_with = [&](auto change) {
     bench b(mm.view().entries.size() * 8, g.feature_bytes(), g.weight_bytes(), g.output_bytes());

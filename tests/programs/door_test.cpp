@@ -16,7 +16,7 @@
 using namespace regcmd;
 
 namespace {
-constexpr matmul_spec mm{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 32};
+constexpr matmul_spec mm{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 32};
 constexpr ew_spec add{.op = ew_op::add, .M = 8, .N = 40};
 
 template <class A, class B>
@@ -56,7 +56,7 @@ TEST_CASE("door: fixed, build and build_into give the kind-explicit forms' bytes
   REQUIRE(p.ok());
   CHECK(p.value().view().tasks.size() == 2);
   // The error is the same rule through either door.
-  const auto refused = build(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 2048, .K = 512, .N = 256});
+  const auto refused = build(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 2048, .K = 512, .N = 256});
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.err().id() == "m-ceiling-fp16");
 }

@@ -103,7 +103,7 @@ program_view built(const Result& r) {
 
 std::string shape_name(const matmul_spec& s) {
   auto p = [](precision v) { return std::string(name_of(v)); };
-  std::string n = p(s.in.features) + "_" + p(s.out) + "_" + std::to_string(s.M) + "x" + std::to_string(s.K) + "x" +
+  std::string n = p(s.dtype.features) + "_" + p(s.out_dtype) + "_" + std::to_string(s.M) + "x" + std::to_string(s.K) + "x" +
                   std::to_string(s.N);
   if (s.layout == operand_layout::surface) n += "_surface";
   if (s.sched == schedule::template_split) n += "_template";
@@ -119,27 +119,27 @@ constexpr operand_layout surface = operand_layout::surface;
 
 const matmul_spec one_op_shapes[] = {
     // every pair, both layouts (int4 has no surface layout)
-    {.in = fp16, .out = fp32, .M = 64, .K = 512, .N = 256},
-    {.in = fp16, .out = fp16, .M = 64, .K = 512, .N = 256},
-    {.in = int8, .out = int32, .M = 64, .K = 512, .N = 256},
-    {.in = int4, .out = int16, .M = 8, .K = 512, .N = 128},
-    {.in = fp16, .out = fp32, .M = 4, .K = 64, .N = 64, .layout = surface},
-    {.in = fp16, .out = fp16, .M = 16, .K = 512, .N = 128, .layout = surface},
-    {.in = int8, .out = int32, .M = 64, .K = 512, .N = 64, .layout = surface},
-    {.in = fp16, .out = fp32, .M = 128, .K = 1024, .N = 64, .layout = surface},
+    {.dtype = fp16, .out_dtype = fp32, .M = 64, .K = 512, .N = 256},
+    {.dtype = fp16, .out_dtype = fp16, .M = 64, .K = 512, .N = 256},
+    {.dtype = int8, .out_dtype = int32, .M = 64, .K = 512, .N = 256},
+    {.dtype = int4, .out_dtype = int16, .M = 8, .K = 512, .N = 128},
+    {.dtype = fp16, .out_dtype = fp32, .M = 4, .K = 64, .N = 64, .layout = surface},
+    {.dtype = fp16, .out_dtype = fp16, .M = 16, .K = 512, .N = 128, .layout = surface},
+    {.dtype = int8, .out_dtype = int32, .M = 64, .K = 512, .N = 64, .layout = surface},
+    {.dtype = fp16, .out_dtype = fp32, .M = 128, .K = 1024, .N = 64, .layout = surface},
     // ragged K and N, decode M = 1, schedules, pitches
-    {.in = fp16, .out = fp32, .M = 7, .K = 100, .N = 50},
-    {.in = int8, .out = int32, .M = 3, .K = 70, .N = 40},
-    {.in = int4, .out = int16, .M = 5, .K = 90, .N = 33},
-    {.in = fp16, .out = fp16, .M = 1, .K = 4096, .N = 1024},
-    {.in = fp16, .out = fp32, .M = 1, .K = 4096, .N = 1024, .layout = surface},
-    {.in = int8, .out = int32, .M = 1, .K = 10752, .N = 64},
-    {.in = fp16, .out = fp32, .M = 300, .K = 512, .N = 64, .sched = schedule::bank_split},
-    {.in = fp16, .out = fp32, .M = 16, .K = 1024, .N = 64, .sched = schedule::template_split},
-    {.in = int8, .out = int32, .M = 700, .K = 512, .N = 64},
-    {.in = fp16, .out = fp32, .M = 64, .K = 512, .N = 64, .feature_pitch = 4096},
-    {.in = int8, .out = int32, .M = 32, .K = 256, .N = 64, .feature_pitch = 1024},
-    {.in = fp16, .out = fp32, .M = 8, .K = 64, .N = 32, .output_pitch = 1024},
+    {.dtype = fp16, .out_dtype = fp32, .M = 7, .K = 100, .N = 50},
+    {.dtype = int8, .out_dtype = int32, .M = 3, .K = 70, .N = 40},
+    {.dtype = int4, .out_dtype = int16, .M = 5, .K = 90, .N = 33},
+    {.dtype = fp16, .out_dtype = fp16, .M = 1, .K = 4096, .N = 1024},
+    {.dtype = fp16, .out_dtype = fp32, .M = 1, .K = 4096, .N = 1024, .layout = surface},
+    {.dtype = int8, .out_dtype = int32, .M = 1, .K = 10752, .N = 64},
+    {.dtype = fp16, .out_dtype = fp32, .M = 300, .K = 512, .N = 64, .sched = schedule::bank_split},
+    {.dtype = fp16, .out_dtype = fp32, .M = 16, .K = 1024, .N = 64, .sched = schedule::template_split},
+    {.dtype = int8, .out_dtype = int32, .M = 700, .K = 512, .N = 64},
+    {.dtype = fp16, .out_dtype = fp32, .M = 64, .K = 512, .N = 64, .feature_pitch = 4096},
+    {.dtype = int8, .out_dtype = int32, .M = 32, .K = 256, .N = 64, .feature_pitch = 1024},
+    {.dtype = fp16, .out_dtype = fp32, .M = 8, .K = 64, .N = 32, .output_pitch = 1024},
 };
 
 struct plan_case {
@@ -148,17 +148,17 @@ struct plan_case {
   plan_options options;
 };
 const plan_case plan_cases[] = {
-    {"plan_ksplit_fp16", {.in = fp16, .out = fp32, .M = 32, .K = 16384, .N = 128}, {}},
-    {"plan_ksplit_fp16_fp16", {.in = fp16, .out = fp16, .M = 16, .K = 12288, .N = 64}, {}},
-    {"plan_ksplit_int8", {.in = int8, .out = int32, .M = 16, .K = 12288, .N = 64}, {}},
-    {"plan_ksplit_ragged_slice", {.in = fp16, .out = fp32, .M = 4, .K = 5000, .N = 32}, {.k_slice = 2048}},
-    {"plan_ntile_fp16", {.in = fp16, .out = fp32, .M = 4, .K = 256, .N = 9000}, {}},
-    {"plan_decode_1x4096x11008", {.in = fp16, .out = fp16, .M = 1, .K = 4096, .N = 11008}, {}},
-    {"plan_mtile_fp16", {.in = fp16, .out = fp32, .M = 1000, .K = 512, .N = 64}, {}},
-    {"plan_mtile_int8_delta", {.in = int8, .out = int32, .M = 2000, .K = 512, .N = 64}, {.delta_tasks = true}},
-    {"plan_ksplit_mtile_delta", {.in = fp16, .out = fp32, .M = 512, .K = 4096, .N = 256}, {.delta_tasks = true}},
-    {"plan_surface_ksplit", {.in = fp16, .out = fp32, .M = 256, .K = 2048, .N = 64, .layout = surface}, {}},
-    {"plan_int4_mtile", {.in = int4, .out = int16, .M = 100, .K = 512, .N = 64}, {}},
+    {"plan_ksplit_fp16", {.dtype = fp16, .out_dtype = fp32, .M = 32, .K = 16384, .N = 128}, {}},
+    {"plan_ksplit_fp16_fp16", {.dtype = fp16, .out_dtype = fp16, .M = 16, .K = 12288, .N = 64}, {}},
+    {"plan_ksplit_int8", {.dtype = int8, .out_dtype = int32, .M = 16, .K = 12288, .N = 64}, {}},
+    {"plan_ksplit_ragged_slice", {.dtype = fp16, .out_dtype = fp32, .M = 4, .K = 5000, .N = 32}, {.k_slice = 2048}},
+    {"plan_ntile_fp16", {.dtype = fp16, .out_dtype = fp32, .M = 4, .K = 256, .N = 9000}, {}},
+    {"plan_decode_1x4096x11008", {.dtype = fp16, .out_dtype = fp16, .M = 1, .K = 4096, .N = 11008}, {}},
+    {"plan_mtile_fp16", {.dtype = fp16, .out_dtype = fp32, .M = 1000, .K = 512, .N = 64}, {}},
+    {"plan_mtile_int8_delta", {.dtype = int8, .out_dtype = int32, .M = 2000, .K = 512, .N = 64}, {.delta_tasks = true}},
+    {"plan_ksplit_mtile_delta", {.dtype = fp16, .out_dtype = fp32, .M = 512, .K = 4096, .N = 256}, {.delta_tasks = true}},
+    {"plan_surface_ksplit", {.dtype = fp16, .out_dtype = fp32, .M = 256, .K = 2048, .N = 64, .layout = surface}, {}},
+    {"plan_int4_mtile", {.dtype = int4, .out_dtype = int16, .M = 100, .K = 512, .N = 64}, {}},
 };
 
 struct fused_case {
@@ -169,13 +169,13 @@ const fused_case fused_cases[] = {
     {"fused_scaled_matmul_1x4096x1", per_channel_scaled_matmul(1, 4096, 1)},
     {"fused_scaled_matmul_8x128x17", per_channel_scaled_matmul(8, 128, 17)},
     {"fused_add_per_element_64x512x256",
-     {.matmul = {.in = fp16, .out = fp16, .M = 64, .K = 512, .N = 256}, .op = ew_op::add,
+     {.matmul = {.dtype = fp16, .out_dtype = fp16, .M = 64, .K = 512, .N = 256}, .op = ew_op::add,
       .operand = ew_operand::per_element}},
     {"fused_max_immediate_4x64x32",
-     {.matmul = {.in = fp16, .out = fp16, .M = 4, .K = 64, .N = 32}, .op = ew_op::max,
+     {.matmul = {.dtype = fp16, .out_dtype = fp16, .M = 4, .K = 64, .N = 32}, .op = ew_op::max,
       .operand = ew_operand::immediate, .immediate = 0.5f}},
     {"fused_add_per_channel_700x256x128",
-     {.matmul = {.in = fp16, .out = fp16, .M = 700, .K = 256, .N = 128}, .op = ew_op::add,
+     {.matmul = {.dtype = fp16, .out_dtype = fp16, .M = 700, .K = 256, .N = 128}, .op = ew_op::add,
       .operand = ew_operand::per_channel}},
 };
 
@@ -238,23 +238,23 @@ TEST_CASE("golden: the allocation-free run-time door writes the same bytes into 
   std::array<slot, 8> slots{};
   std::array<task, 2> tasks{};
   program_writer w{entries, slots, tasks};
-  const auto g = build_into(w, plan_request{{.in = fp16, .out = fp32, .M = 4, .K = 256, .N = 9000}});
+  const auto g = build_into(w, plan_request{{.dtype = fp16, .out_dtype = fp32, .M = 4, .K = 256, .N = 9000}});
   REQUIRE(g.ok());
   CHECK(g.value().n_tiles == 2);
   check_golden("plan_ntile_fp16", {w.entries(), w.slots(), w.tasks()});
   // storage too small is the rule program-capacity, not a write past its end
   std::array<entry, 100> few{};
   program_writer small{few, slots, tasks};
-  CHECK(build_into(small, matmul_spec{.in = fp16, .out = fp32, .M = 4, .K = 64, .N = 64}).err().id() ==
+  CHECK(build_into(small, matmul_spec{.dtype = fp16, .out_dtype = fp32, .M = 4, .K = 64, .N = 64}).err().id() ==
         "program-capacity");
 }
 
 TEST_CASE("golden: the compile-time doors build the same bytes as the run-time doors") {
-  constexpr auto mm = fixed<matmul_spec{.in = fp16, .out = fp32, .M = 64, .K = 512, .N = 256}>();
+  constexpr auto mm = fixed<matmul_spec{.dtype = fp16, .out_dtype = fp32, .M = 64, .K = 512, .N = 256}>();
   check_golden("matmul_fp16_fp32_64x512x256", mm.code.view());
-  constexpr auto surf = fixed<matmul_spec{.in = fp16, .out = fp32, .M = 4, .K = 64, .N = 64, .layout = surface}>();
+  constexpr auto surf = fixed<matmul_spec{.dtype = fp16, .out_dtype = fp32, .M = 4, .K = 64, .N = 64, .layout = surface}>();
   check_golden("matmul_fp16_fp32_4x64x64_surface", surf.code.view());
-  constexpr auto p = fixed<plan_request{matmul_spec{.in = int8, .out = int32, .M = 2000, .K = 512, .N = 64}, plan_options{.delta_tasks = true}}>();
+  constexpr auto p = fixed<plan_request{matmul_spec{.dtype = int8, .out_dtype = int32, .M = 2000, .K = 512, .N = 64}, plan_options{.delta_tasks = true}}>();
   check_golden("plan_mtile_int8_delta", p.code.view());
   constexpr auto e = fixed<ew_spec{.op = ew_op::max, .dtype = int8, .M = 8, .N = 40, .operand = ew_operand::per_channel,
                                 .immediate = 0.75f}>();

@@ -93,7 +93,7 @@ TEST_CASE("reference conv: padding adds nothing, zero points shift both operands
 }
 
 TEST_CASE("reference quantized conv output: TFLite's rounding, the activation, the type's clamp, the residual") {
-  conv_spec s{.in = conv_data::uint8, .input = {0.5f, 128}, .weights = {0.25f, 0}, .output = {1.0f, 10}};
+  conv_spec s{.dtype = conv_data::uint8, .input = {0.5f, 128}, .weights = {0.25f, 0}, .output = {1.0f, 10}};
   CHECK(reference::quantized_output(s, 10, nullptr) == 11);     // 10 · 0.125 = 1.25 -> 1, + 10
   CHECK(reference::quantized_output(s, -200, nullptr) == 0);    // -25 + 10 = -15: uint8 holds 0
   s.activation = output_activation::relu6;
@@ -102,7 +102,7 @@ TEST_CASE("reference quantized conv output: TFLite's rounding, the activation, t
   s.residual = {0.5f, 4};
   const double stored = 8;                                      // 0.5 · (8 - 4) = 2
   CHECK(reference::quantized_output(s, 10, &stored) == 13);     // 1.25 + 2 = 3.25 -> 3, + 10
-  s.in = conv_data::int8;
+  s.dtype = conv_data::int8;
   CHECK(reference::quantized_output(s, 2000, nullptr) == 127);  // 250 + 10: int8 holds 127
 }
 

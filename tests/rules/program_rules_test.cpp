@@ -149,7 +149,7 @@ TEST_CASE("task-interrupts: the mask must be pair-complete, and the last block's
 
 // Regressions found by fuzz_validate: programs edited by hand that validated.
 TEST_CASE("address-slots: a slot's role must be one its register can address") {
-  const auto mm = build(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64}).value();
+  const auto mm = build(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 64}).value();
   auto with_role = [&](operand_role from, operand_role to) {
     heap_code edited = mm.code;
     for (slot& s : edited.slots)
@@ -165,7 +165,7 @@ TEST_CASE("address-slots: a slot's role must be one its register can address") {
 }
 
 TEST_CASE("task-alignment: a task starts on an even entry") {
-  const auto mm = build(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64}).value();
+  const auto mm = build(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 64}).value();
   heap_code moved = mm.code;  // a zero entry before the task: it starts at entry 1
   moved.entries.insert(moved.entries.begin(), entry{});
   moved.tasks[0].first = 1;
@@ -191,7 +191,7 @@ TEST_CASE("writer rules: capacity and task structure") {
 }
 
 TEST_CASE("patch_slots writes IOVA + offset and refuses addresses past 32 bits") {
-  auto mm = build(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64}).value();
+  auto mm = build(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 64}).value();
   std::array<entry, 108> copy{};
   for (std::size_t i = 0; i < 108; ++i) copy[i] = mm.code.entries[i];
   operand_addresses base{};
@@ -209,7 +209,7 @@ TEST_CASE("patch_slots writes IOVA + offset and refuses addresses past 32 bits")
 // Regressions of hand-edited programs that validated before (issue of the attack on regcmd:
 // items 5-7). Each edit below passed every check until the rule that now refuses it.
 TEST_CASE("chain-link: a tail's next-task slot must address the next task, with its length") {
-  auto built = build(plan_request{matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 8, .K = 8192, .N = 64}, {.k_slice = 2048}});
+  auto built = build(plan_request{matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 8, .K = 8192, .N = 64}, {.k_slice = 2048}});
   REQUIRE(built.ok());
   REQUIRE(built.value().view().tasks.size() == 4);
   CHECK(id(validate(built.value().view())) == "ok");
@@ -230,7 +230,7 @@ TEST_CASE("chain-link: a tail's next-task slot must address the next task, with 
 }
 
 TEST_CASE("tail-complete: a task range that wraps 32 bits is out of bounds, not a short task") {
-  const auto mm = build(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64}).value();
+  const auto mm = build(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 64}).value();
   heap_code wrapped = mm.code;
   // first + count = 0x1'0000'0070 wraps to 0x70, inside the 108 entries in 32 bits
   wrapped.tasks[0].first = 0xffff'fff0u;
@@ -254,7 +254,7 @@ TEST_CASE("task-length: every task's fetch amount fits PC_REGISTER_AMOUNTS, link
 }
 
 TEST_CASE("program-empty: a program of no tasks is refused, with or without entries") {
-  const auto mm = build(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64}).value();
+  const auto mm = build(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 64}).value();
   const program_view whole = mm.code.view();
   const program_view no_tasks{whole.entries, whole.slots, {}, true, false};
   CHECK(id(validate(no_tasks)) == "program-empty");
@@ -287,7 +287,7 @@ TEST_CASE("slot-extent: each slot covers the bytes its DMA touches, by the task'
   // surface fp16 -> fp32, M = 4, K = 64, N = 64: features in K/8 = 8 surfaces of 4 rows of
   // 16 bytes (SURF_STRIDE + LINE_STRIDE = 0 + 4 units of 16 bytes apart): 512; weights
   // K x N x 2 = 8192; outputs in 64 x 4 / 16 = 16 surfaces of 4 atoms: 1024.
-  const auto surface = build(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64,
+  const auto surface = build(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 64,
                                      .layout = operand_layout::surface}).value();
   CHECK(id(validate(surface.code.view())) == "ok");
   heap_code lying = surface.code;
@@ -306,7 +306,7 @@ TEST_CASE("slot-extent: each slot covers the bytes its DMA touches, by the task'
   // row-major fp16 -> fp32 with padded pitches: 4 feature rows 256 bytes apart, 128 read
   // from the last (3 x 256 + 128 = 896); 4 output rows 512 bytes apart, 256 written in the
   // last (3 x 512 + 256 = 1792)
-  const auto rows = build(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64,
+  const auto rows = build(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 64,
                                   .feature_pitch = 256, .output_pitch = 512}).value();
   CHECK(id(validate(rows.code.view())) == "ok");
   CHECK(shorten(rows.code, operand_role::feature).touched == 896);

@@ -25,7 +25,7 @@ namespace {
 // A matmul -> SDP add chain with constant data: every output element is K x 0.5 x 0.25 +
 // 1.5 = 9.5 (exact in fp16).
 struct constant_chain {
-  static constexpr fused_spec spec{.matmul = {.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 32},
+  static constexpr fused_spec spec{.matmul = {.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 4, .K = 64, .N = 32},
                                    .op = ew_op::add, .operand = ew_operand::immediate, .immediate = 1.5f};
   static constexpr float expected = 64 * 0.5f * 0.25f + 1.5f;
   runtime_program<fused_geometry> program = build(spec).value();
@@ -132,7 +132,7 @@ TEST_CASE("run options out of range or inapplicable are refused before any submi
   CHECK(stats().submits == submits);
   CHECK(npu.run(p, {.core = 2, .timeout_ms = 60'000}).ok());
 
-  const auto built = build(plan_request{matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 512, .K = 512, .N = 64}});
+  const auto built = build(plan_request{matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 512, .K = 512, .N = 64}});
   REQUIRE(built.ok());
   const buffer a = make(d, plan_feature_bytes(built.value().geometry)), b = make(d, built.value().geometry.weight_bytes());
   const buffer c = make(d, plan_output_bytes(built.value().geometry));
@@ -270,7 +270,7 @@ TEST_CASE("sessions on several threads share one node safely") {
 TEST_CASE("rocket: every job's completion is read: a wedged first job of a split plan is run again") {
   const device d = open_device(driver::rocket);
   session npu{d};
-  const auto built = build(plan_request{matmul_spec{.in = precision::int8, .out = precision::int32, .M = 16, .K = 8192, .N = 64}, {.k_slice = 2048}});
+  const auto built = build(plan_request{matmul_spec{.dtype = precision::int8, .out_dtype = precision::int32, .M = 16, .K = 8192, .N = 64}, {.k_slice = 2048}});
   REQUIRE(built.ok());
   const auto& plan = built.value();
   REQUIRE(plan.view().tasks.size() >= 3);
@@ -328,7 +328,7 @@ TEST_CASE("job fault: rocket stops one job of a split submit; a wait shorter tha
   const device d = open_device(driver::rocket);
   session npu{d};
   const std::uint32_t M = 16, K = 96, N = 64;
-  const auto built = build(plan_request{matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = M, .K = K, .N = N}, {.k_slice = 32}});
+  const auto built = build(plan_request{matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = M, .K = K, .N = N}, {.k_slice = 32}});
   REQUIRE(built.ok());
   const auto& plan = built.value();
   REQUIRE(plan.view().tasks.size() == 3);

@@ -223,7 +223,7 @@ TEST_CASE("bind writes what patch_slots writes, and rebinding rewrites only the 
   const device d = open_device();
   session npu{d};
   // three chained tasks: feature, weight, output and next-task slots
-  const auto built = build(plan_request{matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 24, .K = 2048, .N = 64,
+  const auto built = build(plan_request{matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 24, .K = 2048, .N = 64,
                                           .sched = schedule::template_split}, {.k_slice = 2048}});
   REQUIRE(built.ok());
   REQUIRE(built.value().view().tasks.size() == 3);
@@ -391,7 +391,7 @@ TEST_CASE("a buffer too large for the driver is refused before the kernel sees i
 TEST_CASE("rknpu: multi-core: one core, round-robin, all three") {
   const device d = open_device(driver::rknpu);
   session npu{d};
-  const auto shape = plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 512, .K = 512, .N = 64}).value();
+  const auto shape = plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 512, .K = 512, .N = 64}).value();
   REQUIRE(shape.tasks() == 2);
   std::vector<entry> entries(plan_entries(shape));
   std::vector<slot> slots(16);
@@ -436,7 +436,7 @@ TEST_CASE("non-blocking submit with a fence") {
 TEST_CASE("rocket: one drm_rocket_task per task, the tail included; the job lists what it reads and writes") {
   const device d = open_device(driver::rocket);
   session npu{d};
-  const auto built = build(plan_request{matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 24, .K = 2048, .N = 64,
+  const auto built = build(plan_request{matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 24, .K = 2048, .N = 64,
                                           .sched = schedule::template_split}, {.k_slice = 2048}});
   REQUIRE(built.ok());
   const runtime_program<plan_shape>& plan = built.value();
@@ -519,7 +519,7 @@ TEST_CASE("rocket: programs its kernel cannot run are refused before anything re
   REQUIRE(ew.ok());
   CHECK(npu.prepare(ew.value().view()).err().id() == "rocket-pingpong");
   // delta tasks lean on the registers of the task before; the kernel kicks each task alone
-  const auto delta = build(plan_request{matmul_spec{.in = precision::int8, .out = precision::int32, .M = 2000, .K = 512, .N = 64}, {.delta_tasks = true}});
+  const auto delta = build(plan_request{matmul_spec{.dtype = precision::int8, .out_dtype = precision::int32, .M = 2000, .K = 512, .N = 64}, {.delta_tasks = true}});
   REQUIRE(delta.ok());
   CHECK(npu.prepare(delta.value().view()).err().id() == "rocket-delta-tasks");
   // a task that does not end on a DPU interrupt never completes there: a PPU task, whose
@@ -544,7 +544,7 @@ TEST_CASE("rocket: programs its kernel cannot run are refused before anything re
 TEST_CASE("rocket: cores::all makes each chain a job of one submit; the kernel picks the cores") {
   const device d = open_device(driver::rocket);
   session npu{d};
-  const auto built = build(plan_request{matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 512, .K = 512, .N = 64}});
+  const auto built = build(plan_request{matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 512, .K = 512, .N = 64}});
   REQUIRE(built.ok());
   const runtime_program<plan_shape>& plan = built.value();
   REQUIRE(plan.view().tasks.size() == 2);
@@ -594,7 +594,7 @@ TEST_CASE("rknpu and rocket: the same program bytes, each kernel's view of a tas
 TEST_CASE("graph buffers: one buffer for each role the graph uses, tensors packed and read back by name") {
   const device d = open_device();
   // two int8 matmuls reading one input (no intermediate): y[n] = sum_k x[k] w[k][n]
-  constexpr matmul_spec mm{.in = precision::int8, .out = precision::int32, .M = 1, .K = 32, .N = 16};
+  constexpr matmul_spec mm{.dtype = precision::int8, .out_dtype = precision::int32, .M = 1, .K = 32, .N = 16};
   const auto built = build(make_graph(graph_matmul("a", "x", "wa", mm), graph_matmul("b", "x", "wb", mm)));
   REQUIRE(built.ok());
   auto io = graph_buffers::create(d, built.value().geometry);
@@ -637,7 +637,7 @@ TEST_CASE("graph buffers: one buffer for each role the graph uses, tensors packe
 TEST_CASE("cores::all_then_one: a graph's independent branches on the cores, then the rest on one, the same bytes") {
   const device d = open_device();
   // a and b read x alone (one task each); c reads a
-  constexpr conv_spec conv{.in = conv_data::fp16, .out = precision::fp16, .H = 8, .W = 8, .C = 16, .out_channels = 16,
+  constexpr conv_spec conv{.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 8, .W = 8, .C = 16, .out_channels = 16,
                            .kernel_h = 3, .kernel_w = 3, .padding = conv_padding::same};
   const auto built = build(make_graph(graph_conv("a", "x", "ka", conv), graph_conv("b", "x", "kb", conv),
                                             graph_conv("c", "a", "kc", conv)));

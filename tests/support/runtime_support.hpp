@@ -126,8 +126,8 @@ struct job {
   }
 };
 
-inline constexpr matmul_spec fp16_op{.in = precision::fp16, .out = precision::fp32, .M = 16, .K = 256, .N = 64};
-inline constexpr matmul_spec int8_op{.in = precision::int8, .out = precision::int32, .M = 16, .K = 256, .N = 64};
+inline constexpr matmul_spec fp16_op{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 16, .K = 256, .N = 64};
+inline constexpr matmul_spec int8_op{.dtype = precision::int8, .out_dtype = precision::int32, .M = 16, .K = 256, .N = 64};
 
 
 // An int8 and a fp16 matmul, prepared and bound on one session: entering and leaving

@@ -64,7 +64,7 @@ TEST_CASE("a pooling task: PPU and PPU_RDMA in ascending offsets, enable 0x60, P
 
 TEST_CASE("a CNA + CORE + DPU + DPU_RDMA task with a bias read: enable 0x1d, the BS operand a slot") {
   const matmul_geometry g =
-      resolve(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 32}).value();
+      resolve(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 32}).value();
   task_desc t = matmul_task(g);
   t.dpu_rdma = dpu_rdma_stage{.brdma_cfg = {.BRDMA_DATA_USE = 1},
                               .bs_operand = address{operand_role::ew_operand, 0, 32 * 4},
@@ -86,7 +86,7 @@ TEST_CASE("a CNA + CORE + DPU + DPU_RDMA task with a bias read: enable 0x1d, the
 
 TEST_CASE("the complete DPU write list and the vendor's element-wise one differ by 14 registers") {
   const matmul_geometry g =
-      resolve(matmul_spec{.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 32}).value();
+      resolve(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 4, .K = 64, .N = 32}).value();
   task_desc full = matmul_task(g);
   full.cna.reset();
   full.core.reset();
@@ -115,7 +115,7 @@ std::map<std::pair<std::uint16_t, std::uint16_t>, std::uint32_t> registers_after
 TEST_CASE("a delta task between two different ops leaves the registers the full task would") {
   // a matmul task (writing the intermediate buffer), then an SDP task written as a delta on it
   const matmul_geometry mg =
-      resolve(matmul_spec{.in = precision::fp16, .out = precision::fp16, .M = 8, .K = 64, .N = 32}).value();
+      resolve(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 8, .K = 64, .N = 32}).value();
   const ew_geometry eg = resolve_ew(ew_spec{.op = ew_op::mul, .M = 8, .N = 32, .layout = operand_layout::row_major}).value();
   program<256, 3, 12> full, delta;
   auto body_of = [](const program<256, 3, 12>& p, std::uint32_t t) {

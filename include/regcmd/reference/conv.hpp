@@ -57,7 +57,7 @@ inline double quantized_output(const conv_spec& s, double accumulator, const dou
   double real = accumulator * double(s.input.scale) * s.weights.scale;
   if (residual) real += double(s.residual.scale) * (*residual - s.residual.zero_point);
   real = activate(s.activation, s.leaky_slope, true, real);
-  const double lo = s.in == conv_data::uint8 ? 0 : -128;
+  const double lo = s.dtype == conv_data::uint8 ? 0 : -128;
   return std::clamp(std::round(real / s.output.scale) + s.output.zero_point, lo, lo + 255);
 }
 

@@ -220,7 +220,7 @@ TEST_CASE(
   patch_to_4x64x64(p);
   REQUIRE(p.ok());
   constexpr auto ours = fixed<matmul_spec{
-      .in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64, .layout = operand_layout::surface}>();
+      .dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 64, .layout = operand_layout::surface}>();
   const auto theirs = registers_of(m.view()), mine = registers_of(ours.code.view());
   // The registers the capture writes differently from regcmd (matmul-recipe §5, "vendor
   // capture vs both implementations"): capture value, then regcmd's.
@@ -350,7 +350,7 @@ TEST_CASE("captured: bytes read after their last write are an intermediate, writ
 }
 
 TEST_CASE("captured: a program built at run time patches the same way, on the heap") {
-  auto built = build(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64});
+  auto built = build(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 64});
   REQUIRE(built.ok());
   heap_code& code = built.value().code;
   // Row-major features, rows K * 2 = 128 bytes apart: (M - 1) * 128 + 128 bytes.

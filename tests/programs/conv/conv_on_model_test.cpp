@@ -114,7 +114,7 @@ outcome run_fp16(const conv_spec& s, std::uint64_t seed) {
         v = reference::activate(s.activation, s.leaky_slope, false, v);
         // fp32 accumulation, then one fp16 rounding of the output
         const double allowed = (size + std::abs(v)) * (h.taps() + 2) * std::ldexp(1.0, -24) +
-                               (s.out == precision::fp16 ? std::abs(v) * std::ldexp(1.0, -11) : 0.0) + 1e-30;
+                               (s.out_dtype == precision::fp16 ? std::abs(v) * std::ldexp(1.0, -11) : 0.0) + 1e-30;
         o.max_error = std::max(o.max_error, std::abs(out[i] - v) / allowed);
       }
   return o;
@@ -131,54 +131,54 @@ TEST_CASE("quantized convs on the model agree with the host convolution within o
   const quantization u_in{0.02f, 100}, u_w{0.005f, 140}, i_in{0.05f, -5}, i_w{0.01f, 3};
   const named cases[] = {
       {"uint8 3x3 s1 SAME, C 20 (a partial atom), 40 kernels, bias",
-       {.in = conv_data::uint8, .H = 12, .W = 11, .C = 20, .out_channels = 40, .kernel_h = 3, .kernel_w = 3,
+       {.dtype = conv_data::uint8, .H = 12, .W = 11, .C = 20, .out_channels = 40, .kernel_h = 3, .kernel_w = 3,
         .padding = conv_padding::same, .input = u_in, .weights = u_w, .output = {0.5f, 90}, .bias = true}, 1},
       {"int8 5x5 s2 VALID, 33 kernels (odd), bias",
-       {.in = conv_data::int8, .H = 15, .W = 13, .C = 16, .out_channels = 33, .kernel_h = 5, .kernel_w = 5, .stride_y = 2,
+       {.dtype = conv_data::int8, .H = 15, .W = 13, .C = 16, .out_channels = 33, .kernel_h = 5, .kernel_w = 5, .stride_y = 2,
         .stride_x = 2, .input = i_in, .weights = i_w, .output = {2.0f, 7}, .bias = true}, 1},
       {"uint8 7x7 s2 SAME, C 3 (an image), ReLU6",
-       {.in = conv_data::uint8, .H = 20, .W = 20, .C = 3, .out_channels = 24, .kernel_h = 7, .kernel_w = 7, .stride_y = 2,
+       {.dtype = conv_data::uint8, .H = 20, .W = 20, .C = 3, .out_channels = 24, .kernel_h = 7, .kernel_w = 7, .stride_y = 2,
         .stride_x = 2, .padding = conv_padding::same, .input = u_in, .weights = u_w, .output = {6.0f / 255, 0},
         .activation = output_activation::relu6}, 1},
       {"int8 1x1 pointwise, ReLU after a residual add",
-       {.in = conv_data::int8, .H = 9, .W = 7, .C = 64, .out_channels = 64, .input = i_in, .weights = i_w,
+       {.dtype = conv_data::int8, .H = 9, .W = 7, .C = 64, .out_channels = 64, .input = i_in, .weights = i_w,
         .output = {1.0f, -10}, .bias = true, .residual_add = true, .residual = {0.1f, 4},
         .activation = output_activation::relu}, 1},
       {"uint8 depthwise 3x3 s1 SAME, bias, ReLU6",
-       {.in = conv_data::uint8, .H = 10, .W = 12, .C = 48, .out_channels = 48, .kernel_h = 3, .kernel_w = 3,
+       {.dtype = conv_data::uint8, .H = 10, .W = 12, .C = 48, .out_channels = 48, .kernel_h = 3, .kernel_w = 3,
         .padding = conv_padding::same, .depthwise = true, .input = u_in, .weights = u_w, .output = {6.0f / 255, 0},
         .bias = true, .activation = output_activation::relu6}, 1},
       {"int8 depthwise 3x3 s2 SAME, C 40",
-       {.in = conv_data::int8, .H = 11, .W = 9, .C = 40, .out_channels = 40, .kernel_h = 3, .kernel_w = 3, .stride_y = 2,
+       {.dtype = conv_data::int8, .H = 11, .W = 9, .C = 40, .out_channels = 40, .kernel_h = 3, .kernel_w = 3, .stride_y = 2,
         .stride_x = 2, .padding = conv_padding::same, .depthwise = true, .input = i_in, .weights = i_w,
         .output = {0.5f, 0}}, 1},
       {"int8 3x3 dilation 2, explicit padding 1,2,3,0",
-       {.in = conv_data::int8, .H = 12, .W = 12, .C = 32, .out_channels = 32, .kernel_h = 3, .kernel_w = 3,
+       {.dtype = conv_data::int8, .H = 12, .W = 12, .C = 32, .out_channels = 32, .kernel_h = 3, .kernel_w = 3,
         .dilation_y = 2, .dilation_x = 2, .padding = conv_padding::explicit_sides, .pad = {1, 2, 3, 0}, .input = i_in,
         .weights = i_w, .output = {3.0f, 0}}, 1},
       {"uint8 depthwise 100x100x48 SAME: Mesa's five row tasks",
-       {.in = conv_data::uint8, .H = 100, .W = 100, .C = 48, .out_channels = 48, .kernel_h = 3, .kernel_w = 3,
+       {.dtype = conv_data::uint8, .H = 100, .W = 100, .C = 48, .out_channels = 48, .kernel_h = 3, .kernel_w = 3,
         .padding = conv_padding::same, .depthwise = true, .input = u_in, .weights = u_w, .output = {0.05f, 128},
         .bias = true}, 5},
       {"int8 3x3 s1 SAME, bias, leaky ReLU 0.1 (the BN multiplier on the accumulator)",
-       {.in = conv_data::int8, .H = 9, .W = 10, .C = 32, .out_channels = 40, .kernel_h = 3, .kernel_w = 3,
+       {.dtype = conv_data::int8, .H = 9, .W = 10, .C = 32, .out_channels = 40, .kernel_h = 3, .kernel_w = 3,
         .padding = conv_padding::same, .input = i_in, .weights = i_w, .output = {1.0f, 3}, .bias = true,
         .activation = output_activation::leaky_relu, .leaky_slope = 0.1f}, 1},
       {"uint8 depthwise 3x3, leaky ReLU 0.25",
-       {.in = conv_data::uint8, .H = 8, .W = 8, .C = 32, .out_channels = 32, .kernel_h = 3, .kernel_w = 3,
+       {.dtype = conv_data::uint8, .H = 8, .W = 8, .C = 32, .out_channels = 32, .kernel_h = 3, .kernel_w = 3,
         .padding = conv_padding::same, .depthwise = true, .input = u_in, .weights = u_w, .output = {0.05f, 128},
         .activation = output_activation::leaky_relu, .leaky_slope = 0.25f}, 1},
       {"int8 3x3 200x256x16: three row tasks",
-       {.in = conv_data::int8, .H = 200, .W = 256, .C = 16, .out_channels = 8, .kernel_h = 3, .kernel_w = 3,
+       {.dtype = conv_data::int8, .H = 200, .W = 256, .C = 16, .out_channels = 8, .kernel_h = 3, .kernel_w = 3,
         .padding = conv_padding::same, .input = i_in, .weights = i_w, .output = {2.0f, 0}, .bias = true}, 3},
       {"int8 3x3 14x14x256 -> 256: two kernel groups",
-       {.in = conv_data::int8, .H = 14, .W = 14, .C = 256, .out_channels = 256, .kernel_h = 3, .kernel_w = 3,
+       {.dtype = conv_data::int8, .H = 14, .W = 14, .C = 256, .out_channels = 256, .kernel_h = 3, .kernel_w = 3,
         .padding = conv_padding::same, .input = i_in, .weights = i_w, .output = {8.0f, 0}, .bias = true}, 2},
   };
   std::uint64_t seed = 1;
   for (const named& c : cases) {
     CAPTURE(c.what);
-    const outcome o = c.spec.in == conv_data::uint8 ? run_quantized<std::uint8_t>(c.spec, seed++)
+    const outcome o = c.spec.dtype == conv_data::uint8 ? run_quantized<std::uint8_t>(c.spec, seed++)
                                                     : run_quantized<std::int8_t>(c.spec, seed++);
     CHECK(o.tasks == c.tasks);
     CHECK(o.max_error <= 1.0);
@@ -186,7 +186,7 @@ TEST_CASE("quantized convs on the model agree with the host convolution within o
 }
 
 TEST_CASE("the model's requantization rounding is a parameter: truncating moves outputs, within the step") {
-  const conv_spec s{.in = conv_data::int8, .H = 8, .W = 8, .C = 32, .out_channels = 32, .kernel_h = 3, .kernel_w = 3,
+  const conv_spec s{.dtype = conv_data::int8, .H = 8, .W = 8, .C = 32, .out_channels = 32, .kernel_h = 3, .kernel_w = 3,
                     .padding = conv_padding::same, .input = {0.05f, 0}, .weights = {0.01f, 0}, .output = {1.0f, 0},
                     .bias = true};
   const outcome nearest = run_quantized<std::int8_t>(s, 7), floor = run_quantized<std::int8_t>(s, 7, model::rounding::truncate);
@@ -207,22 +207,22 @@ TEST_CASE("fp16 convs on the model agree with the host convolution within fp32 a
   };
   const named cases[] = {
       {"3x3 s1 SAME, 40 kernels, fp16 out",
-       {.in = conv_data::fp16, .out = precision::fp16, .H = 10, .W = 9, .C = 32, .out_channels = 40, .kernel_h = 3,
+       {.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 10, .W = 9, .C = 32, .out_channels = 40, .kernel_h = 3,
         .kernel_w = 3, .padding = conv_padding::same}},
       {"1x1, C 64, fp32 out, ReLU",
-       {.in = conv_data::fp16, .out = precision::fp32, .H = 6, .W = 8, .C = 64, .out_channels = 64,
+       {.dtype = conv_data::fp16, .out_dtype = precision::fp32, .H = 6, .W = 8, .C = 64, .out_channels = 64,
         .activation = output_activation::relu}},
       {"depthwise 3x3 C 24, ReLU6",
-       {.in = conv_data::fp16, .out = precision::fp16, .H = 9, .W = 9, .C = 24, .out_channels = 24, .kernel_h = 3,
+       {.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 9, .W = 9, .C = 24, .out_channels = 24, .kernel_h = 3,
         .kernel_w = 3, .padding = conv_padding::same, .depthwise = true, .activation = output_activation::relu6}},
       {"5x5 s2 VALID with a residual add",
-       {.in = conv_data::fp16, .out = precision::fp16, .H = 13, .W = 15, .C = 16, .out_channels = 16, .kernel_h = 5,
+       {.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 13, .W = 15, .C = 16, .out_channels = 16, .kernel_h = 5,
         .kernel_w = 5, .stride_y = 2, .stride_x = 2, .residual_add = true}},
       {"3x3 SAME, leaky ReLU 0.1 (fp16 multiplier 0x2e66), fp16 out",
-       {.in = conv_data::fp16, .out = precision::fp16, .H = 8, .W = 7, .C = 16, .out_channels = 24, .kernel_h = 3,
+       {.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 8, .W = 7, .C = 16, .out_channels = 24, .kernel_h = 3,
         .kernel_w = 3, .padding = conv_padding::same, .activation = output_activation::leaky_relu, .leaky_slope = 0.1f}},
       {"7x7 s1 SAME, C 3, fp32 out",
-       {.in = conv_data::fp16, .out = precision::fp32, .H = 12, .W = 12, .C = 3, .out_channels = 8, .kernel_h = 7,
+       {.dtype = conv_data::fp16, .out_dtype = precision::fp32, .H = 12, .W = 12, .C = 3, .out_channels = 8, .kernel_h = 7,
         .kernel_w = 7, .padding = conv_padding::same}},
   };
   std::uint64_t seed = 100;

@@ -22,7 +22,7 @@ conv_geometry geometry(const conv_spec& s) {
 
 TEST_CASE("uint8 features: shifted by -0x80, 16-channel surfaces, the padding channels at the zero point") {
   // H = 2, W = 3, C = 20: two surfaces of 2·3 atoms (96 bytes each), channels 20..31 padding
-  const auto g = geometry({.in = conv_data::uint8, .H = 2, .W = 3, .C = 20, .out_channels = 16,
+  const auto g = geometry({.dtype = conv_data::uint8, .H = 2, .W = 3, .C = 20, .out_channels = 16,
                            .input = {0.5f, 100}, .weights = {0.5f, 0}, .output = {0.5f, 0}});
   REQUIRE(conv_feature_bytes(g) == 192);
   for (tensor_order order : {tensor_order::nhwc, tensor_order::nchw}) {
@@ -42,7 +42,7 @@ TEST_CASE("uint8 features: shifted by -0x80, 16-channel surfaces, the padding ch
 
 TEST_CASE("fp16 features: 8-channel atoms, C padded to 16 channels with zeros") {
   // H = 1, W = 2, C = 9: 16 channels, two surfaces of 2 atoms (32 bytes each)
-  const auto g = geometry({.in = conv_data::fp16, .out = precision::fp16, .H = 1, .W = 2, .C = 9, .out_channels = 8});
+  const auto g = geometry({.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 1, .W = 2, .C = 9, .out_channels = 8});
   REQUIRE(conv_feature_bytes(g) == 64);
   std::vector<float> host(2 * 9, 0.0f);
   host[1 * 9 + 8] = 1.0f;  // (h 0, w 1, c 8): ((1·1 + 0)·2 + 1)·16 + 0 = 48
@@ -57,7 +57,7 @@ TEST_CASE("fp16 features: 8-channel atoms, C padded to 16 channels with zeros") 
 
 TEST_CASE("outputs: int8 read back +0x80 for a uint8 conv, fp32 in 4-channel atoms") {
   // out 2x2, 20 channels: two surfaces of 4 atoms; (h 1, w 0, c 18) at ((1·2 + 1)·2 + 0)·16 + 2 = 98
-  const auto q = geometry({.in = conv_data::uint8, .H = 2, .W = 2, .C = 16, .out_channels = 20,
+  const auto q = geometry({.dtype = conv_data::uint8, .H = 2, .W = 2, .C = 16, .out_channels = 20,
                            .input = {0.5f, 0}, .weights = {0.5f, 0}, .output = {0.5f, 0}});
   REQUIRE(conv_output_extent(q) == 128);
   std::vector<std::uint8_t> cube(128, 0x80);  // -128, read back as 0
@@ -67,7 +67,7 @@ TEST_CASE("outputs: int8 read back +0x80 for a uint8 conv, fp32 in 4-channel ato
   for (std::size_t i = 0; i < host.size(); ++i) CHECK(host[i] == (i == (1 * 2 + 0) * 20 + 18 ? 0x90 : 0));
 
   // fp16 in, fp32 out 1x2, 6 channels: (h 0, w 1, c 5) at ((1·1 + 0)·2 + 1)·16 + 1·4 = 52
-  const auto f = geometry({.in = conv_data::fp16, .out = precision::fp32, .H = 1, .W = 2, .C = 8, .out_channels = 6});
+  const auto f = geometry({.dtype = conv_data::fp16, .out_dtype = precision::fp32, .H = 1, .W = 2, .C = 8, .out_channels = 6});
   REQUIRE(conv_output_extent(f) == 64);
   std::vector<std::uint8_t> fcube(64, 0);
   fcube[52 + 2] = 0x20, fcube[52 + 3] = 0x40;  // 2.5f = 0x40200000
@@ -77,7 +77,7 @@ TEST_CASE("outputs: int8 read back +0x80 for a uint8 conv, fp32 in 4-channel ato
 }
 
 TEST_CASE("conv packers refuse a host tensor of the wrong size or type and a buffer too small") {
-  const auto g = geometry({.in = conv_data::uint8, .H = 2, .W = 2, .C = 16, .out_channels = 16,
+  const auto g = geometry({.dtype = conv_data::uint8, .H = 2, .W = 2, .C = 16, .out_channels = 16,
                            .input = {0.5f, 0}, .weights = {0.5f, 0}, .output = {0.5f, 0}});
   std::vector<std::uint8_t> out(conv_feature_bytes(g));
   std::vector<std::uint8_t> host(2 * 2 * 16);
@@ -97,7 +97,7 @@ TEST_CASE("conv packers refuse a host tensor of the wrong size or type and a buf
 // Weights in Mesa's order (ops-reference §2.3), positions evaluated by hand.
 TEST_CASE("quantized weights: 32-kernel groups of 32-channel groups of taps, padded channels at the zero point") {
   // C = 40 (C16 = 48: channel groups of 32 and 16), 35 kernels (36: groups of 32 and 4), 2x1
-  const auto g = geometry({.in = conv_data::uint8, .H = 4, .W = 4, .C = 40, .out_channels = 35, .kernel_h = 2,
+  const auto g = geometry({.dtype = conv_data::uint8, .H = 4, .W = 4, .C = 40, .out_channels = 35, .kernel_h = 2,
                            .kernel_w = 1, .input = {0.5f, 100}, .weights = {0.5f, 120}, .output = {0.5f, 0}});
   REQUIRE(conv_weight_bytes(g) == 36 * 2 * 48);
   for (conv_weight_order order : {conv_weight_order::ohwi, conv_weight_order::oihw}) {
@@ -129,7 +129,7 @@ TEST_CASE("quantized weights: 32-kernel groups of 32-channel groups of taps, pad
 
 TEST_CASE("depthwise weights: one kernel in 64-channel groups") {
   // C = 80 (groups of 64 and 16), 3x3: 9 · 80 bytes; int8 stored as given
-  const auto g = geometry({.in = conv_data::int8, .H = 8, .W = 8, .C = 80, .out_channels = 80, .kernel_h = 3,
+  const auto g = geometry({.dtype = conv_data::int8, .H = 8, .W = 8, .C = 80, .out_channels = 80, .kernel_h = 3,
                            .kernel_w = 3, .depthwise = true});
   REQUIRE(conv_weight_bytes(g) == 720);
   std::vector<std::int8_t> host(3 * 3 * 80, 0);
@@ -146,7 +146,7 @@ TEST_CASE("depthwise weights: one kernel in 64-channel groups") {
 TEST_CASE("bias: less the correction the input's zero point makes, little-endian int32 per kernel") {
   // uint8, zp_in 100, zp_w 120, 1x1, C = 2: kernel 0 [130, 110], kernel 1 [120, 200]
   // correction = Σ (w − 120) · (100 − 128): kernel 0 (10 − 10)·−28 = 0, kernel 1 80·−28 = −2240
-  const auto g = geometry({.in = conv_data::uint8, .H = 2, .W = 2, .C = 2, .out_channels = 2,
+  const auto g = geometry({.dtype = conv_data::uint8, .H = 2, .W = 2, .C = 2, .out_channels = 2,
                            .input = {0.5f, 100}, .weights = {0.5f, 120}, .output = {0.5f, 0}, .bias = true});
   const std::uint8_t w[] = {130, 110, 120, 200};
   const std::int32_t bias[] = {1000, -50};
@@ -169,7 +169,7 @@ TEST_CASE("bias: less the correction the input's zero point makes, little-endian
   CHECK(pack_conv_bias<std::uint8_t>(no_bias, bias, w, conv_weight_order::ohwi, std::span(out, 128)).err().id() == "host-size");
 
   // int8 depthwise 1x2, zp_in 3 (int8: no shift): c 0 taps [4, 2] → 18, c 1 [−1, 5] → 12
-  const auto d = geometry({.in = conv_data::int8, .H = 2, .W = 2, .C = 2, .out_channels = 2, .kernel_h = 1,
+  const auto d = geometry({.dtype = conv_data::int8, .H = 2, .W = 2, .C = 2, .out_channels = 2, .kernel_h = 1,
                            .kernel_w = 2, .depthwise = true, .input = {0.5f, 3}, .bias = true});
   const std::int8_t dw[] = {4, -1, 2, 5};  // [1][1][2][2]: (kw 0: c 0, c 1), (kw 1: c 0, c 1)
   const std::int32_t dbias[] = {0, 100};
@@ -185,7 +185,7 @@ TEST_CASE("bias: less the correction the input's zero point makes, little-endian
 
 TEST_CASE("fp16 weights: 16-kernel groups of 32-channel groups of taps (ops-reference §4.1), binary16") {
   // 1x1, C 16, 17 kernels: group 0 holds kernels 0..15 (16 x 16 elements), group 1 kernel 16
-  const auto g = geometry({.in = conv_data::fp16, .out = precision::fp16, .H = 1, .W = 1, .C = 16, .out_channels = 17});
+  const auto g = geometry({.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 1, .W = 1, .C = 16, .out_channels = 17});
   REQUIRE(conv_weight_bytes(g) == 17 * 16 * 2);
   std::vector<float> w(17 * 16, 0.0f);
   w[1 * 16 + 3] = 1.5f;   // kernel 1, channel 3: element (0·16 + 1)·16 + 3 = 19
@@ -198,7 +198,7 @@ TEST_CASE("fp16 weights: 16-kernel groups of 32-channel groups of taps (ops-refe
   CHECK(out[523] == 0xc0);  // -2 = 0xc000
   CHECK(out[0] == 0);
   // 3x3, C 16, 16 kernels: kernel 2, channel 4 at tap (1, 2) = 5: element (5·16 + 2)·16 + 4 = 1316
-  const auto s = geometry({.in = conv_data::fp16, .out = precision::fp16, .H = 3, .W = 3, .C = 16, .out_channels = 16,
+  const auto s = geometry({.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 3, .W = 3, .C = 16, .out_channels = 16,
                            .kernel_h = 3, .kernel_w = 3});
   std::vector<std::uint16_t> raw(16 * 9 * 16, 0);
   raw[((2 * 3 + 1) * 3 + 2) * 16 + 4] = 0x1234;  // OHWI
@@ -211,7 +211,7 @@ TEST_CASE("fp16 weights: 16-kernel groups of 32-channel groups of taps (ops-refe
 TEST_CASE("a residual: the output's cube at the input's element type, its tensor checked") {
   // uint8, 2x2 output, 2 channels: (h, w, c) at (h·2 + w)·16 + c, stored r − 0x80, 32
   // computed channels (2 surfaces), the padding channels 0
-  const auto g = geometry({.in = conv_data::uint8, .H = 2, .W = 2, .C = 16, .out_channels = 2, .input = {0.5f, 0},
+  const auto g = geometry({.dtype = conv_data::uint8, .H = 2, .W = 2, .C = 16, .out_channels = 2, .input = {0.5f, 0},
                            .weights = {0.5f, 0}, .output = {0.5f, 0}, .residual_add = true, .residual = {0.5f, 0}});
   REQUIRE(conv_residual_bytes(g) == 2 * 4 * 16);
   const std::uint8_t r[] = {10, 20, 30, 40, 50, 60, 70, 80};  // NHWC

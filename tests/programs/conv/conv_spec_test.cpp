@@ -74,12 +74,12 @@ TEST_CASE("explicit sides, as PyTorch's padding=(1, 2): out = (in + both sides -
 TEST_CASE("the requantization: the multiplier as a 15-bit scale over a shift, the offset in int8 units") {
   // Mesa's example A (ops-reference §2.1): 0.02 · 0.005 / 0.04 = 0.0025 → 0x51ec, shift 23
   // (0.0025 · 2^23 = 20971.52), offset 120 − 0x80
-  const auto a = resolved({.in = conv_data::uint8, .H = 20, .W = 20, .C = 80, .out_channels = 40, .kernel_h = 3,
+  const auto a = resolved({.dtype = conv_data::uint8, .H = 20, .W = 20, .C = 80, .out_channels = 40, .kernel_h = 3,
                            .kernel_w = 3, .padding = conv_padding::same, .input = {0.02f, 100},
                            .weights = {0.005f, 128}, .output = {0.04f, 120}});
   CHECK(a.requant == requantization{0x51ec, 23, 120 - 0x80});
   // int8 tensors are not shifted: the offset is the zero point
-  const auto i = resolved({.in = conv_data::int8, .H = 4, .W = 4, .C = 16, .out_channels = 16, .input = {0.02f, -3},
+  const auto i = resolved({.dtype = conv_data::int8, .H = 4, .W = 4, .C = 16, .out_channels = 16, .input = {0.02f, -3},
                            .weights = {0.005f, 0}, .output = {0.04f, -7}});
   CHECK(i.requant == requantization{0x51ec, 23, -7});
   // (2 − 2^-20) · 2^-9: 2^23 · m = 32768 − 2^-6 rounds to 2^15, so 2^14 at shift 22 (Mesa's
@@ -107,9 +107,9 @@ TEST_CASE("each rule refuses at run time what its compile-fail snippet refuses a
   CHECK(refusal(with([](conv_spec& s) { s.C = 0; })) == "conv-shape-nonzero");
   CHECK(refusal(with([](conv_spec& s) { s.stride_x = 0; })) == "conv-shape-nonzero");
   CHECK(refusal(with([](conv_spec& s) { s.dilation_y = 0; })) == "conv-shape-nonzero");
-  CHECK(refusal(with([](conv_spec& s) { s.out = precision::int32; })) == "conv-precision");
-  CHECK(refusal(with([](conv_spec& s) { s.in = conv_data::fp16; })) == "conv-precision");  // fp16 writes fp16/fp32
-  CHECK(resolve_conv(with([](conv_spec& s) { s.in = conv_data::fp16, s.out = precision::fp32; })).ok());
+  CHECK(refusal(with([](conv_spec& s) { s.out_dtype = precision::int32; })) == "conv-precision");
+  CHECK(refusal(with([](conv_spec& s) { s.dtype = conv_data::fp16; })) == "conv-precision");  // fp16 writes fp16/fp32
+  CHECK(resolve_conv(with([](conv_spec& s) { s.dtype = conv_data::fp16, s.out_dtype = precision::fp32; })).ok());
   CHECK(refusal(with([](conv_spec& s) { s.depthwise = true, s.out_channels = 32; })) == "conv-depthwise");
   CHECK(refusal(with([](conv_spec& s) { s.W = 2048; })) == "conv-input-size");
   CHECK(refusal(with([](conv_spec& s) { s.H = 0xffff'ffffu; })) == "conv-input-size");
@@ -140,17 +140,17 @@ TEST_CASE("each rule refuses at run time what its compile-fail snippet refuses a
     CHECK(refusal(with([&](conv_spec& s) { s.weights.scale = bad; })) == "conv-scale");
     CHECK(refusal(with([&](conv_spec& s) { s.output.scale = bad; })) == "conv-scale");
   }
-  CHECK(refusal(with([](conv_spec& s) { s.in = conv_data::uint8, s.input.zero_point = 256; })) == "conv-zero-point");
-  CHECK(refusal(with([](conv_spec& s) { s.in = conv_data::uint8, s.output.zero_point = -1; })) == "conv-zero-point");
+  CHECK(refusal(with([](conv_spec& s) { s.dtype = conv_data::uint8, s.input.zero_point = 256; })) == "conv-zero-point");
+  CHECK(refusal(with([](conv_spec& s) { s.dtype = conv_data::uint8, s.output.zero_point = -1; })) == "conv-zero-point");
   CHECK(refusal(with([](conv_spec& s) { s.weights.zero_point = 128; })) == "conv-zero-point");  // int8
   CHECK(refusal(with([](conv_spec& s) { s.input.scale = 1000, s.weights.scale = 100; })) == "conv-requant-range");
   CHECK(refusal(with([](conv_spec& s) { s.input.scale = 32768; })) == "conv-requant-range");
   // an fp16 conv has no quantization to check
-  CHECK(resolve_conv(with([&](conv_spec& s) { s.in = conv_data::fp16, s.out = precision::fp16, s.input.scale = nan; })).ok());
+  CHECK(resolve_conv(with([&](conv_spec& s) { s.dtype = conv_data::fp16, s.out_dtype = precision::fp16, s.input.scale = nan; })).ok());
 }
 
 TEST_CASE("the same request resolves at compile time") {
-  constexpr conv_geometry g = conv_geometry_of<conv_spec{.in = conv_data::uint8, .H = 112, .W = 112, .C = 32,
+  constexpr conv_geometry g = conv_geometry_of<conv_spec{.dtype = conv_data::uint8, .H = 112, .W = 112, .C = 32,
                                                          .out_channels = 32, .kernel_h = 3, .kernel_w = 3,
                                                          .stride_y = 2, .stride_x = 2, .padding = conv_padding::same,
                                                          .input = {0.02f, 128}, .weights = {0.005f, 128},

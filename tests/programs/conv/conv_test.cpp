@@ -58,7 +58,7 @@ void check_writes(const program_view& p, std::uint32_t t, const std::array<expec
 
 // Mesa's worked example A (ops-reference §2.1): uint8 20x20x80 -> 40, 3x3, stride 1, SAME,
 // zero points 100 / 140 / 90, scales 0.02 / 0.005 / 0.04.
-constexpr conv_spec example_a{.in = conv_data::uint8, .H = 20, .W = 20, .C = 80, .out_channels = 40,
+constexpr conv_spec example_a{.dtype = conv_data::uint8, .H = 20, .W = 20, .C = 80, .out_channels = 40,
                               .kernel_h = 3, .kernel_w = 3, .padding = conv_padding::same,
                               .input = {0.02f, 100}, .weights = {0.005f, 140}, .output = {0.04f, 90}, .bias = true};
 
@@ -135,7 +135,7 @@ TEST_CASE("example B, 88x88x80 stride 2: two row tasks, the second reusing the w
 }
 
 TEST_CASE("example C, depthwise 100x100x48 SAME: Mesa's five row tasks exactly") {
-  const auto c = built({.in = conv_data::uint8, .H = 100, .W = 100, .C = 48, .out_channels = 48, .kernel_h = 3,
+  const auto c = built({.dtype = conv_data::uint8, .H = 100, .W = 100, .C = 48, .out_channels = 48, .kernel_h = 3,
                         .kernel_w = 3, .padding = conv_padding::same, .depthwise = true, .input = {0.02f, 100},
                         .weights = {0.005f, 140}, .output = {0.04f, 90}, .bias = true});
   const program_view p = c.view();
@@ -164,7 +164,7 @@ TEST_CASE("example C, depthwise 100x100x48 SAME: Mesa's five row tasks exactly")
 }
 
 TEST_CASE("example D, depthwise 24x24x16: one task, Mesa's values") {
-  static constexpr auto d = fixed<conv_spec{.in = conv_data::uint8, .H = 24, .W = 24, .C = 16, .out_channels = 16,
+  static constexpr auto d = fixed<conv_spec{.dtype = conv_data::uint8, .H = 24, .W = 24, .C = 16, .out_channels = 16,
                                            .kernel_h = 3, .kernel_w = 3, .padding = conv_padding::same, .depthwise = true,
                                            .input = {0.5f, 128}, .weights = {0.5f, 128}, .output = {1.0f, 128}}>();
   const program_view p = d.view();
@@ -184,7 +184,7 @@ TEST_CASE("example D, depthwise 24x24x16: one task, Mesa's values") {
 }
 
 TEST_CASE("the vendor's fp16 conv template: 14x14x32 -> 128, 3x3 VALID, fp16 out") {
-  static constexpr auto f = fixed<conv_spec{.in = conv_data::fp16, .out = precision::fp16, .H = 14, .W = 14, .C = 32,
+  static constexpr auto f = fixed<conv_spec{.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 14, .W = 14, .C = 32,
                                            .out_channels = 128, .kernel_h = 3, .kernel_w = 3}>();
   const program_view p = f.view();
   REQUIRE(p.tasks.size() == 1);
@@ -205,7 +205,7 @@ TEST_CASE("the vendor's fp16 conv template: 14x14x32 -> 128, 3x3 VALID, fp16 out
 }
 
 TEST_CASE("kernel groups: 512 kernels of 3x3x512 int8 do not fit the CBUF at once") {
-  const auto r = built({.in = conv_data::int8, .H = 14, .W = 14, .C = 512, .out_channels = 512, .kernel_h = 3,
+  const auto r = built({.dtype = conv_data::int8, .H = 14, .W = 14, .C = 512, .out_channels = 512, .kernel_h = 3,
                         .kernel_w = 3, .padding = conv_padding::same, .input = {0.1f, 0}, .weights = {0.1f, 0},
                         .output = {0.1f, 0}});
   const conv_plan& plan = r.geometry;
@@ -233,7 +233,7 @@ TEST_CASE("kernel groups: 512 kernels of 3x3x512 int8 do not fit the CBUF at onc
 }
 
 TEST_CASE("ReLU6 clamps in the BN stage at 6 in accumulator units, and a residual add moves it to EW") {
-  conv_spec s{.in = conv_data::int8, .H = 8, .W = 8, .C = 16, .out_channels = 16, .kernel_h = 1, .kernel_w = 1,
+  conv_spec s{.dtype = conv_data::int8, .H = 8, .W = 8, .C = 16, .out_channels = 16, .kernel_h = 1, .kernel_w = 1,
               .input = {0.5f, 3}, .weights = {0.25f, -2}, .output = {1.0f, 5}, .activation = output_activation::relu6};
   {
     const auto r = built(s);
@@ -264,22 +264,22 @@ TEST_CASE("ReLU6 clamps in the BN stage at 6 in accumulator units, and a residua
 }
 
 TEST_CASE("leaky ReLU in the BN multiplier: PReLU on, ReLU bypassed, and refused after a residual add") {
-  const auto q = built({.in = conv_data::int8, .H = 4, .W = 4, .C = 16, .out_channels = 16, .input = {0.05f, 0},
+  const auto q = built({.dtype = conv_data::int8, .H = 4, .W = 4, .C = 16, .out_channels = 16, .input = {0.05f, 0},
                         .weights = {0.01f, 0}, .output = {1.0f, 0}, .activation = output_activation::leaky_relu,
                         .leaky_slope = 0.1f});
   // BN: ALU_BYPASS | MUL_PRELU | RELU_BYPASS; the multiplier round(0.1 * 2^15), shift 15
   CHECK_REGISTER(q.view(), reg::DPU_BN_CFG::from_bits(0x62), testing::in_task{0});
   CHECK_REGISTER(q.view(), reg::DPU_BN_MUL_CFG::from_bits(3277u << 16 | 15u << 8), testing::in_task{0});
-  const auto f = built({.in = conv_data::fp16, .out = precision::fp16, .H = 4, .W = 4, .C = 16, .out_channels = 16,
+  const auto f = built({.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 4, .W = 4, .C = 16, .out_channels = 16,
                         .activation = output_activation::leaky_relu, .leaky_slope = 0.1f});
   CHECK_REGISTER(f.view(), reg::DPU_BN_CFG::from_bits(0x62), testing::in_task{0});
   CHECK_REGISTER(f.view(), reg::DPU_BN_MUL_CFG::from_bits(0x2e660000), testing::in_task{0});  // fp16(0.1)
   CHECK_REGISTER(f.view(), reg::DPU_BS_CFG::from_bits(0x53), testing::in_task{0});  // bypassed for a fp16 output
-  auto residual = build(conv_spec{.in = conv_data::fp16, .out = precision::fp16, .H = 4, .W = 4, .C = 16, .out_channels = 16,
+  auto residual = build(conv_spec{.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 4, .W = 4, .C = 16, .out_channels = 16,
                               .residual_add = true, .activation = output_activation::leaky_relu});
   REQUIRE_FALSE(residual.ok());
   CHECK(residual.err().id() == rules::conv_leaky_residual.id);
-  auto slope = build(conv_spec{.in = conv_data::fp16, .out = precision::fp16, .H = 4, .W = 4, .C = 16, .out_channels = 16,
+  auto slope = build(conv_spec{.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 4, .W = 4, .C = 16, .out_channels = 16,
                            .activation = output_activation::leaky_relu, .leaky_slope = -0.5f});
   REQUIRE_FALSE(slope.ok());
   CHECK(slope.err().id() == rules::act_leaky_slope.id);
@@ -287,24 +287,24 @@ TEST_CASE("leaky ReLU in the BN multiplier: PReLU on, ReLU bypassed, and refused
 
 TEST_CASE("the CBUF rules refuse what no plan fits") {
   // three rows of 2047 pixels x 512 channels need far more than 11 banks
-  CHECK(refusal({.in = conv_data::int8, .H = 8, .W = 2047, .C = 512, .out_channels = 16, .kernel_h = 3, .kernel_w = 3,
+  CHECK(refusal({.dtype = conv_data::int8, .H = 8, .W = 2047, .C = 512, .out_channels = 16, .kernel_h = 3, .kernel_w = 3,
                  .input = {0.1f, 0}, .weights = {0.1f, 0}, .output = {0.1f, 0}}) == "conv-cbuf-row");
   // one group of 32 kernels of 3x3x4096 is 1179648 bytes: 36 banks
-  CHECK(refusal({.in = conv_data::int8, .H = 8, .W = 8, .C = 4096, .out_channels = 32, .kernel_h = 3, .kernel_w = 3,
+  CHECK(refusal({.dtype = conv_data::int8, .H = 8, .W = 8, .C = 4096, .out_channels = 32, .kernel_h = 3, .kernel_w = 3,
                  .input = {0.1f, 0}, .weights = {0.1f, 0}, .output = {0.1f, 0}}) == "conv-cbuf-weights");
 }
 
 TEST_CASE("the output-stage rules: fp16 bias, the residual's scale, ReLU6's bound") {
-  CHECK(refusal({.in = conv_data::fp16, .out = precision::fp16, .H = 4, .W = 4, .C = 16, .out_channels = 16, .bias = true}) ==
+  CHECK(refusal({.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 4, .W = 4, .C = 16, .out_channels = 16, .bias = true}) ==
         "conv-fp16-bias");
   // residual 1.0 over an accumulator scale of 1e-6: a multiplier of 10^6 > 32767
-  CHECK(refusal({.in = conv_data::int8, .H = 4, .W = 4, .C = 16, .out_channels = 16, .input = {0.001f, 0},
+  CHECK(refusal({.dtype = conv_data::int8, .H = 4, .W = 4, .C = 16, .out_channels = 16, .input = {0.001f, 0},
                  .weights = {0.001f, 0}, .output = {0.1f, 0}, .residual_add = true, .residual = {1.0f, 0}}) ==
         "conv-residual-scale");
-  CHECK(refusal({.in = conv_data::int8, .H = 4, .W = 4, .C = 16, .out_channels = 16, .input = {0.001f, 0},
+  CHECK(refusal({.dtype = conv_data::int8, .H = 4, .W = 4, .C = 16, .out_channels = 16, .input = {0.001f, 0},
                  .weights = {0.001f, 0}, .output = {0.001f, 0}, .residual_add = true, .residual = {1.0f, 200}}) ==
         "conv-zero-point");
-  CHECK(refusal({.in = conv_data::int8, .H = 4, .W = 4, .C = 16, .out_channels = 16, .input = {1e-6f, 0},
+  CHECK(refusal({.dtype = conv_data::int8, .H = 4, .W = 4, .C = 16, .out_channels = 16, .input = {1e-6f, 0},
                  .weights = {1e-6f, 0}, .output = {1e-6f, 0}, .activation = output_activation::relu6}) ==
         "conv-activation-range");
 }
@@ -324,6 +324,6 @@ TEST_CASE("conv-cbuf-row on a program: a task whose input rows overflow its data
 }
 
 TEST_CASE("an operand beyond 4 GiB is refused, not wrapped: 2047x2047 pixels of 16383 fp32 channels") {
-  CHECK(refusal({.in = conv_data::fp16, .out = precision::fp32, .H = 2047, .W = 2047, .C = 16, .out_channels = 16383}) ==
+  CHECK(refusal({.dtype = conv_data::fp16, .out_dtype = precision::fp32, .H = 2047, .W = 2047, .C = 16, .out_channels = 16383}) ==
         "operand-size");
 }

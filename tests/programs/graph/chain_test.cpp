@@ -58,7 +58,7 @@ operand_role role_of(const program_view& p, std::uint16_t target, std::uint16_t 
   return {};
 }
 
-constexpr conv_spec fp16_conv{.in = conv_data::fp16, .out = precision::fp16, .H = 12, .W = 10, .C = 16, .out_channels = 24,
+constexpr conv_spec fp16_conv{.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 12, .W = 10, .C = 16, .out_channels = 24,
                               .kernel_h = 3, .kernel_w = 3, .padding = conv_padding::same};
 
 }  // namespace
@@ -94,13 +94,13 @@ TEST_CASE("conv -> activation -> pooling: one program, intermediates wired in or
 
 TEST_CASE("chain boundary rules") {
   conv_spec fp32 = fp16_conv;
-  fp32.out = precision::fp32;
+  fp32.out_dtype = precision::fp32;
   auto chain = build(conv_chain_spec{.conv = fp32, .activate = true});
   REQUIRE_FALSE(chain.ok());
   CHECK(chain.err().id() == rules::fused_precision_path.id);
   conv_spec int8 = fp16_conv;
-  int8.in = conv_data::int8;
-  int8.out = precision::int8;
+  int8.dtype = conv_data::int8;
+  int8.out_dtype = precision::int8;
   int8.input = int8.weights = {0.05f, 0};
   int8.output = {0.1f, 0};
   auto lut = build(conv_chain_spec{.conv = int8, .activate = true, .activation = {.fn = activation::sigmoid}});
@@ -109,7 +109,7 @@ TEST_CASE("chain boundary rules") {
   auto avg = build(conv_chain_spec{.conv = int8, .pool = true, .pooling = {.op = pool_op::average}});
   REQUIRE_FALSE(avg.ok());
   CHECK(avg.err().id() == rules::pool_int8_average.id);
-  auto mm = build(matmul_act_spec{.matmul = {.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 32, .N = 16}});
+  auto mm = build(matmul_act_spec{.matmul = {.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 32, .N = 16}});
   REQUIRE_FALSE(mm.ok());
   CHECK(mm.err().id() == rules::fused_precision_path.id);
 }
@@ -145,7 +145,7 @@ TEST_CASE("on the model, a conv chain computes what its three programs compute o
 }
 
 TEST_CASE("on the model, matmul -> activation computes what the two programs compute") {
-  const matmul_spec mm{.in = precision::fp16, .out = precision::fp16, .M = 24, .K = 64, .N = 40};
+  const matmul_spec mm{.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 24, .K = 64, .N = 40};
   for (const activation fn : {activation::relu, activation::silu, activation::exp}) {
     CAPTURE(static_cast<int>(fn));
     const auto chain = build(matmul_act_spec{.matmul = mm, .activation = {.fn = fn}}).value();

@@ -108,35 +108,35 @@ TEST_CASE("fused chains on the model against the host") {
     CAPTURE(N);
     CHECK(run_chain(per_channel_scaled_matmul(8, 128, N), N) < 2e-3);
   }
-  CHECK(run_chain({.matmul = {.in = precision::fp16, .out = precision::fp16, .M = 32, .K = 256, .N = 48},
+  CHECK(run_chain({.matmul = {.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 32, .K = 256, .N = 48},
                    .op = ew_op::add, .operand = ew_operand::per_element}, 11) < 2e-3);
-  CHECK(run_chain({.matmul = {.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 32},
+  CHECK(run_chain({.matmul = {.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 4, .K = 64, .N = 32},
                    .op = ew_op::max, .operand = ew_operand::immediate, .immediate = 0.0f}, 12) < 2e-3);
   // a C of 700 x 128 fp16 takes two SDP tasks after the matmul
-  const auto big = build(fused_spec{.matmul = {.in = precision::fp16, .out = precision::fp16, .M = 700, .K = 256, .N = 128},
+  const auto big = build(fused_spec{.matmul = {.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 700, .K = 256, .N = 128},
                                 .op = ew_op::add, .operand = ew_operand::per_channel});
   REQUIRE(big.ok());
   CHECK(big.value().view().tasks.size() == 3);
-  CHECK(run_chain({.matmul = {.in = precision::fp16, .out = precision::fp16, .M = 700, .K = 256, .N = 128},
+  CHECK(run_chain({.matmul = {.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 700, .K = 256, .N = 128},
                    .op = ew_op::add, .operand = ew_operand::per_channel}, 13) < 2e-3);
 }
 
 TEST_CASE("fused-chain rules at run time") {
   auto id = [](const fused_spec& s) { return build(s).err().id(); };
-  CHECK(id({.matmul = {.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 32}}) == "fused-precision-path");
-  CHECK(id({.matmul = {.in = precision::int8, .out = precision::int32, .M = 4, .K = 64, .N = 32}}) == "fused-precision-path");
-  CHECK(id({.matmul = {.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 32,
+  CHECK(id({.matmul = {.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 32}}) == "fused-precision-path");
+  CHECK(id({.matmul = {.dtype = precision::int8, .out_dtype = precision::int32, .M = 4, .K = 64, .N = 32}}) == "fused-precision-path");
+  CHECK(id({.matmul = {.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 4, .K = 64, .N = 32,
                        .layout = operand_layout::surface}}) == "fused-layout");
-  CHECK(id({.matmul = {.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 32, .output_pitch = 128}}) ==
+  CHECK(id({.matmul = {.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 4, .K = 64, .N = 32, .output_pitch = 128}}) ==
         "ew-line-stride");
-  CHECK(id({.matmul = {.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 32},
+  CHECK(id({.matmul = {.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 4, .K = 64, .N = 32},
             .op = ew_op::mul, .operand = ew_operand::immediate}) == "ew-immediate");
   // the matmul's own rules still apply
   CHECK(id(per_channel_scaled_matmul(4, 20000, 32)) == "k-single-op-max");
 }
 
 TEST_CASE("program rules on hand-made chains: the precision path, ping-pong, the SDP's feature precision") {
-  const auto fp32_matmul = build(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 32}).value();
+  const auto fp32_matmul = build(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 32}).value();
   const auto sdp = resolve_ew({.op = ew_op::add, .M = 16, .N = 8, .layout = operand_layout::row_major}).value();
   program<256, 2> chain;
   chain.pingpong = false;
@@ -148,7 +148,7 @@ TEST_CASE("program rules on hand-made chains: the precision path, ping-pong, the
 
   // Regression (fuzz_validate): only the task just before an SDP was compared with what it
   // reads; a second SDP on the matmul's fp16 result, reading it as int8, validated
-  const auto fp16_matmul = build(matmul_spec{.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 32}).value();
+  const auto fp16_matmul = build(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 4, .K = 64, .N = 32}).value();
   const auto int8_sdp = resolve_ew({.op = ew_op::add, .dtype = precision::int8, .M = 16, .N = 16, .layout = operand_layout::row_major}).value();
   program<512, 3> reread;
   reread.pingpong = false;
@@ -189,7 +189,7 @@ TEST_CASE("the model stalls a chained SDP fed bytes of another precision") {
   chain_bench bench(valid);
   bench.allocate(operand_role::intermediate, 4 * 32 * 4);
   // an unchecked chain: a fp32-output matmul, then a fp16 SDP on its result
-  const auto fp32_matmul = build(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 32}).value();
+  const auto fp32_matmul = build(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 32}).value();
   const auto sdp = resolve_ew({.op = ew_op::add, .M = 16, .N = 8, .layout = operand_layout::row_major}).value();
   program<256, 2> chain;
   chain.pingpong = false;

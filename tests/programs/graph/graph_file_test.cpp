@@ -37,7 +37,7 @@ TEST_CASE("a graph file: conv, pool and immediate ops, options in any order") {
       "s = ew p --op mul --operand immediate --value 0.5 -M 1 -N 16 --layout flat\n"
       "r = conv img k2 c --in fp16 -H 10 -W 10 -C 8 --out-channels 16 --kernel 3 --pad same --add\n");
   REQUIRE(f.problem == "");
-  const conv_spec conv{.in = conv_data::fp16, .out = precision::fp16, .H = 10, .W = 10, .C = 8, .out_channels = 16,
+  const conv_spec conv{.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 10, .W = 10, .C = 8, .out_channels = 16,
                        .kernel_h = 3, .kernel_w = 3, .padding = conv_padding::same,
                        .activation = output_activation::relu};
   const pool_spec pool{.op = pool_op::global_average, .H = 10, .W = 10, .C = 16, .kernel_h = 2, .kernel_w = 2};
@@ -139,7 +139,7 @@ TEST_CASE("the example graph files are the blocks they say") {
   REQUIRE(cnn.problem == "");
   // examples/cnn.cpp's graph
   constexpr auto conv3x3 = [](std::uint32_t hw, std::uint32_t in, std::uint32_t out) {
-    return conv_spec{.in = conv_data::fp16, .out = precision::fp16, .H = hw, .W = hw, .C = in, .out_channels = out,
+    return conv_spec{.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = hw, .W = hw, .C = in, .out_channels = out,
                      .kernel_h = 3, .kernel_w = 3, .padding = conv_padding::same, .activation = output_activation::relu};
   };
   CHECK(cnn.graph == make_graph(graph_conv("c1", "image", "k1", conv3x3(32, 3, 32)),
@@ -147,6 +147,6 @@ TEST_CASE("the example graph files are the blocks they say") {
                                 graph_conv("c2", "p1", "k2", conv3x3(16, 32, 64)),
                                 graph_pool("p2", "c2", {.op = pool_op::global_average, .H = 16, .W = 16, .C = 64}),
                                 graph_matmul("logits", "p2", "w_fc",
-                                             {.in = precision::fp16, .out = precision::fp16, .M = 1, .K = 64, .N = 10})));
+                                             {.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 1, .K = 64, .N = 10})));
   CHECK(build(cnn.graph).ok());
 }

@@ -37,7 +37,7 @@ std::vector<float> random_fp16(std::mt19937& rng, std::size_t n, float scale) {
 }
 
 constexpr matmul_spec fp16_matmul(std::uint32_t M, std::uint32_t K, std::uint32_t N) {
-  return {.in = precision::fp16, .out = precision::fp16, .M = M, .K = K, .N = N};
+  return {.dtype = precision::fp16, .out_dtype = precision::fp16, .M = M, .K = K, .N = N};
 }
 
 const graph_tensor& tensor(const graph_geometry& g, std::string_view name) {
@@ -173,14 +173,14 @@ TEST_CASE("a graph matmul whose K fits one op keeps it whole where its slices co
   // no SDP add; K = 8192 is within one op (10752), so every tile keeps it whole, as librknnrt
   // does. It was refused (graph-k-split).
   const auto built = build(make_graph(
-      graph_matmul("y", "x", "w", {.in = precision::int8, .out = precision::int32, .M = 8, .K = 8192, .N = 64})));
+      graph_matmul("y", "x", "w", {.dtype = precision::int8, .out_dtype = precision::int32, .M = 8, .K = 8192, .N = 64})));
   REQUIRE_MESSAGE(built.ok(), to_string(built.err()));
   const plan_shape& p = built.value().geometry.steps[0].matmul;
   CHECK(p.slices == 1);
   CHECK(p.k_slice == 8192);
   CHECK_FALSE(built.value().geometry.steps[0].sums_slices());
   // K = 16384 exceeds one op: its slices must be summed, which int32 cannot
-  CHECK(build(make_graph(graph_matmul("y", "x", "w", {.in = precision::int8, .out = precision::int32, .M = 8,
+  CHECK(build(make_graph(graph_matmul("y", "x", "w", {.dtype = precision::int8, .out_dtype = precision::int32, .M = 8,
                                                             .K = 16384, .N = 64})))
             .err()
             .id() == "graph-k-split");
@@ -228,13 +228,13 @@ TEST_CASE("every graph rule refuses its graph at run time with its id") {
        "graph-tensor-format"},
       // fp32 out: the SDP reads fp16
       {make_graph(
-           graph_matmul("c", "a", "w", {.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 96}),
+           graph_matmul("c", "a", "w", {.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 96}),
            graph_act("s", "c", silu)),
        "graph-tensor-format"},
       // the matmul's surface output is not the SDP's flat vector
       {make_graph(graph_matmul("c", "a", "w",
-                               {.in = precision::fp16,
-                                .out = precision::fp16,
+                               {.dtype = precision::fp16,
+                                .out_dtype = precision::fp16,
                                 .M = 4,
                                 .K = 64,
                                 .N = 96,
@@ -244,25 +244,25 @@ TEST_CASE("every graph rule refuses its graph at run time with its id") {
       {make_graph(graph_act("s", "a", silu), graph_matmul("c", "b", "s", fp16_matmul(4, 96, 96))),
        "graph-weight-source"},
       // K = 16384 in slices whose fp32 partials no SDP reads
-      {make_graph(graph_matmul("c", "a", "w", {.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 16384, .N = 64})),
+      {make_graph(graph_matmul("c", "a", "w", {.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 1, .K = 16384, .N = 64})),
        "graph-k-split"},
-      {make_graph(graph_matmul("c", "a", "w", {.in = precision::fp16, .out = precision::fp16, .M = 1, .K = 16384, .N = 64,
+      {make_graph(graph_matmul("c", "a", "w", {.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 1, .K = 16384, .N = 64,
                                                .output_pitch = 256})),
        "graph-k-split"},
       {make_graph(graph_matmul("c", "a", "w", fp16_matmul(0, 64, 64))), "shape-nonzero"},  // an op's own rule
       // fp32 features have no weight tile: refused before anything pads N to it (a fuzz finding)
-      {make_graph(graph_matmul("c", "a", "w", {.in = precision::fp32, .out = precision::fp16, .M = 1, .K = 256, .N = 64})),
+      {make_graph(graph_matmul("c", "a", "w", {.dtype = precision::fp32, .out_dtype = precision::fp16, .M = 1, .K = 256, .N = 64})),
        "precision-pair"},
       {make_graph(graph_conv("c", "a", "k", {.H = 8, .W = 8, .C = 16, .out_channels = 32, .residual_add = true})),
        "graph-conv-operands"},
       {make_graph(graph_conv("c", "a", "k", {.H = 8, .W = 8, .C = 16, .out_channels = 32}, "r")), "graph-conv-operands"},
       {make_graph(graph_conv("c", "a", "", {.H = 8, .W = 8, .C = 16, .out_channels = 32})), "graph-operands"},
       // a uint8 conv's output read by an int8 conv: the same bytes, another zero point
-      {make_graph(graph_conv("c", "a", "k", {.in = conv_data::uint8, .H = 8, .W = 8, .C = 16, .out_channels = 16}),
-                  graph_conv("d", "c", "k2", {.in = conv_data::int8, .H = 8, .W = 8, .C = 16, .out_channels = 16})),
+      {make_graph(graph_conv("c", "a", "k", {.dtype = conv_data::uint8, .H = 8, .W = 8, .C = 16, .out_channels = 16}),
+                  graph_conv("d", "c", "k2", {.dtype = conv_data::int8, .H = 8, .W = 8, .C = 16, .out_channels = 16})),
        "graph-tensor-format"},
       // a max pool over 8 x 8 x 16 of a conv's 8 x 8 x 32 output: fewer channels than written
-      {make_graph(graph_conv("c", "a", "k", {.in = conv_data::fp16, .out = precision::fp16, .H = 8, .W = 8, .C = 16,
+      {make_graph(graph_conv("c", "a", "k", {.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 8, .W = 8, .C = 16,
                                              .out_channels = 32}),
                   graph_pool("p", "c", {.op = pool_op::max, .H = 8, .W = 8, .C = 16})),
        "graph-tensor-format"},
@@ -325,7 +325,7 @@ TEST_CASE("int8 FFN matmuls: gate and up in one submit as outputs, and no SDP re
   // int8 x int8 writes only the raw int32 accumulator (narrow outputs never complete), and no
   // SDP reads int32: the requantization between an int8 matmul and the SiLU is the host's.
   constexpr std::uint32_t M = 4, D = 64, F = 96;
-  const matmul_spec int8{.in = precision::int8, .out = precision::int32, .M = M, .K = D, .N = F};
+  const matmul_spec int8{.dtype = precision::int8, .out_dtype = precision::int32, .M = M, .K = D, .N = F};
   const auto refused = build(make_graph(graph_matmul("gate", "x", "w_gate", int8),
                                               graph_act("act", "gate", {.fn = activation::relu, .dtype = precision::int8,
                                                                         .M = M, .N = F})));
@@ -387,9 +387,9 @@ using reference::to_fp16;
 }  // namespace
 
 TEST_CASE("a small CNN in one submit: conv 3x3 + ReLU, max pool 2x2, conv 3x3 + ReLU, global average, classifier") {
-  constexpr conv_spec c1{.in = conv_data::fp16, .out = precision::fp16, .H = 8, .W = 8, .C = 16, .out_channels = 16,
+  constexpr conv_spec c1{.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 8, .W = 8, .C = 16, .out_channels = 16,
                          .kernel_h = 3, .kernel_w = 3, .padding = conv_padding::same, .activation = output_activation::relu};
-  constexpr conv_spec c2{.in = conv_data::fp16, .out = precision::fp16, .H = 4, .W = 4, .C = 16, .out_channels = 32,
+  constexpr conv_spec c2{.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 4, .W = 4, .C = 16, .out_channels = 32,
                          .kernel_h = 3, .kernel_w = 3, .padding = conv_padding::same, .activation = output_activation::relu};
   constexpr auto cnn = fixed<make_graph(
       graph_conv("c1", "image", "k1", c1), graph_pool("p1", "c1", {.op = pool_op::max, .H = 8, .W = 8, .C = 16}),
@@ -473,13 +473,13 @@ TEST_CASE("a quantized MobileNet block in one submit: biases packed with their w
   // conv (32: its DPU computes 64 channels, the pointwise reads the first 32) and a 1x1
   // pointwise conv (32 -> 64), uint8, each with its bias and ReLU6.
   constexpr quantization image_q{1.0f / 128, 128}, acts{6.0f / 255, 0};
-  constexpr conv_spec stem{.in = conv_data::uint8, .H = 16, .W = 16, .C = 3, .out_channels = 32, .kernel_h = 3,
+  constexpr conv_spec stem{.dtype = conv_data::uint8, .H = 16, .W = 16, .C = 3, .out_channels = 32, .kernel_h = 3,
                            .kernel_w = 3, .stride_y = 2, .stride_x = 2, .padding = conv_padding::same, .input = image_q,
                            .weights = {0.02f, 120}, .output = acts, .bias = true, .activation = output_activation::relu6};
-  constexpr conv_spec dw{.in = conv_data::uint8, .H = 8, .W = 8, .C = 32, .out_channels = 32, .kernel_h = 3,
+  constexpr conv_spec dw{.dtype = conv_data::uint8, .H = 8, .W = 8, .C = 32, .out_channels = 32, .kernel_h = 3,
                          .kernel_w = 3, .padding = conv_padding::same, .depthwise = true, .input = acts,
                          .weights = {0.01f, 130}, .output = acts, .bias = true, .activation = output_activation::relu6};
-  constexpr conv_spec pw{.in = conv_data::uint8, .H = 8, .W = 8, .C = 32, .out_channels = 64, .input = acts,
+  constexpr conv_spec pw{.dtype = conv_data::uint8, .H = 8, .W = 8, .C = 32, .out_channels = 64, .input = acts,
                          .weights = {0.004f, 125}, .output = acts, .bias = true, .activation = output_activation::relu6};
   constexpr auto block = fixed<make_graph(graph_conv("c1", "image", "k1", stem), graph_conv("c2", "c1", "k2", dw),
                                           graph_conv("c3", "c2", "k3", pw))>();
@@ -550,7 +550,7 @@ TEST_CASE("a quantized MobileNet block in one submit: biases packed with their w
 }
 
 TEST_CASE("a residual block in one submit: y = ReLU(conv(c1) + c1), the residual an intermediate") {
-  constexpr conv_spec first{.in = conv_data::fp16, .out = precision::fp16, .H = 8, .W = 8, .C = 16, .out_channels = 16,
+  constexpr conv_spec first{.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 8, .W = 8, .C = 16, .out_channels = 16,
                             .kernel_h = 3, .kernel_w = 3, .padding = conv_padding::same};
   conv_spec second = first;
   second.residual_add = true;
@@ -601,23 +601,23 @@ TEST_CASE("independent prefix: the leading tasks that hand nothing to each other
   REQUIRE(ffn.value().view().tasks.size() == 5);
   CHECK(independent_prefix(ffn.value().view()) == 2);
   // two matmuls reading one input: every task
-  constexpr matmul_spec mm{.in = precision::int8, .out = precision::int32, .M = 4, .K = 64, .N = 512};
+  constexpr matmul_spec mm{.dtype = precision::int8, .out_dtype = precision::int32, .M = 4, .K = 64, .N = 512};
   const auto pair = build(make_graph(graph_matmul("a", "x", "wa", mm), graph_matmul("b", "x", "wb", mm)));
   REQUIRE(pair.ok());
   CHECK(independent_prefix(pair.value().view()) == pair.value().view().tasks.size());
   // a conv, then a pooling of its output: the first task alone
-  constexpr conv_spec c{.in = conv_data::fp16, .out = precision::fp16, .H = 8, .W = 8, .C = 16, .out_channels = 16};
+  constexpr conv_spec c{.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 8, .W = 8, .C = 16, .out_channels = 16};
   const auto chain = build(make_graph(graph_conv("c", "x", "k", c), graph_pool("p", "c", {.H = 8, .W = 8, .C = 16})));
   REQUIRE(chain.ok());
   CHECK(independent_prefix(chain.value().view()) == 1);
   // a plan of K slices writing fp32 partials side by side: every task
-  const auto split = build(plan_request{{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 16384, .N = 64}});
+  const auto split = build(plan_request{{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 1, .K = 16384, .N = 64}});
   REQUIRE(split.ok());
   CHECK(split.value().view().tasks.size() == 8);  // K 16384 in slices of 2048
   CHECK(independent_prefix(split.value().view()) == 8);
   // delta tasks rely on earlier tasks' registers
   const auto delta =
-      build(plan_request{{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 16384, .N = 64}, {.delta_tasks = true}});
+      build(plan_request{{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 1, .K = 16384, .N = 64}, {.delta_tasks = true}});
   REQUIRE(delta.ok());
   CHECK(independent_prefix(delta.value().view()) == 1);
 }

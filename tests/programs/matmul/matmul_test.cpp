@@ -65,7 +65,7 @@ TEST_CASE("implementation A, fp16 x fp16 -> fp32, M=4 K=64 N=64: all 104 registe
       {0x1001, 0x411c, 0},          {0x1001, 0x4120, 0},          {0x1001, 0x4124, 0},
       {0x1001, 0x4128, 0},          {0x1001, 0x412c, 0},
   }};
-  constexpr auto mm = fixed<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64,
+  constexpr auto mm = fixed<matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 64,
                                          .layout = operand_layout::surface}>();
   // Compared register by register: a failure names the register and its fields.
   std::vector<entry> expected;
@@ -82,7 +82,7 @@ TEST_CASE("implementation A, fp16 x fp16 -> fp32, M=4 K=64 N=64: all 104 registe
 }
 
 TEST_CASE("the slot table names the three operand addresses, and the task what rknpu_task needs") {
-  constexpr auto mm = fixed<matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64,
+  constexpr auto mm = fixed<matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 64,
                                          .layout = operand_layout::surface}>();
   // A patches the IOVAs at qword indices 21, 30 and 57 (matmul-recipe §0.4).
   REQUIRE(mm.code.slot_count == 3);
@@ -100,7 +100,7 @@ TEST_CASE("the slot table names the three operand addresses, and the task what r
 
 TEST_CASE("implementation A, the other pairs and shapes") {
   // fp16 -> fp16 differs only in #55, #67, #80 and #90 (M=4, K=64, N=64)
-  const auto h = built({.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 64,
+  const auto h = built({.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 4, .K = 64, .N = 64,
                         .layout = operand_layout::surface});
   CHECK_REGISTER(h, reg::DPU_DATA_FORMAT::from_bits(0x48000002));
   CHECK_REGISTER(h, reg::DPU_BS_OW_CFG::from_bits(0x126));
@@ -108,7 +108,7 @@ TEST_CASE("implementation A, the other pairs and shapes") {
   CHECK_REGISTER(h, reg::DPU_SURFACE_ADD::from_bits(0x80));
 
   // fp16 (64, 512, 256)
-  const auto f = built({.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 512, .N = 256,
+  const auto f = built({.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 64, .K = 512, .N = 256,
                         .layout = operand_layout::surface});
   CHECK_REGISTER(f, reg::CNA_CONV_CON2::from_bits(0x410));       // (M + 1) << 4
   CHECK_REGISTER(f, reg::CNA_DATA_SIZE1::from_bits(0x01ff0200));  // (K - 1) << 16 | K
@@ -123,7 +123,7 @@ TEST_CASE("implementation A, the other pairs and shapes") {
   CHECK_REGISTER(f, reg::DPU_SURFACE_ADD::from_bits(0x1000));      // (M * 4) << 4
 
   // int8 (64, 512, 64)
-  const auto i = built({.in = precision::int8, .out = precision::int32, .M = 64, .K = 512, .N = 64,
+  const auto i = built({.dtype = precision::int8, .out_dtype = precision::int32, .M = 64, .K = 512, .N = 64,
                         .layout = operand_layout::surface});
   CHECK_REGISTER(i, reg::CNA_CONV_CON1::from_bits(0x0));
   CHECK_REGISTER(i, reg::CNA_WEIGHT_SIZE0::from_bits(32768));  // K * N
@@ -137,14 +137,14 @@ TEST_CASE("implementation A, the other pairs and shapes") {
   CHECK_REGISTER(i, reg::DPU_SURFACE_ADD::from_bits(0x2000));  // (M * 8) << 4
 
   // M = 1: A's signed surface stride, -3 masked to 28 bits
-  const auto one = built({.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 4096, .N = 1024,
+  const auto one = built({.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 1, .K = 4096, .N = 1024,
                           .layout = operand_layout::surface});
   CHECK_REGISTER(one, reg::CNA_DMA_CON2::from_bits(0x0fff'fffd));
   CHECK_REGISTER(one, reg::CNA_CONV_CON2::from_bits(0x20));
 }
 
 TEST_CASE("row-major fp16 x fp16 -> fp32 (reference path, recipe B's geometry)") {
-  const auto r = built({.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 256, .N = 128});
+  const auto r = built({.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 64, .K = 256, .N = 128});
   CHECK_REGISTER(r, reg::CNA_CONV_CON1::from_bits(0x20000120));  // B: GROUP_LINE_OFF | fp16/fp16
   CHECK_REGISTER(r, reg::CNA_CONV_CON2::from_bits(0x410));       // 16 * min(M + 1, 32768 / K)
   CHECK_REGISTER(r, reg::CNA_DATA_SIZE0::from_bits(0x10040));     // 0x10000 | M
@@ -174,7 +174,7 @@ TEST_CASE("row-major fp16 x fp16 -> fp32 (reference path, recipe B's geometry)")
 }
 
 TEST_CASE("row-major int8 -> int32, fp16 -> fp16 and int4 -> int16") {
-  const auto i = built({.in = precision::int8, .out = precision::int32, .M = 64, .K = 256, .N = 64});
+  const auto i = built({.dtype = precision::int8, .out_dtype = precision::int32, .M = 64, .K = 256, .N = 64});
   CHECK_REGISTER(i, reg::CNA_CONV_CON1::from_bits(0x20000000));  // B and the vendor's int8 capture
   CHECK_REGISTER(i, reg::CNA_WEIGHT_SIZE0::from_bits(16384));       // K * N
   CHECK_REGISTER(i, reg::CNA_CBUF_CON1::from_bits(4));           // ceil(K / 64)
@@ -187,7 +187,7 @@ TEST_CASE("row-major int8 -> int32, fp16 -> fp16 and int4 -> int16") {
   CHECK_REGISTER(i, reg::DPU_SURFACE_ADD::from_bits(0x80));
 
   // reference "fp16 matmul -> fp16 output stage": BS 0x53, 0x40c0 = 0x20, 0x4084 = 0x10001
-  const auto h = built({.in = precision::fp16, .out = precision::fp16, .M = 16, .K = 512, .N = 512});
+  const auto h = built({.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 16, .K = 512, .N = 512});
   CHECK_REGISTER(h, reg::DPU_DATA_FORMAT::from_bits(0x48000002));
   CHECK_REGISTER(h, reg::DPU_BS_CFG::from_bits(0x53));
   CHECK_REGISTER(h, reg::DPU_BS_OW_CFG::from_bits(0x126));
@@ -196,7 +196,7 @@ TEST_CASE("row-major int8 -> int32, fp16 -> fp16 and int4 -> int16") {
 
   // int4: the reference's capture values (0x100c int4/int4, 0x4010 0x38000006, 0x4050 0x7fe),
   // 0x107c = K/16 like int8
-  const auto q = built({.in = precision::int4, .out = precision::int16, .M = 8, .K = 512, .N = 64});
+  const auto q = built({.dtype = precision::int4, .out_dtype = precision::int16, .M = 8, .K = 512, .N = 64});
   CHECK_FIELD(q, reg::CNA_CONV_CON1::CONV_MODE, reg::conv_mode::direct);  // 0x100c & 0x3ff = 0x360
   CHECK_FIELD(q, reg::CNA_CONV_CON1::IN_PRECISION, precision::int4);
   CHECK_FIELD(q, reg::CNA_CONV_CON1::PROC_PRECISION, precision::int4);
@@ -208,24 +208,24 @@ TEST_CASE("row-major int8 -> int32, fp16 -> fp16 and int4 -> int16") {
   CHECK_REGISTER(q, reg::CNA_CBUF_CON1::from_bits(8));             // ceil(K / 64): int4 reuses the int8 entry
   // N = 40 pads to one 64-wide int4 weight tile (N32 tiles would give 64 too, but N = 80
   // tells them apart: 128, not 96)
-  const auto r = built({.in = precision::int4, .out = precision::int16, .M = 8, .K = 512, .N = 40});
+  const auto r = built({.dtype = precision::int4, .out_dtype = precision::int16, .M = 8, .K = 512, .N = 40});
   CHECK_REGISTER(r, reg::CNA_WEIGHT_SIZE2::from_bits((0x1010000 | 64)));  // WEIGHT_SIZE2: 64 kernels
   CHECK_REGISTER(r, reg::CNA_WEIGHT_SIZE0::from_bits(512 * 64 / 2));
-  const auto w = built({.in = precision::int4, .out = precision::int16, .M = 8, .K = 512, .N = 80});
+  const auto w = built({.dtype = precision::int4, .out_dtype = precision::int16, .M = 8, .K = 512, .N = 80});
   CHECK_REGISTER(w, reg::CNA_WEIGHT_SIZE2::from_bits((0x1010000 | 128)));
   CHECK_REGISTER(w, reg::CNA_WEIGHT_SIZE0::from_bits(512 * 128 / 2));
 }
 
 TEST_CASE("strided features: LINE_STRIDE = pitch / 16") {
   // reference "0x107c": a pitch of 2x/4x/8x the row reads the rows at that pitch
-  const auto s = built({.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 512, .N = 64,
+  const auto s = built({.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 64, .K = 512, .N = 64,
                         .feature_pitch = 4 * 1024});
   CHECK_REGISTER(s, reg::CNA_DMA_CON1::from_bits(256));
   CHECK(s.code.slots[0].extent == 63 * 4096 + 1024);
 }
 
 TEST_CASE("ragged K and N are padded to the weight tile") {
-  const auto p = built({.in = precision::fp16, .out = precision::fp32, .M = 3, .K = 100, .N = 40});
+  const auto p = built({.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 3, .K = 100, .N = 40});
   CHECK(p.geometry.K == 128);
   CHECK(p.geometry.N == 48);
   CHECK_REGISTER(p, reg::CNA_DATA_SIZE1::from_bits(0x007f0080));
@@ -246,7 +246,7 @@ TEST_CASE("every precision pair builds over a grid of shapes in both layouts") {
         for (std::uint32_t K : Ks)
           for (std::uint32_t N : Ns) {
             if (p.in == precision::int4 && layout == operand_layout::surface) continue;  // no source
-            const matmul_spec s{.in = p.in, .out = p.out, .M = M, .K = K, .N = N, .layout = layout};
+            const matmul_spec s{.dtype = p.in, .out_dtype = p.out, .M = M, .K = K, .N = N, .layout = layout};
             const auto r = build(s);
             if (!r) {
               // the only refusals in this grid: int4's rows x K budget
@@ -266,44 +266,44 @@ TEST_CASE("every request rule refuses its shape at run time with its id") {
     std::string_view rule;
   };
   const row rows[] = {
-      {{.in = P::fp16, .out = P::fp32, .M = 0, .K = 64, .N = 64}, "shape-nonzero"},
-      {{.in = {P::fp16, P::int8}, .out = P::fp32, .M = 1, .K = 64, .N = 64}, "precision-symmetric"},
-      {{.in = {P::int8, P::int4}, .out = P::int32, .M = 1, .K = 64, .N = 64}, "precision-symmetric"},
-      {{.in = P::int8, .out = P::int8, .M = 1, .K = 64, .N = 64}, "int8-output-int32"},
-      {{.in = P::int8, .out = P::int16, .M = 1, .K = 64, .N = 64}, "int8-output-int32"},
-      {{.in = P::fp16, .out = P::int32, .M = 1, .K = 64, .N = 64}, "precision-pair"},
-      {{.in = P::bf16, .out = P::fp32, .M = 1, .K = 64, .N = 64}, "precision-pair"},
-      {{.in = P::fp16, .out = P::fp32, .M = 1, .K = 10784, .N = 64}, "k-single-op-max"},
-      {{.in = P::fp16, .out = P::fp32, .M = 1, .K = 64, .N = 8208}, "n-max"},
-      {{.in = P::fp16, .out = P::fp32, .M = 1, .K = 40, .N = 64, .tile_pad = tile_padding::none}, "k-alignment"},
-      {{.in = P::fp16, .out = P::fp32, .M = 1, .K = 64, .N = 40, .tile_pad = tile_padding::none}, "n-alignment"},
-      {{.in = P::int8, .out = P::int32, .M = 1, .K = 64, .N = 48, .tile_pad = tile_padding::none}, "n-alignment"},
-      {{.in = P::fp16, .out = P::fp32, .M = 512, .K = 64, .N = 64, .sched = schedule::bank_split}, "small-k-bank-split"},
-      {{.in = P::int8, .out = P::int32, .M = 512, .K = 128, .N = 64, .sched = schedule::bank_split}, "small-k-bank-split"},
-      {{.in = P::int4, .out = P::int16, .M = 1, .K = 64, .N = 64, .sched = schedule::bank_split}, "int4-bank-split"},
-      {{.in = P::fp16, .out = P::fp32, .M = 320, .K = 128, .N = 64}, "fp16-k128-cap"},
-      {{.in = P::fp16, .out = P::fp32, .M = 353, .K = 512, .N = 64}, "m-ceiling-fp16"},
-      {{.in = P::int8, .out = P::int32, .M = 321, .K = 1024, .N = 64}, "m-ceiling-int8"},
-      {{.in = P::int4, .out = P::int16, .M = 33, .K = 512, .N = 64}, "m-ceiling-int4"},
-      {{.in = P::int8, .out = P::int32, .M = 1023, .K = 32, .N = 64}, "m-register-limit"},
-      {{.in = P::fp16, .out = P::fp32, .M = 6, .K = 64, .N = 64, .layout = operand_layout::surface}, "surface-m"},
-      {{.in = P::int4, .out = P::int16, .M = 4, .K = 64, .N = 64, .layout = operand_layout::surface}, "int4-surface"},
-      {{.in = P::fp16, .out = P::fp32, .M = 4, .K = 64, .N = 64, .layout = operand_layout::surface,
+      {{.dtype = P::fp16, .out_dtype = P::fp32, .M = 0, .K = 64, .N = 64}, "shape-nonzero"},
+      {{.dtype = {P::fp16, P::int8}, .out_dtype = P::fp32, .M = 1, .K = 64, .N = 64}, "precision-symmetric"},
+      {{.dtype = {P::int8, P::int4}, .out_dtype = P::int32, .M = 1, .K = 64, .N = 64}, "precision-symmetric"},
+      {{.dtype = P::int8, .out_dtype = P::int8, .M = 1, .K = 64, .N = 64}, "int8-output-int32"},
+      {{.dtype = P::int8, .out_dtype = P::int16, .M = 1, .K = 64, .N = 64}, "int8-output-int32"},
+      {{.dtype = P::fp16, .out_dtype = P::int32, .M = 1, .K = 64, .N = 64}, "precision-pair"},
+      {{.dtype = P::bf16, .out_dtype = P::fp32, .M = 1, .K = 64, .N = 64}, "precision-pair"},
+      {{.dtype = P::fp16, .out_dtype = P::fp32, .M = 1, .K = 10784, .N = 64}, "k-single-op-max"},
+      {{.dtype = P::fp16, .out_dtype = P::fp32, .M = 1, .K = 64, .N = 8208}, "n-max"},
+      {{.dtype = P::fp16, .out_dtype = P::fp32, .M = 1, .K = 40, .N = 64, .tile_pad = tile_padding::none}, "k-alignment"},
+      {{.dtype = P::fp16, .out_dtype = P::fp32, .M = 1, .K = 64, .N = 40, .tile_pad = tile_padding::none}, "n-alignment"},
+      {{.dtype = P::int8, .out_dtype = P::int32, .M = 1, .K = 64, .N = 48, .tile_pad = tile_padding::none}, "n-alignment"},
+      {{.dtype = P::fp16, .out_dtype = P::fp32, .M = 512, .K = 64, .N = 64, .sched = schedule::bank_split}, "small-k-bank-split"},
+      {{.dtype = P::int8, .out_dtype = P::int32, .M = 512, .K = 128, .N = 64, .sched = schedule::bank_split}, "small-k-bank-split"},
+      {{.dtype = P::int4, .out_dtype = P::int16, .M = 1, .K = 64, .N = 64, .sched = schedule::bank_split}, "int4-bank-split"},
+      {{.dtype = P::fp16, .out_dtype = P::fp32, .M = 320, .K = 128, .N = 64}, "fp16-k128-cap"},
+      {{.dtype = P::fp16, .out_dtype = P::fp32, .M = 353, .K = 512, .N = 64}, "m-ceiling-fp16"},
+      {{.dtype = P::int8, .out_dtype = P::int32, .M = 321, .K = 1024, .N = 64}, "m-ceiling-int8"},
+      {{.dtype = P::int4, .out_dtype = P::int16, .M = 33, .K = 512, .N = 64}, "m-ceiling-int4"},
+      {{.dtype = P::int8, .out_dtype = P::int32, .M = 1023, .K = 32, .N = 64}, "m-register-limit"},
+      {{.dtype = P::fp16, .out_dtype = P::fp32, .M = 6, .K = 64, .N = 64, .layout = operand_layout::surface}, "surface-m"},
+      {{.dtype = P::int4, .out_dtype = P::int16, .M = 4, .K = 64, .N = 64, .layout = operand_layout::surface}, "int4-surface"},
+      {{.dtype = P::fp16, .out_dtype = P::fp32, .M = 4, .K = 64, .N = 64, .layout = operand_layout::surface,
         .sched = schedule::template_split},
        "surface-schedule"},
-      {{.in = P::fp16, .out = P::fp32, .M = 4, .K = 64, .N = 64, .layout = operand_layout::surface,
+      {{.dtype = P::fp16, .out_dtype = P::fp32, .M = 4, .K = 64, .N = 64, .layout = operand_layout::surface,
         .feature_pitch = 256},
        "pitch-row-major"},
-      {{.in = P::fp16, .out = P::fp32, .M = 4, .K = 64, .N = 64, .feature_pitch = 100}, "feature-pitch"},
-      {{.in = P::fp16, .out = P::fp32, .M = 4, .K = 64, .N = 64, .feature_pitch = 64}, "feature-pitch"},
-      {{.in = P::fp16, .out = P::fp32, .M = 4, .K = 64, .N = 64, .output_pitch = 100}, "output-pitch"},
-      {{.in = P::fp16, .out = P::fp32, .M = 4, .K = 64, .N = 64, .output_pitch = 32768 * 4 + 16}, "output-pitch"},
-      {{.in = P::fp16, .out = P::fp32, .M = 4, .K = 64, .N = 64, .feature_pitch = 0x6000'0000}, "operand-size"},
-      {{.in = P::fp16, .out = P::fp32, .M = 4, .K = 64, .N = 64, .activation = output_activation::relu},
+      {{.dtype = P::fp16, .out_dtype = P::fp32, .M = 4, .K = 64, .N = 64, .feature_pitch = 100}, "feature-pitch"},
+      {{.dtype = P::fp16, .out_dtype = P::fp32, .M = 4, .K = 64, .N = 64, .feature_pitch = 64}, "feature-pitch"},
+      {{.dtype = P::fp16, .out_dtype = P::fp32, .M = 4, .K = 64, .N = 64, .output_pitch = 100}, "output-pitch"},
+      {{.dtype = P::fp16, .out_dtype = P::fp32, .M = 4, .K = 64, .N = 64, .output_pitch = 32768 * 4 + 16}, "output-pitch"},
+      {{.dtype = P::fp16, .out_dtype = P::fp32, .M = 4, .K = 64, .N = 64, .feature_pitch = 0x6000'0000}, "operand-size"},
+      {{.dtype = P::fp16, .out_dtype = P::fp32, .M = 4, .K = 64, .N = 64, .activation = output_activation::relu},
        "matmul-activation-precision"},
-      {{.in = P::int8, .out = P::int32, .M = 4, .K = 64, .N = 64, .activation = output_activation::relu6},
+      {{.dtype = P::int8, .out_dtype = P::int32, .M = 4, .K = 64, .N = 64, .activation = output_activation::relu6},
        "matmul-activation-precision"},
-      {{.in = P::fp16, .out = P::fp16, .M = 4, .K = 64, .N = 64, .activation = output_activation::leaky_relu,
+      {{.dtype = P::fp16, .out_dtype = P::fp16, .M = 4, .K = 64, .N = 64, .activation = output_activation::leaky_relu,
         .leaky_slope = 1.0f},
        "act-leaky-slope"},
   };
@@ -331,7 +331,7 @@ TEST_CASE("a matmul's fused ReLU, ReLU6 and leaky ReLU: the BN stage in the same
                        row{output_activation::leaky_relu, 0.1f, 0x62, 0x2e660000, 0}})  // PReLU, ReLU off
     for (operand_layout layout : {operand_layout::row_major, operand_layout::surface}) {
       CAPTURE(static_cast<int>(r.fn));
-      const auto built = build(matmul_spec{.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 64,
+      const auto built = build(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 4, .K = 64, .N = 64,
                                        .layout = layout, .activation = r.fn, .leaky_slope = r.slope});
       REQUIRE(built.ok());
       const program_view v = built.value().view();

@@ -34,7 +34,7 @@ TEST_CASE("binary16 conversion") {
 }
 
 TEST_CASE("fp16 weight index: (n/16)*16*K + (k/32)*512 + (n%16)*32 + k%32") {
-  const auto g = geometry({.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 64, .N = 32});
+  const auto g = geometry({.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 1, .K = 64, .N = 32});
   std::vector<float> b(64 * 32, 0.0f);
   b[37 * 32 + 17] = 1.0f;  // k = 37, n = 17 in B[K][N]
   std::vector<std::uint8_t> out(g.weight_bytes());
@@ -49,7 +49,7 @@ TEST_CASE("fp16 weight index: (n/16)*16*K + (k/32)*512 + (n%16)*32 + k%32") {
 }
 
 TEST_CASE("int8 weight index: (n/32)*32*K + (k/32)*1024 + (n%32)*32 + k%32, and B^T input") {
-  const auto g = geometry({.in = precision::int8, .out = precision::int32, .M = 1, .K = 64, .N = 64});
+  const auto g = geometry({.dtype = precision::int8, .out_dtype = precision::int32, .M = 1, .K = 64, .N = 64});
   std::vector<std::int8_t> bt(64 * 64, 0);  // B^T[N][K]
   bt[40 * 64 + 33] = -5;                     // n = 40, k = 33
   std::vector<std::uint8_t> out(g.weight_bytes());
@@ -59,7 +59,7 @@ TEST_CASE("int8 weight index: (n/32)*32*K + (k/32)*1024 + (n%32)*32 + k%32, and 
 }
 
 TEST_CASE("surface features: (k / C2) * M * C2 + m * C2 + k % C2, C2 = 8 for fp16") {
-  const auto g = geometry({.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 16,
+  const auto g = geometry({.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 16,
                            .layout = operand_layout::surface});
   std::vector<float> a(4 * 64, 0.0f);
   a[2 * 64 + 11] = 2.0f;  // m = 2, k = 11
@@ -70,7 +70,7 @@ TEST_CASE("surface features: (k / C2) * M * C2 + m * C2 + k % C2, C2 = 8 for fp1
 }
 
 TEST_CASE("row-major features: padded rows at the pitch, int4 rows are nibbles and a zero half") {
-  const auto g = geometry({.in = precision::fp16, .out = precision::fp32, .M = 2, .K = 40, .N = 16});
+  const auto g = geometry({.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 2, .K = 40, .N = 16});
   CHECK(g.feature_pitch == 128);  // K padded to 64
   std::vector<float> a(2 * 40, 1.0f);
   std::vector<std::uint8_t> out(256, 0xaa);
@@ -79,7 +79,7 @@ TEST_CASE("row-major features: padded rows at the pitch, int4 rows are nibbles a
   CHECK(out[128 + 40 * 2] == 0);         // the padding is zero
   CHECK(out[127] == 0);
 
-  const auto q = geometry({.in = precision::int4, .out = precision::int16, .M = 2, .K = 64, .N = 32});
+  const auto q = geometry({.dtype = precision::int4, .out_dtype = precision::int16, .M = 2, .K = 64, .N = 32});
   CHECK(q.feature_pitch == 64);
   std::vector<std::int8_t> qa(2 * 64, 0);
   qa[64 + 2] = -1;
@@ -95,7 +95,7 @@ TEST_CASE("row-major features: padded rows at the pitch, int4 rows are nibbles a
 // Byte positions typed from the layouts (regcmd-isa-reference "Operand tile layouts",
 // matmul-recipe §1.3), evaluated by hand: one element each, every other byte zero.
 TEST_CASE("surface outputs: element (m, n) at ((n / C2) * M + m) * 16 + (n % C2) * bytes") {
-  const auto f = geometry({.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 32, .N = 8,
+  const auto f = geometry({.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 32, .N = 8,
                            .layout = operand_layout::surface});
   std::vector<std::uint8_t> fp32(f.output_bytes(), 0);
   REQUIRE(fp32.size() == 4 * 16 * 4);  // N padded to the fp16 weight tile (16)
@@ -106,7 +106,7 @@ TEST_CASE("surface outputs: element (m, n) at ((n / C2) * M + m) * 16 + (n % C2)
   REQUIRE(unpack_output<float>(f, fp32, c).ok());
   for (std::size_t i = 0; i < c.size(); ++i) CHECK(c[i] == (i == 2 * 8 + 5 ? 3.0f : 0.0f));
 
-  const auto h = geometry({.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 32, .N = 16,
+  const auto h = geometry({.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 4, .K = 32, .N = 16,
                            .layout = operand_layout::surface});
   std::vector<std::uint8_t> fp16(h.output_bytes(), 0);
   // m = 3, n = 9, C2 = 8 fp16: (1 * 4 + 3) * 16 + 1 * 2 = 114; -2.0 = 0xc000
@@ -115,7 +115,7 @@ TEST_CASE("surface outputs: element (m, n) at ((n / C2) * M + m) * 16 + (n % C2)
   REQUIRE(unpack_output<float>(h, fp16, d).ok());
   for (std::size_t i = 0; i < d.size(); ++i) CHECK(d[i] == (i == 3 * 16 + 9 ? -2.0f : 0.0f));
 
-  const auto i = geometry({.in = precision::int8, .out = precision::int32, .M = 4, .K = 32, .N = 8,
+  const auto i = geometry({.dtype = precision::int8, .out_dtype = precision::int32, .M = 4, .K = 32, .N = 8,
                            .layout = operand_layout::surface});
   std::vector<std::uint8_t> int32(i.output_bytes(), 0);
   // m = 1, n = 6, C2 = 4 int32: (1 * 4 + 1) * 16 + 2 * 4 = 88; -7 = 0xfffffff9
@@ -127,7 +127,7 @@ TEST_CASE("surface outputs: element (m, n) at ((n / C2) * M + m) * 16 + (n % C2)
 }
 
 TEST_CASE("int8 surface features: element (m, k) at ((k / 16) * M + m) * 16 + k % 16") {
-  const auto g = geometry({.in = precision::int8, .out = precision::int32, .M = 4, .K = 64, .N = 32,
+  const auto g = geometry({.dtype = precision::int8, .out_dtype = precision::int32, .M = 4, .K = 64, .N = 32,
                            .layout = operand_layout::surface});
   std::vector<std::int8_t> a(4 * 64, 0);
   a[1 * 64 + 17] = -3;  // m = 1, k = 17: (1 * 4 + 1) * 16 + 1 = 81
@@ -141,7 +141,7 @@ TEST_CASE("int8 surface features: element (m, k) at ((k / 16) * M + m) * 16 + k 
 // The vendor's native int4 B (rknn-matmul-api §1.6): element (k, n) at nibble
 // ((n/64)·(K/32) + k/32)·2048 + (n%64)·32 + k%32, the even nibble low (§1.6 "Normal layouts").
 TEST_CASE("int4 weights: N64 x K32 tiles of nibbles, the even element in the low nibble") {
-  const auto g = geometry({.in = precision::int4, .out = precision::int16, .M = 1, .K = 64, .N = 128});
+  const auto g = geometry({.dtype = precision::int4, .out_dtype = precision::int16, .M = 1, .K = 64, .N = 128});
   std::vector<std::int8_t> b(64 * 128, 0);
   b[5 * 128 + 33] = -3;  // k = 5, n = 33: (0·2 + 0)·2048 + 33·32 + 5 = 1061, byte 530 high
   b[36 * 128 + 2] = 6;   // k = 36, n = 2: (0·2 + 1)·2048 + 2·32 + 4 = 2116, byte 1058 low
@@ -155,17 +155,17 @@ TEST_CASE("int4 weights: N64 x K32 tiles of nibbles, the even element in the low
 }
 
 TEST_CASE("int4 N pads to whole 64-column tiles, unpadded N must be a multiple of 64") {
-  CHECK(geometry({.in = precision::int4, .out = precision::int16, .M = 1, .K = 64, .N = 32}).N == 64);
-  CHECK(geometry({.in = precision::int4, .out = precision::int16, .M = 1, .K = 64, .N = 65}).N == 128);
-  CHECK(geometry({.in = precision::int4, .out = precision::int16, .M = 1, .K = 64, .N = 32}).weight_bytes() == 64 * 64 / 2);
-  const auto r = resolve({.in = precision::int4, .out = precision::int16, .M = 1, .K = 64, .N = 96, .tile_pad = tile_padding::none});
+  CHECK(geometry({.dtype = precision::int4, .out_dtype = precision::int16, .M = 1, .K = 64, .N = 32}).N == 64);
+  CHECK(geometry({.dtype = precision::int4, .out_dtype = precision::int16, .M = 1, .K = 64, .N = 65}).N == 128);
+  CHECK(geometry({.dtype = precision::int4, .out_dtype = precision::int16, .M = 1, .K = 64, .N = 32}).weight_bytes() == 64 * 64 / 2);
+  const auto r = resolve({.dtype = precision::int4, .out_dtype = precision::int16, .M = 1, .K = 64, .N = 96, .tile_pad = tile_padding::none});
   REQUIRE_FALSE(r.ok());
   CHECK(r.err().id() == "n-alignment");
-  CHECK(resolve({.in = precision::int4, .out = precision::int16, .M = 1, .K = 64, .N = 128, .tile_pad = tile_padding::none}).ok());
+  CHECK(resolve({.dtype = precision::int4, .out_dtype = precision::int16, .M = 1, .K = 64, .N = 128, .tile_pad = tile_padding::none}).ok());
 }
 
 TEST_CASE("plan weights: one packed block per (N tile, K slice)") {
-  const auto p = plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 4096, .N = 64},
+  const auto p = plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 1, .K = 4096, .N = 64},
                       plan_options{.k_slice = 2048});
   REQUIRE(p.ok());
   const plan_shape& s = p.value();
@@ -179,7 +179,7 @@ TEST_CASE("plan weights: one packed block per (N tile, K slice)") {
 }
 
 TEST_CASE("finish_plan sums the slices' partials and converts") {
-  const auto p = plan(matmul_spec{.in = precision::int8, .out = precision::int32, .M = 2, .K = 4096, .N = 32},
+  const auto p = plan(matmul_spec{.dtype = precision::int8, .out_dtype = precision::int32, .M = 2, .K = 4096, .N = 32},
                       plan_options{.k_slice = 2048});
   REQUIRE(p.ok());
   const plan_shape& s = p.value();
@@ -198,7 +198,7 @@ TEST_CASE("finish_plan sums the slices' partials and converts") {
 }
 
 TEST_CASE("packers refuse wrong sizes instead of writing past a buffer") {
-  const auto g = geometry({.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 16});
+  const auto g = geometry({.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 16});
   std::vector<float> a(4 * 64);
   std::vector<std::uint8_t> small(100);
   CHECK(pack_features<float>(g, a, small).err().id() == "buffer-size");

@@ -10,7 +10,7 @@
 using namespace regcmd;
 
 TEST_CASE("a decode shape is one submit: M=1, K=4096, N=11008 tiles N into two tasks") {
-  constexpr auto p = fixed<plan_request{matmul_spec{.in = precision::fp16, .out = precision::fp16, .M = 1, .K = 4096, .N = 11008}}>();
+  constexpr auto p = fixed<plan_request{matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 1, .K = 4096, .N = 11008}}>();
   CHECK(p.geometry.slices == 1);
   CHECK(p.geometry.n_tiles == 2);
   CHECK(p.geometry.n_tile == 5504);
@@ -20,7 +20,7 @@ TEST_CASE("a decode shape is one submit: M=1, K=4096, N=11008 tiles N into two t
 }
 
 TEST_CASE("tasks are chained through their PC tails") {
-  constexpr auto p = fixed<plan_request{matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 512, .N = 16384}}>();
+  constexpr auto p = fixed<plan_request{matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 1, .K = 512, .N = 16384}}>();
   REQUIRE(p.code.task_count == 2);
   const task& first = p.code.tasks[0];
   const task& second = p.code.tasks[1];
@@ -52,7 +52,7 @@ TEST_CASE("PC_REGISTER_AMOUNTS matches the kernels' formula") {
 }
 
 TEST_CASE("K beyond one op is split into slices of at most 2048, summed on the host") {
-  constexpr auto p = fixed<plan_request{matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 16384, .N = 256}}>();
+  constexpr auto p = fixed<plan_request{matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 64, .K = 16384, .N = 256}}>();
   CHECK(p.geometry.slices > 1);
   CHECK(p.geometry.k_slice <= 2048);
   CHECK(p.geometry.slices * p.geometry.k_slice >= 16384);
@@ -68,7 +68,7 @@ TEST_CASE("K beyond one op is split into slices of at most 2048, summed on the h
 
 TEST_CASE("fewest_tasks: the slice count minimises tasks") {
   // M=512, K=4096: slices of 2048 hold 8 rows (64 tasks each); of 1024, 176 rows (3 tiles)
-  const auto p = plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 512, .K = 4096, .N = 256},
+  const auto p = plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 512, .K = 4096, .N = 256},
                       {.objective = plan_objective::fewest_tasks});
   REQUIRE(p.ok());
   CHECK(p.value().k_slice == 1024);
@@ -88,7 +88,7 @@ TEST_CASE("lowest_bound: of the grids the rules allow, the least traffic when th
   //   7 slices of 608: 296 rows, 2 M tiles:            4 + 4 + 3.5 MiB
   //   8 slices of 512: 352 rows, 2 M tiles:            4 + 4 + 4 MiB
   plan_explanation why;
-  const auto p = plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 512, .K = 4096, .N = 256}, {}, &why);
+  const auto p = plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 512, .K = 4096, .N = 256}, {}, &why);
   REQUIRE(p.ok());
   CHECK(p.value().k_slice == 704);
   CHECK(p.value().slices == 6);
@@ -109,7 +109,7 @@ TEST_CASE("lowest_bound: a grid whose partials exceed 4 GiB is passed over, not 
   // M 4096, K 14336, N 11008 fp16 -> fp32: 8 slices of fp32 partials take 8 x 4096 x 11008
   // x 4 = 1442840576 bytes; 3 slices 541065216; every slice count up to 23 fits 4 GiB
   // (23 x 180355072 = 4148166656), so a grid is found whatever the cost prefers.
-  const auto p = plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4096, .K = 14336, .N = 11008});
+  const auto p = plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4096, .K = 14336, .N = 11008});
   REQUIRE(p.ok());
   CHECK(std::uint64_t{p.value().slices} * 4096 * 11008 * 4 <= 0xffff'ffffull);
 }
@@ -118,7 +118,7 @@ TEST_CASE("lowest_bound: decode keeps K whole, where the weights bound the time"
   // M=1, K=4096, N=11008 fp16: 2 N tiles of 5504 columns, one op each; a K-split would add
   // a partial per slice and read the same weights.
   plan_explanation why;
-  const auto p = plan(matmul_spec{.in = precision::fp16, .out = precision::fp16, .M = 1, .K = 4096, .N = 11008}, {}, &why);
+  const auto p = plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 1, .K = 4096, .N = 11008}, {}, &why);
   REQUIRE(p.ok());
   CHECK(p.value().slices == 1);
   CHECK(p.value().n_tiles == 2);
@@ -131,33 +131,33 @@ TEST_CASE("lowest_bound: decode keeps K whole, where the weights bound the time"
 }
 
 TEST_CASE("an explicit slice is honoured, and refused above 2048") {
-  const auto ok = plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 8192, .N = 64},
+  const auto ok = plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 8192, .N = 64},
                        plan_options{.k_slice = 2048});
   REQUIRE(ok.ok());
   CHECK(ok.value().slices == 4);
-  const auto bad = plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 8192, .N = 64},
+  const auto bad = plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 8192, .N = 64},
                         plan_options{.k_slice = 4096});
   CHECK(bad.err().id() == "k-slice-max");
 }
 
 TEST_CASE("M above the ceiling is tiled, the surface layout refuses M tiles") {
-  const auto rows = plan(matmul_spec{.in = precision::int8, .out = precision::int32, .M = 2000, .K = 512, .N = 256});
+  const auto rows = plan(matmul_spec{.dtype = precision::int8, .out_dtype = precision::int32, .M = 2000, .K = 512, .N = 256});
   REQUIRE(rows.ok());
   CHECK(rows.value().m_tiles == 3);   // 704 rows per op at K = 512
   CHECK(rows.value().m_tile == 667);
   // FEATURE_GRAINS = M + 1 must fit 10 bits in A's layout; no K-split helps
-  const auto surf = plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1100, .K = 64, .N = 64,
+  const auto surf = plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 1100, .K = 64, .N = 64,
                                      .layout = operand_layout::surface});
   CHECK(surf.err().id() == "surface-m-tiling");
   // a K-split is the way out where one exists
-  const auto split = plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 256, .K = 2048, .N = 64,
+  const auto split = plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 256, .K = 2048, .N = 64,
                                       .layout = operand_layout::surface});
   REQUIRE(split.ok());
   CHECK(split.value().m_tiles == 1);
   CHECK(split.value().slices == 3);  // slices of 704: 180224 / 704 = 256 rows
   // int8 surface: A's split needs ceil(64 * 9024 / 32 KiB) = 18 banks for K in one op, so
   // the plan slices K (found by fuzz_matmul: the plan used to pick a K no tile could take)
-  const auto wide = plan(matmul_spec{.in = precision::int8, .out = precision::int32, .M = 64, .K = 9023, .N = 16128,
+  const auto wide = plan(matmul_spec{.dtype = precision::int8, .out_dtype = precision::int32, .M = 64, .K = 9023, .N = 16128,
                                      .layout = operand_layout::surface});
   REQUIRE(wide.ok());
   CHECK(wide.value().slices > 1);
@@ -177,7 +177,7 @@ TEST_CASE("every plan that resolves emits, over precisions, layouts, schedules a
       for (const schedule sched : {schedule::automatic, schedule::template_split, schedule::bank_split})
         for (const std::uint32_t M : {1u, 4u, 64u, 300u, 1024u, 2500u})
           for (std::uint32_t K = 32; K <= 16384; K = K * 3 / 2 + 32) {
-            const matmul_spec spec{.in = pr.in, .out = pr.out, .M = M, .K = K, .N = 9000, .layout = layout, .sched = sched};
+            const matmul_spec spec{.dtype = pr.in, .out_dtype = pr.out, .M = M, .K = K, .N = 9000, .layout = layout, .sched = sched};
             const auto p = plan(spec);
             if (!p.ok()) continue;
             ++planned;
@@ -194,7 +194,7 @@ TEST_CASE("every plan that resolves emits, over precisions, layouts, schedules a
 }
 
 TEST_CASE("delta tasks carry only the entries that change") {
-  constexpr auto p = fixed<plan_request{matmul_spec{.in = precision::int8, .out = precision::int32, .M = 2100, .K = 512, .N = 256}, plan_options{.delta_tasks = true}}>();
+  constexpr auto p = fixed<plan_request{matmul_spec{.dtype = precision::int8, .out_dtype = precision::int32, .M = 2100, .K = 512, .N = 256}, plan_options{.delta_tasks = true}}>();
   REQUIRE(p.code.task_count == 3);
   // the first two tasks fill both ping-pong register groups
   CHECK(p.code.tasks[0].count == 108);
@@ -209,48 +209,48 @@ TEST_CASE("delta tasks carry only the entries that change") {
 
 TEST_CASE("a chain of 1000 tasks builds at compile time") {
   // the template split asked for: 8 rows a tile, 1000 tiles
-  static constexpr auto p = fixed<plan_request{matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 8000, .K = 2048,
+  static constexpr auto p = fixed<plan_request{matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 8000, .K = 2048,
                                                     .N = 64, .sched = schedule::template_split}, plan_options{.k_slice = 2048, .delta_tasks = true}}>();
   CHECK(p.code.task_count == 1000);
   CHECK(p.code.tasks[999].count == 6);
   // and with every task written in full, within the compilers' default constexpr budgets
-  static constexpr auto full = fixed<plan_request{matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 8000, .K = 2048,
+  static constexpr auto full = fixed<plan_request{matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 8000, .K = 2048,
                                                        .N = 64, .sched = schedule::template_split}, plan_options{.k_slice = 2048}}>();
   CHECK(full.code.task_count == 1000);
   CHECK(full.code.entry_count == 1000 * matmul_task_entries);
 }
 
 TEST_CASE("plans refuse what no plan can do") {
-  CHECK(plan(matmul_spec{.in = precision::int8, .out = precision::int8, .M = 1, .K = 64, .N = 64}).err().id() ==
+  CHECK(plan(matmul_spec{.dtype = precision::int8, .out_dtype = precision::int8, .M = 1, .K = 64, .N = 64}).err().id() ==
         "int8-output-int32");
-  CHECK(plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 0, .K = 64, .N = 64}).err().id() ==
+  CHECK(plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 0, .K = 64, .N = 64}).err().id() ==
         "shape-nonzero");
   // 100000 x 16384 fp32 outputs are 6.5 GB: no 32-bit address reaches the end.
-  const auto huge = plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 100000, .K = 64, .N = 16384});
+  const auto huge = plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 100000, .K = 64, .N = 16384});
   REQUIRE_FALSE(huge.ok());
   CHECK(huge.err().id() == "operand-size");
   CHECK(huge.err().subject == "plan");
   CHECK(huge.err().value == 100000ull * 16384 * 4);
   // A feature view strided past 4 GiB, and weights of 4 GiB + 4 MiB (65600 x 32768 x 2).
-  CHECK(plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64,
+  CHECK(plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 64,
                          .feature_pitch = 0x6000'0000}).err().id() == "operand-size");
-  CHECK(plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 65600, .N = 32768}).err().id() ==
+  CHECK(plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 1, .K = 65600, .N = 32768}).err().id() ==
         "operand-size");
   // Just inside: 3 rows at 1 GiB pitch plus one row; weights of 4 GiB less one weight tile
   // column (65536 x 32752 x 2); outputs of 4 GiB less one row (65535 x 16384 x 4). An operand
   // of exactly 4 GiB is refused: its size is a 32-bit number (it read 0, and a plan's output
   // buffer was allocated 16 bytes), and no driver can place it.
-  CHECK(plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64,
+  CHECK(plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 64,
                          .feature_pitch = 0x4000'0000}).ok());
-  CHECK(plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 65536, .N = 32752}).ok());
-  CHECK(plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 65536, .N = 32768}).err().id() ==
+  CHECK(plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 1, .K = 65536, .N = 32752}).ok());
+  CHECK(plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 1, .K = 65536, .N = 32768}).err().id() ==
         "operand-size");
-  CHECK(plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 65535, .K = 64, .N = 16384}).ok());
-  CHECK(plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 65536, .K = 64, .N = 16384}).err().id() ==
+  CHECK(plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 65535, .K = 64, .N = 16384}).ok());
+  CHECK(plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 65536, .K = 64, .N = 16384}).err().id() ==
         "operand-size");
   // int8 -> int32, M 262144 K 2048 N 2048: an output of 2 GiB; split in two K slices its
   // partials would be 4 GiB exactly, so no such grid is chosen and the buffer holds them
-  const auto two_gib = plan(matmul_spec{.in = precision::int8, .out = precision::int32, .M = 262144, .K = 2048, .N = 2048});
+  const auto two_gib = plan(matmul_spec{.dtype = precision::int8, .out_dtype = precision::int32, .M = 262144, .K = 2048, .N = 2048});
   REQUIRE(two_gib.ok());
   CHECK(plan_output_bytes(two_gib.value()) == 2147483648u);
 }
@@ -259,7 +259,7 @@ TEST_CASE("sizes near 2^32 are refused before they are rounded, never wrapped") 
   // N = 2^32 - 1 rounded to the weight tile wrapped to 0, and the N tiles' count divided by
   // it (SIGFPE); K wrapped likewise and was reported as m-register-limit. Each operand, K
   // and N padded, is now checked in 64 bits first: K x N fp16 here is 128 GiB.
-  const auto n = plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 64, .N = 4294967295u});
+  const auto n = plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 1, .K = 64, .N = 4294967295u});
   REQUIRE_FALSE(n.ok());
   CHECK(n.err().id() == "operand-size");
   CHECK(n.err().detail == "weights");
@@ -267,13 +267,13 @@ TEST_CASE("sizes near 2^32 are refused before they are rounded, never wrapped") 
   for (const precision p : {precision::int4, precision::int8}) {
     CAPTURE(p);
     const precision out = p == precision::int4 ? precision::int16 : precision::int32;
-    CHECK(plan(matmul_spec{.in = p, .out = out, .M = 1, .K = 64, .N = 4294967290u}).err().id() == "operand-size");
-    CHECK(plan(matmul_spec{.in = p, .out = out, .M = 1, .K = 4294967295u, .N = 64}).err().id() == "operand-size");
+    CHECK(plan(matmul_spec{.dtype = p, .out_dtype = out, .M = 1, .K = 64, .N = 4294967290u}).err().id() == "operand-size");
+    CHECK(plan(matmul_spec{.dtype = p, .out_dtype = out, .M = 1, .K = 4294967295u, .N = 64}).err().id() == "operand-size");
   }
-  const auto k = plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 4294967295u, .N = 64});
+  const auto k = plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 1, .K = 4294967295u, .N = 64});
   CHECK(k.err().id() == "operand-size");
   CHECK(k.err().detail == "features");  // 1 x 2^32 fp16 = 8 GiB
-  CHECK(plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 4294967295u, .K = 4294967295u, .N = 4294967295u})
+  CHECK(plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4294967295u, .K = 4294967295u, .N = 4294967295u})
             .err()
             .id() == "operand-size");  // products saturate, never wrap
 }
@@ -282,7 +282,7 @@ TEST_CASE("a plan whose every K split has partials past 4 GiB says so") {
   // 16384^3 fp16: the operands fit (512 MiB, 512 MiB, 1 GiB of fp32 outputs), but K = 16384
   // splits into 8 slices of fp32 partials, 8 GiB; the error named m-register-limit ("tile
   // M") before.
-  const auto p = plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 16384, .K = 16384, .N = 16384});
+  const auto p = plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 16384, .K = 16384, .N = 16384});
   REQUIRE_FALSE(p.ok());
   CHECK(p.err().id() == "operand-size");
   CHECK(p.err().detail == "partials");
@@ -291,7 +291,7 @@ TEST_CASE("a plan whose every K split has partials past 4 GiB says so") {
 
 TEST_CASE("the output pitch is bounded by the notch register, in one op and in a plan") {
   // NOTCH_ADDR_1 holds pitch/4 - 1 outputs in 13 bits: 32768 fp32 outputs is the widest.
-  const matmul_spec widest{.in = precision::fp16, .out = precision::fp32, .M = 4, .K = 64, .N = 64,
+  const matmul_spec widest{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 64,
                            .output_pitch = 32768 * 4};
   CHECK(plan(widest).ok());
   CHECK(build(widest).ok());
@@ -303,20 +303,20 @@ TEST_CASE("the output pitch is bounded by the notch register, in one op and in a
 
 TEST_CASE("a fused activation rides every tile of a plan, and is refused when K is split") {
   // N = 8208 > 8192: two N tiles, each a whole output with the ReLU in its own BN stage
-  const auto tiled = build(plan_request{matmul_spec{.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 64, .N = 8208,
+  const auto tiled = build(plan_request{matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 4, .K = 64, .N = 8208,
                                             .activation = output_activation::relu}});
   REQUIRE(tiled.ok());
   const program_view v = tiled.value().view();
   REQUIRE(v.tasks.size() == 2);
   for (std::size_t t = 0; t < v.tasks.size(); ++t)
     CHECK_REGISTER(v, reg::DPU_BN_CFG::from_bits(0x12), testing::in_task{t});
-  const auto split = plan(matmul_spec{.in = precision::fp16, .out = precision::fp16, .M = 4, .K = 16384, .N = 64,
+  const auto split = plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 4, .K = 16384, .N = 64,
                                       .activation = output_activation::relu});
   REQUIRE_FALSE(split.ok());
   CHECK(split.err().id() == "plan-activation-k-split");
   // K = 4096 fits one op: without the activation two slices of 2048 (88 rows) move the
   // least; with it, K stays whole: the bank split's 360448 / 8192 = 44 rows, two M tiles
-  const matmul_spec whole{.in = precision::fp16, .out = precision::fp16, .M = 64, .K = 4096, .N = 256};
+  const matmul_spec whole{.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 64, .K = 4096, .N = 256};
   CHECK(plan(whole).value().slices == 2);
   matmul_spec activated = whole;
   activated.activation = output_activation::relu;
@@ -330,7 +330,7 @@ TEST_CASE("whole_k: M and N tiles only, so the weights stay one block per N tile
   // fp16 at K = 8192: the bank split holds 11 * 32768 / (2 * 8192) = 22 rows, three M tiles
   // of 22 for M = 64, each reading all the weights; the production rule's template split
   // (one data bank, 32768 / (2 * 8192) = 2 rows) would read them 32 times.
-  const matmul_spec fp16{.in = precision::fp16, .out = precision::fp32, .M = 64, .K = 8192, .N = 16384};
+  const matmul_spec fp16{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 64, .K = 8192, .N = 16384};
   const auto p = plan(fp16, {.whole_k = true});
   REQUIRE(p.ok());
   CHECK(p.value().slices == 1);
@@ -346,11 +346,11 @@ TEST_CASE("whole_k: M and N tiles only, so the weights stay one block per N tile
   CHECK(p.value().weight_block_offset(1, 0) == 134217728u);
   CHECK(plan(fp16).value().slices > 1);
   // int8 at K = 8192: the template split holds 32768 / 8192 = 4 rows (rknn-matmul-api §4.3)
-  const auto i8 = plan(matmul_spec{.in = precision::int8, .out = precision::int32, .M = 64, .K = 8192, .N = 64}, {.whole_k = true});
+  const auto i8 = plan(matmul_spec{.dtype = precision::int8, .out_dtype = precision::int32, .M = 64, .K = 8192, .N = 64}, {.whole_k = true});
   REQUIRE(i8.ok());
   CHECK(i8.value().m_tiles == 16);
   // K beyond one op cannot stay whole; a slice size contradicts it
-  CHECK(plan(matmul_spec{.in = precision::fp16, .out = precision::fp32, .M = 1, .K = 10784, .N = 64}, {.whole_k = true})
+  CHECK(plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 1, .K = 10784, .N = 64}, {.whole_k = true})
             .err()
             .id() == "k-single-op-max");
   CHECK(plan(fp16, {.k_slice = 1024, .whole_k = true}).err().id() == "k-slice-max");

@@ -15,7 +15,7 @@ struct cbuf_values {
 cbuf_values cbuf_of(precision in, std::uint32_t M, std::uint32_t K, std::uint32_t N = 64,
                     schedule s = schedule::automatic) {
   const precision out = in == precision::int8 ? precision::int32 : precision::fp32;
-  const auto mm = build(matmul_spec{.in = in, .out = out, .M = M, .K = K, .N = N, .sched = s});
+  const auto mm = build(matmul_spec{.dtype = in, .out_dtype = out, .M = M, .K = K, .N = N, .sched = s});
   REQUIRE(mm.ok());
   const auto& e = mm.value().code.entries;
   // Register positions are fixed (matmul-recipe §1.1): #2 CONV_CON2, #11 CBUF_CON0.
@@ -108,7 +108,7 @@ TEST_CASE("M ceilings") {
 TEST_CASE("the ceilings are where building starts to fail") {
   auto build = [](precision in, std::uint32_t M, std::uint32_t K, schedule s = schedule::automatic) {
     const precision out = in == precision::int8 ? precision::int32 : in == precision::int4 ? precision::int16 : precision::fp32;
-    return regcmd::build(matmul_spec{.in = in, .out = out, .M = M, .K = K, .N = 64, .sched = s});
+    return regcmd::build(matmul_spec{.dtype = in, .out_dtype = out, .M = M, .K = K, .N = 64, .sched = s});
   };
   CHECK(build(precision::fp16, 704, 256).ok());
   CHECK(build(precision::fp16, 705, 256).err().id() == "m-ceiling-fp16");

@@ -4,7 +4,7 @@
 // in one program.
 //
 //   constexpr auto c = regcmd::fixed<regcmd::conv_spec{
-//       .in = regcmd::conv_data::uint8, .H = 20, .W = 20, .C = 80, .out_channels = 40,
+//       .dtype = regcmd::conv_data::uint8, .H = 20, .W = 20, .C = 80, .out_channels = 40,
 //       .kernel_h = 3, .kernel_w = 3, .padding = regcmd::conv_padding::same,
 //       .input = {0.02f, 100}, .weights = {0.005f, 140}, .output = {0.04f, 90}, .bias = true}>();
 //
@@ -50,11 +50,11 @@ constexpr task_desc conv_task(const conv_plan& p, std::uint32_t j, std::uint32_t
   const conv_rows r = p.rows_of(t);
   const std::uint32_t C16 = p.input_channels(), bytes = p.element_bytes();
   const std::uint32_t channels = p.computed_channels(j), first = p.first_channel(j);
-  const std::uint32_t out_bytes = static_cast<std::uint32_t>(bytes_of(s.out, 1));
+  const std::uint32_t out_bytes = static_cast<std::uint32_t>(bytes_of(s.out_dtype, 1));
   const std::uint32_t out_surface = g.out_w * g.out_h;  // 16-byte atoms of one output surface
   // BS_OW_CFG.SIZE_E: int8 1 (depthwise 3, Mesa); fp16 1, fp32 3 (the vendor template, A)
-  const std::uint32_t size_e = quantized ? (dw ? 3 : 1) : s.out == precision::fp32 ? 3 : 1;
-  const std::uint32_t pad_bits = quantized ? static_cast<std::uint32_t>(s.input.zero_point - static_cast<std::int32_t>(s.in == conv_data::uint8 ? 0x80 : 0)) : 0;
+  const std::uint32_t size_e = quantized ? (dw ? 3 : 1) : s.out_dtype == precision::fp32 ? 3 : 1;
+  const std::uint32_t pad_bits = quantized ? static_cast<std::uint32_t>(s.input.zero_point - static_cast<std::int32_t>(s.dtype == conv_data::uint8 ? 0x80 : 0)) : 0;
   const std::uint32_t line = 4 * s.W;  // rows 4·W·4 = 16·W bytes apart
   // the task's rows of every input surface: (atoms − 1) whole surfaces, then its rows
   const auto feature_extent = static_cast<std::uint32_t>((std::uint64_t{C16} * bytes / 16 - 1) * s.W * s.H * 16 +
@@ -98,7 +98,7 @@ constexpr task_desc conv_task(const conv_plan& p, std::uint32_t j, std::uint32_t
   };
   dpu_stage dpu{
       .feature_mode = {.OUTPUT_MODE = 2, .CONV_MODE = dw ? conv_mode::depthwise : conv_mode::direct, .BURST_LEN = 15},
-      .data_format = {.PROC_PRECISION = in, .IN_PRECISION = in, .OUT_PRECISION = s.out},
+      .data_format = {.PROC_PRECISION = in, .IN_PRECISION = in, .OUT_PRECISION = s.out_dtype},
       .output = {output_role, output_offset, 0},
       .dst_surf_stride = {.DST_SURF_STRIDE = out_surface},
       .cube_width = {.WIDTH = g.out_w - 1},
@@ -106,7 +106,7 @@ constexpr task_desc conv_task(const conv_plan& p, std::uint32_t j, std::uint32_t
       .cube_channel = {.CHANNEL = channels - 1, .ORIG_CHANNEL = p.real_channels(j) - 1},
       .bs_ow_cfg = {.OD_BYPASS = !quantized, .SIZE_E_0 = size_e, .SIZE_E_1 = size_e, .SIZE_E_2 = size_e},
       // the weights' zero point as the OW stage adds it: (shift − zero point) · Σ input
-      .bs_ow_op = {.OW_OP = quantized ? static_cast<std::uint32_t>(static_cast<std::int32_t>(s.in == conv_data::uint8 ? 0x80 : 0) - s.weights.zero_point) & 0xffffu : 0u},
+      .bs_ow_op = {.OW_OP = quantized ? static_cast<std::uint32_t>(static_cast<std::int32_t>(s.dtype == conv_data::uint8 ? 0x80 : 0) - s.weights.zero_point) & 0xffffu : 0u},
       .wdma_size_0 = {.CHANNEL_WDMA = channels - 1},
       .wdma_size_1 = {.WIDTH_WDMA = g.out_w - 1, .HEIGHT_WDMA = r.out_rows - 1},
       .surface_add = {.SURF_ADD = out_surface * (size_e + 1)},
@@ -120,7 +120,7 @@ constexpr task_desc conv_task(const conv_plan& p, std::uint32_t j, std::uint32_t
                        .scale = {.OUT_CVT_SCALE = g.requant.scale},
                        .shift = {.OUT_CVT_SHIFT = g.requant.shift}};
   } else {
-    dpu.out_convert = {.scale = {.OUT_CVT_SCALE = 1, .FP32TOFP16_EN = s.out == precision::fp16}};
+    dpu.out_convert = {.scale = {.OUT_CVT_SCALE = 1, .FP32TOFP16_EN = s.out_dtype == precision::fp16}};
   }
   if (s.residual_add) {
     dpu.ew = {.cfg = {.EW_OP_SRC = operand_source::memory, .EW_LUT_BYPASS = 1, .EW_OP_CVT_BYPASS = !quantized,

@@ -57,7 +57,7 @@ constexpr std::size_t host_index(tensor_order order, std::uint32_t H, std::uint3
   return order == tensor_order::nhwc ? (std::size_t{h} * W + w) * C + c : (std::size_t{c} * H + h) * W + w;
 }
 
-constexpr std::uint32_t conv_input_bytes(const conv_geometry& g) { return conv_input_bytes_of(g.spec.in); }
+constexpr std::uint32_t conv_input_bytes(const conv_geometry& g) { return conv_input_bytes_of(g.spec.dtype); }
 
 // The stored bits of one feature element.
 template <class T>
@@ -91,14 +91,14 @@ constexpr std::size_t conv_feature_bytes(const conv_geometry& g) {
 // Bytes of the output cube as the DPU writes it: every computed channel's surface. A
 // residual operand has the same layout and size.
 constexpr std::size_t conv_output_bytes(const conv_geometry& g) {
-  const auto bytes = static_cast<std::size_t>(bytes_of(g.spec.out, 1));
+  const auto bytes = static_cast<std::size_t>(bytes_of(g.spec.out_dtype, 1));
   return (g.computed_channels() * bytes + 15) / 16 * g.out_h * g.out_w * 16;
 }
 
 // Bytes of a residual operand: the output's cube at the residual's element size (int8 for
 // a quantized conv, fp16 for an fp16 one: the EW stage reads one or two bytes).
 constexpr std::size_t conv_residual_bytes(const conv_geometry& g) {
-  return (std::size_t{g.computed_channels()} * conv_input_bytes_of(g.spec.in) + 15) / 16 * g.out_h * g.out_w * 16;
+  return (std::size_t{g.computed_channels()} * conv_input_bytes_of(g.spec.dtype) + 15) / 16 * g.out_h * g.out_w * 16;
 }
 
 // Bytes of the bias operand: an int32 per computed channel.
@@ -106,7 +106,7 @@ constexpr std::size_t conv_bias_bytes(const conv_geometry& g) { return std::size
 
 // Bytes from the output's base address through its last real channel.
 constexpr std::size_t conv_output_extent(const conv_geometry& g) {
-  const auto bytes = static_cast<std::uint32_t>(bytes_of(g.spec.out, 1));
+  const auto bytes = static_cast<std::uint32_t>(bytes_of(g.spec.out_dtype, 1));
   const std::uint32_t c2 = detail::channels_per_atom(bytes);
   return (std::size_t{g.spec.out_channels - 1} / c2 + 1) * g.out_h * g.out_w * 16;
 }
@@ -119,18 +119,18 @@ constexpr status pack_conv_features(const conv_geometry& g, std::span<const T> h
                     std::is_same_v<T, std::uint16_t>,
                 "conv features: std::uint8_t (uint8), std::int8_t (int8), float or std::uint16_t (fp16)");
   const conv_spec& s = g.spec;
-  if (!detail::conv_host_type_fits<T>(s.in)) return make_error(rules::host_size, "conv features", "element type");
+  if (!detail::conv_host_type_fits<T>(s.dtype)) return make_error(rules::host_size, "conv features", "element type");
   if (host.size() != std::size_t{s.H} * s.W * s.C) return make_error(rules::host_size, "conv features");
   if (out.size() < conv_feature_bytes(g)) return make_error(rules::buffer_size, "conv features", "", out.size());
   const std::uint32_t bytes = detail::conv_input_bytes(g);
   // the padding channels: the input's zero point (0 for fp16)
   const std::uint32_t pad_bits =
-      s.in == conv_data::fp16 ? 0 : detail::conv_feature_bits(s.in, static_cast<T>(s.input.zero_point));
+      s.dtype == conv_data::fp16 ? 0 : detail::conv_feature_bits(s.dtype, static_cast<T>(s.input.zero_point));
   for (std::uint32_t c = 0; c < align_up(s.C, 16); ++c)
     for (std::uint32_t h = 0; h < s.H; ++h)
       for (std::uint32_t w = 0; w < s.W; ++w) {
         const std::uint32_t bits =
-            c < s.C ? detail::conv_feature_bits(s.in, host[detail::host_index(order, s.H, s.W, s.C, h, w, c)]) : pad_bits;
+            c < s.C ? detail::conv_feature_bits(s.dtype, host[detail::host_index(order, s.H, s.W, s.C, h, w, c)]) : pad_bits;
         detail::store_le(out, detail::nc1hwc2_offset(s.H, s.W, bytes, h, w, c), bits, bytes);
       }
   return {};
@@ -141,23 +141,23 @@ template <class T>
 constexpr status unpack_conv_output(const conv_geometry& g, std::span<const std::uint8_t> in, tensor_order order,
                                     std::span<T> host) {
   const conv_spec& s = g.spec;
-  const bool types_fit = s.out == precision::int8
-                             ? (s.in == conv_data::uint8 ? std::is_same_v<T, std::uint8_t> : std::is_same_v<T, std::int8_t>)
+  const bool types_fit = s.out_dtype == precision::int8
+                             ? (s.dtype == conv_data::uint8 ? std::is_same_v<T, std::uint8_t> : std::is_same_v<T, std::int8_t>)
                              : std::is_same_v<T, float>;
   if (!types_fit) return make_error(rules::host_size, "conv output", "element type");
   if (host.size() != std::size_t{g.out_h} * g.out_w * s.out_channels) return make_error(rules::host_size, "conv output");
   if (in.size() < conv_output_extent(g)) return make_error(rules::buffer_size, "conv output", "", in.size());
-  const auto bytes = static_cast<std::uint32_t>(bytes_of(s.out, 1));
+  const auto bytes = static_cast<std::uint32_t>(bytes_of(s.out_dtype, 1));
   for (std::uint32_t c = 0; c < s.out_channels; ++c)
     for (std::uint32_t h = 0; h < g.out_h; ++h)
       for (std::uint32_t w = 0; w < g.out_w; ++w) {
         const std::size_t at = detail::nc1hwc2_offset(g.out_h, g.out_w, bytes, h, w, c);
         T& v = host[detail::host_index(order, g.out_h, g.out_w, s.out_channels, h, w, c)];
         if constexpr (std::is_same_v<T, float>) {
-          v = detail::read_output<float>(in, s.out, at);
+          v = detail::read_output<float>(in, s.out_dtype, at);
         } else {
           const auto stored = static_cast<std::int8_t>(in[at]);
-          v = static_cast<T>(s.in == conv_data::uint8 ? stored + 0x80 : stored);
+          v = static_cast<T>(s.dtype == conv_data::uint8 ? stored + 0x80 : stored);
         }
       }
   return {};
@@ -171,7 +171,7 @@ constexpr status pack_conv_residual(const conv_geometry& g, std::span<const T> h
                                     std::span<std::uint8_t> out) {
   const conv_spec& s = g.spec;
   if (!s.residual_add) return make_error(rules::host_size, "conv residual", "the conv has no residual_add");
-  if (!detail::conv_host_type_fits<T>(s.in)) return make_error(rules::host_size, "conv residual", "element type");
+  if (!detail::conv_host_type_fits<T>(s.dtype)) return make_error(rules::host_size, "conv residual", "element type");
   if (host.size() != std::size_t{g.out_h} * g.out_w * s.out_channels) return make_error(rules::host_size, "conv residual");
   if (out.size() < conv_residual_bytes(g)) return make_error(rules::buffer_size, "conv residual", "", out.size());
   const std::uint32_t bytes = detail::conv_input_bytes(g);
@@ -180,7 +180,7 @@ constexpr status pack_conv_residual(const conv_geometry& g, std::span<const T> h
     for (std::uint32_t h = 0; h < g.out_h; ++h)
       for (std::uint32_t w = 0; w < g.out_w; ++w)
         detail::store_le(out, detail::nc1hwc2_offset(g.out_h, g.out_w, bytes, h, w, c),
-                         detail::conv_feature_bits(s.in, host[detail::host_index(order, g.out_h, g.out_w, s.out_channels, h, w, c)]),
+                         detail::conv_feature_bits(s.dtype, host[detail::host_index(order, g.out_h, g.out_w, s.out_channels, h, w, c)]),
                          bytes);
   return {};
 }
@@ -195,7 +195,7 @@ namespace detail {
 constexpr std::uint32_t quantized_shift(conv_data d) { return d == conv_data::uint8 ? 0x80 : 0; }
 // WEIGHT_KERNELS: an even count for int8 (Mesa), the kernels for fp16 (the fp16 sources).
 constexpr std::uint32_t conv_kernels(const conv_spec& s) {
-  return s.depthwise ? 1 : s.in == conv_data::fp16 ? s.out_channels : align_up(s.out_channels, 2);
+  return s.depthwise ? 1 : s.dtype == conv_data::fp16 ? s.out_channels : align_up(s.out_channels, 2);
 }
 
 // Element of kernel o, channel i at (kh, kw) in the packed weights: groups of 32 kernels
@@ -203,7 +203,7 @@ constexpr std::uint32_t conv_kernels(const conv_spec& s) {
 // depthwise, groups of 64 channels (fp16 32) of taps — 32- or 64-byte lines either way.
 constexpr std::size_t conv_weight_offset(const conv_spec& s, std::uint32_t o, std::uint32_t i, std::uint32_t kh,
                                          std::uint32_t kw) {
-  const bool fp16 = s.in == conv_data::fp16;
+  const bool fp16 = s.dtype == conv_data::fp16;
   const std::uint32_t c16 = align_up(s.C, 16), taps = s.kernel_h * s.kernel_w, tap = kh * s.kernel_w + kw;
   const std::uint32_t g = s.depthwise ? (fp16 ? 32 : 64) : 32;  // channels a group
   const std::uint32_t w = std::min(g, c16 - i / g * g);
@@ -236,21 +236,21 @@ template <class T>
 constexpr status pack_conv_weights(const conv_geometry& g, std::span<const T> host, conv_weight_order order,
                                    std::span<std::uint8_t> out) {
   const conv_spec& s = g.spec;
-  if (!detail::conv_host_type_fits<T>(s.in)) return make_error(rules::host_size, "conv weights", "element type");
+  if (!detail::conv_host_type_fits<T>(s.dtype)) return make_error(rules::host_size, "conv weights", "element type");
   const std::size_t kernels = s.depthwise ? 1 : s.out_channels;
   if (host.size() != kernels * s.kernel_h * s.kernel_w * s.C) return make_error(rules::host_size, "conv weights");
   if (out.size() < conv_weight_bytes(g)) return make_error(rules::buffer_size, "conv weights", "", out.size());
   const std::uint32_t bytes = detail::conv_input_bytes(g);
   // padding channels: the weights' zero point (they add nothing); fp16 0
   const std::uint32_t pad_bits =
-      s.in == conv_data::fp16 ? 0 : detail::conv_feature_bits(s.in, static_cast<T>(s.weights.zero_point));
+      s.dtype == conv_data::fp16 ? 0 : detail::conv_feature_bits(s.dtype, static_cast<T>(s.weights.zero_point));
   for (std::uint32_t o = 0; o < detail::conv_kernels(s); ++o)
     for (std::uint32_t i = 0; i < align_up(s.C, 16); ++i)
       for (std::uint32_t kh = 0; kh < s.kernel_h; ++kh)
         for (std::uint32_t kw = 0; kw < s.kernel_w; ++kw) {
           std::uint32_t v = 0;  // the padding kernel
           if (o < kernels)
-            v = i < s.C ? detail::conv_feature_bits(s.in, host[detail::conv_weight_host_index(s, order, o, i, kh, kw)])
+            v = i < s.C ? detail::conv_feature_bits(s.dtype, host[detail::conv_weight_host_index(s, order, o, i, kh, kw)])
                         : pad_bits;
           detail::store_le(out, detail::conv_weight_offset(s, o, i, kh, kw) * bytes, v, bytes);
         }
@@ -267,14 +267,14 @@ template <class T>
 constexpr status pack_conv_bias(const conv_geometry& g, std::span<const std::int32_t> bias, std::span<const T> weights,
                                 conv_weight_order order, std::span<std::uint8_t> out) {
   const conv_spec& s = g.spec;
-  if (s.in == conv_data::fp16 || !detail::conv_host_type_fits<T>(s.in))
+  if (s.dtype == conv_data::fp16 || !detail::conv_host_type_fits<T>(s.dtype))
     return make_error(rules::host_size, "conv bias", "element type");
   const std::size_t kernels = s.depthwise ? 1 : s.out_channels;
   if (bias.size() != (s.bias ? s.out_channels : 0u)) return make_error(rules::host_size, "conv bias");
   if (weights.size() != kernels * s.kernel_h * s.kernel_w * s.C) return make_error(rules::host_size, "conv weights");
   if (out.size() < conv_bias_bytes(g)) return make_error(rules::buffer_size, "conv bias", "", out.size());
   for (std::size_t i = std::size_t{s.out_channels} * 4; i < conv_bias_bytes(g); ++i) out[i] = 0;
-  const std::int64_t input_offset = std::int64_t{s.input.zero_point} - detail::quantized_shift(s.in);
+  const std::int64_t input_offset = std::int64_t{s.input.zero_point} - detail::quantized_shift(s.dtype);
   for (std::uint32_t o = 0; o < s.out_channels; ++o) {
     std::int64_t correction = 0;
     for (std::uint32_t kh = 0; kh < s.kernel_h; ++kh)

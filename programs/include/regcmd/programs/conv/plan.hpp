@@ -51,7 +51,7 @@ struct conv_plan {
   friend constexpr bool operator==(const conv_plan&, const conv_plan&) = default;
 
   constexpr std::uint32_t tasks() const { return groups * row_tasks; }
-  constexpr std::uint32_t element_bytes() const { return conv.spec.in == conv_data::fp16 ? 2 : 1; }
+  constexpr std::uint32_t element_bytes() const { return conv.spec.dtype == conv_data::fp16 ? 2 : 1; }
   constexpr std::uint32_t input_channels() const { return align_up(conv.spec.C, 16); }  // C16
   // WEIGHT_KERNELS: the even count Mesa packs (int8), the kernels (fp16), 1 (depthwise).
   constexpr std::uint32_t kernels() const {

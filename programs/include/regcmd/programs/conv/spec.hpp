@@ -43,8 +43,8 @@ struct quantization {
 // multiplier); a residual add of a second tensor of the output's shape comes before a clamp.
 
 struct conv_spec {
-  conv_data in = conv_data::int8;
-  precision out = precision::int8;  // int8 for a quantized conv; fp16 or fp32 for fp16
+  conv_data dtype = conv_data::int8;        // the input's and the weights'
+  precision out_dtype = precision::int8;  // int8 for a quantized conv; fp16 or fp32 for fp16
   std::uint32_t H = 0, W = 0, C = 0;
   std::uint32_t out_channels = 0;
   std::uint32_t kernel_h = 1, kernel_w = 1;
@@ -83,7 +83,7 @@ struct conv_geometry {
   // The activation's register values in accumulator units (input.scale · weights.scale for
   // a quantized conv); ReLU6's bound is also the EW clamp's after a residual add.
   bn_activation activation{};
-  constexpr bool quantized() const { return spec.in != conv_data::fp16; }
+  constexpr bool quantized() const { return spec.dtype != conv_data::fp16; }
   constexpr bool pointwise() const { return spec.kernel_h == 1 && spec.kernel_w == 1; }
   // The channels the DPU computes and writes for `real` output channels
   // (DPU_DATA_CUBE_CHANNEL.CHANNEL + 1): int8 aligned to 32, depthwise to 64 (Mesa,
@@ -134,9 +134,9 @@ constexpr result<conv_geometry> resolve_conv(const conv_spec& s) {
   if (s.H == 0 || s.W == 0 || s.C == 0 || s.out_channels == 0 || s.kernel_h == 0 || s.kernel_w == 0 ||
       s.stride_y == 0 || s.stride_x == 0 || s.dilation_y == 0 || s.dilation_x == 0)
     return make_error(rules::conv_shape_nonzero, "conv");
-  const bool quantized = s.in != conv_data::fp16;
-  if (quantized ? s.out != precision::int8 : s.out != precision::fp16 && s.out != precision::fp32)
-    return make_error(rules::conv_precision, "conv", "out");
+  const bool quantized = s.dtype != conv_data::fp16;
+  if (quantized ? s.out_dtype != precision::int8 : s.out_dtype != precision::fp16 && s.out_dtype != precision::fp32)
+    return make_error(rules::conv_precision, "conv", "out_dtype");
   if (s.depthwise && s.out_channels != s.C) return make_error(rules::conv_depthwise, "conv", "out_channels", s.out_channels);
   if (!detail::fits_field<decltype(CNA_DATA_SIZE0::DATAIN_WIDTH)>(s.W)) return make_error(rules::conv_input_size, "conv", "W", s.W);
   if (!detail::fits_field<decltype(CNA_DATA_SIZE0::DATAIN_HEIGHT)>(s.H)) return make_error(rules::conv_input_size, "conv", "H", s.H);
@@ -191,23 +191,23 @@ constexpr result<conv_geometry> resolve_conv(const conv_spec& s) {
     if (!detail::valid_scale(s.input.scale)) return make_error(rules::conv_scale, "conv", "input.scale");
     if (!detail::valid_scale(s.weights.scale)) return make_error(rules::conv_scale, "conv", "weights.scale");
     if (!detail::valid_scale(s.output.scale)) return make_error(rules::conv_scale, "conv", "output.scale");
-    if (!detail::zero_point_fits(s.in, s.input.zero_point))
+    if (!detail::zero_point_fits(s.dtype, s.input.zero_point))
       return make_error(rules::conv_zero_point, "conv", "input.zero_point");
-    if (!detail::zero_point_fits(s.in, s.weights.zero_point))
+    if (!detail::zero_point_fits(s.dtype, s.weights.zero_point))
       return make_error(rules::conv_zero_point, "conv", "weights.zero_point");
-    if (!detail::zero_point_fits(s.in, s.output.zero_point))
+    if (!detail::zero_point_fits(s.dtype, s.output.zero_point))
       return make_error(rules::conv_zero_point, "conv", "output.zero_point");
     const double multiplier = double{s.input.scale} * double{s.weights.scale} / double{s.output.scale};
     constexpr std::uint32_t out_shift_max = decltype(DPU_OUT_CVT_SHIFT::OUT_CVT_SHIFT)::shape.max_value();
     if (!detail::requantize(multiplier, g.requant, out_shift_max))
       return make_error(rules::conv_requant_range, "conv", "output.scale");
     // uint8 runs as int8 shifted by −0x80, its output zero point with it
-    const std::int32_t shift = s.in == conv_data::uint8 ? 0x80 : 0;
+    const std::int32_t shift = s.dtype == conv_data::uint8 ? 0x80 : 0;
     g.requant.offset = s.output.zero_point - shift;
     const double accumulator_scale = double{s.input.scale} * double{s.weights.scale};
     if (s.residual_add) {
       if (!detail::valid_scale(s.residual.scale)) return make_error(rules::conv_scale, "conv", "residual.scale");
-      if (!detail::zero_point_fits(s.in, s.residual.zero_point))
+      if (!detail::zero_point_fits(s.dtype, s.residual.zero_point))
         return make_error(rules::conv_zero_point, "conv", "residual.zero_point");
       constexpr std::uint32_t ew_shift_max = decltype(DPU_EW_CVT_SCALE_VALUE::EW_OP_CVT_SHIFT)::shape.max_value();
       if (!detail::requantize(double{s.residual.scale} / accumulator_scale, g.residual_cvt, ew_shift_max))

@@ -23,7 +23,7 @@ namespace regcmd {
 
 constexpr graph_spec llama_ffn(std::uint32_t M, std::uint32_t hidden, std::uint32_t intermediate) {
   constexpr auto fp16 = [](std::uint32_t rows, std::uint32_t K, std::uint32_t N) {
-    return matmul_spec{.in = precision::fp16, .out = precision::fp16, .M = rows, .K = K, .N = N};
+    return matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp16, .M = rows, .K = K, .N = N};
   };
   return make_graph(graph_matmul("gate", "x", "w_gate", fp16(M, hidden, intermediate)),
                     graph_matmul("up", "x", "w_up", fp16(M, hidden, intermediate)),
@@ -35,15 +35,15 @@ constexpr graph_spec llama_ffn(std::uint32_t M, std::uint32_t hidden, std::uint3
 constexpr graph_spec mobilenet_v1_block(std::uint32_t size) {
   constexpr quantization image{1.0f / 128, 128}, activations{6.0f / 255, 0};
   const std::uint32_t half = size / 2;
-  const conv_spec stem{.in = conv_data::uint8, .H = size, .W = size, .C = 3, .out_channels = 32, .kernel_h = 3,
+  const conv_spec stem{.dtype = conv_data::uint8, .H = size, .W = size, .C = 3, .out_channels = 32, .kernel_h = 3,
                        .kernel_w = 3, .stride_y = 2, .stride_x = 2, .padding = conv_padding::same, .input = image,
                        .weights = {0.02f, 120}, .output = activations, .bias = true,
                        .activation = output_activation::relu6};
-  const conv_spec depthwise{.in = conv_data::uint8, .H = half, .W = half, .C = 32, .out_channels = 32, .kernel_h = 3,
+  const conv_spec depthwise{.dtype = conv_data::uint8, .H = half, .W = half, .C = 32, .out_channels = 32, .kernel_h = 3,
                             .kernel_w = 3, .padding = conv_padding::same, .depthwise = true, .input = activations,
                             .weights = {0.01f, 130}, .output = activations, .bias = true,
                             .activation = output_activation::relu6};
-  const conv_spec pointwise{.in = conv_data::uint8, .H = half, .W = half, .C = 32, .out_channels = 64,
+  const conv_spec pointwise{.dtype = conv_data::uint8, .H = half, .W = half, .C = 32, .out_channels = 64,
                             .input = activations, .weights = {0.004f, 125}, .output = activations, .bias = true,
                             .activation = output_activation::relu6};
   return make_graph(graph_conv("c1", "image", "k1", stem), graph_conv("c2", "c1", "k2", depthwise),

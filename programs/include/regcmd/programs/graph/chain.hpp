@@ -113,9 +113,9 @@ constexpr result<conv_chain_geometry> resolve_conv_chain(const conv_chain_spec& 
   g.activate = s.activate;
   g.pool = s.pool;
   const conv_geometry& c = g.conv.conv;
-  const precision out = s.conv.out;
+  const precision out = s.conv.out_dtype;
   if ((s.activate || s.pool) && out != precision::fp16 && out != precision::int8)
-    return make_error(rules::fused_precision_path, "chain", "conv.out", static_cast<std::uint32_t>(out));
+    return make_error(rules::fused_precision_path, "chain", "conv.out_dtype", static_cast<std::uint32_t>(out));
   if (s.activate) {
     act_spec a = s.activation;
     a.dtype = out;

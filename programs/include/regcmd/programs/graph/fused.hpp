@@ -42,7 +42,7 @@ struct fused_spec {
 
 // out[m][n] = (A . B)[m][n] * scale[n], any N >= 1.
 constexpr fused_spec per_channel_scaled_matmul(std::uint32_t M, std::uint32_t K, std::uint32_t N) {
-  return {.matmul = {.in = precision::fp16, .out = precision::fp16, .M = M, .K = K, .N = N},
+  return {.matmul = {.dtype = precision::fp16, .out_dtype = precision::fp16, .M = M, .K = K, .N = N},
           .op = ew_op::mul,
           .operand = ew_operand::per_channel};
 }
@@ -58,8 +58,8 @@ struct fused_geometry {
 // and packed (the DPU_RDMA has no line stride). `where` names the chain in the error.
 template <class Soc = soc::rk3588>
 constexpr result<matmul_geometry> resolve_chained_matmul(const matmul_spec& s, std::string_view where) {
-  if (s.out != precision::fp16 || s.in.features != precision::fp16)
-    return make_error(rules::fused_precision_path, where, "matmul.out", static_cast<std::uint32_t>(s.out));
+  if (s.out_dtype != precision::fp16 || s.dtype.features != precision::fp16)
+    return make_error(rules::fused_precision_path, where, "matmul.out_dtype", static_cast<std::uint32_t>(s.out_dtype));
   if (s.layout != operand_layout::row_major) return make_error(rules::fused_layout, where);
   const result<matmul_geometry> mm = resolve<Soc>(s);
   if (!mm) return mm.err();

@@ -154,7 +154,7 @@ constexpr status resolve_step(const graph_op& op, graph_step& s) {
       if (status r = check_request<Soc>(m); !r) return r.err();
       // N padded to the weight tile, bounded before it is rounded to 32 bits (core/math.hpp):
       // a wider N is the plan's operand-size error
-      const std::uint64_t padded_n = round_up(m.N, weight_tile_n<Soc>(m.in.features));
+      const std::uint64_t padded_n = round_up(m.N, weight_tile_n<Soc>(m.dtype.features));
       const result<ew_geometry> add =
           padded_n > UINT32_MAX
               ? result<ew_geometry>{make_error(rules::operand_size, "graph", "N", padded_n)}
@@ -163,7 +163,7 @@ constexpr status resolve_step(const graph_op& op, graph_step& s) {
       if (!p) return p.err();
       s.matmul = p.value();
       if (!s.sums_slices()) return {};
-      const bool summable = add && m.out == precision::fp16 && m.layout == operand_layout::row_major && m.output_pitch == 0;
+      const bool summable = add && m.out_dtype == precision::fp16 && m.layout == operand_layout::row_major && m.output_pitch == 0;
       if (!summable && k_fits_one_op<Soc>(s.matmul.whole.K)) {
         // The cheapest grid splits K, but the slices cannot be summed on the device (an
         // integer accumulator, a padded output): K whole in every tile, M and N tiled, as
@@ -211,25 +211,25 @@ constexpr status resolve_step(const graph_op& op, graph_step& s) {
 // output's to what the DPU computes (conv_geometry::dpu_channels).
 constexpr precision conv_precision(conv_data d) { return d == conv_data::fp16 ? precision::fp16 : precision::int8; }
 constexpr tensor_format conv_input_format(const conv_geometry& g) {
-  tensor_format f = surface_format(conv_precision(g.spec.in), g.spec.H * g.spec.W, align_up(g.spec.C, 16), g.spec.C);
-  f.is_unsigned = g.spec.in == conv_data::uint8;
+  tensor_format f = surface_format(conv_precision(g.spec.dtype), g.spec.H * g.spec.W, align_up(g.spec.C, 16), g.spec.C);
+  f.is_unsigned = g.spec.dtype == conv_data::uint8;
   return f;
 }
 constexpr tensor_format conv_output_format(const conv_geometry& g) {
-  tensor_format f = surface_format(g.spec.out, g.out_h * g.out_w, g.computed_channels(), g.spec.out_channels);
-  f.is_unsigned = g.spec.in == conv_data::uint8 && g.spec.out == precision::int8;
+  tensor_format f = surface_format(g.spec.out_dtype, g.out_h * g.out_w, g.computed_channels(), g.spec.out_channels);
+  f.is_unsigned = g.spec.dtype == conv_data::uint8 && g.spec.out_dtype == precision::int8;
   return f;
 }
 constexpr tensor_format conv_residual_format(const conv_geometry& g) {
   tensor_format f = conv_output_format(g);
-  f.is_unsigned = g.spec.in == conv_data::uint8;  // the residual's type is the input's
+  f.is_unsigned = g.spec.dtype == conv_data::uint8;  // the residual's type is the input's
   return f;
 }
 constexpr tensor_format conv_weight_format(const conv_geometry& g) {
   const conv_spec& s = g.spec;
-  tensor_format f{conv_precision(s.in), tensor_layout::conv_weights, s.depthwise ? 1 : s.out_channels,
+  tensor_format f{conv_precision(s.dtype), tensor_layout::conv_weights, s.depthwise ? 1 : s.out_channels,
                   s.kernel_h * s.kernel_w * s.C, 0};
-  f.is_unsigned = s.in == conv_data::uint8;
+  f.is_unsigned = s.dtype == conv_data::uint8;
   return f;
 }
 // A pooling's image and result: NC1HWC2, channels padded to one atom.

@@ -2,7 +2,7 @@
 // A graph: ops wired by named tensors, as a user writes it.
 //
 //   constexpr graph_spec ffn = make_graph(
-//       graph_matmul("gate", "x", "w_gate", {.in = fp16, .out = fp16, .M = 1, .K = 4096, .N = 11008}),
+//       graph_matmul("gate", "x", "w_gate", {.dtype = fp16, .out_dtype = fp16, .M = 1, .K = 4096, .N = 11008}),
 //       graph_matmul("up", "x", "w_up", {...}),
 //       graph_act("act", "gate", {.fn = activation::silu, .M = 1, .N = 11008}),
 //       graph_ew("h", "act", "up", {.op = ew_op::mul, .M = 1, .N = 11008, .layout = operand_layout::row_major}),

@@ -2,7 +2,7 @@
 // Matmul programs: one task that computes C = A . B for a matmul_spec.
 //
 //   constexpr auto mm = regcmd::fixed<regcmd::matmul_spec{
-//       .in = regcmd::precision::fp16, .out = regcmd::precision::fp32, .M = 64, .K = 512, .N = 256}>();
+//       .dtype = regcmd::precision::fp16, .out_dtype = regcmd::precision::fp32, .M = 64, .K = 512, .N = 256}>();
 //
 // A shape that breaks a rule does not compile, and the error is the rule's message; with a
 // shape known only at run time, build(spec) returns the same rule as an error.

@@ -102,7 +102,7 @@ constexpr status pack_weight_block(precision in, std::uint32_t K, std::uint32_t 
                                    std::uint32_t logical_K, std::uint32_t logical_N, std::span<const T> b,
                                    matmul_weight_order order, std::span<std::uint8_t> out) {
   const soc::weight_tile tile = soc::weight_tile_of<Soc>(in);
-  if (tile.n == 0 || tile.k == 0) return make_error(rules::precision_pair, "weights", "in", static_cast<std::uint32_t>(in));
+  if (tile.n == 0 || tile.k == 0) return make_error(rules::precision_pair, "weights", "dtype", static_cast<std::uint32_t>(in));
   const std::size_t need = bytes_of(in, std::uint64_t{K} * N);
   if (out.size() < need) return make_error(rules::buffer_size, "weights", "", out.size());
   detail::fill_zero(out.first(need));

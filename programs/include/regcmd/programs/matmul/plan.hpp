@@ -230,11 +230,11 @@ constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& o
   // Every operand, K and N padded to whole weight tiles, within the 32-bit address space:
   // checked in 64 bits (saturated) before any size is rounded to 32 (core/math.hpp).
   {
-    const precision in = spec.in.features;
+    const precision in = spec.dtype.features;
     const std::uint64_t K = round_up(spec.K, weight_tile_k<Soc>(in)), N = round_up(spec.N, weight_tile_n<Soc>(in));
     auto bytes = [](precision p, std::uint64_t count) { return saturating_mul(count, traits(p).bits_per_element) / 8; };
     const std::uint64_t features = bytes(in, saturating_mul(spec.M, K)), weights = bytes(in, saturating_mul(K, N)),
-                        outputs = bytes(spec.out, saturating_mul(spec.M, N));
+                        outputs = bytes(spec.out_dtype, saturating_mul(spec.M, N));
     if (!fits_address_space<Soc>(features)) return make_error(rules::operand_size, "plan", "features", features);
     if (!fits_address_space<Soc>(weights)) return make_error(rules::operand_size, "plan", "weights", weights);
     if (!fits_address_space<Soc>(outputs)) return make_error(rules::operand_size, "plan", "output", outputs);
@@ -242,8 +242,8 @@ constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& o
   plan_shape p;
   p.options = options;
   matmul_geometry& g = p.whole;
-  g.in = spec.in.features;
-  g.out = spec.out;
+  g.in = spec.dtype.features;
+  g.out = spec.out_dtype;
   g.M = spec.M;
   g.logical_K = spec.K;
   g.logical_N = spec.N;
@@ -376,8 +376,8 @@ constexpr plan_tile tile_of(const plan_shape& p, std::uint32_t m, std::uint32_t 
   const matmul_geometry& g = p.whole;
   const bool row = g.layout == operand_layout::row_major;
   plan_tile t;
-  t.spec = matmul_spec{.in = g.in,
-                       .out = p.partial,
+  t.spec = matmul_spec{.dtype = g.in,
+                       .out_dtype = p.partial,
                        .M = p.rows(m),
                        .K = p.depth(s),
                        .N = p.cols(j),

@@ -26,8 +26,8 @@
 namespace regcmd {
 
 
-// The precisions of the two inputs. Written `.in = precision::fp16` for the symmetric case;
-// `.in = {precision::fp16, precision::int8}` asks for a mixed pair (which RK3588 refuses).
+// The precisions of the two inputs. Written `.dtype = precision::fp16` for the symmetric case;
+// `.dtype = {precision::fp16, precision::int8}` asks for a mixed pair (which RK3588 refuses).
 struct input_precisions {
   precision features;
   precision weights;
@@ -37,8 +37,8 @@ struct input_precisions {
 };
 
 struct matmul_spec {
-  input_precisions in = precision::fp16;
-  precision out = precision::fp32;
+  input_precisions dtype = precision::fp16;  // the features' and the weights' element types
+  precision out_dtype = precision::fp32;
   std::uint32_t M = 0;
   std::uint32_t K = 0;
   std::uint32_t N = 0;
@@ -129,16 +129,16 @@ constexpr result<row_pitches> resolve_pitches(precision in, precision out, std::
 // alignment. Plans check these for the whole operation, then size each tile.
 template <class Soc = soc::rk3588>
 constexpr status check_request(const matmul_spec& s) {
-  const precision in = s.in.features;
+  const precision in = s.dtype.features;
   if (s.M == 0 || s.K == 0 || s.N == 0) return make_error(rules::shape_nonzero, "matmul");
-  if (s.in.weights != in) return make_error(rules::precision_symmetric, "matmul");
-  if (!int8_writes_int32(in, s.out)) return make_error(rules::int8_output_int32, "matmul");
-  if (!Soc::matmul_pair(in, s.out)) return make_error(rules::precision_pair, "matmul");
+  if (s.dtype.weights != in) return make_error(rules::precision_symmetric, "matmul");
+  if (!int8_writes_int32(in, s.out_dtype)) return make_error(rules::int8_output_int32, "matmul");
+  if (!Soc::matmul_pair(in, s.out_dtype)) return make_error(rules::precision_pair, "matmul");
   if (s.tile_pad == tile_padding::none && s.K % weight_tile_k<Soc>(in) != 0) return make_error(rules::k_alignment, "matmul", "K", s.K);
   if (s.tile_pad == tile_padding::none && s.N % weight_tile_n<Soc>(in) != 0) return make_error(rules::n_alignment, "matmul", "N", s.N);
   if (in == precision::int4 && s.sched == schedule::bank_split) return make_error(rules::int4_bank_split, "matmul");
-  if (s.activation != output_activation::none && s.out != precision::fp16)
-    return make_error(rules::matmul_activation_precision, "matmul", "out", static_cast<std::uint32_t>(s.out));
+  if (s.activation != output_activation::none && s.out_dtype != precision::fp16)
+    return make_error(rules::matmul_activation_precision, "matmul", "out_dtype", static_cast<std::uint32_t>(s.out_dtype));
   if (s.activation == output_activation::leaky_relu && !leaky_slope_valid(s.leaky_slope))
     return make_error(rules::act_leaky_slope, "matmul", "leaky_slope");
   if (s.layout == operand_layout::surface) {
@@ -154,13 +154,13 @@ constexpr status check_request(const matmul_spec& s) {
 template <class Soc = soc::rk3588>
 constexpr result<matmul_geometry> resolve(const matmul_spec& s) {
   if (status r = check_request<Soc>(s); !r) return r.err();
-  const precision in = s.in.features;
+  const precision in = s.dtype.features;
   if (!k_fits_one_op<Soc>(s.K)) return make_error(rules::k_single_op_max, "matmul", "K", s.K);
   if (!n_fits_one_op<Soc>(s.N)) return make_error(rules::n_max, "matmul", "N", s.N);
 
   matmul_geometry g;
   g.in = in;
-  g.out = s.out;
+  g.out = s.out_dtype;
   g.M = s.M;
   g.logical_K = s.K;
   g.logical_N = s.N;
@@ -177,7 +177,7 @@ constexpr result<matmul_geometry> resolve(const matmul_spec& s) {
                                          Soc::cbuf_bank_bytes));
     g.sched = g.data_banks > 1 ? schedule::bank_split : schedule::template_split;
   } else {
-    const result<row_pitches> pitches = resolve_pitches(in, s.out, g.K, g.N, s.feature_pitch, s.output_pitch, "matmul");
+    const result<row_pitches> pitches = resolve_pitches(in, s.out_dtype, g.K, g.N, s.feature_pitch, s.output_pitch, "matmul");
     if (!pitches) return pitches.err();
     g.feature_pitch = pitches.value().feature;
     g.output_pitch = pitches.value().output;
