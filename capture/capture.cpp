@@ -45,6 +45,7 @@
 #include <regcmd/runtime/rknpu_uapi.hpp>
 #include <regcmd/runtime/rocket_uapi.hpp>
 
+#include "next_call.hpp"
 #include "user_memory.hpp"
 
 namespace {
@@ -52,10 +53,7 @@ namespace {
 namespace rk = regcmd::rknpu;
 namespace rt = regcmd::rocket;
 
-template <class F>
-F real(const char* name) {
-  return reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
-}
+using regcmd::shim::next_definition;
 
 // What one submit may make the shim read and hold; NNNN.txt says what was left out.
 // A task's fetch is at most 2^16 128-bit words: PC_DATA_AMOUNT is bits 15:0 of
@@ -386,7 +384,7 @@ void capture_submit(capture_state& s, const npu_file& f, const void* arg, std::s
 }
 
 int forward_ioctl(int fd, unsigned long request, void* arg) {
-  return real<int (*)(int, unsigned long, void*)>("ioctl")(fd, request, arg);
+  return next_definition<int (*)(int, unsigned long, void*)>("ioctl")(fd, request, arg);
 }
 
 // The request's argument as the kernel copies it in (zero-filled past `size`); false when
@@ -413,7 +411,7 @@ int watched_ioctl(int fd, unsigned long request, void* arg) {
   npu_file& f = *file;
   const std::size_t size = regcmd::ioctl_codes::size_of(request);
   const bool rocket = f.rocket;
-  const bool submit = rocket ? request == rt::ioctl_submit : rk::number_of(request) == rk::drm_command_base + 0x01;
+  const bool submit = rocket ? request == rt::ioctl_submit : rk::number_of(request) == rk::nr_submit;
   if (submit && !s.dir.empty()) capture_submit(s, f, arg, size);
   // the handle a free names, read before the kernel frees it
   std::uint32_t freed = 0;
@@ -422,7 +420,7 @@ int watched_ioctl(int fd, unsigned long request, void* arg) {
     rt::gem_close c;
     frees = argument(arg, size, c);
     freed = c.handle;
-  } else if (!rocket && rk::number_of(request) == rk::drm_command_base + 0x04) {
+  } else if (!rocket && rk::number_of(request) == rk::nr_mem_destroy) {
     rk::mem_destroy d;
     frees = argument(arg, size, d);
     freed = d.handle;
@@ -433,10 +431,10 @@ int watched_ioctl(int fd, unsigned long request, void* arg) {
   if (frees) f.buffers.erase(freed);
   if (rocket && request == rt::ioctl_create_bo) {
     if (rt::create_bo c; argument(arg, size, c)) note_buffer(f, c.handle, c.size, c.dma_address, 0, c.offset);
-  } else if (!rocket && rk::number_of(request) == rk::drm_command_base + 0x02 &&
+  } else if (!rocket && rk::number_of(request) == rk::nr_mem_create &&
              size >= offsetof(rk::mem_create, dma_addr) + 8) {
     if (rk::mem_create c; argument(arg, size, c)) note_buffer(f, c.handle, c.size, c.dma_addr, c.obj_addr, ~std::uint64_t{0});
-  } else if (!rocket && rk::number_of(request) == rk::drm_command_base + 0x03 && size >= sizeof(rk::mem_map)) {
+  } else if (!rocket && rk::number_of(request) == rk::nr_mem_map && size >= sizeof(rk::mem_map)) {
     rk::mem_map m;
     if (argument(arg, size, m))
       if (auto b = f.buffers.find(m.handle); b != f.buffers.end()) b->second.map_offset = m.offset;
@@ -447,34 +445,13 @@ int watched_ioctl(int fd, unsigned long request, void* arg) {
 
 }  // namespace
 
-extern "C" {
+// The calls the shim stands in for (emulator/interposers.hpp): each goes to the C library,
+// and what it did to an NPU node's fd or buffers is noted.
+namespace regcmd::shim {
+namespace {
 
-int open(const char* path, int flags, ...) {
-  va_list ap;
-  va_start(ap, flags);
-  const mode_t mode = (flags & O_CREAT) ? static_cast<mode_t>(va_arg(ap, int)) : 0;
-  va_end(ap);
-  const int fd = real<int (*)(const char*, int, ...)>("open")(path, flags, mode);
-  track(fd, path);
-  return fd;
-}
-
-int open64(const char* path, int flags, ...) {
-  va_list ap;
-  va_start(ap, flags);
-  const mode_t mode = (flags & O_CREAT) ? static_cast<mode_t>(va_arg(ap, int)) : 0;
-  va_end(ap);
-  const int fd = real<int (*)(const char*, int, ...)>("open64")(path, flags, mode);
-  track(fd, path);
-  return fd;
-}
-
-int openat(int dir, const char* path, int flags, ...) {
-  va_list ap;
-  va_start(ap, flags);
-  const mode_t mode = (flags & O_CREAT) ? static_cast<mode_t>(va_arg(ap, int)) : 0;
-  va_end(ap);
-  const int fd = real<int (*)(int, const char*, int, ...)>("openat")(dir, path, flags, mode);
+int open_file(const char* path, int, next_call<int> next) {
+  const int fd = next();
   track(fd, path);
   return fd;
 }
@@ -482,44 +459,23 @@ int openat(int dir, const char* path, int flags, ...) {
 // Closing an fd drops its file's buffers with the file's last fd, so a reused fd number
 // never finds the old program's buffers. (exec needs nothing: the new image starts with an
 // empty state, and fds inherited from before are not watched there.)
-int close(int fd) {
+int close_file(int fd, next_call<int> next) {
   {
     capture_state& s = state();
     std::lock_guard g(s.lock);
     s.fds.erase(fd);
   }
-  return real<int (*)(int)>("close")(fd);
+  return next();
 }
 
-int dup(int old) {
-  const int fd = real<int (*)(int)>("dup")(old);
-  if (fd >= 0) share(old, fd);
-  return fd;
+void duplicated(int old, int fd) { share(old, fd); }
+
+int control(int fd, unsigned long request, void* arg, next_call<int> next) {
+  return tracked(fd) ? watched_ioctl(fd, request, arg) : next();
 }
 
-// dup2/dup3 close `fd` first when it is open, then make it name `old`'s file.
-int dup2(int old, int fd) {
-  const int rc = real<int (*)(int, int)>("dup2")(old, fd);
-  if (rc >= 0 && old != fd) share(old, fd);
-  return rc;
-}
-
-int dup3(int old, int fd, int flags) {
-  const int rc = real<int (*)(int, int, int)>("dup3")(old, fd, flags);
-  if (rc >= 0) share(old, fd);
-  return rc;
-}
-
-int ioctl(int fd, unsigned long request, ...) {
-  va_list ap;
-  va_start(ap, request);
-  void* arg = va_arg(ap, void*);
-  va_end(ap);
-  return tracked(fd) ? watched_ioctl(fd, request, arg) : forward_ioctl(fd, request, arg);
-}
-
-void* mmap(void* addr, std::size_t length, int prot, int flags, int fd, off_t offset) {
-  void* p = real<void* (*)(void*, std::size_t, int, int, int, off_t)>("mmap")(addr, length, prot, flags, fd, offset);
+void* map(void*, std::size_t length, int, int, int fd, off_t offset, next_call<void*> next) {
+  void* p = next();
   if (p != MAP_FAILED && fd >= 0) {
     capture_state& s = state();
     std::lock_guard g(s.lock);
@@ -533,12 +489,8 @@ void* mmap(void* addr, std::size_t length, int prot, int flags, int fd, off_t of
   return p;
 }
 
-void* mmap64(void* addr, std::size_t length, int prot, int flags, int fd, off_t offset) {
-  return mmap(addr, length, prot, flags, fd, offset);
-}
-
-int munmap(void* addr, std::size_t length) {
-  const int rc = real<int (*)(void*, std::size_t)>("munmap")(addr, length);
+int unmap(void* addr, std::size_t length, next_call<int> next) {
+  const int rc = next();
   if (rc == 0) {
     // any part unmapped: the buffer is no longer read through this mapping
     capture_state& s = state();
@@ -551,4 +503,7 @@ int munmap(void* addr, std::size_t length) {
   return rc;
 }
 
-}  // extern "C"
+}  // namespace
+}  // namespace regcmd::shim
+
+#include "interposers.hpp"

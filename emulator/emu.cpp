@@ -91,6 +91,7 @@
 #include "cpu_cache.hpp"
 #include "fence.hpp"
 #include "iova_allocator.hpp"
+#include "next_call.hpp"
 #include "user_memory.hpp"
 
 namespace {
@@ -98,10 +99,7 @@ namespace {
 namespace rk = regcmd::rknpu;
 namespace rt = regcmd::rocket;
 
-template <class F>
-F real(const char* name) {
-  return reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
-}
+using regcmd::shim::next_definition;
 
 std::string env(const char* name, const char* fallback) {
   const char* v = std::getenv(name);
@@ -242,7 +240,7 @@ int memory_fd(const char* name, std::uint64_t size) {
   if (fd < 0) return -1;
   if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
     const int e = errno;
-    real<int (*)(int)>("close")(fd);
+    next_definition<int (*)(int)>("close")(fd);
     return fail(e);
   }
   return fd;
@@ -328,14 +326,14 @@ int do_version(driver kind, drm_version* v) {
 }
 
 std::uint8_t* map_anonymous(std::uint64_t size) {
-  void* m = real<void* (*)(void*, std::size_t, int, int, int, off_t)>("mmap")(
+  void* m = next_definition<void* (*)(void*, std::size_t, int, int, int, off_t)>("mmap")(
       nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   return m == MAP_FAILED ? nullptr : static_cast<std::uint8_t*>(m);
 }
 
 // Unmaps a buffer's views (each once: a non-cacheable buffer's device view is its memory).
 void unmap_views(const emu_buffer& b) {
-  auto unmap = real<int (*)(void*, std::size_t)>("munmap");
+  auto unmap = next_definition<int (*)(void*, std::size_t)>("munmap");
   if (b.memory) unmap(b.memory, b.size);
   if (b.device && b.device != b.memory) unmap(b.device, b.size);
   if (b.clean) unmap(b.clean, b.size);
@@ -526,7 +524,7 @@ int do_rknpu_submit(device_state& s, rk::submit& args) {
 int rknpu_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
   const drm_argument io{s.user, request, arg};
   switch (rk::number_of(request)) {
-    case rk::drm_command_base + 0x00: {
+    case rk::nr_action: {
       rk::action a;
       if (!io.in(a)) return fail(EFAULT);
       if (a.flags == rk::action_reset) {
@@ -539,7 +537,7 @@ int rknpu_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
       }
       return io.back(a);
     }
-    case rk::drm_command_base + 0x01: {
+    case rk::nr_submit: {
       rk::submit a;
       if (!io.in(a)) return fail(EFAULT);
       const int rc = do_rknpu_submit(s, a);
@@ -548,20 +546,20 @@ int rknpu_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
       errno = saved;
       return rc;
     }
-    case rk::drm_command_base + 0x02: {
+    case rk::nr_mem_create: {
       rk::mem_create a;
       if (!io.in(a)) return fail(EFAULT);
       if (do_mem_create(s, fd, a) != 0) return -1;
       return io.back(a);
     }
-    case rk::drm_command_base + 0x03: {
+    case rk::nr_mem_map: {
       rk::mem_map a;
       if (!io.in(a)) return fail(EFAULT);
       if (!s.by_handle(fd, a.handle)) return fail(EINVAL);
       a.offset = std::uint64_t{a.handle} << 12;
       return io.back(a);
     }
-    case rk::drm_command_base + 0x04: {
+    case rk::nr_mem_destroy: {
       rk::mem_destroy a;
       if (!io.in(a)) return fail(EFAULT);
       emu_buffer* b = s.by_handle(fd, a.handle);
@@ -570,7 +568,7 @@ int rknpu_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
       s.buffers.erase({fd, a.handle});
       return 0;
     }
-    case rk::drm_command_base + 0x05: {
+    case rk::nr_mem_sync: {
       rk::mem_sync a;
       if (!io.in(a)) return fail(EFAULT);
       emu_buffer* b = s.by_cookie(a.obj_addr);
@@ -703,7 +701,7 @@ int rocket_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
     return 0;
   }
   switch (regcmd::ioctl_codes::number_of(request)) {
-    case regcmd::ioctl_codes::drm_command_base + 0x00: {
+    case rt::nr_create_bo: {
       rt::create_bo a;
       if (!io.in(a)) return fail(EFAULT);
       if (a.size == 0) return fail(EINVAL);
@@ -717,7 +715,7 @@ int rocket_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
       a.offset = std::uint64_t{b->handle} << 12;
       return io.back(a);
     }
-    case regcmd::ioctl_codes::drm_command_base + 0x01: {
+    case rt::nr_submit: {
       rt::submit a;
       if (!io.in(a)) return fail(EFAULT);
       if (a.reserved != 0 || (a.job_count != 0 && a.job_struct_size < sizeof(rt::job))) return fail(EINVAL);
@@ -735,12 +733,12 @@ int rocket_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
       for (std::uint32_t i = 0; i < a.job_count; ++i) run_rocket_job(s, fd, jobs[i], number, i + 1);
       return 0;
     }
-    case regcmd::ioctl_codes::drm_command_base + 0x02: {
+    case rt::nr_prep_bo: {
       rt::prep_bo a;
       if (!io.in(a)) return fail(EFAULT);
       return sync_bo(s, fd, a.handle, a.reserved, false, a.timeout_ns);
     }
-    case regcmd::ioctl_codes::drm_command_base + 0x03: {
+    case rt::nr_fini_bo: {
       rt::fini_bo a;
       if (!io.in(a)) return fail(EFAULT);
       return sync_bo(s, fd, a.handle, a.reserved, true, 0);
@@ -785,10 +783,12 @@ int dispatch_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
   return kind == driver::rknpu ? rknpu_ioctl(s, fd, request, arg) : rocket_ioctl(s, fd, request, arg);
 }
 
+static_assert(rk::nr_submit == rt::nr_submit);  // a submit of either node, by its number
+
 int device_ioctl(int fd, unsigned long request, void* arg) {
   device_state& s = state();
   std::unique_lock g(s.lock);
-  const bool submit = s.files.count(fd) && regcmd::ioctl_codes::number_of(request) == regcmd::ioctl_codes::drm_command_base + 0x01;
+  const bool submit = s.files.count(fd) && regcmd::ioctl_codes::number_of(request) == rk::nr_submit;
   const std::int64_t start = submit ? regcmd::emu::now_ns() : 0;
   const int rc = dispatch_ioctl(s, fd, request, arg);
   if (submit) s.stats.submit_ns += static_cast<std::uint64_t>(regcmd::emu::now_ns() - start);
@@ -810,7 +810,7 @@ int device_ioctl(int fd, unsigned long request, void* arg) {
 int open_device(const char* path, int flags) {
   if (path == nullptr) return -2;
   if (std::strcmp(path, "/dev/dma_heap/system") == 0 || std::strcmp(path, "/dev/dma_heap/cma") == 0) {
-    const int fd = real<int (*)(const char*, int, ...)>("open")("/dev/null", (flags & O_CLOEXEC) | O_RDONLY);
+    const int fd = next_definition<int (*)(const char*, int, ...)>("open")("/dev/null", (flags & O_CLOEXEC) | O_RDONLY);
     if (fd >= 0) {
       device_state& s = state();
       std::lock_guard g(s.lock);
@@ -827,7 +827,7 @@ int open_device(const char* path, int flags) {
     return -2;
   }
   if (const int e = std::atoi(env("REGCMD_EMU_OPEN_ERRNO", "0").c_str()); e != 0) return fail(e);
-  const int fd = real<int (*)(const char*, int, ...)>("open")("/dev/null", (flags & O_CLOEXEC) | O_RDWR);
+  const int fd = next_definition<int (*)(const char*, int, ...)>("open")("/dev/null", (flags & O_CLOEXEC) | O_RDWR);
   if (fd >= 0) {
     device_state& s = state();
     std::lock_guard g(s.lock);
@@ -857,37 +857,19 @@ void regcmd_emu_reset_stats(void) {
   s.stats = {};
 }
 
-int open(const char* path, int flags, ...) {
-  va_list ap;
-  va_start(ap, flags);
-  const mode_t mode = (flags & O_CREAT) ? static_cast<mode_t>(va_arg(ap, int)) : 0;
-  va_end(ap);
+}  // extern "C"
+
+// The calls the shim stands in for (interposers.hpp): a node's, a dma-buf's, a sync_file's
+// or a dma-heap's fd is the emulator's; every other goes to the C library.
+namespace regcmd::shim {
+namespace {
+
+int open_file(const char* path, int flags, next_call<int> next) {
   const int fd = open_device(path, flags);
-  if (fd != -2) return fd;
-  return real<int (*)(const char*, int, ...)>("open")(path, flags, mode);
+  return fd != -2 ? fd : next();
 }
 
-int open64(const char* path, int flags, ...) {
-  va_list ap;
-  va_start(ap, flags);
-  const mode_t mode = (flags & O_CREAT) ? static_cast<mode_t>(va_arg(ap, int)) : 0;
-  va_end(ap);
-  const int fd = open_device(path, flags);
-  if (fd != -2) return fd;
-  return real<int (*)(const char*, int, ...)>("open64")(path, flags, mode);
-}
-
-int openat(int dir, const char* path, int flags, ...) {
-  va_list ap;
-  va_start(ap, flags);
-  const mode_t mode = (flags & O_CREAT) ? static_cast<mode_t>(va_arg(ap, int)) : 0;
-  va_end(ap);
-  const int fd = open_device(path, flags);
-  if (fd != -2) return fd;
-  return real<int (*)(int, const char*, int, ...)>("openat")(dir, path, flags, mode);
-}
-
-int close(int fd) {
+int close_file(int fd, next_call<int> next) {
   if (ours(fd)) {
     device_state& s = state();
     std::lock_guard g(s.lock);
@@ -907,14 +889,13 @@ int close(int fd) {
       s.files.erase(fd);
     }
   }
-  return real<int (*)(int)>("close")(fd);
+  return next();
 }
 
-int ioctl(int fd, unsigned long request, ...) {
-  va_list ap;
-  va_start(ap, request);
-  void* arg = va_arg(ap, void*);
-  va_end(ap);
+// A duplicate of a node's fd is not the emulator's: programs using the nodes do not dup them.
+void duplicated(int, int) {}
+
+int control(int fd, unsigned long request, void* arg, next_call<int> next) {
   if (request == dma_buf_ioctl_sync) {
     struct stat st {};
     device_state& s = state();
@@ -928,10 +909,10 @@ int ioctl(int fd, unsigned long request, ...) {
       return fail(ENOMEM);
     }
   }
-  return real<int (*)(int, unsigned long, void*)>("ioctl")(fd, request, arg);
+  return next();
 }
 
-void* mmap(void* addr, std::size_t length, int prot, int flags, int fd, off_t offset) {
+void* map(void*, std::size_t length, int, int, int fd, off_t offset, next_call<void*> next) {
   {
     device_state& s = state();
     std::lock_guard g(s.lock);
@@ -944,14 +925,10 @@ void* mmap(void* addr, std::size_t length, int prot, int flags, int fd, off_t of
       return it->second.memory;
     }
   }
-  return real<void* (*)(void*, std::size_t, int, int, int, off_t)>("mmap")(addr, length, prot, flags, fd, offset);
+  return next();
 }
 
-void* mmap64(void* addr, std::size_t length, int prot, int flags, int fd, off_t offset) {
-  return mmap(addr, length, prot, flags, fd, offset);
-}
-
-int munmap(void* addr, std::size_t length) {
+int unmap(void* addr, std::size_t length, next_call<int> next) {
   {
     device_state& s = state();
     std::lock_guard g(s.lock);
@@ -962,7 +939,10 @@ int munmap(void* addr, std::size_t length) {
     for (auto& [h, b] : s.buffers)
       if (lo < b.memory + b.size && b.memory < lo + length) return 0;
   }
-  return real<int (*)(void*, std::size_t)>("munmap")(addr, length);
+  return next();
 }
 
-}  // extern "C"
+}  // namespace
+}  // namespace regcmd::shim
+
+#include "interposers.hpp"

@@ -143,12 +143,17 @@ static_assert(offsetof(submit, timeout) == 4 && offsetof(submit, task_start) == 
               offsetof(submit, hw_elapse_time) == 48 && offsetof(submit, core_mask) == 56 &&
               offsetof(submit, fence_fd) == 60 && offsetof(submit, subcore_task) == 64);
 
-inline constexpr unsigned long ioctl_action = drm_iowr(drm_command_base + 0x00, sizeof(action));
-inline constexpr unsigned long ioctl_submit = drm_iowr(drm_command_base + 0x01, sizeof(submit));
-inline constexpr unsigned long ioctl_mem_create = drm_iowr(drm_command_base + 0x02, sizeof(mem_create));
-inline constexpr unsigned long ioctl_mem_map = drm_iowr(drm_command_base + 0x03, sizeof(mem_map));
-inline constexpr unsigned long ioctl_mem_destroy = drm_iowr(drm_command_base + 0x04, sizeof(mem_destroy));
-inline constexpr unsigned long ioctl_mem_sync = drm_iowr(drm_command_base + 0x05, sizeof(mem_sync));
+// The command numbers. The driver matches a request by its number alone (older callers pass
+// smaller structs), so the emulator and the capture shim do too.
+inline constexpr std::uint32_t nr_action = drm_command_base + 0x00, nr_submit = drm_command_base + 0x01,
+                               nr_mem_create = drm_command_base + 0x02, nr_mem_map = drm_command_base + 0x03,
+                               nr_mem_destroy = drm_command_base + 0x04, nr_mem_sync = drm_command_base + 0x05;
+inline constexpr unsigned long ioctl_action = drm_iowr(nr_action, sizeof(action));
+inline constexpr unsigned long ioctl_submit = drm_iowr(nr_submit, sizeof(submit));
+inline constexpr unsigned long ioctl_mem_create = drm_iowr(nr_mem_create, sizeof(mem_create));
+inline constexpr unsigned long ioctl_mem_map = drm_iowr(nr_mem_map, sizeof(mem_map));
+inline constexpr unsigned long ioctl_mem_destroy = drm_iowr(nr_mem_destroy, sizeof(mem_destroy));
+inline constexpr unsigned long ioctl_mem_sync = drm_iowr(nr_mem_sync, sizeof(mem_sync));
 
 // The fact sheet's table (§1.2).
 static_assert(ioctl_action == 0xC0086440);

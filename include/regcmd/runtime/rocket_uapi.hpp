@@ -81,10 +81,13 @@ static_assert(sizeof(submit) == 24 && offsetof(submit, job_count) == 8 && offset
 
 using ioctl_codes::drm_command_base;
 using ioctl_codes::drm_type;
-inline constexpr unsigned long ioctl_create_bo = ioctl_codes::iowr(drm_type, drm_command_base + 0x00, sizeof(create_bo));
-inline constexpr unsigned long ioctl_submit = ioctl_codes::iow(drm_type, drm_command_base + 0x01, sizeof(submit));
-inline constexpr unsigned long ioctl_prep_bo = ioctl_codes::iow(drm_type, drm_command_base + 0x02, sizeof(prep_bo));
-inline constexpr unsigned long ioctl_fini_bo = ioctl_codes::iow(drm_type, drm_command_base + 0x03, sizeof(fini_bo));
+// The command numbers (the emulator matches a request by its number, as the kernel's table).
+inline constexpr std::uint32_t nr_create_bo = drm_command_base + 0x00, nr_submit = drm_command_base + 0x01,
+                               nr_prep_bo = drm_command_base + 0x02, nr_fini_bo = drm_command_base + 0x03;
+inline constexpr unsigned long ioctl_create_bo = ioctl_codes::iowr(drm_type, nr_create_bo, sizeof(create_bo));
+inline constexpr unsigned long ioctl_submit = ioctl_codes::iow(drm_type, nr_submit, sizeof(submit));
+inline constexpr unsigned long ioctl_prep_bo = ioctl_codes::iow(drm_type, nr_prep_bo, sizeof(prep_bo));
+inline constexpr unsigned long ioctl_fini_bo = ioctl_codes::iow(drm_type, nr_fini_bo, sizeof(fini_bo));
 
 // The fact sheet's table (§3.1).
 static_assert(ioctl_create_bo == 0xC0186440);
