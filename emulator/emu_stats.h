@@ -39,8 +39,8 @@ typedef struct regcmd_emu_stats {
   char last_fault[256];
 } regcmd_emu_stats;
 
-int regcmd_emu_get_stats(regcmd_emu_stats* out);
-void regcmd_emu_reset_stats(void);
+__attribute__((visibility("default"))) int regcmd_emu_get_stats(regcmd_emu_stats* out);
+__attribute__((visibility("default"))) void regcmd_emu_reset_stats(void);
 
 #ifdef __cplusplus
 }

@@ -47,21 +47,24 @@ int unmap(void* addr, std::size_t length, next_call<int> next);
     va_end(ap);                                                                                \
   }
 
+// The shims are built with hidden visibility: these are what they export.
+#define REGCMD_SHIM_EXPORT __attribute__((visibility("default")))
+
 extern "C" {
 
-int open(const char* path, int flags, ...) {
+REGCMD_SHIM_EXPORT int open(const char* path, int flags, ...) {
   REGCMD_SHIM_MODE(flags, flags)
   auto next = [&] { return regcmd::shim::next_definition<int (*)(const char*, int, ...)>("open")(path, flags, mode); };
   return regcmd::shim::open_file(path, flags, next);
 }
 
-int open64(const char* path, int flags, ...) {
+REGCMD_SHIM_EXPORT int open64(const char* path, int flags, ...) {
   REGCMD_SHIM_MODE(flags, flags)
   auto next = [&] { return regcmd::shim::next_definition<int (*)(const char*, int, ...)>("open64")(path, flags, mode); };
   return regcmd::shim::open_file(path, flags, next);
 }
 
-int openat(int dir, const char* path, int flags, ...) {
+REGCMD_SHIM_EXPORT int openat(int dir, const char* path, int flags, ...) {
   REGCMD_SHIM_MODE(flags, flags)
   auto next = [&] {
     return regcmd::shim::next_definition<int (*)(int, const char*, int, ...)>("openat")(dir, path, flags, mode);
@@ -69,31 +72,31 @@ int openat(int dir, const char* path, int flags, ...) {
   return regcmd::shim::open_file(path, flags, next);
 }
 
-int close(int fd) {
+REGCMD_SHIM_EXPORT int close(int fd) {
   auto next = [&] { return regcmd::shim::next_definition<int (*)(int)>("close")(fd); };
   return regcmd::shim::close_file(fd, next);
 }
 
-int dup(int old) {
+REGCMD_SHIM_EXPORT int dup(int old) {
   const int fd = regcmd::shim::next_definition<int (*)(int)>("dup")(old);
   if (fd >= 0) regcmd::shim::duplicated(old, fd);
   return fd;
 }
 
 // dup2 and dup3 close `fd` first when it is open, then make it name `old`'s file.
-int dup2(int old, int fd) {
+REGCMD_SHIM_EXPORT int dup2(int old, int fd) {
   const int rc = regcmd::shim::next_definition<int (*)(int, int)>("dup2")(old, fd);
   if (rc >= 0 && old != fd) regcmd::shim::duplicated(old, fd);
   return rc;
 }
 
-int dup3(int old, int fd, int flags) {
+REGCMD_SHIM_EXPORT int dup3(int old, int fd, int flags) {
   const int rc = regcmd::shim::next_definition<int (*)(int, int, int)>("dup3")(old, fd, flags);
   if (rc >= 0) regcmd::shim::duplicated(old, fd);
   return rc;
 }
 
-int ioctl(int fd, unsigned long request, ...) {
+REGCMD_SHIM_EXPORT int ioctl(int fd, unsigned long request, ...) {
   va_list ap;
   va_start(ap, request);
   void* arg = va_arg(ap, void*);
@@ -102,7 +105,7 @@ int ioctl(int fd, unsigned long request, ...) {
   return regcmd::shim::control(fd, request, arg, next);
 }
 
-void* mmap(void* addr, std::size_t length, int prot, int flags, int fd, off_t offset) {
+REGCMD_SHIM_EXPORT void* mmap(void* addr, std::size_t length, int prot, int flags, int fd, off_t offset) {
   auto next = [&] {
     return regcmd::shim::next_definition<void* (*)(void*, std::size_t, int, int, int, off_t)>("mmap")(addr, length, prot,
                                                                                                     flags, fd, offset);
@@ -110,11 +113,11 @@ void* mmap(void* addr, std::size_t length, int prot, int flags, int fd, off_t of
   return regcmd::shim::map(addr, length, prot, flags, fd, offset, next);
 }
 
-void* mmap64(void* addr, std::size_t length, int prot, int flags, int fd, off_t offset) {
+REGCMD_SHIM_EXPORT void* mmap64(void* addr, std::size_t length, int prot, int flags, int fd, off_t offset) {
   return mmap(addr, length, prot, flags, fd, offset);
 }
 
-int munmap(void* addr, std::size_t length) {
+REGCMD_SHIM_EXPORT int munmap(void* addr, std::size_t length) {
   auto next = [&] { return regcmd::shim::next_definition<int (*)(void*, std::size_t)>("munmap")(addr, length); };
   return regcmd::shim::unmap(addr, length, next);
 }
@@ -122,3 +125,4 @@ int munmap(void* addr, std::size_t length) {
 }  // extern "C"
 
 #undef REGCMD_SHIM_MODE
+#undef REGCMD_SHIM_EXPORT
