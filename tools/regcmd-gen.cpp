@@ -36,7 +36,7 @@
 #include <regcmd/rules/program_rules.hpp>
 
 #include "cli.hpp"
-#include "graph_file.hpp"
+#include <regcmd/cli/graph_file.hpp>
 #include "io.hpp"
 #include "stats.hpp"
 
@@ -222,8 +222,8 @@ int write_program(std::vector<regcmd::entry>& entries, const std::vector<regcmd:
     const auto option = std::find_if(std::begin(address_options), std::end(address_options),
                                      [&](const address_option& o) { return o.role == s.role; });
     const std::string what = (option != std::end(address_options) ? std::string(option->name) + " " : std::string()) +
-                             cli::hex(addresses[static_cast<std::size_t>(s.role)]) + ": " + std::to_string(s.extent) +
-                             " bytes at offset " + cli::hex(s.offset) + " end at " + cli::hex(first + s.extent);
+                             regcmd::hex(addresses[static_cast<std::size_t>(s.role)], 1) + ": " + std::to_string(s.extent) +
+                             " bytes at offset " + regcmd::hex(s.offset, 1) + " end at " + regcmd::hex(first + s.extent, 1);
     return fail(cli::describe(make_error(rules::iova_32bit, name_of(s.role)).with_note(what)));
   }
 

@@ -43,7 +43,7 @@
 #include <regcmd/runtime/session.hpp>
 
 #include "cli.hpp"
-#include "graph_file.hpp"
+#include <regcmd/cli/graph_file.hpp>
 #include "io.hpp"
 
 namespace {

@@ -1,4 +1,4 @@
-// libFuzzer target: any bytes as a graph description file (tools/graph_file.hpp). A file is
+// libFuzzer target: any bytes as a graph description file (regcmd/cli/graph_file.hpp). A file is
 // a graph (one line for each op, in order) or one problem on one line that names a line of
 // the file; a graph builds or breaks a rule, and the op it fails at is one of its lines.
 #include <algorithm>
@@ -8,7 +8,7 @@
 
 #include <regcmd/programs/graph/graph.hpp>
 
-#include "graph_file.hpp"
+#include <regcmd/cli/graph_file.hpp>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -1,4 +1,4 @@
-// Graph description files (tools/graph_file.hpp): each line's op against the graph_op
+// Graph description files (regcmd/cli/graph_file.hpp): each line's op against the graph_op
 // written by hand, and every problem named with its line.
 #include <regcmd/testing/doctest.hpp>
 
@@ -8,7 +8,7 @@
 #include <regcmd/programs/graph/blocks.hpp>
 #include <regcmd/programs/graph/graph.hpp>
 
-#include "graph_file.hpp"
+#include <regcmd/cli/graph_file.hpp>
 
 using namespace regcmd;
 

@@ -32,7 +32,7 @@
 #include <regcmd/programs/graph/graph.hpp>
 #include <regcmd/programs/graph/spec.hpp>
 
-#include "cli.hpp"
+#include <regcmd/cli/request.hpp>
 
 namespace regcmd::cli {
 
@@ -59,7 +59,7 @@ inline std::optional<std::vector<std::string_view>> words_of(std::string_view li
       continue;
     }
     if (c < 0x20 || c >= 0x7f) {
-      bad = "byte " + hex(c) + " at column " + std::to_string(i + 1) + " is not text (a graph file is ASCII)";
+      bad = "byte " + regcmd::hex(c, 1) + " at column " + std::to_string(i + 1) + " is not text (a graph file is ASCII)";
       return std::nullopt;
     }
     const std::size_t start = i;
