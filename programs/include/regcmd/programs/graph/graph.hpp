@@ -22,6 +22,9 @@
 //            its new buffer); the writer chains the tasks; the whole program's structure,
 //            tails and links are checked (ping-pong off as soon as one op runs on the SDP).
 //
+// What each kind of op contributes to those steps (its resolution, its tensors, its size and
+// tasks) is its graph_step_of<kind> (steps.hpp): the graph reaches its ops only through it.
+//
 // A graph known at compile time: fixed<Spec>() (a violated rule names itself in a
 // static_assert); at run time: build(spec) (the same rule as an error value).
 // Packing the host's tensors into their buffers: regcmd/programs/graph/packing.hpp.
@@ -40,6 +43,7 @@
 #include <regcmd/programs/door.hpp>
 #include <regcmd/programs/sdp/elementwise.hpp>
 #include <regcmd/programs/graph/spec.hpp>
+#include <regcmd/programs/graph/steps.hpp>
 #include <regcmd/programs/matmul/plan.hpp>
 #include <regcmd/programs/pooling/pooling.hpp>
 #include <regcmd/programs/vocabulary.hpp>
@@ -50,7 +54,6 @@ namespace regcmd {
 
 enum class tensor_kind : std::uint8_t { input, weight, intermediate, output };
 
-inline constexpr std::uint32_t no_op = 0xffff'ffffu;
 // Every tensor starts on 64 bytes in its buffer (the chains' intermediates do the same).
 inline constexpr std::uint32_t graph_tensor_alignment = 64;
 
@@ -67,26 +70,6 @@ struct graph_tensor {
   std::uint32_t packer_op = 0;
   operand_role packer_role{};
   friend constexpr bool operator==(const graph_tensor&, const graph_tensor&) = default;
-};
-
-// One op, resolved: the geometry of its kind, and the tensors it uses (indices into the
-// graph's tensors; no_op where it has none). A matmul whose K is split writes its slices'
-// fp16 partials into a tensor of its own and sums them with flat SDP adds (`ew`), through
-// one or two running sums, into its output.
-struct graph_step {
-  graph_op_kind kind{};
-  plan_shape matmul{};
-  ew_geometry ew{};
-  act_geometry act{};
-  conv_plan conv{};
-  pool_geometry pool{};
-  std::uint32_t out = no_op, a = no_op, b = no_op;
-  std::uint32_t c = no_op;     // a conv's residual
-  std::uint32_t bias = no_op;  // a quantized conv's bias (its own tensor, in the bias buffer)
-  std::uint32_t partials = no_op;
-  std::array<std::uint32_t, 2> sums{no_op, no_op};
-
-  constexpr bool sums_slices() const { return kind == graph_op_kind::matmul && matmul.slices > 1; }
 };
 
 struct graph_geometry {
@@ -111,31 +94,8 @@ struct graph_geometry {
 
 namespace detail {
 
-// One use of a tensor by an op: under which of the op's roles, in which format, how far.
-struct tensor_use {
-  const graph_name* name = nullptr;  // the spec's
-  operand_role role{};
-  tensor_format format{};
-  std::uint32_t extent = 0;
-};
-
-constexpr tensor_format sdp_format(const sdp_shape& g) {
-  if (g.layout == operand_layout::row_major) return row_format(g.dtype, 1, g.elements, 0);
-  return surface_format(g.dtype, g.M, g.padded_N, g.N);
-}
-
-constexpr tensor_format matmul_feature_format(const plan_shape& p) {
-  const matmul_geometry& g = p.whole;
-  if (g.layout == operand_layout::surface) return surface_format(g.in, g.M, g.K, g.K);
-  return row_format(g.in, g.M, g.K, p.feature_pitch);
-}
-constexpr tensor_format matmul_output_format(const plan_shape& p) {
-  const matmul_geometry& g = p.whole;
-  if (g.layout == operand_layout::surface) return surface_format(g.out, g.M, g.N, g.N);
-  return row_format(g.out, g.M, g.N, p.output_pitch);
-}
-
-// The op's spec resolved with its own rules, and which operand names it needs.
+// The op's operands named as its kind needs them, then its spec resolved with its kind's
+// rules (steps.hpp).
 template <class Soc>
 constexpr status resolve_step(const graph_op& op, graph_step& s) {
   s.kind = op.kind;
@@ -145,158 +105,9 @@ constexpr status resolve_step(const graph_op& op, graph_step& s) {
     return make_error(rules::graph_operands, "graph", "op").with_note(op.out.view());
   if ((op.kind == graph_op_kind::conv && op.conv.residual_add) == op.c.empty())
     return make_error(rules::graph_conv_operands, "graph", "conv").with_note(op.out.view());
-  switch (op.kind) {
-    case graph_op_kind::matmul: {
-      // A split K's partials are summed by flat fp16 SDP adds over M x N (N padded to the
-      // weight tile): the plan weighs their tasks when it chooses the slices.
-      // The request's rules come first: a precision without a weight tile pads N to nothing.
-      const matmul_spec& m = op.matmul;
-      if (status r = check_request<Soc>(m); !r) return r.err();
-      // N padded to the weight tile, bounded before it is rounded to 32 bits (core/math.hpp):
-      // a wider N is the plan's operand-size error
-      const std::uint64_t padded_n = round_up(m.N, weight_tile_n<Soc>(m.dtype.features));
-      const result<ew_geometry> add =
-          padded_n > UINT32_MAX
-              ? result<ew_geometry>{make_error(rules::operand_size, "graph", "N", padded_n)}
-              : resolve_ew<Soc>({.op = ew_op::add, .M = m.M, .N = static_cast<std::uint32_t>(padded_n), .layout = operand_layout::row_major});
-      const result<plan_shape> p = plan<Soc>(m, {.device_sum_tasks = add ? add.value().tasks() : 1});
-      if (!p) return p.err();
-      s.matmul = p.value();
-      if (!s.sums_slices()) return {};
-      const bool summable = add && m.out_dtype == precision::fp16 && m.layout == operand_layout::row_major && m.output_pitch == 0;
-      if (!summable && k_fits_one_op<Soc>(s.matmul.whole.K)) {
-        // The cheapest grid splits K, but the slices cannot be summed on the device (an
-        // integer accumulator, a padded output): K whole in every tile, M and N tiled, as
-        // librknnrt does.
-        const result<plan_shape> whole = plan<Soc>(m, {.whole_k = true});
-        if (!whole) return whole.err();
-        s.matmul = whole.value();
-        return {};
-      }
-      if (!summable) return make_error(rules::graph_k_split, "graph", "K", m.K).with_note(op.out.view());
-      s.ew = add.value();
-      return {};
-    }
-    case graph_op_kind::ew: {
-      const result<ew_geometry> g = resolve_ew<Soc>(op.ew);
-      if (!g) return g.err();
-      s.ew = g.value();
-      return {};
-    }
-    case graph_op_kind::act: {
-      const result<act_geometry> g = resolve_act<Soc>(op.act);
-      if (!g) return g.err();
-      s.act = g.value();
-      return {};
-    }
-    case graph_op_kind::conv: {
-      const result<conv_geometry> g = resolve_conv(op.conv);
-      if (!g) return g.err();
-      const result<conv_plan> p = plan_conv<Soc>(g.value());
-      if (!p) return p.err();
-      s.conv = p.value();
-      return {};
-    }
-    case graph_op_kind::pool: {
-      const result<pool_geometry> g = resolve_pool<Soc>(op.pool);
-      if (!g) return g.err();
-      s.pool = g.value();
-      return {};
-    }
-  }
-  return {};
+  return with_step_kind(op.kind, [&](auto k) { return decltype(k)::template resolve<Soc>(op, s); });
 }
 
-// A conv's cubes: NC1HWC2 surfaces of 16 bytes; the input's channels padded to 16, the
-// output's to what the DPU computes (conv_geometry::dpu_channels).
-constexpr precision conv_precision(conv_data d) { return d == conv_data::fp16 ? precision::fp16 : precision::int8; }
-constexpr tensor_format conv_input_format(const conv_geometry& g) {
-  tensor_format f = surface_format(conv_precision(g.spec.dtype), g.spec.H * g.spec.W, align_up(g.spec.C, 16), g.spec.C);
-  f.is_unsigned = g.spec.dtype == conv_data::uint8;
-  return f;
-}
-constexpr tensor_format conv_output_format(const conv_geometry& g) {
-  tensor_format f = surface_format(g.spec.out_dtype, g.out_h * g.out_w, g.computed_channels(), g.spec.out_channels);
-  f.is_unsigned = g.spec.dtype == conv_data::uint8 && g.spec.out_dtype == precision::int8;
-  return f;
-}
-constexpr tensor_format conv_residual_format(const conv_geometry& g) {
-  tensor_format f = conv_output_format(g);
-  f.is_unsigned = g.spec.dtype == conv_data::uint8;  // the residual's type is the input's
-  return f;
-}
-constexpr tensor_format conv_weight_format(const conv_geometry& g) {
-  const conv_spec& s = g.spec;
-  tensor_format f{conv_precision(s.dtype), tensor_layout::conv_weights, s.depthwise ? 1 : s.out_channels,
-                  s.kernel_h * s.kernel_w * s.C, 0};
-  f.is_unsigned = s.dtype == conv_data::uint8;
-  return f;
-}
-// A pooling's image and result: NC1HWC2, channels padded to one atom.
-constexpr sdp_shape pool_image(const pool_geometry& g, bool output) {
-  sdp_shape s;
-  s.dtype = g.dtype;
-  s.layout = operand_layout::surface;
-  s.M = output ? g.out_h * g.out_w : g.H * g.W;
-  s.N = g.C;
-  s.atom = g.atom;
-  s.padded_N = g.padded_C;
-  return s;
-}
-
-// The uses of an op, its reads first, then the tensor it writes (last in `uses`).
-struct op_uses {
-  std::array<tensor_use, 4> uses{};
-  std::uint32_t count = 0;
-};
-constexpr op_uses uses_of(const graph_op& op, const graph_step& s) {
-  op_uses u;
-  switch (op.kind) {
-    case graph_op_kind::matmul: {
-      const plan_shape& p = s.matmul;
-      u.uses[u.count++] = {&op.a, operand_role::feature, matmul_feature_format(p), plan_feature_bytes(p)};
-      u.uses[u.count++] = {&op.b, operand_role::weight, weight_format(p.whole.in, p.whole.K, p.whole.N),
-                           p.weight_bytes()};
-      if (s.sums_slices())
-        u.uses[u.count++] = {&op.out, operand_role::output, sdp_format(s.ew), s.ew.tensor_bytes()};
-      else
-        u.uses[u.count++] = {&op.out, operand_role::output, matmul_output_format(p), plan_output_bytes(p)};
-      break;
-    }
-    case graph_op_kind::ew: {
-      const ew_geometry& g = s.ew;
-      u.uses[u.count++] = {&op.a, operand_role::feature, sdp_format(g), g.tensor_bytes()};
-      if (g.operand != ew_operand::immediate)
-        u.uses[u.count++] = {&op.b, operand_role::ew_operand,
-                             g.operand == ew_operand::per_channel ? vector_format(g.dtype, g.padded_N) : sdp_format(g),
-                             g.operand_bytes()};
-      u.uses[u.count++] = {&op.out, operand_role::output, sdp_format(g), g.tensor_bytes()};
-      break;
-    }
-    case graph_op_kind::act:
-      u.uses[u.count++] = {&op.a, operand_role::feature, sdp_format(s.act), s.act.tensor_bytes()};
-      u.uses[u.count++] = {&op.out, operand_role::output, sdp_format(s.act), s.act.tensor_bytes()};
-      break;
-    case graph_op_kind::conv: {
-      const conv_geometry& g = s.conv.conv;
-      u.uses[u.count++] = {&op.a, operand_role::feature, conv_input_format(g),
-                           static_cast<std::uint32_t>(conv_feature_bytes(g))};
-      u.uses[u.count++] = {&op.b, operand_role::weight, conv_weight_format(g),
-                           static_cast<std::uint32_t>(conv_weight_bytes(g))};
-      if (g.spec.residual_add)  // the output's cube, at the residual's quantization
-        u.uses[u.count++] = {&op.c, operand_role::residual, conv_residual_format(g),
-                             static_cast<std::uint32_t>(conv_residual_bytes(g))};
-      u.uses[u.count++] = {&op.out, operand_role::output, conv_output_format(g),
-                           static_cast<std::uint32_t>(conv_output_bytes(g))};
-      break;
-    }
-    case graph_op_kind::pool:
-      u.uses[u.count++] = {&op.a, operand_role::feature, sdp_format(pool_image(s.pool, false)), s.pool.input_bytes()};
-      u.uses[u.count++] = {&op.out, operand_role::output, sdp_format(pool_image(s.pool, true)), s.pool.output_bytes()};
-      break;
-  }
-  return u;
-}
 
 constexpr std::uint32_t index_of(const graph_geometry& g, const graph_name& name) {
   for (std::uint32_t t = 0; t < g.tensor_count; ++t)
@@ -437,16 +248,17 @@ constexpr result<graph_geometry> resolve_graph(const graph_spec& spec) {
     if (status r = detail::resolve_step<Soc>(op, s); !r) return r.err();
     if (op.out == op.a || op.out == op.b)
       return make_error(rules::graph_read_before_write, "graph", "op").with_note(op.out.view());
-    g.sdp = g.sdp || op.kind == graph_op_kind::ew || op.kind == graph_op_kind::act || s.sums_slices();
-    const detail::op_uses u = detail::uses_of(op, s);
+    const detail::op_uses u = with_step_kind(op.kind, [&](auto k) {
+      g.sdp = g.sdp || decltype(k)::on_sdp(s);
+      return decltype(k)::uses(op, s);
+    });
     for (std::uint32_t k = 0; k + 1 < u.count; ++k) {
       const result<std::uint32_t> t = detail::read(g, u.uses[k], i);
       if (!t) return t.err();
       (k == 0 ? s.a : k == 1 ? s.b : s.c) = t.value();
     }
-    if (op.kind == graph_op_kind::conv && s.conv.conv.quantized()) {
-      const result<std::uint32_t> bias =
-          detail::own_tensor(g, static_cast<std::uint32_t>(conv_bias_bytes(s.conv.conv)), i, tensor_kind::weight);
+    if (const std::uint64_t bytes = with_step_kind(op.kind, [&](auto k) { return decltype(k)::bias_bytes(s); })) {
+      const result<std::uint32_t> bias = detail::own_tensor(g, static_cast<std::uint32_t>(bytes), i, tensor_kind::weight);
       if (!bias) return bias.err();
       s.bias = bias.value();
     }
@@ -469,33 +281,10 @@ constexpr result<graph_geometry> resolve_graph(const graph_spec& spec) {
   return g;
 }
 
-namespace detail {
-constexpr program_size step_size(const graph_step& s) {
-  switch (s.kind) {
-    case graph_op_kind::matmul: {
-      const program_size sums = ew_kind::size(s.ew);  // per add, when K is split
-      const std::size_t adds = s.matmul.slices - 1;
-      return {plan_entries(s.matmul) + adds * sums.entries, plan_slots(s.matmul) + adds * sums.slots,
-              s.matmul.tasks() + adds * sums.tasks};
-    }
-    case graph_op_kind::ew:
-      return ew_kind::size(s.ew);
-    case graph_op_kind::act:
-      return {act_entries(s.act), std::size_t{s.act.tasks()} * 4, s.act.tasks()};
-    case graph_op_kind::conv:
-      return {s.conv.tasks() * conv_task_entries, std::size_t{s.conv.tasks()} * 6, s.conv.tasks()};
-    case graph_op_kind::pool:
-      return pool_kind::size(s.pool);
-  }
-  return {};
-}
-
-}  // namespace detail
-
 constexpr program_size graph_size(const graph_geometry& g) {
   program_size total;
   for (std::uint32_t i = 0; i < g.step_count; ++i) {
-    const program_size s = detail::step_size(g.steps[i]);
+    const program_size s = with_step_kind(g.steps[i].kind, [&](auto k) { return decltype(k)::size(g.steps[i]); });
     total.entries += s.entries;
     total.slots += s.slots;
     total.tasks += s.tasks;
@@ -573,27 +362,14 @@ constexpr void emit_graph(program_writer& w, const graph_geometry& g) {
   for (std::uint32_t i = 0; i < g.step_count && w.ok(); ++i) {
     const graph_step& s = g.steps[i];
     const std::uint32_t first_task = w.task_count(), first = w.slot_count();
-    // a plan checked its tile templates; an element-wise op equal to an earlier one is not checked again
-    bool checked = s.kind == graph_op_kind::matmul;
-    switch (s.kind) {
-      case graph_op_kind::matmul:
-        emit_plan<Soc>(w, s.matmul);
-        break;
-      case graph_op_kind::ew:
-        emit_ew(w, s.ew);
-        for (std::uint32_t j = 0; j < i; ++j)
-          checked = checked || (g.steps[j].kind == graph_op_kind::ew && g.steps[j].ew == s.ew);
-        break;
-      case graph_op_kind::act:
-        emit_act(w, s.act);
-        break;
-      case graph_op_kind::conv:
-        emit_conv<Soc>(w, s.conv);
-        break;
-      case graph_op_kind::pool:
-        emit_pool(w, s.pool);
-        break;
-    }
+    // checked by its emitter, or as an equal op of the graph was already
+    const bool checked = with_step_kind(s.kind, [&](auto k) {
+      using kind = decltype(k);
+      kind::template emit<Soc>(w, s);
+      bool seen = kind::checks_itself;
+      for (std::uint32_t j = 0; j < i; ++j) seen = seen || (g.steps[j].kind == s.kind && kind::same_op(g.steps[j], s));
+      return seen;
+    });
     if (!checked) detail::check_op<Soc>(w, first_task, first);
     // every kind's roles at once: each op uses only its own
     detail::move_slots(w, first, g,

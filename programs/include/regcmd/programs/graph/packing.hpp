@@ -45,6 +45,71 @@ constexpr result<std::span<Byte>> tensor_bytes(const graph_tensor& x, std::span<
     return make_error(rules::buffer_size, "graph", "tensor", buffer.size()).with_note(x.name.view());
   return buffer.subspan(x.offset, x.bytes);
 }
+
+// Each kind's packer of an operand it is the first to read, in role `role`, and unpacker of
+// the tensor it writes.
+template <class T>
+constexpr status pack_operand(graph_step_of<graph_op_kind::matmul>, const graph_step& s, operand_role role,
+                              std::string_view, std::span<const T> host, std::span<std::uint8_t> out) {
+  return role == operand_role::weight ? pack_weights<T>(s.matmul, host, out) : pack_features<T>(s.matmul.whole, host, out);
+}
+template <class T>
+constexpr status pack_operand(graph_step_of<graph_op_kind::ew>, const graph_step& s, operand_role role, std::string_view,
+                              std::span<const T> host, std::span<std::uint8_t> out) {
+  if (role == operand_role::ew_operand && s.ew.operand == ew_operand::per_channel) return pack_ew_vector<T>(s.ew, host, out);
+  return pack_ew_tensor<T>(s.ew, host, out);
+}
+template <class T>
+constexpr status pack_operand(graph_step_of<graph_op_kind::act>, const graph_step& s, operand_role, std::string_view,
+                              std::span<const T> host, std::span<std::uint8_t> out) {
+  return pack_ew_tensor<T>(s.act, host, out);
+}
+// NHWC features and residuals, OHWI weights.
+template <class T>
+constexpr status pack_operand(graph_step_of<graph_op_kind::conv>, const graph_step& s, operand_role role,
+                              std::string_view name, std::span<const T> host, std::span<std::uint8_t> out) {
+  if constexpr (conv_element<T>) {
+    if (role == operand_role::weight && s.bias != no_op)
+      return make_error(rules::conv_weights_with_bias, "graph", "tensor").with_note(name);
+    if (role == operand_role::weight) return pack_conv_weights<T>(s.conv.conv, host, conv_weight_order::ohwi, out);
+    if (role == operand_role::residual) return pack_conv_residual<T>(s.conv.conv, host, tensor_order::nhwc, out);
+    return pack_conv_features<T>(s.conv.conv, host, tensor_order::nhwc, out);
+  } else {
+    return make_error(rules::host_size, "graph", "element type").with_note(name);
+  }
+}
+template <class T>  // NHWC
+constexpr status pack_operand(graph_step_of<graph_op_kind::pool>, const graph_step& s, operand_role, std::string_view,
+                              std::span<const T> host, std::span<std::uint8_t> out) {
+  return pack_ew_tensor<T>(pool_image(s.pool, false), host, out);
+}
+
+template <class T>
+constexpr status unpack_result(graph_step_of<graph_op_kind::matmul>, const graph_step& s, std::span<const std::uint8_t> in,
+                               std::span<T> host) {
+  if (s.sums_slices()) return unpack_ew_tensor<T>(s.ew, in, host);  // the last add's output
+  return finish_plan<T>(s.matmul, in, host);
+}
+template <class T>
+constexpr status unpack_result(graph_step_of<graph_op_kind::ew>, const graph_step& s, std::span<const std::uint8_t> in,
+                               std::span<T> host) {
+  return unpack_ew_tensor<T>(s.ew, in, host);
+}
+template <class T>
+constexpr status unpack_result(graph_step_of<graph_op_kind::act>, const graph_step& s, std::span<const std::uint8_t> in,
+                               std::span<T> host) {
+  return unpack_ew_tensor<T>(s.act, in, host);
+}
+template <class T>
+constexpr status unpack_result(graph_step_of<graph_op_kind::conv>, const graph_step& s, std::span<const std::uint8_t> in,
+                               std::span<T> host) {
+  return unpack_conv_output<T>(s.conv.conv, in, tensor_order::nhwc, host);
+}
+template <class T>
+constexpr status unpack_result(graph_step_of<graph_op_kind::pool>, const graph_step& s, std::span<const std::uint8_t> in,
+                               std::span<T> host) {
+  return unpack_ew_tensor<T>(pool_image(s.pool, true), in, host);
+}
 }  // namespace detail
 
 // An input or weight of the graph from the host into its buffer.
@@ -57,32 +122,7 @@ constexpr status pack_tensor(const graph_geometry& g, std::string_view name, std
   if (!out) return out.err();
   const graph_step& s = g.steps[x.value()->packer_op];
   const operand_role role = x.value()->packer_role;
-  switch (s.kind) {
-    case graph_op_kind::matmul:
-      return role == operand_role::weight ? pack_weights<T>(s.matmul, host, out.value())
-                                          : pack_features<T>(s.matmul.whole, host, out.value());
-    case graph_op_kind::ew:
-      if (role == operand_role::ew_operand && s.ew.operand == ew_operand::per_channel)
-        return pack_ew_vector<T>(s.ew, host, out.value());
-      return pack_ew_tensor<T>(s.ew, host, out.value());
-    case graph_op_kind::act:
-      return pack_ew_tensor<T>(s.act, host, out.value());
-    case graph_op_kind::conv:  // NHWC features and residuals, OHWI weights
-      if constexpr (detail::conv_element<T>) {
-        if (role == operand_role::weight && s.bias != no_op)
-          return make_error(rules::conv_weights_with_bias, "graph", "tensor").with_note(name);
-        if (role == operand_role::weight)
-          return pack_conv_weights<T>(s.conv.conv, host, conv_weight_order::ohwi, out.value());
-        if (role == operand_role::residual)
-          return pack_conv_residual<T>(s.conv.conv, host, tensor_order::nhwc, out.value());
-        return pack_conv_features<T>(s.conv.conv, host, tensor_order::nhwc, out.value());
-      } else {
-        return make_error(rules::host_size, "graph", "element type").with_note(name);
-      }
-    case graph_op_kind::pool:  // NHWC
-      return pack_ew_tensor<T>(detail::pool_image(s.pool, false), host, out.value());
-  }
-  return {};
+  return with_step_kind(s.kind, [&](auto k) { return detail::pack_operand<T>(k, s, role, name, host, out.value()); });
 }
 
 // A conv's weights (OHWI) and, for a quantized conv, its bias operand: the int32 bias (empty
@@ -119,20 +159,7 @@ constexpr status unpack_tensor(const graph_geometry& g, std::string_view name, s
   const result<std::span<const std::uint8_t>> in = detail::tensor_bytes(*x.value(), buffer);
   if (!in) return in.err();
   const graph_step& s = g.steps[x.value()->packer_op];
-  switch (s.kind) {
-    case graph_op_kind::matmul:
-      if (s.sums_slices()) return unpack_ew_tensor<T>(s.ew, in.value(), host);  // the last add's output
-      return finish_plan<T>(s.matmul, in.value(), host);
-    case graph_op_kind::ew:
-      return unpack_ew_tensor<T>(s.ew, in.value(), host);
-    case graph_op_kind::act:
-      return unpack_ew_tensor<T>(s.act, in.value(), host);
-    case graph_op_kind::conv:
-      return unpack_conv_output<T>(s.conv.conv, in.value(), tensor_order::nhwc, host);
-    case graph_op_kind::pool:
-      return unpack_ew_tensor<T>(detail::pool_image(s.pool, true), in.value(), host);
-  }
-  return {};
+  return with_step_kind(s.kind, [&](auto k) { return detail::unpack_result<T>(k, s, in.value(), host); });
 }
 
 }  // namespace regcmd
