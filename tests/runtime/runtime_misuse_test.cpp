@@ -84,7 +84,7 @@ TEST_CASE("rknpu: a chain that hands data on is not split over cores") {
   constant_chain chain(d);
   const auto split = npu.prepare(chain.program.view(), {cores::all});
   REQUIRE_FALSE(split.ok());
-  CHECK(split.err().id() == "core-split");
+  CHECK_BREAKS(split, rules::core_split);
   CHECK(split.err().detail == "intermediate");
   auto p = npu.prepare(chain.program.view()).value();
   const buffer c = chain.intermediate(d);
@@ -102,10 +102,10 @@ TEST_CASE("a buffer the NPU writes bound to a second role is refused") {
   auto p = npu.prepare(j.mm.code.view()).value();
   const auto aliased = npu.bind(p, {.feature = &j.a, .weight = &j.b, .output = &j.a});
   REQUIRE_FALSE(aliased.ok());
-  CHECK(aliased.err().id() == "operand-aliased");
+  CHECK_BREAKS(aliased, rules::operand_aliased);
   CHECK(aliased.err().subject == "output");
   CHECK(aliased.err().detail == "feature");
-  CHECK(npu.run(p).err().id() == "operand-missing");  // still unbound
+  CHECK_BREAKS(npu.run(p), rules::operand_missing);  // still unbound
   // reading one buffer twice is allowed
   const buffer both = make(d, std::max(j.a.size(), j.b.size()));
   CHECK(npu.bind(p, {.feature = &both, .weight = &both, .output = &j.c}).ok());
@@ -138,8 +138,8 @@ TEST_CASE("run options out of range or inapplicable are refused before any submi
   const buffer c = make(d, plan_output_bytes(built.value().geometry));
   auto split = npu.prepare(built.value().view(), {cores::all}).value();
   REQUIRE(npu.bind(split, {.feature = &a, .weight = &b, .output = &c}).ok());
-  CHECK(npu.run(split, {.use = cores::round_robin}).err().id() == "run-options");
-  CHECK(npu.run(split, {.core = 1}).err().id() == "run-options");
+  CHECK_BREAKS(npu.run(split, {.use = cores::round_robin}), rules::run_options_range);
+  CHECK_BREAKS(npu.run(split, {.core = 1}), rules::run_options_range);
   CHECK(npu.run(split).ok());
 }
 
@@ -190,7 +190,7 @@ TEST_CASE("buffers keep their device open; moving a device moves a handle") {
   // the moved-from device is empty: errors, not crashes
   CHECK_FALSE(buffer::create(first, 4096).ok());  // NOLINT(bugprone-use-after-move)
   session orphan{first};                          // NOLINT(bugprone-use-after-move)
-  CHECK(orphan.prepare(j.mm.code.view()).err().id() == "wrong-device");
+  CHECK_BREAKS(orphan.prepare(j.mm.code.view()), rules::wrong_device);
   const buffer empty;
   CHECK(empty.bytes().empty());
   CHECK_FALSE(empty.sync_to_device().ok());
@@ -205,11 +205,11 @@ TEST_CASE("operands and programs of another open device are refused") {
   auto p1 = s1.prepare(mine.mm.code.view()).value();
   const auto bound = s1.bind(p1, theirs.ops());
   REQUIRE_FALSE(bound.ok());
-  CHECK(bound.err().id() == "wrong-device");
+  CHECK_BREAKS(bound, rules::wrong_device);
   CHECK(bound.err().detail == "feature");
   REQUIRE(s1.bind(p1, mine.ops()).ok());
-  CHECK(s2.run(p1).err().id() == "wrong-device");
-  CHECK(s2.bind(p1, theirs.ops()).err().id() == "wrong-device");
+  CHECK_BREAKS(s2.run(p1), rules::wrong_device);
+  CHECK_BREAKS(s2.bind(p1, theirs.ops()), rules::wrong_device);
   CHECK(s1.run(p1).ok());
 }
 
@@ -344,7 +344,7 @@ TEST_CASE("job fault: rocket stops one job of a split submit; a wait shorter tha
   const auto before = stats();
   const auto stopped = npu.run(split);
   REQUIRE_FALSE(stopped.ok());
-  CHECK(stopped.err().id() == "submit-timeout");
+  CHECK_BREAKS(stopped, rules::submit_timeout);
   CHECK(stopped.err().os_errno == ECANCELED);
   CHECK(stopped.err().note() == "rocket job 1: the kernel stopped it and reset its core");
   CHECK(stats().timeouts == before.timeouts + 1);

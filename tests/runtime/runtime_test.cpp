@@ -41,20 +41,20 @@ TEST_CASE("the device: a missing node, permission denied, the wrong driver") {
   const std::string absent = d.kind() == driver::rknpu ? "/dev/dri/card9" : "/dev/accel/accel9";
   const auto missing = device::open(absent);
   REQUIRE_FALSE(missing.ok());
-  CHECK(missing.err().id() == "device-missing");
+  CHECK_BREAKS(missing, rules::device_missing);
   CHECK(missing.err().os_errno == ENOENT);
   CHECK(missing.err().note() == absent);
 
   {
     const scoped_env denied_env("REGCMD_EMU_OPEN_ERRNO", "13");
     const auto denied = device::open();
-    CHECK(denied.err().id() == "device-permission");
+    CHECK_BREAKS(denied, rules::device_permission);
     CHECK(denied.err().os_errno == EACCES);
   }
   const scoped_env other_env("REGCMD_EMU_DRIVER", "i915");
   const auto other = device::open();
   REQUIRE_FALSE(other.ok());
-  CHECK(other.err().id() == "wrong-driver");
+  CHECK_BREAKS(other, rules::wrong_driver);
   CHECK(other.err().note().find("'i915'") != std::string_view::npos);
   CHECK(to_string(other.err()).find("rknpu card node") != std::string::npos);
   CHECK(to_string(other.err()).find("/dev/accel/accelN") != std::string::npos);
@@ -78,18 +78,18 @@ TEST_CASE("the device: with no node given, the rknpu card node is tried first, t
   {
     const scoped_env other("REGCMD_EMU_DRIVER", "i915");
     const auto wrong = device::open();
-    CHECK(wrong.err().id() == "wrong-driver");
+    CHECK_BREAKS(wrong, rules::wrong_driver);
   }
   {
     const scoped_env denied("REGCMD_EMU_OPEN_ERRNO", "13");  // a node we may not open says more than "none"
     const auto refused = device::open();
-    CHECK(refused.err().id() == "device-permission");
+    CHECK_BREAKS(refused, rules::device_permission);
     CHECK(refused.err().note() == "/dev/accel/accel0");
   }
   const scoped_env no_rocket("REGCMD_EMU_ACCEL_DEVICE", "none");
   const auto none = device::open();
   REQUIRE_FALSE(none.ok());
-  CHECK(none.err().id() == "device-missing");
+  CHECK_BREAKS(none, rules::device_missing);
   CHECK(none.err().note().find("/dev/accel/accel") != std::string_view::npos);
   CHECK(to_string(none.err()).find("rocket accel node (/dev/accel/accel0)") != std::string::npos);
 }
@@ -135,7 +135,7 @@ TEST_CASE("the device's SoC: RK3588 unless its node names another; prepare refus
   session npu{as_rk3576};
   const auto refused = npu.prepare(j.mm.code.view());
   REQUIRE_FALSE(refused.ok());
-  CHECK(refused.err().id() == "soc-value-unknown");
+  CHECK_BREAKS(refused, rules::soc_value_unknown);
   CHECK(refused.err().subject == "RK3576");
   session on_rk3588{d.for_soc(*soc::soc_by_option("rk3588"))};
   CHECK(on_rk3588.prepare(j.mm.code.view()).ok());
@@ -156,14 +156,14 @@ TEST_CASE("bind: operands at offsets into larger buffers; an offset past the buf
   REQUIRE(npu.run(p).ok());
   CHECK(j.error() < 1e-4);
   ops.offsets[static_cast<std::size_t>(operand_role::weight)] = 2 * weights + 64;  // the last 64 bytes past its end
-  CHECK(npu.bind(p, ops).err().id() == "operand-extent");
+  CHECK_BREAKS(npu.bind(p, ops), rules::operand_extent);
   // the feature is the buffer and the offset bound first: another offset is a rotation
   operands moved = j.ops();
   moved.offsets[static_cast<std::size_t>(operand_role::feature)] = 0;
   REQUIRE(npu.bind(p, moved).ok());
   const buffer wide = make(d, j.a.size() + 64);
   moved.feature = &wide;
-  CHECK(npu.bind(p, moved).err().id() == "feature-rotation");
+  CHECK_BREAKS(npu.bind(p, moved), rules::feature_rotation);
 }
 
 TEST_CASE("rknpu: submits of three threads overlap (a core each), the node shared") {
@@ -195,12 +195,12 @@ TEST_CASE("refusals: nothing reaches the device") {
 
   auto p = npu.prepare(j.mm.code.view());
   REQUIRE(p.ok());
-  CHECK(npu.run(p.value()).err().id() == "operand-missing");  // not bound
+  CHECK_BREAKS(npu.run(p.value()), rules::operand_missing);  // not bound
   const auto unpatched = npu.bind(p.value(), {.feature = &j.a, .output = &j.c});
-  CHECK(unpatched.err().id() == "operand-missing");
+  CHECK_BREAKS(unpatched, rules::operand_missing);
   CHECK(unpatched.err().detail == "weight");
   const buffer small = make(d, 4096);
-  CHECK(npu.bind(p.value(), {.feature = &j.a, .weight = &small, .output = &j.c}).err().id() == "operand-extent");
+  CHECK_BREAKS(npu.bind(p.value(), {.feature = &j.a, .weight = &small, .output = &j.c}), rules::operand_extent);
 
   // a failed rule: an address register holding a literal is not a slot
   program<16, 1> literal;
@@ -209,13 +209,13 @@ TEST_CASE("refusals: nothing reaches the device") {
             w.put(reg::CNA_FEATURE_DATA_ADDR{.FEATURE_BASE_ADDR = 0x1000'0000});
             w.end_task({.CNA_OP_EN = 1, .CORE_OP_EN = 1, .DPU_OP_EN = 1}, dpu_done_interrupts);
           }).ok());
-  CHECK(npu.prepare(literal.view()).err().id() == "address-slots");
+  CHECK_BREAKS(npu.prepare(literal.view()), rules::address_slots);
   CHECK(stats().submits == submits);
 
   // one stable feature buffer per prepared program
   REQUIRE(npu.bind(p.value(), j.ops()).ok());
   const buffer other = make(d, j.mm.geometry.feature_bytes());
-  CHECK(npu.bind(p.value(), {.feature = &other, .weight = &j.b, .output = &j.c}).err().id() == "feature-rotation");
+  CHECK_BREAKS(npu.bind(p.value(), {.feature = &other, .weight = &j.b, .output = &j.c}), rules::feature_rotation);
   CHECK(stats().submits == submits);
 }
 
@@ -271,9 +271,9 @@ TEST_CASE("a bind that fails leaves the program unbound") {
   const buffer c = make(d, 4096);
   const auto bound = npu.bind(p.value(), {.output = &c});
   REQUIRE_FALSE(bound.ok());
-  CHECK(bound.err().id() == "address-alignment");
+  CHECK_BREAKS(bound, rules::address_alignment);
   CHECK(bound.err().subject == "PPU_DST_BASE_ADDR");
-  CHECK(npu.run(p.value()).err().id() == "operand-missing");
+  CHECK_BREAKS(npu.run(p.value()), rules::operand_missing);
 }
 
 TEST_CASE("rknpu: int8 entry issues exactly one reset; leaving and re-entering int8 resets again") {
@@ -317,7 +317,7 @@ TEST_CASE("rocket: int8 entry: the first job wedges, the kernel stops it and res
   REQUIRE(again.ok());
   CHECK_FALSE(again.value().reset);
   CHECK(again.value().submits == 1);
-  CHECK(d.reset().err().id() == "reset-unsupported");
+  CHECK_BREAKS(d.reset(), rules::reset_unsupported);
 }
 
 // Run with REGCMD_EMU_FAULTS=timeout@2 (its own ctest entries): the second submit times out.
@@ -365,7 +365,7 @@ TEST_CASE("an IOVA past 32 bits is refused") {
   CHECK(fits.ok());
   const auto past = buffer::create(d, 4096);
   REQUIRE_FALSE(past.ok());
-  CHECK(past.err().id() == "iova-32bit");
+  CHECK_BREAKS(past, rules::iova_32bit);
   CHECK(past.err().detail == "end");  // the end is what does not fit, not the start
   CHECK(past.err().value == 0x1'0000'1000u);
 }
@@ -376,7 +376,7 @@ TEST_CASE("an IOVA that wraps 2^64 is refused") {
   const device d = open_device();
   const auto wrapped = buffer::create(d, 8192);
   REQUIRE_FALSE(wrapped.ok());
-  CHECK(wrapped.err().id() == "iova-32bit");
+  CHECK_BREAKS(wrapped, rules::iova_32bit);
   CHECK(wrapped.err().value == ~std::uint64_t{0});
 }
 
@@ -385,7 +385,7 @@ TEST_CASE("a buffer too large for the driver is refused before the kernel sees i
   const device d = open_device();
   const auto huge = buffer::create(d, SIZE_MAX);
   REQUIRE_FALSE(huge.ok());
-  if (d.kind() == driver::rocket) CHECK(huge.err().id() == "bo-size");
+  if (d.kind() == driver::rocket) CHECK_BREAKS(huge, rules::bo_size);
 }
 
 TEST_CASE("rknpu: multi-core: one core, round-robin, all three") {
@@ -419,7 +419,7 @@ TEST_CASE("rknpu: multi-core: one core, round-robin, all three") {
 
   // a delta-task program cannot be split over cores
   const program_view delta{w.entries(), w.slots(), w.tasks(), true, true};
-  CHECK(npu.prepare(delta, {cores::all}).err().id() == "core-split");
+  CHECK_BREAKS(npu.prepare(delta, {cores::all}), rules::core_split);
 }
 
 TEST_CASE("non-blocking submit with a fence") {
@@ -489,8 +489,8 @@ TEST_CASE("rocket: the CPU sees the NPU's bytes only after PREP_BO, the NPU the 
   const buffer b = make(d, 4096);
   CHECK(b.bytes()[0] == 0);  // rocket BOs start zeroed
   CHECK(b.iova() % 4096 == 0);
-  CHECK(buffer::create(d, 0).err().id() == "bo-size");
-  CHECK(buffer::create(d, std::size_t{5} << 30).err().id() == "bo-size");  // CREATE_BO takes 32 bits
+  CHECK_BREAKS(buffer::create(d, 0), rules::bo_size);
+  CHECK_BREAKS(buffer::create(d, std::size_t{5} << 30), rules::bo_size);  // CREATE_BO takes 32 bits
   b.bytes()[0] = 7;
   REQUIRE(b.sync_from_device().ok());  // PREP_BO without a FINI_BO: the CPU's write is lost
   CHECK(b.bytes()[0] == 0);
@@ -517,11 +517,11 @@ TEST_CASE("rocket: programs its kernel cannot run are refused before anything re
   // an SDP op needs ping-pong off; the kernel turns it on for every task
   const auto ew = build(ew_spec{.op = ew_op::add, .M = 8, .N = 16});
   REQUIRE(ew.ok());
-  CHECK(npu.prepare(ew.value().view()).err().id() == "rocket-pingpong");
+  CHECK_BREAKS(npu.prepare(ew.value().view()), rules::rocket_pingpong);
   // delta tasks lean on the registers of the task before; the kernel kicks each task alone
   const auto delta = build(plan_request{matmul_spec{.dtype = precision::int8, .out_dtype = precision::int32, .M = 2000, .K = 512, .N = 64}, {.delta_tasks = true}});
   REQUIRE(delta.ok());
-  CHECK(npu.prepare(delta.value().view()).err().id() == "rocket-delta-tasks");
+  CHECK_BREAKS(npu.prepare(delta.value().view()), rules::rocket_delta_tasks);
   // a task that does not end on a DPU interrupt never completes there: a PPU task, whose
   // PPU pair (0xc00) the program rules require
   program<16, 1> pooling;
@@ -530,14 +530,14 @@ TEST_CASE("rocket: programs its kernel cannot run are refused before anything re
             w.end_task(reg::GLOBAL_OPERATION_ENABLE{.PPU_OP_EN = 1}, ppu_done_interrupts);
           }).ok());
   REQUIRE(validate(pooling.view()).ok());
-  CHECK(npu.prepare(pooling.view()).err().id() == "rocket-interrupt");
+  CHECK_BREAKS(npu.prepare(pooling.view()), rules::rocket_interrupt);
   // a matmul whose mask names the PPU pair is refused on every node
   runtime_program<matmul_geometry> mm = build(fp16_op).value();
   std::vector<task> tasks(mm.code.view().tasks.begin(), mm.code.view().tasks.end());
   tasks[0].int_mask = 0xc00;
   const program_view pview = mm.code.view();
   const program_view ppu_done{pview.entries, pview.slots, tasks, pview.pingpong, pview.delta_tasks};
-  CHECK(npu.prepare(ppu_done).err().id() == "task-interrupts");
+  CHECK_BREAKS(npu.prepare(ppu_done), rules::task_interrupts);
   CHECK(stats().submits == submits);
 }
 
@@ -616,8 +616,8 @@ TEST_CASE("graph buffers: one buffer for each role the graph uses, tensors packe
   REQUIRE(io.value().pack<std::int8_t>("x", x).ok());
   REQUIRE(io.value().pack<std::int8_t>("wa", wa).ok());
   REQUIRE(io.value().pack<std::int8_t>("wb", wb).ok());
-  CHECK(io.value().pack<std::int8_t>("nope", x).err().breaks(rules::unknown_tensor));
-  CHECK(io.value().pack<std::int8_t>("a", x).err().breaks(rules::tensor_direction));
+  CHECK_BREAKS(io.value().pack<std::int8_t>("nope", x), rules::unknown_tensor);
+  CHECK_BREAKS(io.value().pack<std::int8_t>("a", x), rules::tensor_direction);
 
   session npu{d};
   auto p = npu.prepare(built.value().view());
@@ -631,7 +631,7 @@ TEST_CASE("graph buffers: one buffer for each role the graph uses, tensors packe
     CHECK(a[std::size_t(n)] == 32 * (n - 8));
     CHECK(b[std::size_t(n)] == -16);
   }
-  CHECK(io.value().unpack<std::int32_t>("x", a).err().breaks(rules::tensor_direction));
+  CHECK_BREAKS(io.value().unpack<std::int32_t>("x", a), rules::tensor_direction);
 }
 
 TEST_CASE("cores::all_then_one: a graph's independent branches on the cores, then the rest on one, the same bytes") {
@@ -672,8 +672,8 @@ TEST_CASE("cores::all_then_one: a graph's independent branches on the cores, the
   CHECK(one == split);
   // cores::all refuses it (c reads a), as does all_then_one a program whose second task reads the first
   session npu{d};
-  CHECK(npu.prepare(built.value().view(), {cores::all}).err().breaks(rules::core_split));
+  CHECK_BREAKS(npu.prepare(built.value().view(), {cores::all}), rules::core_split);
   const auto chain = build(make_graph(graph_conv("a", "x", "ka", conv), graph_conv("c", "a", "kc", conv)));
   REQUIRE(chain.ok());
-  CHECK(npu.prepare(chain.value().view(), {cores::all_then_one}).err().breaks(rules::core_split));
+  CHECK_BREAKS(npu.prepare(chain.value().view(), {cores::all_then_one}), rules::core_split);
 }

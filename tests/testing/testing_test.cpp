@@ -251,3 +251,19 @@ TEST_CASE("testing: entries, programs and errors print decoded where doctest sho
   CHECK(text(e).starts_with("field-range: "));
   CHECK(text(e).find("(CNA_CBUF_CON0.DATA_BANK = 16)") != std::string::npos);
 }
+
+TEST_CASE("testing: CHECK_BREAKS passes on the rule's error only, and says what happened instead") {
+  const status ok{};
+  const status other = make_error(rules::k_alignment, "matmul", "K", 100);
+  const status expected = make_error(rules::n_alignment, "matmul", "N", 100);
+  const auto succeeded = testing::detail::breaks_report(ok, rules::n_alignment);
+  CHECK_FALSE(succeeded.ok);
+  CHECK(succeeded.message == "it succeeded; it should break n-alignment");
+  const auto wrong = testing::detail::breaks_report(other, rules::n_alignment);
+  CHECK_FALSE(wrong.ok);
+  CHECK(wrong.message.find("it broke k-alignment") == 0);
+  CHECK(wrong.message.find("\nit should break n-alignment") != std::string::npos);
+  CHECK(testing::detail::breaks_report(expected, rules::n_alignment).ok);
+  CHECK_BREAKS(expected, rules::n_alignment);
+  CHECK_BREAKS(result<int>{make_error(rules::shape_nonzero, "ew")}, rules::shape_nonzero);
+}

@@ -9,6 +9,7 @@
 //   CHECK_FIELD(prog, CNA_DATA_SIZE1::DATAIN_CHANNEL, 512);
 //   CHECK_FIELD(prog, CNA_DATA_SIZE1::DATAIN_CHANNEL, 512, regcmd::testing::in_task{1});
 //   CHECK_REGISTER(prog, DPU_EW_OP_VALUE{.EW_OPERAND = 0x3c00}, regcmd::testing::element{2});
+//   CHECK_BREAKS(build(spec), rules::m_ceiling_fp16);  // an error of that rule
 //
 // and REQUIRE_ forms that end the test case. A failure prints the macro as written and the
 // report of regcmd/testing/compare.hpp or checks.hpp; a pass prints nothing and counts as a
@@ -22,6 +23,7 @@
 
 #include <regcmd/core/error.hpp>
 #include <regcmd/decode/format.hpp>
+#include <regcmd/rules/catalog.hpp>
 #include <regcmd/task/heap_program.hpp>
 #include <regcmd/task/program.hpp>
 #include <regcmd/testing/checks.hpp>
@@ -104,6 +106,15 @@ struct StringMaker<regcmd::error> {
 namespace regcmd::testing::detail {
 // A comparison as a check report.
 inline check_report report_of(const comparison& c) { return {c.equal, c.report}; }
+
+// Whether an outcome (a status, or a result of anything) is the error of rule `r`: what it
+// did instead, when it is not.
+template <class Outcome>
+check_report breaks_report(const Outcome& outcome, const rule& r) {
+  if (outcome.ok()) return {false, "it succeeded; it should break " + std::string(r.id)};
+  if (outcome.err().breaks(r)) return {};
+  return {false, "it broke " + to_string(outcome.err()) + "\nit should break " + std::string(r.id)};
+}
 }  // namespace regcmd::testing::detail
 
 #define CHECK_REGCMD_EQ(actual, expected)                                                         \
@@ -112,6 +123,15 @@ inline check_report report_of(const comparison& c) { return {c.equal, c.report};
 #define REQUIRE_REGCMD_EQ(actual, expected)                                                   \
   REGCMD_TESTING_REPORT(DOCTEST_ADD_FAIL_AT, "REQUIRE_REGCMD_EQ(" #actual ", " #expected ")", \
                         ::regcmd::testing::detail::report_of(::regcmd::testing::compare((actual), (expected))))
+// The idiom for "this breaks rule X": the outcome (a status or a result) is an error of that
+// rule (a regcmd::rule: rules::X from the catalog).
+//   CHECK_BREAKS(build(ew_spec{.M = 8, .N = 9, .tile_pad = tile_padding::none}), rules::ew_n_alignment);
+#define CHECK_BREAKS(outcome, ...)                                                                  \
+  REGCMD_TESTING_REPORT(DOCTEST_ADD_FAIL_CHECK_AT, "CHECK_BREAKS(" #outcome ", " #__VA_ARGS__ ")", \
+                        ::regcmd::testing::detail::breaks_report((outcome), (__VA_ARGS__)))
+#define REQUIRE_BREAKS(outcome, ...)                                                            \
+  REGCMD_TESTING_REPORT(DOCTEST_ADD_FAIL_AT, "REQUIRE_BREAKS(" #outcome ", " #__VA_ARGS__ ")", \
+                        ::regcmd::testing::detail::breaks_report((outcome), (__VA_ARGS__)))
 #define CHECK_REGISTER(program, ...)                                                                 \
   REGCMD_TESTING_REPORT(DOCTEST_ADD_FAIL_CHECK_AT, "CHECK_REGISTER(" #program ", " #__VA_ARGS__ ")", \
                         ::regcmd::testing::register_report((program), __VA_ARGS__))

@@ -193,12 +193,12 @@ TEST_CASE("captured: every program rule applies to a template, and to a patched 
   // As captured, its DPU processes in fp32 (precision-consistent); with that patched, its
   // 0x1b split (DATA_BANK 11) at K = 40 breaks the small-K rule; with both, it passes.
   auto m = captured::vendor_matmul;
-  CHECK(validate(m.view()).err().id() == "precision-consistent");
+  CHECK_BREAKS(validate(m.view()), rules::precision_consistent);
   REQUIRE(patch(m, DPU_DATA_FORMAT{.PROC_PRECISION = precision::fp16,
                                    .IN_PRECISION = precision::fp16,
                                    .OUT_PRECISION = precision::fp32})
               .ok());
-  CHECK(validate(m.view()).err().id() == "small-k-bank-split");
+  CHECK_BREAKS(validate(m.view()), rules::small_k_bank_split);
   REQUIRE(patch(m, CNA_CBUF_CON0{.DATA_BANK = 1, .WEIGHT_BANK = 11}).ok());
   CHECK(validate(m.view()).ok());
 
@@ -210,7 +210,7 @@ TEST_CASE("captured: every program rule applies to a template, and to a patched 
   CHECK(validate(m.view()).ok());
   // Patched to a K past the single-op cap, it is refused like a generated program.
   CHECK(patch(m, CNA_DATA_SIZE1{.DATAIN_CHANNEL = 10784, .DATAIN_CHANNEL_REAL = 10783}).value() == 1);
-  CHECK(validate(m.view()).err().id() == "k-single-op-max");
+  CHECK_BREAKS(validate(m.view()), rules::k_single_op_max);
 }
 
 TEST_CASE(
@@ -256,18 +256,18 @@ TEST_CASE("captured: a patch writes every copy of its register and says how many
 TEST_CASE("captured: patches that are refused, with the rule each breaks") {
   auto t = twice;
   const auto before = t.entries;
-  CHECK(patch(t, CNA_CONV_CON2{.FEATURE_GRAINS = 5}).err().id() == "patch-absent");
-  CHECK(patch(t, CNA_FEATURE_DATA_ADDR{.FEATURE_BASE_ADDR = 0x1000}).err().id() == "patch-address");
-  CHECK(patch(t, PC_REGISTER_AMOUNTS{.PC_DATA_AMOUNT = 3}).err().id() == "patch-task-tail");
+  CHECK_BREAKS(patch(t, CNA_CONV_CON2{.FEATURE_GRAINS = 5}), rules::patch_absent);
+  CHECK_BREAKS(patch(t, CNA_FEATURE_DATA_ADDR{.FEATURE_BASE_ADDR = 0x1000}), rules::patch_address);
+  CHECK_BREAKS(patch(t, PC_REGISTER_AMOUNTS{.PC_DATA_AMOUNT = 3}), rules::patch_task_tail);
   // A value past its field, given at run time, is refused by the field check.
   const std::uint32_t channels = 1u << 16;
-  CHECK(patch(t, CNA_DATA_SIZE1{.DATAIN_CHANNEL = channels, .DATAIN_CHANNEL_REAL = 1}).err().id() == "field-range");
+  CHECK_BREAKS(patch(t, CNA_DATA_SIZE1{.DATAIN_CHANNEL = channels, .DATAIN_CHANNEL_REAL = 1}), rules::field_range);
   CHECK(t.entries == before);
   // The patcher keeps the first refusal and ignores what follows.
   patcher p{patch_target_of(t)};
   p.patch(CNA_CONV_CON2{.FEATURE_GRAINS = 5});
   CHECK(p.patch(CNA_CBUF_CON0{.DATA_BANK = 1, .WEIGHT_BANK = 11}) == 0);
-  CHECK(p.outcome().err().id() == "patch-absent");
+  CHECK_BREAKS(p.outcome(), rules::patch_absent);
   CHECK(t.entries == before);
 }
 

@@ -82,16 +82,15 @@ TEST_CASE("conv packers refuse a host tensor of the wrong size or type and a buf
   std::vector<std::uint8_t> out(conv_feature_bytes(g));
   std::vector<std::uint8_t> host(2 * 2 * 16);
   std::vector<std::int8_t> signed_host(2 * 2 * 16);
-  CHECK(pack_conv_features<std::uint8_t>(g, std::span<const std::uint8_t>(host).first(63), tensor_order::nhwc, out)
-            .err().id() == "host-size");
-  CHECK(pack_conv_features<std::int8_t>(g, signed_host, tensor_order::nhwc, out).err().id() == "host-size");
-  CHECK(pack_conv_features<std::uint8_t>(g, host, tensor_order::nhwc, std::span(out).first(out.size() - 1)).err().id() ==
-        "buffer-size");
+  CHECK_BREAKS(pack_conv_features<std::uint8_t>(g, std::span<const std::uint8_t>(host).first(63), tensor_order::nhwc, out)
+            , rules::host_size);
+  CHECK_BREAKS(pack_conv_features<std::int8_t>(g, signed_host, tensor_order::nhwc, out), rules::host_size);
+  CHECK_BREAKS(pack_conv_features<std::uint8_t>(g, host, tensor_order::nhwc, std::span(out).first(out.size() - 1)), rules::buffer_size);
   std::vector<std::int8_t> wrong_out(2 * 2 * 16);
-  CHECK(unpack_conv_output<std::int8_t>(g, out, tensor_order::nhwc, wrong_out).err().id() == "host-size");
+  CHECK_BREAKS(unpack_conv_output<std::int8_t>(g, out, tensor_order::nhwc, wrong_out), rules::host_size);
   std::vector<std::uint8_t> right_out(2 * 2 * 16);
-  CHECK(unpack_conv_output<std::uint8_t>(g, std::span<const std::uint8_t>(out).first(10), tensor_order::nhwc, right_out)
-            .err().id() == "buffer-size");
+  CHECK_BREAKS(unpack_conv_output<std::uint8_t>(g, std::span<const std::uint8_t>(out).first(10), tensor_order::nhwc, right_out)
+            , rules::buffer_size);
 }
 
 // Weights in Mesa's order (ops-reference §2.3), positions evaluated by hand.
@@ -158,7 +157,7 @@ TEST_CASE("bias: less the correction the input's zero point makes, little-endian
   const std::uint8_t expected[8] = {0xe8, 0x03, 0, 0, 0x8e, 0x08, 0, 0};  // 1000, 2190
   for (int i = 0; i < 8; ++i) CHECK(out[i] == expected[i]);
   for (int i = 8; i < 128; ++i) CHECK(out[i] == 0);
-  CHECK(pack_conv_bias<std::uint8_t>(g, bias, w, conv_weight_order::ohwi, std::span(out, 127)).err().id() == "buffer-size");
+  CHECK_BREAKS(pack_conv_bias<std::uint8_t>(g, bias, w, conv_weight_order::ohwi, std::span(out, 127)), rules::buffer_size);
 
   // without a bias the operand still carries the correction: 0, then 0 − (−2240)
   auto no_bias = g;
@@ -166,7 +165,7 @@ TEST_CASE("bias: less the correction the input's zero point makes, little-endian
   REQUIRE(pack_conv_bias<std::uint8_t>(no_bias, {}, w, conv_weight_order::ohwi, std::span(out, 128)).ok());
   const std::uint8_t corrected[8] = {0, 0, 0, 0, 0xc0, 0x08, 0, 0};  // 0, 2240
   for (int i = 0; i < 8; ++i) CHECK(out[i] == corrected[i]);
-  CHECK(pack_conv_bias<std::uint8_t>(no_bias, bias, w, conv_weight_order::ohwi, std::span(out, 128)).err().id() == "host-size");
+  CHECK_BREAKS(pack_conv_bias<std::uint8_t>(no_bias, bias, w, conv_weight_order::ohwi, std::span(out, 128)), rules::host_size);
 
   // int8 depthwise 1x2, zp_in 3 (int8: no shift): c 0 taps [4, 2] → 18, c 1 [−1, 5] → 12
   const auto d = geometry({.dtype = conv_data::int8, .H = 2, .W = 2, .C = 2, .out_channels = 2, .kernel_h = 1,
@@ -180,7 +179,7 @@ TEST_CASE("bias: less the correction the input's zero point makes, little-endian
 
   // a bias that the correction pushes past int32
   const std::int32_t big[] = {1000, 2147483647};
-  CHECK(pack_conv_bias<std::uint8_t>(g, big, w, conv_weight_order::ohwi, out).err().id() == "conv-bias-range");
+  CHECK_BREAKS(pack_conv_bias<std::uint8_t>(g, big, w, conv_weight_order::ohwi, out), rules::conv_bias_range);
 }
 
 TEST_CASE("fp16 weights: 16-kernel groups of 32-channel groups of taps (ops-reference §4.1), binary16") {
@@ -224,11 +223,11 @@ TEST_CASE("a residual: the output's cube at the input's element type, its tensor
   CHECK(out[2] == 0);
   CHECK(out[64] == 0);
   // a tensor of the wrong shape or type, a short buffer, a conv without a residual
-  CHECK(pack_conv_residual<std::uint8_t>(g, std::span(r, 7), tensor_order::nhwc, out).err().id() == "host-size");
+  CHECK_BREAKS(pack_conv_residual<std::uint8_t>(g, std::span(r, 7), tensor_order::nhwc, out), rules::host_size);
   const std::int8_t signed_r[8] = {};
-  CHECK(pack_conv_residual<std::int8_t>(g, signed_r, tensor_order::nhwc, out).err().id() == "host-size");
-  CHECK(pack_conv_residual<std::uint8_t>(g, r, tensor_order::nhwc, std::span(out.data(), 127)).err().id() == "buffer-size");
+  CHECK_BREAKS(pack_conv_residual<std::int8_t>(g, signed_r, tensor_order::nhwc, out), rules::host_size);
+  CHECK_BREAKS(pack_conv_residual<std::uint8_t>(g, r, tensor_order::nhwc, std::span(out.data(), 127)), rules::buffer_size);
   auto plain = g;
   plain.spec.residual_add = false;
-  CHECK(pack_conv_residual<std::uint8_t>(plain, r, tensor_order::nhwc, out).err().id() == "host-size");
+  CHECK_BREAKS(pack_conv_residual<std::uint8_t>(plain, r, tensor_order::nhwc, out), rules::host_size);
 }

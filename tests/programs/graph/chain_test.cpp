@@ -97,7 +97,7 @@ TEST_CASE("chain boundary rules") {
   fp32.out_dtype = precision::fp32;
   auto chain = build(conv_chain_spec{.conv = fp32, .activate = true});
   REQUIRE_FALSE(chain.ok());
-  CHECK(chain.err().id() == rules::fused_precision_path.id);
+  CHECK_BREAKS(chain, rules::fused_precision_path);
   conv_spec int8 = fp16_conv;
   int8.dtype = conv_data::int8;
   int8.out_dtype = precision::int8;
@@ -105,13 +105,13 @@ TEST_CASE("chain boundary rules") {
   int8.output = {0.1f, 0};
   auto lut = build(conv_chain_spec{.conv = int8, .activate = true, .activation = {.fn = activation::sigmoid}});
   REQUIRE_FALSE(lut.ok());
-  CHECK(lut.err().id() == rules::act_lut_precision.id);
+  CHECK_BREAKS(lut, rules::act_lut_precision);
   auto avg = build(conv_chain_spec{.conv = int8, .pool = true, .pooling = {.op = pool_op::average}});
   REQUIRE_FALSE(avg.ok());
-  CHECK(avg.err().id() == rules::pool_int8_average.id);
+  CHECK_BREAKS(avg, rules::pool_int8_average);
   auto mm = build(matmul_act_spec{.matmul = {.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 32, .N = 16}});
   REQUIRE_FALSE(mm.ok());
-  CHECK(mm.err().id() == rules::fused_precision_path.id);
+  CHECK_BREAKS(mm, rules::fused_precision_path);
 }
 
 TEST_CASE("on the model, a conv chain computes what its three programs compute one after the other") {

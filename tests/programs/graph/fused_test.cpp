@@ -122,17 +122,15 @@ TEST_CASE("fused chains on the model against the host") {
 }
 
 TEST_CASE("fused-chain rules at run time") {
-  auto id = [](const fused_spec& s) { return build(s).err().id(); };
-  CHECK(id({.matmul = {.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 32}}) == "fused-precision-path");
-  CHECK(id({.matmul = {.dtype = precision::int8, .out_dtype = precision::int32, .M = 4, .K = 64, .N = 32}}) == "fused-precision-path");
-  CHECK(id({.matmul = {.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 4, .K = 64, .N = 32,
-                       .layout = operand_layout::surface}}) == "fused-layout");
-  CHECK(id({.matmul = {.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 4, .K = 64, .N = 32, .output_pitch = 128}}) ==
-        "ew-line-stride");
-  CHECK(id({.matmul = {.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 4, .K = 64, .N = 32},
-            .op = ew_op::mul, .operand = ew_operand::immediate}) == "ew-immediate");
+  CHECK_BREAKS(build(fused_spec{.matmul = {.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 32}}), rules::fused_precision_path);
+  CHECK_BREAKS(build(fused_spec{.matmul = {.dtype = precision::int8, .out_dtype = precision::int32, .M = 4, .K = 64, .N = 32}}), rules::fused_precision_path);
+  CHECK_BREAKS(build(fused_spec{.matmul = {.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 4, .K = 64, .N = 32,
+                       .layout = operand_layout::surface}}), rules::fused_layout);
+  CHECK_BREAKS(build(fused_spec{.matmul = {.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 4, .K = 64, .N = 32, .output_pitch = 128}}), rules::ew_line_stride);
+  CHECK_BREAKS(build(fused_spec{.matmul = {.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 4, .K = 64, .N = 32},
+            .op = ew_op::mul, .operand = ew_operand::immediate}), rules::ew_immediate);
   // the matmul's own rules still apply
-  CHECK(id(per_channel_scaled_matmul(4, 20000, 32)) == "k-single-op-max");
+  CHECK_BREAKS(build(per_channel_scaled_matmul(4, 20000, 32)), rules::k_single_op_max);
 }
 
 TEST_CASE("program rules on hand-made chains: the precision path, ping-pong, the SDP's feature precision") {
@@ -144,7 +142,7 @@ TEST_CASE("program rules on hand-made chains: the precision path, ping-pong, the
     emit_task(w, matmul_task(fp32_matmul.geometry, {}, operand_role::intermediate));
     emit_ew(w, sdp, operand_role::intermediate);
   }).ok());
-  CHECK(validate(chain.view()).err().id() == "sdp-precision-path");
+  CHECK_BREAKS(validate(chain.view()), rules::sdp_precision_path);
 
   // Regression (fuzz_validate): only the task just before an SDP was compared with what it
   // reads; a second SDP on the matmul's fp16 result, reading it as int8, validated
@@ -157,7 +155,7 @@ TEST_CASE("program rules on hand-made chains: the precision path, ping-pong, the
     emit_ew(w, sdp, operand_role::intermediate);
     emit_ew(w, int8_sdp, operand_role::intermediate);
   }).ok());
-  CHECK(validate(reread.view()).err().id() == "sdp-precision-path");
+  CHECK_BREAKS(validate(reread.view()), rules::sdp_precision_path);
   program<512, 3> twice;  // the same fp16 SDP twice is fine
   twice.pingpong = false;
   REQUIRE(fill(twice, [&](program_writer& w) {
@@ -170,7 +168,7 @@ TEST_CASE("program rules on hand-made chains: the precision path, ping-pong, the
   program<64, 1> lone;
   REQUIRE(fill(lone, [&](program_writer& w) { emit_ew(w, sdp); }).ok());
   lone.pingpong = true;
-  CHECK(validate(lone.view()).err().id() == "sdp-pingpong");
+  CHECK_BREAKS(validate(lone.view()), rules::sdp_pingpong);
   lone.pingpong = false;
   CHECK(validate(lone.view()).ok());
   for (std::uint32_t i = 0; i < lone.entry_count; ++i)
@@ -180,7 +178,7 @@ TEST_CASE("program rules on hand-made chains: the precision path, ping-pong, the
                                                       .BURST_LEN = 15, .IN_PRECISION = precision::int32})
               .value()
               .value());
-  CHECK(validate(lone.view()).err().id() == "sdp-feature-precision");
+  CHECK_BREAKS(validate(lone.view()), rules::sdp_feature_precision);
 }
 
 TEST_CASE("the model stalls a chained SDP fed bytes of another precision") {

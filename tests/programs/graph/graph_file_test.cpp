@@ -115,7 +115,7 @@ TEST_CASE("a graph that does not build: the line of the first op where it fails"
   REQUIRE(f.problem == "");
   const auto built = build(f.graph);
   REQUIRE_FALSE(built.ok());
-  CHECK(built.err().breaks(rules::graph_tensor_format));
+  CHECK_BREAKS(built, rules::graph_tensor_format);
   CHECK(cli::failing_line(f, [](const graph_spec& g) { return build(g).ok(); }) == 3);
 }
 

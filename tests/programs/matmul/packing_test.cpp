@@ -89,7 +89,7 @@ TEST_CASE("row-major features: padded rows at the pitch, int4 rows are nibbles a
   CHECK(qout[64 + 1] == 0x7f);  // k = 2 low nibble 0xf, k = 3 high nibble 0x7
   CHECK(qout[64 + 40] == 0);    // the zero half-line
   std::vector<std::int8_t> too_big(2 * 64, 8);
-  CHECK(pack_features<std::int8_t>(q, too_big, qout).err().id() == "int4-range");
+  CHECK_BREAKS(pack_features<std::int8_t>(q, too_big, qout), rules::int4_range);
 }
 
 // Byte positions typed from the layouts (regcmd-isa-reference "Operand tile layouts",
@@ -160,7 +160,7 @@ TEST_CASE("int4 N pads to whole 64-column tiles, unpadded N must be a multiple o
   CHECK(geometry({.dtype = precision::int4, .out_dtype = precision::int16, .M = 1, .K = 64, .N = 32}).weight_bytes() == 64 * 64 / 2);
   const auto r = resolve({.dtype = precision::int4, .out_dtype = precision::int16, .M = 1, .K = 64, .N = 96, .tile_pad = tile_padding::none});
   REQUIRE_FALSE(r.ok());
-  CHECK(r.err().id() == "n-alignment");
+  CHECK_BREAKS(r, rules::n_alignment);
   CHECK(resolve({.dtype = precision::int4, .out_dtype = precision::int16, .M = 1, .K = 64, .N = 128, .tile_pad = tile_padding::none}).ok());
 }
 
@@ -201,9 +201,9 @@ TEST_CASE("packers refuse wrong sizes instead of writing past a buffer") {
   const auto g = geometry({.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 16});
   std::vector<float> a(4 * 64);
   std::vector<std::uint8_t> small(100);
-  CHECK(pack_features<float>(g, a, small).err().id() == "buffer-size");
+  CHECK_BREAKS(pack_features<float>(g, a, small), rules::buffer_size);
   std::vector<float> wrong(7);
   std::vector<std::uint8_t> big(4096);
-  CHECK(pack_features<float>(g, wrong, big).err().id() == "host-size");
-  CHECK(pack_weights<float>(g, wrong, big).err().id() == "host-size");
+  CHECK_BREAKS(pack_features<float>(g, wrong, big), rules::host_size);
+  CHECK_BREAKS(pack_weights<float>(g, wrong, big), rules::host_size);
 }

@@ -137,7 +137,7 @@ TEST_CASE("an explicit slice is honoured, and refused above 2048") {
   CHECK(ok.value().slices == 4);
   const auto bad = plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 8192, .N = 64},
                         plan_options{.k_slice = 4096});
-  CHECK(bad.err().id() == "k-slice-max");
+  CHECK_BREAKS(bad, rules::k_slice_max);
 }
 
 TEST_CASE("M above the ceiling is tiled, the surface layout refuses M tiles") {
@@ -148,7 +148,7 @@ TEST_CASE("M above the ceiling is tiled, the surface layout refuses M tiles") {
   // FEATURE_GRAINS = M + 1 must fit 10 bits in A's layout; no K-split helps
   const auto surf = plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 1100, .K = 64, .N = 64,
                                      .layout = operand_layout::surface});
-  CHECK(surf.err().id() == "surface-m-tiling");
+  CHECK_BREAKS(surf, rules::surface_m_tiling);
   // a K-split is the way out where one exists
   const auto split = plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 256, .K = 2048, .N = 64,
                                       .layout = operand_layout::surface});
@@ -221,21 +221,18 @@ TEST_CASE("a chain of 1000 tasks builds at compile time") {
 }
 
 TEST_CASE("plans refuse what no plan can do") {
-  CHECK(plan(matmul_spec{.dtype = precision::int8, .out_dtype = precision::int8, .M = 1, .K = 64, .N = 64}).err().id() ==
-        "int8-output-int32");
-  CHECK(plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 0, .K = 64, .N = 64}).err().id() ==
-        "shape-nonzero");
+  CHECK_BREAKS(plan(matmul_spec{.dtype = precision::int8, .out_dtype = precision::int8, .M = 1, .K = 64, .N = 64}), rules::int8_output_int32);
+  CHECK_BREAKS(plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 0, .K = 64, .N = 64}), rules::shape_nonzero);
   // 100000 x 16384 fp32 outputs are 6.5 GB: no 32-bit address reaches the end.
   const auto huge = plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 100000, .K = 64, .N = 16384});
   REQUIRE_FALSE(huge.ok());
-  CHECK(huge.err().id() == "operand-size");
+  CHECK_BREAKS(huge, rules::operand_size);
   CHECK(huge.err().subject == "plan");
   CHECK(huge.err().value == 100000ull * 16384 * 4);
   // A feature view strided past 4 GiB, and weights of 4 GiB + 4 MiB (65600 x 32768 x 2).
-  CHECK(plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 64,
-                         .feature_pitch = 0x6000'0000}).err().id() == "operand-size");
-  CHECK(plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 1, .K = 65600, .N = 32768}).err().id() ==
-        "operand-size");
+  CHECK_BREAKS(plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 64,
+                         .feature_pitch = 0x6000'0000}), rules::operand_size);
+  CHECK_BREAKS(plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 1, .K = 65600, .N = 32768}), rules::operand_size);
   // Just inside: 3 rows at 1 GiB pitch plus one row; weights of 4 GiB less one weight tile
   // column (65536 x 32752 x 2); outputs of 4 GiB less one row (65535 x 16384 x 4). An operand
   // of exactly 4 GiB is refused: its size is a 32-bit number (it read 0, and a plan's output
@@ -243,11 +240,9 @@ TEST_CASE("plans refuse what no plan can do") {
   CHECK(plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 64,
                          .feature_pitch = 0x4000'0000}).ok());
   CHECK(plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 1, .K = 65536, .N = 32752}).ok());
-  CHECK(plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 1, .K = 65536, .N = 32768}).err().id() ==
-        "operand-size");
+  CHECK_BREAKS(plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 1, .K = 65536, .N = 32768}), rules::operand_size);
   CHECK(plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 65535, .K = 64, .N = 16384}).ok());
-  CHECK(plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 65536, .K = 64, .N = 16384}).err().id() ==
-        "operand-size");
+  CHECK_BREAKS(plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 65536, .K = 64, .N = 16384}), rules::operand_size);
   // int8 -> int32, M 262144 K 2048 N 2048: an output of 2 GiB; split in two K slices its
   // partials would be 4 GiB exactly, so no such grid is chosen and the buffer holds them
   const auto two_gib = plan(matmul_spec{.dtype = precision::int8, .out_dtype = precision::int32, .M = 262144, .K = 2048, .N = 2048});
@@ -261,17 +256,17 @@ TEST_CASE("sizes near 2^32 are refused before they are rounded, never wrapped") 
   // and N padded, is now checked in 64 bits first: K x N fp16 here is 128 GiB.
   const auto n = plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 1, .K = 64, .N = 4294967295u});
   REQUIRE_FALSE(n.ok());
-  CHECK(n.err().id() == "operand-size");
+  CHECK_BREAKS(n, rules::operand_size);
   CHECK(n.err().detail == "weights");
   CHECK(n.err().value == 64ull * 4294967296ull * 2);
   for (const precision p : {precision::int4, precision::int8}) {
     CAPTURE(p);
     const precision out = p == precision::int4 ? precision::int16 : precision::int32;
-    CHECK(plan(matmul_spec{.dtype = p, .out_dtype = out, .M = 1, .K = 64, .N = 4294967290u}).err().id() == "operand-size");
-    CHECK(plan(matmul_spec{.dtype = p, .out_dtype = out, .M = 1, .K = 4294967295u, .N = 64}).err().id() == "operand-size");
+    CHECK_BREAKS(plan(matmul_spec{.dtype = p, .out_dtype = out, .M = 1, .K = 64, .N = 4294967290u}), rules::operand_size);
+    CHECK_BREAKS(plan(matmul_spec{.dtype = p, .out_dtype = out, .M = 1, .K = 4294967295u, .N = 64}), rules::operand_size);
   }
   const auto k = plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 1, .K = 4294967295u, .N = 64});
-  CHECK(k.err().id() == "operand-size");
+  CHECK_BREAKS(k, rules::operand_size);
   CHECK(k.err().detail == "features");  // 1 x 2^32 fp16 = 8 GiB
   CHECK(plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4294967295u, .K = 4294967295u, .N = 4294967295u})
             .err()
@@ -284,7 +279,7 @@ TEST_CASE("a plan whose every K split has partials past 4 GiB says so") {
   // M") before.
   const auto p = plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 16384, .K = 16384, .N = 16384});
   REQUIRE_FALSE(p.ok());
-  CHECK(p.err().id() == "operand-size");
+  CHECK_BREAKS(p, rules::operand_size);
   CHECK(p.err().detail == "partials");
   CHECK(p.err().value == 8ull * 16384 * 16384 * 4);
 }
@@ -297,8 +292,8 @@ TEST_CASE("the output pitch is bounded by the notch register, in one op and in a
   CHECK(build(widest).ok());
   matmul_spec wider = widest;
   wider.output_pitch += 16;
-  CHECK(plan(wider).err().id() == "output-pitch");
-  CHECK(build(wider).err().id() == "output-pitch");
+  CHECK_BREAKS(plan(wider), rules::output_pitch);
+  CHECK_BREAKS(build(wider), rules::output_pitch);
 }
 
 TEST_CASE("a fused activation rides every tile of a plan, and is refused when K is split") {
@@ -313,7 +308,7 @@ TEST_CASE("a fused activation rides every tile of a plan, and is refused when K 
   const auto split = plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 4, .K = 16384, .N = 64,
                                       .activation = output_activation::relu});
   REQUIRE_FALSE(split.ok());
-  CHECK(split.err().id() == "plan-activation-k-split");
+  CHECK_BREAKS(split, rules::plan_activation_k_split);
   // K = 4096 fits one op: without the activation two slices of 2048 (88 rows) move the
   // least; with it, K stays whole: the bank split's 360448 / 8192 = 44 rows, two M tiles
   const matmul_spec whole{.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 64, .K = 4096, .N = 256};
@@ -353,5 +348,5 @@ TEST_CASE("whole_k: M and N tiles only, so the weights stay one block per N tile
   CHECK(plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 1, .K = 10784, .N = 64}, {.whole_k = true})
             .err()
             .id() == "k-single-op-max");
-  CHECK(plan(fp16, {.k_slice = 1024, .whole_k = true}).err().id() == "k-slice-max");
+  CHECK_BREAKS(plan(fp16, {.k_slice = 1024, .whole_k = true}), rules::k_slice_max);
 }

@@ -121,7 +121,7 @@ TEST_CASE("pooling rules at run time") {
   auto fails = [](const pool_spec& s, const rule& r) {
     auto b = build(s);
     REQUIRE_FALSE(b.ok());
-    CHECK(b.err().id() == r.id);
+    CHECK_BREAKS(b, r);
   };
   fails({.H = 0, .W = 4, .C = 8}, rules::shape_nonzero);
   fails({.dtype = precision::int16, .H = 4, .W = 4, .C = 8}, rules::pool_precision);
@@ -153,6 +153,6 @@ TEST_CASE("the PPU's DMA reach: a slot claiming less than its registers read or 
     v.slots = slots;
     const status checked = validate(v);
     REQUIRE_FALSE(checked.ok());
-    CHECK(checked.err().id() == rules::slot_extent.id);
+    CHECK_BREAKS(checked, rules::slot_extent);
   }
 }
