@@ -46,7 +46,7 @@ status build_task_by_task(program_writer& w, const matmul_spec& spec, const plan
     for (std::uint32_t j = 0; j < p.value().n_tiles; ++j)
       for (std::uint32_t m = 0; m < p.value().m_tiles; ++m) {
         const plan_tile t = tile_of(p.value(), m, j, s);
-        const result<matmul_geometry> g = resolve(t.spec);
+        const result<matmul_geometry> g = shape_geometry(t.shape);
         if (!g) return g.err();
         emit_task(w, matmul_task(g.value(), t.at));
       }

@@ -63,7 +63,7 @@ TEST_CASE("K beyond one op is split into slices of at most 2048, summed on the h
   CHECK(slice1.at.output == 64 * 256 * 4);
   // and reads its K columns of the same rows: a strided view of the feature rows
   CHECK(slice1.at.feature == p.geometry.k_slice * 2);
-  CHECK(slice1.spec.feature_pitch == 16384 * 2);
+  CHECK(slice1.shape.pitches.feature == 16384 * 2);
 }
 
 TEST_CASE("fewest_tasks: the slice count minimises tasks") {

@@ -366,9 +366,11 @@ constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& o
   return p;
 }
 
-// The spec of one tile, and where its operands start.
+// The shape of one tile (an op of its own: the plan checked the request as a whole), and
+// where its operands start. Every tile's output is final (one K slice) or a partial: the
+// activation rides each.
 struct plan_tile {
-  matmul_spec spec;
+  matmul_shape shape;
   matmul_offsets at;
 };
 
@@ -376,16 +378,17 @@ constexpr plan_tile tile_of(const plan_shape& p, std::uint32_t m, std::uint32_t 
   const matmul_geometry& g = p.whole;
   const bool row = g.layout == operand_layout::row_major;
   plan_tile t;
-  t.spec = matmul_spec{.dtype = g.in,
-                       .out_dtype = p.partial,
-                       .M = p.rows(m),
-                       .K = p.depth(s),
-                       .N = p.cols(j),
-                       .layout = g.layout,
-                       .sched = detail::tile_schedule(g.sched, g.in, p.depth(s)),
-                       .tile_pad = tile_padding::none,
-                       .feature_pitch = row ? p.feature_pitch : 0,
-                       .output_pitch = row ? p.output_pitch : 0};
+  t.shape = {.in = g.in,
+             .out = p.partial,
+             .M = p.rows(m),
+             .K = p.depth(s),
+             .N = p.cols(j),
+             .logical_K = p.depth(s),
+             .logical_N = p.cols(j),
+             .layout = g.layout,
+             .sched = detail::tile_schedule(g.sched, g.in, p.depth(s)),
+             .pitches = row ? row_pitches{p.feature_pitch, p.output_pitch} : row_pitches{},
+             .activation = g.activation};
   const std::uint32_t out_bytes = static_cast<std::uint32_t>(bytes_of(p.partial, 1));
   const std::uint32_t slice_outputs = row ? g.M * p.output_pitch : static_cast<std::uint32_t>(bytes_of(p.partial, std::uint64_t{g.M} * g.N));
   t.at.weight = p.weight_block_offset(j, s);
@@ -462,17 +465,16 @@ constexpr void emit_plan(program_writer& w, const plan_shape& p) {
         const plan_tile t = tile_of(p, m, j, s);
         const detail::tile_template* tile = nullptr;
         for (std::uint32_t i = 0; i < template_count; ++i)
-          if (templates[i].rows == t.spec.M && templates[i].depth == t.spec.K && templates[i].cols == t.spec.N)
+          if (templates[i].rows == t.shape.M && templates[i].depth == t.shape.K && templates[i].cols == t.shape.N)
             tile = &templates[i];
         if (!tile) {
           if (template_count == templates.size()) return w.fail(make_error(rules::program_capacity, "plan templates"));
           detail::tile_template& fresh = templates[template_count++];
-          fresh.rows = t.spec.M;
-          fresh.depth = t.spec.K;
-          fresh.cols = t.spec.N;
-          result<matmul_geometry> g = resolve<Soc>(t.spec);
+          fresh.rows = t.shape.M;
+          fresh.depth = t.shape.K;
+          fresh.cols = t.shape.N;
+          const result<matmul_geometry> g = shape_geometry<Soc>(t.shape);
           if (!g) return w.fail(g.err());
-          g.value().activation = p.whole.activation;  // every tile's output is final (one K slice)
           if (status st = fill(fresh.task, [&](program_writer& tw) { emit_task(tw, matmul_task<Soc>(g.value())); }); !st)
             return w.fail(st.err());
           if (status st = validate<Soc>(fresh.task.view(), "plan tile"); !st) return w.fail(st.err());

@@ -151,23 +151,33 @@ constexpr status check_request(const matmul_spec& s) {
 }
 
 // Every rule of a matmul request as one op, in the order a user would fix them.
-template <class Soc = soc::rk3588>
-constexpr result<matmul_geometry> resolve(const matmul_spec& s) {
-  if (status r = check_request<Soc>(s); !r) return r.err();
-  const precision in = s.dtype.features;
-  if (!k_fits_one_op<Soc>(s.K)) return make_error(rules::k_single_op_max, "matmul", "K", s.K);
-  if (!n_fits_one_op<Soc>(s.N)) return make_error(rules::n_max, "matmul", "N", s.N);
+// One op's shape, its request's rules already held: what a spec asks for, or what a plan
+// asks of one tile (a part of an operation it has checked as a whole).
+struct matmul_shape {
+  precision in{}, out{};
+  std::uint32_t M = 0, K = 0, N = 0;  // K and N whole weight tiles
+  std::uint32_t logical_K = 0, logical_N = 0;
+  operand_layout layout = operand_layout::row_major;
+  schedule sched = schedule::automatic;  // as requested
+  row_pitches pitches{};                 // row-major only
+  bn_activation activation{};
+};
 
+// The geometry of one op of that shape: the schedule and CBUF split it takes, and the
+// hardware's rules on it (the M ceiling, the K-128 cap, FEATURE_GRAINS, the address space).
+template <class Soc = soc::rk3588>
+constexpr result<matmul_geometry> shape_geometry(const matmul_shape& s) {
+  const precision in = s.in;
   matmul_geometry g;
   g.in = in;
-  g.out = s.out_dtype;
+  g.out = s.out;
   g.M = s.M;
-  g.logical_K = s.K;
-  g.logical_N = s.N;
-  g.K = align_up(s.K, weight_tile_k<Soc>(in));
-  g.N = align_up(s.N, weight_tile_n<Soc>(in));
+  g.logical_K = s.logical_K;
+  g.logical_N = s.logical_N;
+  g.K = s.K;
+  g.N = s.N;
   g.layout = s.layout;
-  g.activation = float_activation(s.activation, s.leaky_slope, "matmul").value();  // checked above
+  g.activation = s.activation;
   if (!n_fits_one_op<Soc>(g.N)) return make_error(rules::n_max, "matmul", "N", g.N);
   g.sched = resolve_schedule(s.sched, in, g.K);
 
@@ -177,10 +187,8 @@ constexpr result<matmul_geometry> resolve(const matmul_spec& s) {
                                          Soc::cbuf_bank_bytes));
     g.sched = g.data_banks > 1 ? schedule::bank_split : schedule::template_split;
   } else {
-    const result<row_pitches> pitches = resolve_pitches(in, s.out_dtype, g.K, g.N, s.feature_pitch, s.output_pitch, "matmul");
-    if (!pitches) return pitches.err();
-    g.feature_pitch = pitches.value().feature;
-    g.output_pitch = pitches.value().output;
+    g.feature_pitch = s.pitches.feature;
+    g.output_pitch = s.pitches.output;
     g.data_banks = data_banks<Soc>(in, g.M, g.K, g.sched);
   }
 
@@ -195,6 +203,32 @@ constexpr result<matmul_geometry> resolve(const matmul_spec& s) {
   if (!fits_address_space<Soc>(std::uint64_t{g.M - 1} * g.feature_pitch + matmul_geometry::feature_row_bytes(in, g.K)))
     return make_error(rules::operand_size, "matmul", "feature_pitch", g.feature_pitch);
   return g;
+}
+
+// A matmul request: its rules, then its shape's geometry.
+template <class Soc = soc::rk3588>
+constexpr result<matmul_geometry> resolve(const matmul_spec& s) {
+  if (status r = check_request<Soc>(s); !r) return r.err();
+  const precision in = s.dtype.features;
+  if (!k_fits_one_op<Soc>(s.K)) return make_error(rules::k_single_op_max, "matmul", "K", s.K);
+  if (!n_fits_one_op<Soc>(s.N)) return make_error(rules::n_max, "matmul", "N", s.N);
+  matmul_shape shape{.in = in,
+                     .out = s.out_dtype,
+                     .M = s.M,
+                     .K = align_up(s.K, weight_tile_k<Soc>(in)),
+                     .N = align_up(s.N, weight_tile_n<Soc>(in)),
+                     .logical_K = s.K,
+                     .logical_N = s.N,
+                     .layout = s.layout,
+                     .sched = s.sched,
+                     .activation = float_activation(s.activation, s.leaky_slope, "matmul").value()};  // checked above
+  if (!n_fits_one_op<Soc>(shape.N)) return make_error(rules::n_max, "matmul", "N", shape.N);
+  if (s.layout == operand_layout::row_major) {
+    const result<row_pitches> pitches = resolve_pitches(in, s.out_dtype, shape.K, shape.N, s.feature_pitch, s.output_pitch, "matmul");
+    if (!pitches) return pitches.err();
+    shape.pitches = pitches.value();
+  }
+  return shape_geometry<Soc>(shape);
 }
 
 }  // namespace regcmd
