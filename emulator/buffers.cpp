@@ -74,6 +74,14 @@ void destroy(device_state& s, emu_buffer& b) {
   unmap_views(b);
 }
 
+int free_handle(device_state& s, int fd, std::uint32_t handle) {
+  emu_buffer* b = s.by_handle(fd, handle);
+  if (!b) return fail(EINVAL);
+  destroy(s, *b);
+  s.buffers.erase({fd, handle});
+  return 0;
+}
+
 // A TO_DEVICE sync of [offset, offset + size): the CPU's dirty lines reach the NPU.
 void clean(device_state& s, emu_buffer& b, std::uint64_t offset, std::uint64_t size) {
   if (b.cacheable()) s.stats.lines_written_back += b.cache().clean_range(offset, size);

@@ -190,6 +190,8 @@ struct drm_argument {
 // Buffers (buffers.cpp).
 emu_buffer* new_buffer(device_state& s, int fd, std::uint64_t size, driver kind, bool cacheable, std::uint8_t fill);
 void destroy(device_state& s, emu_buffer& b);
+// MEM_DESTROY, GEM_CLOSE: the file's handle freed (EINVAL: no such handle).
+int free_handle(device_state& s, int fd, std::uint32_t handle);
 void clean(device_state& s, emu_buffer& b, std::uint64_t offset, std::uint64_t size);
 void invalidate(device_state& s, emu_buffer& b, std::uint64_t offset, std::uint64_t size);
 

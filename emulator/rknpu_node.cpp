@@ -160,11 +160,7 @@ int rknpu_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
     case rk::nr_mem_destroy: {
       rk::mem_destroy a;
       if (!io.in(a)) return fail(EFAULT);
-      emu_buffer* b = s.by_handle(fd, a.handle);
-      if (!b) return fail(EINVAL);
-      destroy(s, *b);
-      s.buffers.erase({fd, a.handle});
-      return 0;
+      return free_handle(s, fd, a.handle);
     }
     case rk::nr_mem_sync: {
       rk::mem_sync a;

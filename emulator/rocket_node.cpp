@@ -126,11 +126,7 @@ int rocket_ioctl(device_state& s, int fd, unsigned long request, void* arg) {
   if (request == rt::ioctl_gem_close) {
     rt::gem_close a;
     if (!io.in(a)) return fail(EFAULT);
-    emu_buffer* b = s.by_handle(fd, a.handle);
-    if (!b) return fail(EINVAL);
-    destroy(s, *b);
-    s.buffers.erase({fd, a.handle});
-    return 0;
+    return free_handle(s, fd, a.handle);
   }
   switch (regcmd::ioctl_codes::number_of(request)) {
     case rt::nr_create_bo: {
