@@ -1,6 +1,7 @@
 #pragma once
-// A graph's buffers on a device: one for each role its tensors live in (the inputs', the
-// weights', the quantized convs' biases, the arena of intermediates, the outputs'), each of the size its geometry asks
+// A graph's buffers on a device: one for each role its tensors live in (the inputs' by their
+// first reader: features, element-wise operands, residuals; the weights', the quantized
+// convs' biases, the arena of intermediates, the outputs'), each of the size its geometry asks
 // (regcmd/programs/graph/graph.hpp), with the host's tensors packed and unpacked by name
 // (regcmd/programs/graph/packing.hpp) and the operands that bind them:
 //
@@ -62,7 +63,8 @@ class graph_buffers {
   // The buffers to bind: nullptr for a role without tensors.
   runtime::operands operands() const {
     return {.feature = of(operand_role::feature), .weight = of(operand_role::weight), .output = of(operand_role::output),
-            .intermediate = of(operand_role::intermediate), .bias = of(operand_role::bias)};
+            .ew_operand = of(operand_role::ew_operand), .intermediate = of(operand_role::intermediate),
+            .bias = of(operand_role::bias), .residual = of(operand_role::residual)};
   }
   // Makes what the NPU wrote into a role's buffer visible to the CPU: a run does it for the
   // output; the arena's intermediates never leave the device unless asked for (to check a
@@ -78,8 +80,9 @@ class graph_buffers {
 
  private:
   // The roles a graph's tensors live in (regcmd/programs/graph/graph.hpp).
-  static constexpr operand_role roles[] = {operand_role::feature, operand_role::weight, operand_role::bias,
-                                           operand_role::intermediate, operand_role::output};
+  static constexpr operand_role roles[] = {operand_role::feature,    operand_role::weight,   operand_role::ew_operand,
+                                           operand_role::residual,   operand_role::bias,     operand_role::intermediate,
+                                           operand_role::output};
   // A buffer for each role the geometry gives bytes to.
   bool made(operand_role r) const { return geometry_->buffer_bytes[static_cast<std::size_t>(r)] > 0; }
   const buffer* of(operand_role r) const { return made(r) ? &buffers_[static_cast<std::size_t>(r)] : nullptr; }

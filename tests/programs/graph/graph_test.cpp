@@ -231,7 +231,8 @@ TEST_CASE("every graph rule refuses its graph at run time with its id") {
            graph_matmul("c", "a", "w", {.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 96}),
            graph_act("s", "c", silu)),
        &rules::graph_tensor_format},
-      // the matmul's surface output is not the SDP's flat vector
+      // the matmul's surface output is not a flat operand of an element-wise op of two tensors
+      // (an activation views it flat: below)
       {make_graph(graph_matmul("c", "a", "w",
                                {.dtype = precision::fp16,
                                 .out_dtype = precision::fp16,
@@ -239,7 +240,15 @@ TEST_CASE("every graph rule refuses its graph at run time with its id") {
                                 .K = 64,
                                 .N = 96,
                                 .layout = operand_layout::surface}),
-                  graph_act("s", "c", silu)),
+                  graph_ew("s", "c", "b", {.op = ew_op::add, .M = 4, .N = 96, .layout = operand_layout::row_major})),
+       &rules::graph_tensor_format},
+      // a flat view covers all of the tensor, in its element type
+      {make_graph(graph_conv("c", "a", "k", {.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 8, .W = 8, .C = 16,
+                                             .out_channels = 32}),
+                  graph_act("s", "c", {.fn = activation::relu, .M = 1, .N = 8 * 8 * 32 - 8})),
+       &rules::graph_tensor_format},
+      {make_graph(graph_conv("c", "a", "k", {.dtype = conv_data::uint8, .H = 8, .W = 8, .C = 16, .out_channels = 16}),
+                  graph_act("s", "c", {.fn = activation::relu, .dtype = precision::int8, .M = 1, .N = 8 * 8 * 16})),
        &rules::graph_tensor_format},
       {make_graph(graph_act("s", "a", silu), graph_matmul("c", "b", "s", fp16_matmul(4, 96, 96))),
        &rules::graph_weight_source},
@@ -273,6 +282,31 @@ TEST_CASE("every graph rule refuses its graph at run time with its id") {
     REQUIRE_FALSE(built.ok());
     CHECK_BREAKS(built, *r.broken);
   }
+}
+
+TEST_CASE("what the host fills sits in its first reader's buffer, and an activation views a surface flat") {
+  const conv_spec conv{.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 8, .W = 8, .C = 16,
+                       .out_channels = 32, .residual_add = true};
+  const auto built = build(make_graph(graph_conv("c", "x", "k", conv, "r"),
+                                      graph_act("s", "c", {.fn = activation::relu, .M = 1, .N = 8 * 8 * 32}),
+                                      graph_ew("y", "s", "b", {.op = ew_op::add, .M = 8 * 8, .N = 32})));
+  REQUIRE_MESSAGE(built.ok(), built.err().id());
+  const graph_geometry& g = built.value().geometry;
+  // as each op's own program holds them
+  CHECK(g.find("x")->role == operand_role::feature);
+  CHECK(g.find("k")->role == operand_role::weight);
+  CHECK(g.find("r")->role == operand_role::residual);
+  CHECK(g.find("b")->role == operand_role::ew_operand);
+  CHECK(g.find("y")->role == operand_role::output);
+  // the ReLU walks the conv's 4 surfaces of 64 pixels x 8 channels as 2048 elements, and
+  // writes that layout: the add reads it as a surface, the conv's unpacker would unpack it
+  const graph_tensor& c = *g.find("c");
+  const graph_tensor& relu = *g.find("s");
+  CHECK(relu.format == c.format);
+  CHECK(relu.format.layout == tensor_layout::surface);
+  CHECK(relu.packer_op == 0);
+  CHECK(relu.bytes == 4 * 64 * 16);
+  CHECK(g.steps[1].act.elements == 2048);
 }
 
 TEST_CASE("a matmul whose K is split: fp16 partials summed by SDP adds in the same submit") {

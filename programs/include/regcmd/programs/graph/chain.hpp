@@ -1,5 +1,6 @@
 #pragma once
-// Fused chains with an activation or pooling, in one submit:
+// Fused chains with an activation or pooling, in one submit: graph presets (graph.hpp), each
+// spec turned into the graph below and built by the graph's code.
 //
 //   matmul -> activation            C = A . B (fp16, row-major) into the intermediate buffer,
 //                                   then f(C) flat over it (regcmd/programs/activation/activation.hpp)
@@ -19,14 +20,11 @@
 #include <string_view>
 
 #include <regcmd/core/error.hpp>
-#include <regcmd/core/math.hpp>
-#include <regcmd/task/emit_task.hpp>
 #include <regcmd/programs/activation/activation.hpp>
-#include <regcmd/programs/conv/emit.hpp>
 #include <regcmd/programs/conv/packing.hpp>
 #include <regcmd/programs/door.hpp>
 #include <regcmd/programs/graph/fused.hpp>
-#include <regcmd/programs/matmul/emit.hpp>
+#include <regcmd/programs/graph/graph.hpp>
 #include <regcmd/programs/pooling/pooling.hpp>
 #include <regcmd/rules/catalog.hpp>
 
@@ -40,45 +38,40 @@ struct matmul_act_spec {
   friend constexpr bool operator==(const matmul_act_spec&, const matmul_act_spec&) = default;
 };
 
+// The chain as a graph: the matmul into the intermediate "c", f over its whole output
+// (M x N padded to the weight tile) into "out".
+constexpr graph_spec matmul_act_graph(const matmul_act_spec& s, std::uint32_t padded_n) {
+  act_spec a = s.activation;
+  a.dtype = precision::fp16;
+  a.M = s.matmul.M;
+  a.N = padded_n;
+  a.layout = operand_layout::row_major;
+  return make_graph(graph_matmul("c", "a", "w", s.matmul), graph_act("out", "c", a));
+}
+
 struct matmul_act_geometry {
-  matmul_geometry mm;  // N padded to the weight tile
-  act_geometry act;    // flat over M x padded N
+  graph_geometry graph;  // the tensors a, w (inputs), c (the intermediate), out
+  matmul_geometry mm;    // N padded to the weight tile
+  act_geometry act;      // flat over M x padded N
 };
 
 template <class Soc = soc::rk3588>
 constexpr result<matmul_act_geometry> resolve_matmul_act(const matmul_act_spec& s) {
   const result<matmul_geometry> mm = resolve_chained_matmul<Soc>(s.matmul, "chain");
   if (!mm) return mm.err();
-  act_spec a = s.activation;
-  a.dtype = precision::fp16;
-  a.M = mm.value().M;
-  a.N = mm.value().N;
-  a.layout = operand_layout::row_major;
-  const result<act_geometry> act = resolve_act<Soc>(a);
-  if (!act) return act.err();
-  return matmul_act_geometry{mm.value(), act.value()};
+  const result<graph_geometry> g = resolve_graph<Soc>(matmul_act_graph(s, mm.value().N));
+  if (!g) return g.err();
+  return matmul_act_geometry{g.value(), mm.value(), g.value().steps[1].act};
 }
 
-struct matmul_act_kind {
-  using spec = matmul_act_spec;
-  using geometry = matmul_act_geometry;
+struct matmul_act_kind : graph_preset<matmul_act_spec, matmul_act_geometry> {
   static constexpr std::string_view name = "chain";
   template <class Soc>
   static constexpr result<geometry> resolve(const spec& s) { return resolve_matmul_act<Soc>(s); }
-  static constexpr program_size size(const geometry& g) {
-    return {matmul_task_entries + act_entries(g.act), std::size_t{1 + g.act.tasks()} * 4, 1 + g.act.tasks()};
-  }
-  static constexpr submit_options options(const geometry&) { return {.pingpong = false}; }
-  template <class Soc>
-  static constexpr void emit(program_writer& w, const geometry& g) {
-    emit_task(w, matmul_task<Soc>(g.mm, {}, operand_role::intermediate));
-    emit_act(w, g.act, operand_role::intermediate);
-  }
-  static constexpr program_checks checks = program_checks::every_rule;
 };
 
 struct conv_chain_spec {
-  conv_spec conv;
+  conv_spec conv;  // with residual_add, its residual is the tensor "residual"
   bool activate = false;
   act_spec activation{};
   bool pool = false;
@@ -86,46 +79,22 @@ struct conv_chain_spec {
   friend constexpr bool operator==(const conv_chain_spec&, const conv_chain_spec&) = default;
 };
 
-struct conv_chain_geometry {
-  conv_plan conv;
-  bool activate = false, pool = false;
-  act_geometry act;    // flat over the conv's whole output
-  pool_geometry pooling;
-  std::uint32_t act_offset = 0;  // of the activation's output in the intermediate buffer
-
-  constexpr std::uint32_t conv_bytes() const { return static_cast<std::uint32_t>(conv_output_bytes(conv.conv)); }
-  constexpr std::uint32_t intermediate_bytes() const {
-    return activate && pool ? act_offset + act.tensor_bytes() : conv_bytes();
-  }
-  constexpr std::uint32_t output_bytes() const {
-    return pool ? pooling.output_bytes() : activate ? act.tensor_bytes() : conv_bytes();
-  }
-};
-
-template <class Soc = soc::rk3588>
-constexpr result<conv_chain_geometry> resolve_conv_chain(const conv_chain_spec& s) {
-  const result<conv_geometry> cg = resolve_conv(s.conv);
-  if (!cg) return cg.err();
-  const result<conv_plan> plan = plan_conv<Soc>(cg.value());
-  if (!plan) return plan.err();
-  conv_chain_geometry g;
-  g.conv = plan.value();
-  g.activate = s.activate;
-  g.pool = s.pool;
-  const conv_geometry& c = g.conv.conv;
+// The chain as a graph: the conv of "image" by "weights" into "conv", f over all of its
+// bytes (every surface, every pixel: one flat vector) into "act", the pooling into "pool";
+// the last stage writes the output. `c` is the conv resolved.
+constexpr graph_spec conv_chain_graph(const conv_chain_spec& s, const conv_geometry& c) {
   const precision out = s.conv.out_dtype;
-  if ((s.activate || s.pool) && out != precision::fp16 && out != precision::int8)
-    return make_error(rules::fused_precision_path, "chain", "conv.out_dtype", static_cast<std::uint32_t>(out));
+  const graph_name residual = s.conv.residual_add ? graph_name("residual") : graph_name{};
+  graph_spec g = make_graph(graph_conv("conv", "image", "weights", s.conv, residual));
+  graph_name last = "conv";
   if (s.activate) {
     act_spec a = s.activation;
     a.dtype = out;
     a.M = 1;
-    a.N = g.conv_bytes() / static_cast<std::uint32_t>(bytes_of(out, 1));
+    a.N = static_cast<std::uint32_t>(conv_output_bytes(c) / bytes_of(out, 1));
     a.layout = operand_layout::row_major;
-    const result<act_geometry> act = resolve_act<Soc>(a);
-    if (!act) return act.err();
-    g.act = act.value();
-    g.act_offset = align_up(g.conv_bytes(), 64u);
+    g.ops[g.count++] = graph_act("act", last, a);
+    last = "act";
   }
   if (s.pool) {
     pool_spec p = s.pooling;
@@ -133,39 +102,53 @@ constexpr result<conv_chain_geometry> resolve_conv_chain(const conv_chain_spec& 
     p.H = c.out_h;
     p.W = c.out_w;
     p.C = s.conv.out_channels;
-    const result<pool_geometry> pg = resolve_pool<Soc>(p);
-    if (!pg) return pg.err();
-    g.pooling = pg.value();
+    g.ops[g.count++] = graph_pool("pool", last, p);
   }
   return g;
 }
 
-struct conv_chain_kind {
-  using spec = conv_chain_spec;
-  using geometry = conv_chain_geometry;
+struct conv_chain_geometry {
+  graph_geometry graph;  // the tensors image, weights, residual (inputs), conv, act, pool
+  conv_plan conv;
+  bool activate = false, pool = false;
+  act_geometry act;    // flat over the conv's whole output
+  pool_geometry pooling;
+  std::uint32_t act_offset = 0;  // of the activation's output in the intermediate buffer
+
+  constexpr std::uint32_t conv_bytes() const { return static_cast<std::uint32_t>(conv_output_bytes(conv.conv)); }
+  constexpr std::uint32_t intermediate_bytes() const { return graph.arena_bytes(); }
+  constexpr std::uint32_t output_bytes() const {
+    return pool ? pooling.output_bytes() : activate ? act.tensor_bytes() : conv_bytes();
+  }
+};
+
+// The chain's own rule (an SDP reads fp16 or int8 from a conv), then its graph's.
+template <class Soc = soc::rk3588>
+constexpr result<conv_chain_geometry> resolve_conv_chain(const conv_chain_spec& s) {
+  const result<conv_geometry> c = resolve_conv(s.conv);
+  if (!c) return c.err();
+  const precision out = s.conv.out_dtype;
+  if ((s.activate || s.pool) && out != precision::fp16 && out != precision::int8)
+    return make_error(rules::fused_precision_path, "chain", "conv.out_dtype", static_cast<std::uint32_t>(out));
+  const result<graph_geometry> graph = resolve_graph<Soc>(conv_chain_graph(s, c.value()));
+  if (!graph) return graph.err();
+  conv_chain_geometry g;
+  g.graph = graph.value();
+  g.conv = g.graph.steps[0].conv;
+  g.activate = s.activate;
+  g.pool = s.pool;
+  if (s.activate) {
+    g.act = g.graph.steps[1].act;
+    g.act_offset = g.graph.find("act")->offset;
+  }
+  if (s.pool) g.pooling = g.graph.steps[g.graph.step_count - 1].pool;
+  return g;
+}
+
+struct conv_chain_kind : graph_preset<conv_chain_spec, conv_chain_geometry> {
   static constexpr std::string_view name = "chain";
   template <class Soc>
   static constexpr result<geometry> resolve(const spec& s) { return resolve_conv_chain<Soc>(s); }
-  static constexpr std::uint32_t tasks(const geometry& g) {
-    return g.conv.tasks() + (g.activate ? g.act.tasks() : 0) + (g.pool ? g.pooling.tasks() : 0);
-  }
-  static constexpr program_size size(const geometry& g) {
-    return {g.conv.tasks() * conv_task_entries + (g.activate ? act_entries(g.act) : 0) +
-                (g.pool ? g.pooling.tasks() * pool_task_entries : 0),
-            std::size_t{tasks(g)} * 6, tasks(g)};
-  }
-  // Ping-pong off where an SDP task runs (rule sdp-pingpong), else the conv's and pooling's.
-  static constexpr submit_options options(const geometry& g) { return {.pingpong = !g.activate}; }
-  template <class Soc>
-  static constexpr void emit(program_writer& w, const geometry& g) {
-    const bool last_conv = !g.activate && !g.pool;
-    emit_conv<Soc>(w, g.conv, last_conv ? operand_role::output : operand_role::intermediate);
-    if (g.activate)
-      emit_act(w, g.act, operand_role::intermediate, 0, g.pool ? operand_role::intermediate : operand_role::output,
-                    g.pool ? g.act_offset : 0);
-    if (g.pool) emit_pool(w, g.pooling, operand_role::intermediate, g.activate ? g.act_offset : 0);
-  }
-  static constexpr program_checks checks = program_checks::every_rule;
 };
 
 matmul_act_kind program_kind_of(const matmul_act_spec&);

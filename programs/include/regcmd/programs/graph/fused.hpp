@@ -1,5 +1,6 @@
 #pragma once
-// A fused chain: a matmul and an SDP element-wise op on its result, in one submit.
+// A fused chain: a matmul and an SDP element-wise op on its result, in one submit; a graph
+// preset (graph.hpp): the spec turned into a graph of the two ops, built by the graph's code.
 //
 //   task 0     C[M][N] = A . B, fp16, row-major, into the intermediate buffer
 //   task 1..   out = C (op) b, the SDP reading C in the flat layout (row-major [M][N])
@@ -19,15 +20,11 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
-#include <utility>
-#include <vector>
 
 #include <regcmd/core/error.hpp>
-#include <regcmd/task/emit_task.hpp>
 #include <regcmd/programs/door.hpp>
-#include <regcmd/programs/sdp/elementwise.hpp>
+#include <regcmd/programs/graph/graph.hpp>
 #include <regcmd/programs/sdp/packing.hpp>
-#include <regcmd/programs/matmul/emit.hpp>
 #include <regcmd/rules/catalog.hpp>
 
 namespace regcmd {
@@ -47,11 +44,22 @@ constexpr fused_spec per_channel_scaled_matmul(std::uint32_t M, std::uint32_t K,
           .operand = ew_operand::per_channel};
 }
 
+// The chain as a graph (graph.hpp): the matmul into the intermediate "c", the SDP op on it
+// into "out". A per-channel b reaches the SDP per element (its packer repeats b[n] on every
+// row), so the op runs over M x padded N: the matmul's whole output.
+constexpr graph_spec fused_graph(const fused_spec& s, std::uint32_t padded_n) {
+  const ew_operand hardware = s.operand == ew_operand::per_channel ? ew_operand::per_element : s.operand;
+  const ew_spec op{.op = s.op, .dtype = precision::fp16, .M = s.matmul.M, .N = padded_n, .operand = hardware,
+                   .layout = operand_layout::row_major, .immediate = s.immediate};
+  const graph_op sdp = hardware == ew_operand::immediate ? graph_ew("out", "c", op) : graph_ew("out", "c", "b", op);
+  return make_graph(graph_matmul("c", "a", "w", s.matmul), sdp);
+}
+
 struct fused_geometry {
-  matmul_geometry mm;  // N padded to the weight tile
-  ew_geometry ew;      // flat, over the matmul's M x padded N
+  graph_geometry graph;  // the tensors a, w, b (inputs), c (the intermediate), out
+  matmul_geometry mm;    // N padded to the weight tile
+  ew_geometry ew;        // flat, over the matmul's M x padded N
   ew_operand operand{};  // as asked: per_channel is packed broadcast
-  friend constexpr bool operator==(const fused_geometry&, const fused_geometry&) = default;
 };
 
 // The matmul of a chain with an SDP task after it: fp16 out (the SDP computes fp16), row-major
@@ -68,43 +76,26 @@ constexpr result<matmul_geometry> resolve_chained_matmul(const matmul_spec& s, s
   return mm;
 }
 
+// The chain's own rules, then its graph's.
 template <class Soc = soc::rk3588>
 constexpr result<fused_geometry> resolve_fused(const fused_spec& s) {
   const result<matmul_geometry> mm = resolve_chained_matmul<Soc>(s.matmul, "fused");
   if (!mm) return mm.err();
-  const ew_operand hardware = s.operand == ew_operand::per_channel ? ew_operand::per_element : s.operand;
-  const result<ew_geometry> ew = resolve_ew<Soc>({.op = s.op, .dtype = precision::fp16, .M = mm.value().M,
-                                             .N = mm.value().N, .operand = hardware, .layout = operand_layout::row_major,
-                                             .immediate = s.immediate});
-  if (!ew) return ew.err();
-  return fused_geometry{mm.value(), ew.value(), s.operand};
+  const result<graph_geometry> g = resolve_graph<Soc>(fused_graph(s, mm.value().N));
+  if (!g) return g.err();
+  return fused_geometry{g.value(), mm.value(), g.value().steps[1].ew, s.operand};
 }
 
-constexpr std::uint32_t fused_entries(const fused_geometry& g) { return matmul_task_entries + ew_entries(g.ew); }
-constexpr std::uint32_t fused_tasks(const fused_geometry& g) { return 1 + g.ew.tasks(); }
-
 // Bytes of each buffer: the intermediate C and the operand and output of the SDP.
-constexpr std::uint32_t fused_intermediate_bytes(const fused_geometry& g) { return g.mm.output_bytes(); }
+constexpr std::uint32_t fused_intermediate_bytes(const fused_geometry& g) { return g.graph.arena_bytes(); }
 constexpr std::uint32_t fused_operand_bytes(const fused_geometry& g) { return g.ew.operand_bytes(); }
 constexpr std::uint32_t fused_output_bytes(const fused_geometry& g) { return g.ew.tensor_bytes(); }
 
-// A fused chain: the matmul task, then the SDP's tasks, with ping-pong off.
-struct fused_kind {
-  using spec = fused_spec;
-  using geometry = fused_geometry;
+// A fused chain: its graph's program.
+struct fused_kind : graph_preset<fused_spec, fused_geometry> {
   static constexpr std::string_view name = "fused";
   template <class Soc>
   static constexpr result<geometry> resolve(const spec& s) { return resolve_fused<Soc>(s); }
-  static constexpr program_size size(const geometry& g) {
-    return {fused_entries(g), std::size_t{fused_tasks(g)} * 4, fused_tasks(g)};
-  }
-  static constexpr submit_options options(const geometry&) { return {.pingpong = false}; }
-  template <class Soc>
-  static constexpr void emit(program_writer& w, const geometry& g) {
-    emit_task(w, matmul_task<Soc>(g.mm, {}, operand_role::intermediate));
-    emit_ew(w, g.ew, operand_role::intermediate);
-  }
-  static constexpr program_checks checks = program_checks::every_rule;
 };
 
 fused_kind program_kind_of(const fused_spec&);

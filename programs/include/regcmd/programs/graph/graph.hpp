@@ -11,8 +11,9 @@
 //            (graph-written-twice), before it is read (graph-read-before-write). Equal formats
 //            reach equal bytes, and a tensor is as large as its widest use: no slot's DMA
 //            reaches past its tensor.
-//   place    inputs in the feature buffer, weights in the weight buffer, outputs in the
-//            output buffer, one after another (64-byte aligned); intermediates in one arena
+//   place    inputs and weights in the buffer their first reader reads them from (feature,
+//            weight, ew_operand, residual, bias: as in that op's own program), outputs in
+//            the output buffer, one after another (64-byte aligned); intermediates in one arena
 //            (the intermediate buffer), each at the lowest offset free of every intermediate
 //            whose lifetime (from the op writing it to the last op reading it) meets its own,
 //            so the arena is as small as the tensors live at once allow.
@@ -125,8 +126,17 @@ constexpr bool reads_as(const tensor_format& written, const tensor_format& read)
   return written == read || (read.layout == tensor_layout::surface && written == padded && read.cols <= written.cols);
 }
 
-// A read of `use` by op i: a new input (or weight), or another use of a known tensor.
-constexpr result<std::uint32_t> read(graph_geometry& g, const tensor_use& use, std::uint32_t i) {
+// Whether `use` reads all of x, which an earlier op wrote, as one flat vector of x's
+// element type (an element-wise op's view of any layout: steps.hpp, reads_flat_view).
+constexpr bool views_flat(const graph_tensor& x, const tensor_use& use) {
+  const tensor_format& f = use.format;
+  return x.writer != no_op && f.layout == tensor_layout::rows && f.rows == 1 && f.type == x.format.type &&
+         f.is_unsigned == x.format.is_unsigned && use.extent == x.bytes;
+}
+
+// A read of `use` by op i: a new input (or weight), or another use of a known tensor; a
+// flat view of it where the op takes one.
+constexpr result<std::uint32_t> read(graph_geometry& g, const tensor_use& use, std::uint32_t i, bool flat_view = false) {
   std::uint32_t t = index_of(g, *use.name);
   if (t == no_op) {
     if (g.tensor_count == graph_max_tensors)
@@ -143,7 +153,8 @@ constexpr result<std::uint32_t> read(graph_geometry& g, const tensor_use& use, s
   graph_tensor& x = g.tensors[t];
   if (use.role == operand_role::weight && x.writer != no_op)
     return make_error(rules::graph_weight_source, "graph", "tensor").with_note(use.name->view());
-  if (x.writer == no_op ? x.format != use.format : !reads_as(x.format, use.format))
+  const bool viewed = flat_view && views_flat(x, use);
+  if (!viewed && (x.writer == no_op ? x.format != use.format : !reads_as(x.format, use.format)))
     return make_error(rules::graph_tensor_format, "graph", "tensor").with_note(use.name->view());
   x.bytes = std::max(x.bytes, use.extent);  // equal formats reach equal bytes: only inputs grow
   if (x.writer != no_op) x.kind = tensor_kind::intermediate;
@@ -200,11 +211,11 @@ template <class Soc>
 constexpr status place(graph_geometry& g) {
   for (std::uint32_t t = 0; t < g.tensor_count; ++t) {
     graph_tensor& x = g.tensors[t];
-    x.role = x.kind == tensor_kind::input          ? operand_role::feature
-             : x.packer_role == operand_role::bias ? operand_role::bias
-             : x.kind == tensor_kind::weight       ? operand_role::weight
-             : x.kind == tensor_kind::intermediate ? operand_role::intermediate
-                                                   : operand_role::output;
+    // what the host fills sits in the buffer its first reader reads it from, as in that op's own
+    // program: features, weights, an element-wise op's second operand, a residual, a bias
+    x.role = x.kind == tensor_kind::input || x.kind == tensor_kind::weight ? x.packer_role
+             : x.kind == tensor_kind::intermediate                         ? operand_role::intermediate
+                                                                           : operand_role::output;
     std::uint64_t at = 0;
     if (x.kind == tensor_kind::intermediate) {
       g.intermediates_total += x.bytes;
@@ -248,15 +259,20 @@ constexpr result<graph_geometry> resolve_graph(const graph_spec& spec) {
     if (status r = detail::resolve_step<Soc>(op, s); !r) return r.err();
     if (op.out == op.a || op.out == op.b)
       return make_error(rules::graph_read_before_write, "graph", "op").with_note(op.out.view());
-    const detail::op_uses u = with_step_kind(op.kind, [&](auto k) {
+    bool flat_view = false;
+    detail::op_uses u = with_step_kind(op.kind, [&](auto k) {
       g.sdp = g.sdp || decltype(k)::on_sdp(s);
+      flat_view = decltype(k)::reads_flat_view;
       return decltype(k)::uses(op, s);
     });
     for (std::uint32_t k = 0; k + 1 < u.count; ++k) {
-      const result<std::uint32_t> t = detail::read(g, u.uses[k], i);
+      const result<std::uint32_t> t = detail::read(g, u.uses[k], i, flat_view);
       if (!t) return t.err();
       (k == 0 ? s.a : k == 1 ? s.b : s.c) = t.value();
     }
+    // a flat view writes the layout it read, which the op that wrote it unpacks
+    const graph_tensor* viewed = flat_view && g.tensors[s.a].format != u.uses[0].format ? &g.tensors[s.a] : nullptr;
+    if (viewed) u.uses[u.count - 1].format = viewed->format;
     if (const std::uint64_t bytes = with_step_kind(op.kind, [&](auto k) { return decltype(k)::bias_bytes(s); })) {
       const result<std::uint32_t> bias = detail::own_tensor(g, static_cast<std::uint32_t>(bytes), i, tensor_kind::weight);
       if (!bias) return bias.err();
@@ -265,6 +281,7 @@ constexpr result<graph_geometry> resolve_graph(const graph_spec& spec) {
     const result<std::uint32_t> t = detail::write(g, u.uses[u.count - 1], i);
     if (!t) return t.err();
     s.out = t.value();
+    if (viewed) g.tensors[s.out].packer_op = viewed->packer_op;
     if (s.sums_slices()) {
       // S partials; S - 1 adds, all but the last into a running sum (two, alternating)
       const result<std::uint32_t> partials = detail::own_tensor(g, plan_output_bytes(s.matmul), i);
@@ -400,6 +417,21 @@ struct graph_kind {
 };
 
 graph_kind program_kind_of(const graph_spec&);
+
+// A preset of its own spec (fused.hpp, chain.hpp): the spec turned into a graph, whose
+// program it is. Its geometry holds the graph's as `.graph`, beside what its packers read.
+template <class Spec, class Geometry>
+struct graph_preset {
+  using spec = Spec;
+  using geometry = Geometry;
+  static constexpr program_size size(const geometry& g) { return graph_size(g.graph); }
+  static constexpr submit_options options(const geometry& g) { return graph_kind::options(g.graph); }
+  template <class Soc>
+  static constexpr void emit(program_writer& w, const geometry& g) {
+    emit_graph<Soc>(w, g.graph);
+  }
+  static constexpr program_checks checks = graph_kind::checks;
+};
 
 // The names before regcmd::fixed and regcmd::build (docs/changelog.md).
 template <graph_spec Spec, class Soc = soc::rk3588>

@@ -8,6 +8,9 @@
 //                    with its format and the bytes its DMA reaches
 //   bias_bytes       a tensor of its own it reads from the bias buffer (0: none)
 //   on_sdp           whether it runs on the SDP (ping-pong off for the whole submit)
+//   reads_flat_view  it is element-wise on one tensor: it may read what an earlier op wrote
+//                    in any layout as the flat vector of its bytes, and what it writes then
+//                    has that layout
 //   size             the storage its tasks take
 //   emit<Soc>        its tasks, as its own program writes them
 //   checks_itself    its emitter checks its tasks against the program rules (a plan checks
@@ -133,6 +136,7 @@ constexpr sdp_shape pool_image(const pool_geometry& g, bool output) {
 // on each occurrence.
 struct step_defaults {
   static constexpr std::uint64_t bias_bytes(const graph_step&) { return 0; }
+  static constexpr bool reads_flat_view = false;
   static constexpr bool checks_itself = false;
   static constexpr bool same_op(const graph_step&, const graph_step&) { return false; }
 };
@@ -243,6 +247,7 @@ struct graph_step_of<graph_op_kind::act> : detail::step_defaults {
         op.out, operand_role::output, detail::sdp_format(s.act), s.act.tensor_bytes());
   }
   static constexpr bool on_sdp(const graph_step&) { return true; }
+  static constexpr bool reads_flat_view = true;
   static constexpr program_size size(const graph_step& s) {
     return {act_entries(s.act), std::size_t{s.act.tasks()} * 4, s.act.tasks()};
   }
