@@ -84,13 +84,13 @@ constexpr std::string_view name_of(E e) {
 
 #define REGCMD_DETAIL_ENUMERATOR(data, e) REGCMD_PP_HEAD(e) = REGCMD_PP_TAIL(e),
 #define REGCMD_DETAIL_ENUMERATOR_INFO(data, e) \
-  ::regcmd::enumerator_info{REGCMD_PP_STRINGIZE(REGCMD_PP_HEAD(e)), REGCMD_PP_TAIL(e)},
+  ::regcmd::enumerator_info{REGCMD_PP_VIEW(REGCMD_PP_STRINGIZE(REGCMD_PP_HEAD(e))), REGCMD_PP_TAIL(e)},
 
 #define REGCMD_ENUM(NAME, ...)                                                                 \
   enum class NAME : std::uint32_t { REGCMD_PP_FOR_EACH(REGCMD_DETAIL_ENUMERATOR, ~, __VA_ARGS__) }; \
   inline constexpr ::regcmd::enumerator_info regcmd_enumerators_##NAME[] = {                   \
       REGCMD_PP_FOR_EACH(REGCMD_DETAIL_ENUMERATOR_INFO, ~, __VA_ARGS__)};                      \
-  inline constexpr ::regcmd::enum_info regcmd_enum_table_##NAME{#NAME, regcmd_enumerators_##NAME}; \
+  inline constexpr ::regcmd::enum_info regcmd_enum_table_##NAME{REGCMD_PP_VIEW(#NAME), regcmd_enumerators_##NAME}; \
   constexpr const ::regcmd::enum_info& regcmd_enum_info(NAME) { return regcmd_enum_table_##NAME; }
 
 #define REGCMD_ENUM_ZERO_IS_A_VALUE(NAME) \

@@ -10,11 +10,13 @@
 #include <array>
 #include <cstdint>
 #include <cstdlib>
-#include <stdexcept>
-#include <string>
+#include <exception>
+#include <initializer_list>
 #include <string_view>
 #include <type_traits>
 #include <utility>
+
+#include <regcmd/core/preprocessor.hpp>
 
 namespace regcmd {
 
@@ -31,7 +33,8 @@ struct rule {
 // Defines `inline constexpr rule NAME{ID, MESSAGE, REFERENCE}` from an X-list entry; the
 // lists are macros so that rules/catalog.hpp can also turn each into a static_assert whose
 // text is the same message.
-#define REGCMD_DEFINE_RULE(NAME, ID, MESSAGE, REFERENCE) inline constexpr ::regcmd::rule NAME{ID, MESSAGE, REFERENCE};
+#define REGCMD_DEFINE_RULE(NAME, ID, MESSAGE, REFERENCE) \
+  inline constexpr ::regcmd::rule NAME{REGCMD_PP_VIEW(ID), REGCMD_PP_VIEW(MESSAGE), REGCMD_PP_VIEW(REFERENCE)};
 
 // What checks return when every rule holds (an object, for the same reason).
 inline constexpr rule no_violation{"none", "no rule is violated", "regcmd"};
@@ -76,14 +79,23 @@ constexpr error make_error(const rule& r, std::string_view subject, std::string_
 }
 
 // Thrown only by result::value() used at run time on an error; never crosses a C boundary.
-class error_exception : public std::runtime_error {
+// what() is "id: message" (without <string>, which every header would otherwise pay for).
+class error_exception : public std::exception {
  public:
-  explicit error_exception(const error& e)
-      : std::runtime_error(std::string(e.id()) + ": " + std::string(e.message())), error_{e} {}
+  explicit error_exception(const error& e) : error_{e} {
+    std::size_t n = 0;
+    for (std::string_view part : {e.id(), std::string_view{": "}, e.message()})
+      for (char c : part)
+        if (n + 1 < what_.size()) what_[n++] = c;
+  }
+  const char* what() const noexcept override { return what_.data(); }
   const error& get() const { return error_; }
+  // Characters what() holds: every rule's id and message fit (tests/rules/catalog_test.cpp).
+  static constexpr std::size_t capacity = 639;
 
  private:
   error error_;
+  std::array<char, capacity + 1> what_{};
 };
 
 namespace detail {

@@ -86,6 +86,12 @@ concept register_array = register_layout<A> && requires {
   { A::first_number } -> std::convertible_to<unsigned>;
 };
 
+// The registers a block header declares, as a plain type list: naming it instantiates
+// nothing (registers/all.hpp turns the lists into the map's Hana tuples, for the TUs that
+// decode).
+template <class... Registers>
+struct register_list {};
+
 // The fields of a layout as plain data, for decoding and lookup by name.
 template <register_layout L>
 inline constexpr std::span<const field_info> fields_of{L::field_table};
@@ -225,7 +231,7 @@ constexpr L unpack(std::uint32_t bits) {
 #define REGCMD_DETAIL_MEMBER(data, field) REGCMD_PP_TAIL(field) REGCMD_PP_HEAD(field){};
 #define REGCMD_DETAIL_FIELD_MASK(data, field) REGCMD_PP_TAIL(field)::shape.mask(),
 #define REGCMD_DETAIL_FIELD_INFO(data, field) \
-  ::regcmd::field_info{REGCMD_PP_STRINGIZE(REGCMD_PP_HEAD(field)), REGCMD_PP_TAIL(field)::shape},
+  ::regcmd::field_info{REGCMD_PP_VIEW(REGCMD_PP_STRINGIZE(REGCMD_PP_HEAD(field))), REGCMD_PP_TAIL(field)::shape},
 #define REGCMD_DETAIL_RAW_VALUE(data, field) REGCMD_PP_HEAD(field).raw_value(),
 #define REGCMD_DETAIL_FROM_BITS(data, field) REGCMD_PP_TAIL(field)::from_register(bits),
 #define REGCMD_DETAIL_FIELD_REF(type, field) \
@@ -240,7 +246,7 @@ constexpr L unpack(std::uint32_t bits) {
 // value must otherwise be named: core/field.hpp).
 #define REGCMD_LAYOUT_BODY(NAME, ...)                                                      \
   using regcmd_layout_tag = void;                                                          \
-  static constexpr std::string_view name = #NAME;                                          \
+  static constexpr std::string_view name = REGCMD_PP_VIEW(#NAME);                          \
   REGCMD_PP_FOR_EACH(REGCMD_DETAIL_MEMBER, ~, __VA_ARGS__)                                  \
   template <class Self = NAME>                                                             \
   static constexpr auto fields() {                                                         \

@@ -30,7 +30,14 @@
 
 #include <regcmd/core/precision.hpp>
 #include <regcmd/core/entry.hpp>
-#include <regcmd/registers/all.hpp>
+#include <regcmd/registers/addresses.hpp>
+#include <regcmd/registers/cna.hpp>
+#include <regcmd/registers/core.hpp>
+#include <regcmd/registers/dpu.hpp>
+#include <regcmd/registers/dpu_rdma.hpp>
+#include <regcmd/registers/global.hpp>
+#include <regcmd/registers/ppu.hpp>
+#include <regcmd/registers/ppu_rdma.hpp>
 
 namespace regcmd {
 

@@ -17,7 +17,14 @@
 #include <regcmd/task/program.hpp>
 #include <regcmd/task/tail.hpp>
 #include <regcmd/task/writer.hpp>
-#include <regcmd/registers/all.hpp>
+#include <regcmd/registers/addresses.hpp>
+#include <regcmd/registers/cna.hpp>
+#include <regcmd/registers/core.hpp>
+#include <regcmd/registers/dpu.hpp>
+#include <regcmd/registers/dpu_rdma.hpp>
+#include <regcmd/registers/global.hpp>
+#include <regcmd/registers/ppu.hpp>
+#include <regcmd/registers/ppu_rdma.hpp>
 #include <regcmd/rules/catalog.hpp>
 #include <regcmd/rules/cbuf.hpp>
 #include <regcmd/rules/dma_extent.hpp>

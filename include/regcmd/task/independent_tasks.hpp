@@ -11,7 +11,8 @@
 #include <vector>
 
 #include <regcmd/task/program.hpp>
-#include <regcmd/registers/all.hpp>
+#include <regcmd/registers/dpu.hpp>
+#include <regcmd/registers/ppu.hpp>
 
 namespace regcmd {
 

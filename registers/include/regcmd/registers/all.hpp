@@ -15,6 +15,7 @@
 #include <span>
 
 #include <regcmd/core/layout.hpp>
+#include <regcmd/registers/addresses.hpp>
 #include <regcmd/registers/cna.hpp>
 #include <regcmd/registers/core.hpp>
 #include <regcmd/registers/dpu.hpp>
@@ -74,11 +75,20 @@ constexpr std::array<register_info, rows_of<R>()> infos_of() {
   }
 }
 
+namespace detail {
+template <class... R>
+constexpr auto register_types(register_list<R...>) {
+  return boost::hana::tuple_t<R...>;
+}
+}  // namespace detail
+
 namespace reg {
 // One Hana tuple of register types per block (a single 176-type tuple costs far more to
 // compile than seven small ones).
 inline constexpr auto register_blocks = boost::hana::make_tuple(
-    pc_registers, cna_registers, core_registers, dpu_registers, dpu_rdma_registers, ppu_registers, ppu_rdma_registers);
+    ::regcmd::detail::register_types(pc_registers{}), ::regcmd::detail::register_types(cna_registers{}), ::regcmd::detail::register_types(core_registers{}),
+    ::regcmd::detail::register_types(dpu_registers{}), ::regcmd::detail::register_types(dpu_rdma_registers{}), ::regcmd::detail::register_types(ppu_registers{}),
+    ::regcmd::detail::register_types(ppu_rdma_registers{}));
 
 // Calls f(boost::hana::type_c<R>) for every declaration (a register or a register array).
 template <class F>
@@ -117,69 +127,26 @@ inline constexpr auto register_table = boost::hana::unpack(reg::register_blocks,
 // layout for the value of the 0x0081 entry.
 inline constexpr std::span<const field_info> op_enable_fields = fields_of<reg::GLOBAL_OPERATION_ENABLE>;
 
-// The registers with an address field, found once in the register table and sorted by
-// offset (offsets are unique across blocks: each block owns its own window).
-struct address_register {
-  std::uint16_t target = 0;
-  std::uint16_t offset = 0;
-  std::string_view name;
-  std::string_view field;  // the address field
-  std::uint8_t lsb = 0;    // its lowest bit: the address must be aligned to 2^lsb
-  // Every address field runs up to bit 31 (checked below), so a 32-bit address aligned to
-  // 2^lsb always fits it: binding checks just those two.
-  constexpr std::uint32_t alignment_mask() const { return (1u << lsb) - 1u; }
-};
-inline constexpr std::size_t address_register_count = [] {
+// The registers with an address field (registers/addresses.hpp lists them): exactly those
+// of the table, and each field runs up to bit 31.
+namespace detail {
+constexpr bool address_registers_complete() {
   std::size_t n = 0;
   for (const register_info& r : register_table)
-    for (const field_info& f : r.fields) n += f.shape.kind == field_kind::address;
-  return n;
-}();
-inline constexpr auto address_registers = [] {
-  std::array<address_register, address_register_count> out{};
-  std::size_t n = 0;
-  for (const register_info& r : register_table)
-    for (const field_info& f : r.fields)
-      if (f.shape.kind == field_kind::address)
-        out[n++] = {static_cast<std::uint16_t>(r.block), r.offset, r.name, f.name, f.shape.lsb};
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.offset < b.offset; });
-  return out;
-}();
-
-static_assert(
-    [] {
-      for (const register_info& r : register_table)
-        for (const field_info& f : r.fields)
-          if (f.shape.kind == field_kind::address && f.shape.msb != 31) return false;
-      return true;
-    }(),
-    "an address field must end at bit 31: binding checks only 32 bits and alignment");
-
-// Binary search: programs are validated entry by entry at compile time, where every
-// comparison is a counted step. Returns address_registers.size() for other registers.
-// (An index, not a pointer: GCC's -fsanitize=null does not let a pointer into an array be
-// compared with nullptr in a constant expression, and users build with sanitizers.)
-constexpr std::size_t address_register_index(entry e) {
-  const address_register* table = address_registers.data();
-  const std::uint16_t offset = e.offset();
-  std::size_t lo = 0, hi = address_registers.size();
-  while (lo < hi) {
-    const std::size_t mid = (lo + hi) / 2;
-    if (table[mid].offset < offset)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  if (lo < address_registers.size() && table[lo].offset == offset && table[lo].target == e.target()) return lo;
-  return address_registers.size();
+    for (const field_info& f : r.fields) {
+      if (f.shape.kind != field_kind::address) continue;
+      const std::size_t i = address_register_index(entry::make(r.block, 0, r.offset));
+      if (f.shape.msb != 31 || i == address_registers.size() || address_registers[i].field != f.name ||
+          address_registers[i].lsb != f.shape.lsb)
+        return false;
+      ++n;
+    }
+  return n == address_registers.size();
 }
-constexpr bool is_address_register(entry e) { return address_register_index(e) < address_registers.size(); }
-
-// The address register an entry writes, or nullptr (for run-time callers).
-inline const address_register* address_register_of(entry e) {
-  const std::size_t i = address_register_index(e);
-  return i < address_registers.size() ? &address_registers[i] : nullptr;
-}
+}  // namespace detail
+static_assert(detail::address_registers_complete(),
+              "registers/addresses.hpp must list every register with an address field, each ending at bit 31 "
+              "(binding checks only 32 bits and alignment)");
 
 namespace detail {
 // Sorted copies make both checks n log n (constant evaluation counts each comparison). The

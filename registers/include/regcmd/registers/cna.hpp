@@ -3,7 +3,6 @@
 // Every register and field of the mainline map (fact sheet §4, from Mesa registers.xml =
 // rocket_registers.h); fields are listed lowest bit first, reserved bits are not fields.
 
-#include <boost/hana/tuple.hpp>
 
 #include <regcmd/core/layout.hpp>
 #include <regcmd/core/precision.hpp>
@@ -117,7 +116,7 @@ REGCMD_REGISTER(cna, CNA_CVT_CON5, 0x1180, (PER_CHANNEL_CVT_EN, uint_field<31, 0
 
 REGCMD_REGISTER(cna, CNA_PAD_CON1, 0x1184, (PAD_VALUE, uint_field<31, 0>));
 
-inline constexpr auto cna_registers = ::boost::hana::tuple_t<
+using cna_registers = register_list<
     CNA_S_STATUS, CNA_S_POINTER, CNA_OPERATION_ENABLE,
     CNA_CONV_CON1, CNA_CONV_CON2, CNA_CONV_CON3,
     CNA_DATA_SIZE0, CNA_DATA_SIZE1, CNA_DATA_SIZE2,

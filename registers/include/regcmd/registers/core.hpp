@@ -4,7 +4,6 @@
 // Every register and field of the mainline map (fact sheet §4, from Mesa registers.xml =
 // rocket_registers.h); fields are listed lowest bit first, reserved bits are not fields.
 
-#include <boost/hana/tuple.hpp>
 
 #include <regcmd/core/layout.hpp>
 #include <regcmd/core/precision.hpp>
@@ -31,7 +30,7 @@ REGCMD_REGISTER(core, CORE_CLIP_TRUNCATE, 0x301c, (CLIP_TRUNCATE, uint_field<4, 
 // zeroed") and by Mesa; absent from mainline and the TRM (fact sheet §4, matmul-recipe §0.2).
 REGCMD_REGISTER_BEYOND_MAINLINE(core, CORE_UNNAMED_3030, 0x3030, (VALUE, uint_field<31, 0>));
 
-inline constexpr auto core_registers = ::boost::hana::tuple_t<
+using core_registers = register_list<
     CORE_S_STATUS, CORE_S_POINTER, CORE_OPERATION_ENABLE,
     CORE_MAC_GATING, CORE_MISC_CFG, CORE_DATAOUT_SIZE_0,
     CORE_DATAOUT_SIZE_1, CORE_CLIP_TRUNCATE, CORE_UNNAMED_3030>;

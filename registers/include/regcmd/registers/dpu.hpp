@@ -4,7 +4,6 @@
 // Every register and field of the mainline map (fact sheet §4, from Mesa registers.xml =
 // rocket_registers.h); fields are listed lowest bit first, reserved bits are not fields.
 
-#include <boost/hana/tuple.hpp>
 
 #include <regcmd/core/layout.hpp>
 #include <regcmd/core/precision.hpp>
@@ -160,7 +159,7 @@ inline constexpr DPU_EW_CFG ew{.EW_BYPASS = 1, .EW_OP_BYPASS = 1, .EW_LUT_BYPASS
                                .EW_RELU_BYPASS = 1};
 }  // namespace bypass
 
-inline constexpr auto dpu_registers = ::boost::hana::tuple_t<
+using dpu_registers = register_list<
     DPU_S_STATUS, DPU_S_POINTER, DPU_OPERATION_ENABLE,
     DPU_FEATURE_MODE_CFG, DPU_DATA_FORMAT, DPU_OFFSET_PEND,
     DPU_DST_BASE_ADDR, DPU_DST_SURF_STRIDE, DPU_DATA_CUBE_WIDTH,

@@ -5,7 +5,6 @@
 // Every register and field of the mainline map (fact sheet §4, from Mesa registers.xml =
 // rocket_registers.h); fields are listed lowest bit first, reserved bits are not fields.
 
-#include <boost/hana/tuple.hpp>
 
 #include <regcmd/core/layout.hpp>
 #include <regcmd/core/precision.hpp>
@@ -71,7 +70,7 @@ REGCMD_REGISTER(dpu_rdma, DPU_RDMA_RDMA_WEIGHT, 0x5068, (M_WEIGHT, uint_field<7,
 
 REGCMD_REGISTER(dpu_rdma, DPU_RDMA_RDMA_EW_SURF_NOTCH, 0x506c, (EW_SURF_NOTCH, uint_field<31, 4>));
 
-inline constexpr auto dpu_rdma_registers = ::boost::hana::tuple_t<
+using dpu_rdma_registers = register_list<
     DPU_RDMA_RDMA_S_STATUS, DPU_RDMA_RDMA_S_POINTER, DPU_RDMA_RDMA_OPERATION_ENABLE,
     DPU_RDMA_RDMA_DATA_CUBE_WIDTH, DPU_RDMA_RDMA_DATA_CUBE_HEIGHT, DPU_RDMA_RDMA_DATA_CUBE_CHANNEL,
     DPU_RDMA_RDMA_SRC_BASE_ADDR, DPU_RDMA_RDMA_BRDMA_CFG, DPU_RDMA_RDMA_BS_BASE_ADDR,

@@ -3,7 +3,6 @@
 // Every register and field of the mainline map (fact sheet §4, from Mesa registers.xml =
 // rocket_registers.h); fields are listed lowest bit first, reserved bits are not fields.
 
-#include <boost/hana/tuple.hpp>
 
 #include <regcmd/core/layout.hpp>
 
@@ -48,7 +47,7 @@ REGCMD_REGISTER(pc, PC_TASK_DMA_BASE_ADDR, 0x0034, (DMA_BASE_ADDR, address_field
 
 REGCMD_REGISTER(pc, PC_TASK_STATUS, 0x003c, (TASK_STATUS, uint_field<27, 0>));
 
-inline constexpr auto pc_registers = ::boost::hana::tuple_t<
+using pc_registers = register_list<
     PC_VERSION, PC_VERSION_NUM, PC_OPERATION_ENABLE,
     PC_BASE_ADDRESS, PC_REGISTER_AMOUNTS, PC_INTERRUPT_MASK,
     PC_INTERRUPT_CLEAR, PC_INTERRUPT_STATUS, PC_INTERRUPT_RAW_STATUS,

@@ -4,7 +4,6 @@
 // Every register and field of the mainline map (fact sheet §4, from Mesa registers.xml =
 // rocket_registers.h); fields are listed lowest bit first, reserved bits are not fields.
 
-#include <boost/hana/tuple.hpp>
 
 #include <regcmd/core/layout.hpp>
 #include <regcmd/core/precision.hpp>
@@ -52,7 +51,7 @@ REGCMD_REGISTER(ppu, PPU_DATA_FORMAT, 0x6084, (PROC_PRECISION, enum_field<precis
 REGCMD_REGISTER(ppu, PPU_MISC_CTRL, 0x60dc, (BURST_LEN, uint_field<3, 0>), (NONALIGN, bool_field<7>),
                 (MC_SURF_OUT, bool_field<8>), (SURF_LEN, uint_field<31, 16>));
 
-inline constexpr auto ppu_registers = ::boost::hana::tuple_t<
+using ppu_registers = register_list<
     PPU_S_STATUS, PPU_S_POINTER, PPU_OPERATION_ENABLE,
     PPU_DATA_CUBE_IN_WIDTH, PPU_DATA_CUBE_IN_HEIGHT, PPU_DATA_CUBE_IN_CHANNEL,
     PPU_DATA_CUBE_OUT_WIDTH, PPU_DATA_CUBE_OUT_HEIGHT, PPU_DATA_CUBE_OUT_CHANNEL,

@@ -3,7 +3,6 @@
 // Every register and field of the mainline map (fact sheet §4, from Mesa registers.xml =
 // rocket_registers.h); fields are listed lowest bit first, reserved bits are not fields.
 
-#include <boost/hana/tuple.hpp>
 
 #include <regcmd/core/layout.hpp>
 #include <regcmd/registers/control.hpp>
@@ -24,7 +23,7 @@ REGCMD_REGISTER(ppu_rdma, PPU_RDMA_RDMA_SRC_SURF_STRIDE, 0x7028, (SRC_SURF_STRID
 
 REGCMD_REGISTER(ppu_rdma, PPU_RDMA_RDMA_DATA_FORMAT, 0x7030, (IN_PRECISION, uint_field<1, 0>));
 
-inline constexpr auto ppu_rdma_registers = ::boost::hana::tuple_t<
+using ppu_rdma_registers = register_list<
     PPU_RDMA_RDMA_S_STATUS, PPU_RDMA_RDMA_S_POINTER, PPU_RDMA_RDMA_OPERATION_ENABLE,
     PPU_RDMA_RDMA_CUBE_IN_WIDTH, PPU_RDMA_RDMA_CUBE_IN_HEIGHT, PPU_RDMA_RDMA_CUBE_IN_CHANNEL,
     PPU_RDMA_RDMA_SRC_BASE_ADDR, PPU_RDMA_RDMA_SRC_LINE_STRIDE, PPU_RDMA_RDMA_SRC_SURF_STRIDE,
