@@ -12,9 +12,18 @@
 #       table, a split K summed on the device; docs/graph.md)
 # Usage: scripts/compile-time.sh [COMPILER...]; REGCMD_INCLUDE_DIRS overrides where the
 # headers are found (default: the three include directories and the release build's include/).
+# scripts/compile-time.sh --instructions: the instructions g++'s compiler proper executes
+# (valgrind's callgrind: exact and repeatable, unlike seconds) for (a), (b) and a TU per op
+# family that includes only that family's header (and (b') builds one matmul from it).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 include_dirs=${REGCMD_INCLUDE_DIRS:-"$root/include $root/registers/include $root/programs/include $root/build/release/include"}
+instructions=0
+if [ "${1:-}" = --instructions ]; then
+  instructions=1
+  shift
+  command -v valgrind >/dev/null || { echo "compile-time.sh: --instructions needs valgrind (Debian package 'valgrind')" >&2; exit 1; }
+fi
 compilers=("$@")
 [ ${#compilers[@]} -gt 0 ] || compilers=(g++ clang++)
 [ -x /usr/bin/time ] || { echo "compile-time.sh: needs /usr/bin/time (Debian package 'time')" >&2; exit 1; }
@@ -87,6 +96,25 @@ int main() { return static_cast<int>(p.code.entry_count & 1); }\n' "$head" >"$wo
 
 flags=(-std=c++20 -O2)
 for d in $include_dirs; do flags+=("-I$d"); done
+
+if [ "$instructions" = 1 ]; then
+  for family in matmul conv sdp activation pooling graph; do
+    printf '#include <regcmd/programs/%s.hpp>\nint main() { return 0; }\n' "$family" >"$work/family_$family.cpp"
+  done
+  printf '#include <regcmd/programs/matmul.hpp>
+using namespace regcmd;
+constexpr auto p = fixed<matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 64, .K = 512, .N = 256}>();
+int main() { return static_cast<int>(p.code.entry_count & 1); }\n' >"$work/family_matmul_one.cpp"
+  for tu in a_headers b_one family_matmul family_matmul_one family_conv family_sdp family_activation family_pooling family_graph; do
+    rm -f "$work"/cg.*
+    valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$work/cg.%p" \
+      g++ "${flags[@]}" -c "$work/$tu.cpp" -o "$work/out.o" 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
+    # the compiler proper's process: the one that ran cc1plus
+    count=$(grep -l cc1plus "$work"/cg.* | xargs grep -h '^summary:' | awk '{print $2}')
+    printf '%-20s %14s instructions\n' "$tu" "$count"
+  done
+  exit 0
+fi
 
 # Median seconds and median peak RSS (MB) of 3 compilations: "seconds megabytes".
 measure() {
