@@ -51,7 +51,7 @@ TEST_CASE("with_value keeps target and offset") {
   CHECK(patched.bits() == 0x0201'1000'0000'1070);
 }
 
-TEST_CASE("entry kinds") {
+TEST_CASE("an entry's kind from its target: zero, op-enable preamble, op enable, register write, unknown target") {
   using regcmd::entry_kind;
   CHECK(regcmd::kind_of(entry::from_bits(0)) == entry_kind::zero);
   CHECK(regcmd::kind_of(entry::from_bits(0x0041'0000'0000'0000)) == entry_kind::op_enable_preamble);
@@ -61,7 +61,7 @@ TEST_CASE("entry kinds") {
   CHECK(regcmd::kind_of(entry::from_bits(0x0001'0000'0000'0000)) == entry_kind::unknown_target);
 }
 
-TEST_CASE("block windows and names") {
+TEST_CASE("each block's 4 KiB register window, its name and its target") {
   CHECK(regcmd::window_base(block_id::dpu_rdma) == 0x5000);
   CHECK(regcmd::offset_in_window(block_id::core, 0x3030));
   CHECK_FALSE(regcmd::offset_in_window(block_id::core, 0x4000));

@@ -67,7 +67,7 @@ TEST_CASE("text format: numbers decimal, addresses hex, enums by name") {
         std::string::npos);
 }
 
-TEST_CASE("json format") {
+TEST_CASE("an entry as JSON: index, block, target, offset, register, value, every field and enum name") {
   CHECK(format_json(decode(entry::from_bits(0x0201'0000'00b1'1040)), 11) ==
         R"({"index":11,"block":"CNA","target":513,"offset":4160,"register":"CNA_CBUF_CON0","value":177,)"
         R"("fields":{"DATA_BANK":1,"WEIGHT_BANK":11,"FC_DATA_BANK":0,"DATA_REUSE":0,"WEIGHT_REUSE":0},"enums":{}})");

@@ -58,7 +58,7 @@ TEST_CASE("malformed text is an error naming the line") {
   CHECK_FALSE(parse_dump(bytes("hello\n")).ok());
 }
 
-TEST_CASE("the format can be forced") {
+TEST_CASE("a dump's format can be forced: printable bytes read as binary, binary as text refused") {
   // 8 printable bytes read as binary when asked to.
   const auto d = parse_dump(bytes("01234567"), dump_format::binary);
   REQUIRE(d.ok());

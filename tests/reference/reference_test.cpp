@@ -49,7 +49,7 @@ TEST_CASE("reference activations: the leaky slope as programs hold it, the ReLU 
   CHECK(std::isnan(reference::function(activation::relu, 1)));  // not a table function
 }
 
-TEST_CASE("reference element-wise ops") {
+TEST_CASE("the host reference's element-wise ops: PReLU on each sign, max, min, mul") {
   CHECK(reference::apply(ew_op::prelu, -2.0, 0.25) == -0.5);
   CHECK(reference::apply(ew_op::prelu, 3.0, 0.25) == 3.0);
   CHECK(reference::apply(ew_op::max, -1.0, -3.0) == -1.0);

@@ -171,7 +171,7 @@ TEST_CASE("run-time values get the same checks as constants, as errors") {
   CHECK(encode(DPU_DATA_FORMAT::zeroed()).value().value() == 0);
 }
 
-TEST_CASE("precision traits") {
+TEST_CASE("precision traits: CBUF elements per entry, weight tiles, bytes per element, names and enum values") {
   CHECK(traits(precision::fp16).elements_per_cbuf_entry == 8);
   CHECK(traits(precision::int8).elements_per_cbuf_entry == 16);
   CHECK(traits(precision::int4).elements_per_cbuf_entry == 16);

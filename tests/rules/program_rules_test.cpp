@@ -27,7 +27,7 @@ status check(Body&& body) {
 std::string_view id(const status& s) { return s.ok() ? "ok" : s.err().id(); }
 }  // namespace
 
-TEST_CASE("a minimal valid program") {
+TEST_CASE("a minimal program (one task, a valid CBUF split, one feature slot) breaks no rule") {
   CHECK(id(check([](program_writer& w) {
           w.begin_task();
           w.put(CNA_CBUF_CON0{.DATA_BANK = 1, .WEIGHT_BANK = 11});
@@ -36,7 +36,7 @@ TEST_CASE("a minimal valid program") {
         })) == "ok");
 }
 
-TEST_CASE("bank-split") {
+TEST_CASE("bank-split: DATA_BANK + WEIGHT_BANK = 12 with a weight bank, the last write of CBUF_CON0 counting") {
   CHECK_BREAKS(check([](program_writer& w) {
           w.begin_task();
           w.put(CNA_CBUF_CON0{.DATA_BANK = 2, .WEIGHT_BANK = 11});

@@ -94,7 +94,7 @@ TEST_CASE("the device: with no node given, the rknpu card node is tried first, t
   CHECK(to_string(none.err()).find("rocket accel node (/dev/accel/accel0)") != std::string::npos);
 }
 
-TEST_CASE("buffers: IOVA, mapping, sync") {
+TEST_CASE("a buffer is page-sized, below 4 GiB in IOVA, mapped for the CPU, and synced by one ioctl") {
   const device d = open_device();
   const buffer b = make(d, 1000);
   CHECK(b.size() == 4096);  // page-aligned by the kernel

@@ -92,7 +92,7 @@ TEST_CASE("conv -> activation -> pooling: one program, intermediates wired in or
   CHECK(g.pooling.out_w == 5);
 }
 
-TEST_CASE("chain boundary rules") {
+TEST_CASE("chain boundary rules: an output precision the SDP cannot read, a table over int8, an int8 average pool") {
   conv_spec fp32 = fp16_conv;
   fp32.out_dtype = precision::fp32;
   auto chain = build(conv_chain_spec{.conv = fp32, .activate = true});

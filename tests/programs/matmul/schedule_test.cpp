@@ -85,7 +85,7 @@ TEST_CASE("decode shape M = 1: 0x1010 = 0x20 and 0x1040 = 0xb1 up to K = 10752")
   }
 }
 
-TEST_CASE("M ceilings") {
+TEST_CASE("the M ceiling per precision, K and schedule: the measured 704/352/176 (fp16) and 704/320/128/64 (int8)") {
   // fp16: 16384/K (template), 180224/K (bank split): measured 704@K256, 352@K512, 176@K1024
   CHECK(m_ceiling(precision::fp16, 256, schedule::bank_split) == 704);
   CHECK(m_ceiling(precision::fp16, 512, schedule::bank_split) == 352);
