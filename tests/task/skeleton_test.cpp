@@ -128,7 +128,9 @@ TEST_CASE("a delta task between two different ops leaves the registers the full 
                      std::span<const slot>(p.slots.data() + first_slot, end_slot - first_slot)};
   };
   REQUIRE(fill(full, [&](program_writer& w) {
-    emit_task(w, matmul_task(mg, {}, operand_role::intermediate));
+    w.bind(operand_binding{}(operand_role::output, operand_role::intermediate));
+    emit_task(w, matmul_task(mg));
+    w.bind({});
     emit_task(w, ew_task(eg, eg.task_shape(0)));
   }).ok());
   // the bodies, their slots relative to them, as emit_copy takes them

@@ -10,6 +10,7 @@
 #include <regcmd/core/entry.hpp>
 #include <regcmd/core/error.hpp>
 #include <regcmd/core/layout.hpp>
+#include <regcmd/task/operand_binding.hpp>
 #include <regcmd/task/program.hpp>
 #include <regcmd/task/tail.hpp>
 #include <regcmd/registers/global.hpp>
@@ -62,9 +63,10 @@ class program_writer {
   constexpr std::span<const entry> entries() const { return entries_.first(entry_count_); }
   constexpr std::span<const slot> slots() const { return slots_.first(slot_count_); }
   constexpr std::span<const task> tasks() const { return tasks_.first(task_count_); }
-  // The slots written since slot `first`, to be moved: a graph places an op's operands in
-  // the buffers of its tensors once the op has emitted them.
-  constexpr std::span<slot> slots_since(std::uint32_t first) { return slots_.subspan(first, slot_count_ - first); }
+
+  // The binding every slot written from now on goes through (regcmd/task/operand_binding.hpp):
+  // a graph binds each op to its tensors; {} restores the identity.
+  constexpr void bind(const operand_binding& b) { binding_ = b; }
 
   // Starts a task at the next 16-byte boundary (padding with zero qwords, which the PC
   // fetches harmlessly: implementation A's tail carries one).
@@ -97,7 +99,7 @@ class program_writer {
   template <register_type R>
   constexpr void put_slot(operand_role role, std::uint32_t offset, std::uint32_t extent) {
     if (!ok()) return;
-    add_slot(slot{entry_count_, role, offset, extent});
+    add_slot(binding_.apply(slot{entry_count_, role, offset, extent}));
     put(R{});
   }
 
@@ -108,7 +110,7 @@ class program_writer {
   // A prepared address entry (value 0) and its slot, e.g. copied from another program.
   constexpr void put_raw_slot(entry e, operand_role role, std::uint32_t offset, std::uint32_t extent) {
     if (!ok()) return;
-    add_slot(slot{entry_count_, role, offset, extent});
+    add_slot(binding_.apply(slot{entry_count_, role, offset, extent}));
     append(e);
   }
 
@@ -121,8 +123,9 @@ class program_writer {
     if (slots_.size() - slot_count_ < body_slots.size()) return fail(make_error(rules::program_capacity, "slots"));
     copy_entries(entries_.data() + entry_count_, body.data(), body.size());
     slot* slots_out = slots_.data() + slot_count_;
+    const bool moves = binding_.moves();
     for (std::size_t i = 0, n = body_slots.size(); i != n; ++i) {
-      slots_out[i] = body_slots.data()[i];
+      slots_out[i] = moves ? binding_.apply(body_slots.data()[i]) : body_slots.data()[i];
       slots_out[i].entry += entry_count_;
     }
     slot_count_ += static_cast<std::uint32_t>(body_slots.size());
@@ -199,6 +202,7 @@ class program_writer {
   std::uint32_t entry_count_ = 0, slot_count_ = 0, task_count_ = 0;
   std::uint32_t task_first_ = 0;
   std::uint32_t task_first_slot_ = 0;
+  operand_binding binding_{};
   bool in_task_ = false;
   bool failed_ = false;
   error error_{};

@@ -139,8 +139,10 @@ TEST_CASE("program rules on hand-made chains: the precision path, ping-pong, the
   program<256, 2> chain;
   chain.pingpong = false;
   REQUIRE(fill(chain, [&](program_writer& w) {
-    emit_task(w, matmul_task(fp32_matmul.geometry, {}, operand_role::intermediate));
-    emit_ew(w, sdp, operand_role::intermediate);
+    w.bind(operand_binding{}(operand_role::output, operand_role::intermediate));
+    emit_task(w, matmul_task(fp32_matmul.geometry));
+    w.bind(operand_binding{}(operand_role::feature, operand_role::intermediate));
+    emit_ew(w, sdp);
   }).ok());
   CHECK_BREAKS(validate(chain.view()), rules::sdp_precision_path);
 
@@ -151,17 +153,21 @@ TEST_CASE("program rules on hand-made chains: the precision path, ping-pong, the
   program<512, 3> reread;
   reread.pingpong = false;
   REQUIRE(fill(reread, [&](program_writer& w) {
-    emit_task(w, matmul_task(fp16_matmul.geometry, {}, operand_role::intermediate));
-    emit_ew(w, sdp, operand_role::intermediate);
-    emit_ew(w, int8_sdp, operand_role::intermediate);
+    w.bind(operand_binding{}(operand_role::output, operand_role::intermediate));
+    emit_task(w, matmul_task(fp16_matmul.geometry));
+    w.bind(operand_binding{}(operand_role::feature, operand_role::intermediate));
+    emit_ew(w, sdp);
+    emit_ew(w, int8_sdp);
   }).ok());
   CHECK_BREAKS(validate(reread.view()), rules::sdp_precision_path);
   program<512, 3> twice;  // the same fp16 SDP twice is fine
   twice.pingpong = false;
   REQUIRE(fill(twice, [&](program_writer& w) {
-    emit_task(w, matmul_task(fp16_matmul.geometry, {}, operand_role::intermediate));
-    emit_ew(w, sdp, operand_role::intermediate);
-    emit_ew(w, sdp, operand_role::intermediate);
+    w.bind(operand_binding{}(operand_role::output, operand_role::intermediate));
+    emit_task(w, matmul_task(fp16_matmul.geometry));
+    w.bind(operand_binding{}(operand_role::feature, operand_role::intermediate));
+    emit_ew(w, sdp);
+    emit_ew(w, sdp);
   }).ok());
   CHECK(validate(twice.view()).ok());
 
@@ -192,8 +198,10 @@ TEST_CASE("the model stalls a chained SDP fed bytes of another precision") {
   program<256, 2> chain;
   chain.pingpong = false;
   REQUIRE(fill(chain, [&](program_writer& w) {
-    emit_task(w, matmul_task(fp32_matmul.geometry, {}, operand_role::intermediate));
-    emit_ew(w, sdp, operand_role::intermediate);
+    w.bind(operand_binding{}(operand_role::output, operand_role::intermediate));
+    emit_task(w, matmul_task(fp32_matmul.geometry));
+    w.bind(operand_binding{}(operand_role::feature, operand_role::intermediate));
+    emit_ew(w, sdp);
   }).ok());
   const auto r = bench.run(chain.view());
   REQUIRE(r.faults.size() == 1);

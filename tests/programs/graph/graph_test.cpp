@@ -275,6 +275,13 @@ TEST_CASE("every graph rule refuses its graph at run time with its id") {
                                              .out_channels = 32}),
                   graph_pool("p", "c", {.op = pool_op::max, .H = 8, .W = 8, .C = 16})),
        &rules::graph_tensor_format},
+      // a residual read again as a conv's input: it lives in its first reader's buffer, the
+      // residual one, which the CNA does not read from (each op's slots are bound to it)
+      {make_graph(graph_conv("c", "x", "k", {.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 8, .W = 8, .C = 16,
+                                             .out_channels = 32, .residual_add = true}, "r"),
+                  graph_conv("d", "r", "k2", {.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 8, .W = 8, .C = 32,
+                                              .out_channels = 32})),
+       &rules::address_slots},
   };
   for (const row& r : rows) {
     CAPTURE(r.broken->id);

@@ -108,11 +108,8 @@ struct ew_offsets {
 
 // One SDP task over `shape` with every DPU stage bypassed (the op fills its stages in): the
 // vendor's element-wise write list (the DPU without OFFSET_PEND, 0x40C4 and the LUT), the
-// main input read in flying mode, the output written to memory. `input_role` names the
-// buffer the input is read from: the feature buffer of a standalone op, or a chained
-// matmul's output.
-constexpr task_desc sdp_task(const sdp_shape& g, const ew_task_shape& shape, const ew_offsets& at,
-                             operand_role input_role, operand_role output_role) {
+// main input read in flying mode, the output written to memory.
+constexpr task_desc sdp_task(const sdp_shape& g, const ew_task_shape& shape, const ew_offsets& at) {
   const precision p = g.dtype;
   const std::uint32_t W = shape.pixels, C = shape.channels;
   const std::uint32_t tensor_bytes = C / g.atom * W * 16;
@@ -123,7 +120,7 @@ constexpr task_desc sdp_task(const sdp_shape& g, const ew_task_shape& shape, con
   t.dpu = dpu_stage{
       .feature_mode = {.FLYING_MODE = 1, .OUTPUT_MODE = 2, .BURST_LEN = 15},
       .data_format = {.PROC_PRECISION = p, .IN_PRECISION = p, .OUT_PRECISION = p},
-      .output = {output_role, at.output, tensor_bytes},
+      .output = {operand_role::output, at.output, tensor_bytes},
       .dst_surf_stride = {.DST_SURF_STRIDE = W},
       .cube_width = {.WIDTH = W - 1},
       .cube_channel = {.CHANNEL = C - 1, .ORIG_CHANNEL = C - 1},
@@ -137,7 +134,7 @@ constexpr task_desc sdp_task(const sdp_shape& g, const ew_task_shape& shape, con
   t.dpu_rdma = dpu_rdma_stage{
       .cube_width = {.WIDTH = W - 1},
       .cube_channel = {.CHANNEL = C - 1},
-      .source = address{input_role, at.input, tensor_bytes},
+      .source = address{operand_role::feature, at.input, tensor_bytes},
       .feature_mode = {.FLYING_MODE = 1, .MRDMA_FP16TOFP32_EN = fp16, .PROC_PRECISION = p, .BURST_LEN = 15,
                        .IN_PRECISION = p},
   };

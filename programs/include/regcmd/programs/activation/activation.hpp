@@ -204,10 +204,8 @@ constexpr std::uint32_t act_entries(const act_geometry& g) {
 }
 
 // One activation task over `shape`, a LUT task with its tables.
-constexpr task_desc act_task(const act_geometry& g, const ew_task_shape& shape, const ew_offsets& at,
-                             operand_role input_role = operand_role::feature,
-                             operand_role output_role = operand_role::output) {
-  task_desc t = sdp_task(g, shape, at, input_role, output_role);
+constexpr task_desc act_task(const act_geometry& g, const ew_task_shape& shape, const ew_offsets& at) {
+  task_desc t = sdp_task(g, shape, at);
   t.dpu->bn = g.bn;
   t.dpu->ew = g.ew;
   t.dpu->out_convert.offset = g.out_convert.offset;
@@ -220,14 +218,11 @@ constexpr task_desc act_task(const act_geometry& g, const ew_task_shape& shape, 
   return t;
 }
 
-// Every task of an activation: one in the surface layout, one per 8000 pixels flat; the
-// input and output at the given offsets of their buffers (a chain's intermediates).
-constexpr void emit_act(program_writer& w, const act_geometry& g, operand_role input_role = operand_role::feature,
-                        std::uint32_t input_offset = 0, operand_role output_role = operand_role::output,
-                        std::uint32_t output_offset = 0) {
+// Every task of an activation: one in the surface layout, one per 8000 pixels flat.
+constexpr void emit_act(program_writer& w, const act_geometry& g) {
   for (std::uint32_t t = 0; t < g.tasks() && w.ok(); ++t) {
     const std::uint32_t at = g.task_offset(t);
-    emit_task(w, act_task(g, g.task_shape(t), {input_offset + at, 0, output_offset + at}, input_role, output_role));
+    emit_task(w, act_task(g, g.task_shape(t), {at, 0, at}));
   }
 }
 

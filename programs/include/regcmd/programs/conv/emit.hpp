@@ -40,8 +40,7 @@ inline constexpr std::uint32_t conv_task_entries = 124;
 
 // Task (group j, row task t) of a conv plan.
 template <class Soc = soc::rk3588>
-constexpr task_desc conv_task(const conv_plan& p, std::uint32_t j, std::uint32_t t,
-                              operand_role output_role = operand_role::output) {
+constexpr task_desc conv_task(const conv_plan& p, std::uint32_t j, std::uint32_t t) {
   using namespace reg;
   const conv_geometry& g = p.conv;
   const conv_spec& s = g.spec;
@@ -99,7 +98,7 @@ constexpr task_desc conv_task(const conv_plan& p, std::uint32_t j, std::uint32_t
   dpu_stage dpu{
       .feature_mode = {.OUTPUT_MODE = 2, .CONV_MODE = dw ? conv_mode::depthwise : conv_mode::direct, .BURST_LEN = 15},
       .data_format = {.PROC_PRECISION = in, .IN_PRECISION = in, .OUT_PRECISION = s.out_dtype},
-      .output = {output_role, output_offset, 0},
+      .output = {operand_role::output, output_offset, 0},
       .dst_surf_stride = {.DST_SURF_STRIDE = out_surface},
       .cube_width = {.WIDTH = g.out_w - 1},
       .cube_height = {.HEIGHT = r.out_rows - 1},
@@ -166,9 +165,9 @@ constexpr task_desc conv_task(const conv_plan& p, std::uint32_t j, std::uint32_t
 
 // Every task of the plan: group by group, each group's row tasks top to bottom.
 template <class Soc = soc::rk3588>
-constexpr void emit_conv(program_writer& w, const conv_plan& p, operand_role output_role = operand_role::output) {
+constexpr void emit_conv(program_writer& w, const conv_plan& p) {
   for (std::uint32_t j = 0; j < p.groups && w.ok(); ++j)
-    for (std::uint32_t t = 0; t < p.row_tasks && w.ok(); ++t) emit_task(w, conv_task<Soc>(p, j, t, output_role));
+    for (std::uint32_t t = 0; t < p.row_tasks && w.ok(); ++t) emit_task(w, conv_task<Soc>(p, j, t));
 }
 
 // A convolution program.

@@ -310,34 +310,46 @@ constexpr program_size graph_size(const graph_geometry& g) {
 }
 
 namespace detail {
-// The op's slots written since `first` moved from its emitter's roles to tensors: `to[r]`
-// is the tensor behind role r (no_op: left alone, the chain's links), `plus[r]` bytes into
-// it. Each moved slot's register must address its new buffer (rule address-slots: the CNA
-// reads weights only from the weight buffer, the DPU writes only outputs and intermediates).
-struct slot_move {
-  std::array<std::uint32_t, operand_role_count> to{};
+// Step s's operands bound to its tensors: `tensor[r]` is the tensor behind role r (no_op:
+// not this op's), `plus[r]` bytes into it.
+struct tensor_binding {
+  std::array<std::uint32_t, operand_role_count> tensor{};
   std::array<std::uint32_t, operand_role_count> plus{};
-  constexpr slot_move() { to.fill(no_op); }
-  constexpr slot_move& operator()(operand_role r, std::uint32_t tensor, std::uint32_t offset = 0) {
-    to[static_cast<std::size_t>(r)] = tensor;
+  constexpr tensor_binding() { tensor.fill(no_op); }
+  constexpr tensor_binding& operator()(operand_role r, std::uint32_t t, std::uint32_t offset = 0) {
+    tensor[static_cast<std::size_t>(r)] = t;
     plus[static_cast<std::size_t>(r)] = offset;
     return *this;
   }
+  constexpr operand_binding in(const graph_geometry& g) const {
+    operand_binding b;
+    for (std::size_t r = 0; r < operand_role_count; ++r)
+      if (const std::uint32_t t = tensor[r]; t != no_op)
+        b(static_cast<operand_role>(r), g.tensors[t].role, g.tensors[t].offset + plus[r]);
+    return b;
+  }
 };
-constexpr void move_slots(program_writer& w, std::uint32_t first, const graph_geometry& g, const slot_move& m) {
-  for (slot& x : w.slots_since(first))
-    if (const std::uint32_t t = m.to[static_cast<std::size_t>(x.role)]; t != no_op) {
-      x.offset += g.tensors[t].offset + m.plus[static_cast<std::size_t>(x.role)];
-      x.role = g.tensors[t].role;
-      const std::size_t a = address_register_index(w.entries()[x.entry]);
-      if (a >= address_registers.size() || !role_fits(address_registers[a].offset, x.role))
-        return w.fail(make_error(rules::address_slots, "graph", name_of(x.role), x.entry));
-    }
+
+// An op written with its slots bound to its tensors. Each slot's register must address the
+// buffer it was bound to (rule address-slots: the CNA reads weights only from the weight
+// buffer, the DPU writes only outputs and intermediates).
+template <class Emit>
+constexpr void emit_bound(program_writer& w, const graph_geometry& g, const tensor_binding& at, Emit&& emit) {
+  const std::uint32_t first = w.slot_count();
+  w.bind(at.in(g));
+  emit();
+  w.bind({});
+  if (!w.ok()) return;
+  for (const slot& x : w.slots().subspan(first)) {
+    const std::size_t a = address_register_index(w.entries()[x.entry]);
+    if (a >= address_registers.size() || !role_fits(address_registers[a].offset, x.role))
+      return w.fail(make_error(rules::address_slots, "graph", name_of(x.role), x.entry));
+  }
 }
 
 // The tasks an op just emitted, from task `first_task` and slot `first_slot` on, checked
-// against every program rule as a program of their own (ping-pong off, as SDP ops need it),
-// before their slots move: what the op's own door checks. The link from the task before
+// against every program rule as a program of their own (ping-pong off, as SDP ops need it):
+// what the op's own door checks. The link from the task before
 // them, inserted at `first_slot`, belongs to that task.
 template <class Soc>
 constexpr void check_op(program_writer& w, std::uint32_t first_task, std::uint32_t first_slot) {
@@ -355,23 +367,18 @@ constexpr void emit_slice_sums(program_writer& w, const graph_geometry& g, const
   const std::uint32_t slice_bytes = plan_output_bytes(s.matmul) / slices;
   for (std::uint32_t k = 1; k < slices && w.ok(); ++k) {
     const std::uint32_t first_task = w.task_count(), first = w.slot_count();
-    emit_ew(w, s.ew);
+    const tensor_binding at = tensor_binding{}(operand_role::feature, k == 1 ? s.partials : s.sums[(k - 2) % 2])(
+        operand_role::ew_operand, s.partials, k * slice_bytes)(operand_role::output,
+                                                               k + 1 == slices ? s.out : s.sums[(k - 1) % 2]);
+    emit_bound(w, g, at, [&] { emit_ew(w, s.ew); });
     if (k == 1) check_op<Soc>(w, first_task, first);
-    slot_move m;
-    if (k == 1)
-      m(operand_role::feature, s.partials);
-    else
-      m(operand_role::feature, s.sums[(k - 2) % 2]);
-    m(operand_role::ew_operand, s.partials, k * slice_bytes);
-    m(operand_role::output, k + 1 == slices ? s.out : s.sums[(k - 1) % 2]);
-    move_slots(w, first, g, m);
   }
 }
 }  // namespace detail
 
 // Every op's tasks as its emitter writes them, checked as the op's own program would be
 // (a plan checks each of its tile templates; an element-wise op equal to an earlier one of
-// the graph is not checked again), then moved to its tensors. The boundaries between ops
+// the graph is not checked again), its slots bound to its tensors. The boundaries between ops
 // are the graph's rules (resolve_graph); the whole program's structure, tails and links are
 // checked once it is written (graph_kind).
 template <class Soc = soc::rk3588>
@@ -379,20 +386,19 @@ constexpr void emit_graph(program_writer& w, const graph_geometry& g) {
   for (std::uint32_t i = 0; i < g.step_count && w.ok(); ++i) {
     const graph_step& s = g.steps[i];
     const std::uint32_t first_task = w.task_count(), first = w.slot_count();
+    // every kind's roles at once: each op uses only its own
+    const auto at = detail::tensor_binding{}(operand_role::feature, s.a)(operand_role::weight, s.b)(
+        operand_role::ew_operand, s.b)(operand_role::residual, s.c)(operand_role::bias, s.bias)(
+        operand_role::output, s.sums_slices() ? s.partials : s.out);
     // checked by its emitter, or as an equal op of the graph was already
-    const bool checked = with_step_kind(s.kind, [&](auto k) {
+    bool checked = false;
+    with_step_kind(s.kind, [&](auto k) {
       using kind = decltype(k);
-      kind::template emit<Soc>(w, s);
-      bool seen = kind::checks_itself;
-      for (std::uint32_t j = 0; j < i; ++j) seen = seen || (g.steps[j].kind == s.kind && kind::same_op(g.steps[j], s));
-      return seen;
+      detail::emit_bound(w, g, at, [&] { kind::template emit<Soc>(w, s); });
+      checked = kind::checks_itself;
+      for (std::uint32_t j = 0; j < i; ++j) checked = checked || (g.steps[j].kind == s.kind && kind::same_op(g.steps[j], s));
     });
     if (!checked) detail::check_op<Soc>(w, first_task, first);
-    // every kind's roles at once: each op uses only its own
-    detail::move_slots(w, first, g,
-                       detail::slot_move{}(operand_role::feature, s.a)(operand_role::weight, s.b)(
-                           operand_role::ew_operand, s.b)(operand_role::residual, s.c)(operand_role::bias, s.bias)(
-                           operand_role::output, s.sums_slices() ? s.partials : s.out));
     if (s.sums_slices()) detail::emit_slice_sums<Soc>(w, g, s);
   }
 }

@@ -59,8 +59,7 @@ constexpr output_stage output_stage_of(precision out, operand_layout layout) {
 
 // One matmul task: C = A . B for geometry g, its operands at offsets `at` of their buffers.
 template <class Soc = soc::rk3588>
-constexpr task_desc matmul_task(const matmul_geometry& g, const matmul_offsets& at = {},
-                                operand_role output_role = operand_role::output) {
+constexpr task_desc matmul_task(const matmul_geometry& g, const matmul_offsets& at = {}) {
   using namespace reg;
   const bool row = g.layout == operand_layout::row_major;
   const precision in = g.in;
@@ -105,7 +104,7 @@ constexpr task_desc matmul_task(const matmul_geometry& g, const matmul_offsets& 
   };
   t.dpu = dpu_stage{
       .data_format = {.PROC_PRECISION = in, .IN_PRECISION = in, .OUT_PRECISION = g.out},
-      .output = {output_role, at.output, g.output_bytes()},
+      .output = {operand_role::output, at.output, g.output_bytes()},
       .dst_surf_stride = {.DST_SURF_STRIDE = row ? 1u : M},
       .cube_height = {.HEIGHT = M - 1},
       .cube_notch = {.NOTCH_ADDR_0 = row ? N / 4 - 1 : 0u, .NOTCH_ADDR_1 = row ? out_elems_per_row / 4 - 1 : 0u},

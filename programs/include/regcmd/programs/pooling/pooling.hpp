@@ -158,9 +158,7 @@ constexpr std::uint32_t pool_reciprocal(std::uint32_t k) { return float_to_half(
 constexpr std::uint32_t pool_max_padding_value(precision p) { return p == precision::fp16 ? 0xfc00u : 0xffffff80u; }
 
 // One row task of a pooling program: the PPU and its read DMA (ops-reference §5.2, §5.3).
-// `input_role` / `input_offset`: where the image is read from (a chain's intermediate).
-constexpr task_desc pool_task(const pool_geometry& g, const pool_rows& r, operand_role input_role = operand_role::feature,
-                              std::uint32_t input_offset = 0) {
+constexpr task_desc pool_task(const pool_geometry& g, const pool_rows& r) {
   using namespace reg;
   const bool max = !g.averages();
   const bool padded = g.pad.top + g.pad.bottom + g.pad.left + g.pad.right > 0;
@@ -194,7 +192,7 @@ constexpr task_desc pool_task(const pool_geometry& g, const pool_rows& r, operan
       .cube_in_width = {.CUBE_IN_WIDTH = g.W - 1},
       .cube_in_height = {.CUBE_IN_HEIGHT = r.in_rows - 1},
       .cube_in_channel = {.CUBE_IN_CHANNEL = g.padded_C - 1},
-      .source = {input_role, input_offset + r.in_first * in_row, in_extent},
+      .source = {operand_role::feature, r.in_first * in_row, in_extent},
       .src_line_stride = {.SRC_LINE_STRIDE = g.W},
       .src_surf_stride = {.SRC_SURF_STRIDE = surface_in},
       // the storage width: 1 8-bit, 2 16-bit (ops-reference §5.1)
@@ -206,9 +204,8 @@ constexpr task_desc pool_task(const pool_geometry& g, const pool_rows& r, operan
 // Entries of a task: 18 PPU and 8 PPU_RDMA writes, the 4-entry tail (30, even).
 inline constexpr std::uint32_t pool_task_entries = 30;
 
-constexpr void emit_pool(program_writer& w, const pool_geometry& g, operand_role input_role = operand_role::feature,
-                         std::uint32_t input_offset = 0) {
-  for (std::uint32_t t = 0; t < g.tasks() && w.ok(); ++t) emit_task(w, pool_task(g, g.task_rows(t), input_role, input_offset));
+constexpr void emit_pool(program_writer& w, const pool_geometry& g) {
+  for (std::uint32_t t = 0; t < g.tasks() && w.ok(); ++t) emit_task(w, pool_task(g, g.task_rows(t)));
 }
 
 // A pooling program: its row tasks, ping-pong on (the vendor driver's PC|BLOCK|PINGPONG

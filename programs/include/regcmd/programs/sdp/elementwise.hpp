@@ -92,14 +92,10 @@ inline constexpr std::uint32_t ew_task_entries = 58;
 
 // One SDP task over `shape`: a DPU + DPU_RDMA task of the skeleton (regcmd/task/task.hpp) in
 // the vendor's element-wise write list (the DPU without OFFSET_PEND, 0x40C4 and the LUT).
-// `input_role` names the buffer a is read from: the feature buffer of a standalone op, or a
-// chained matmul's output.
-constexpr task_desc ew_task(const ew_geometry& g, const ew_task_shape& shape, const ew_offsets& at = {},
-                            operand_role input_role = operand_role::feature,
-                            operand_role output_role = operand_role::output) {
+constexpr task_desc ew_task(const ew_geometry& g, const ew_task_shape& shape, const ew_offsets& at = {}) {
   const bool channel = g.operand == ew_operand::per_channel;
   const detail::ew_config config = detail::ew_config_of(g.dtype, g.op, g.operand);
-  task_desc t = sdp_task(g, shape, at, input_role, output_role);
+  task_desc t = sdp_task(g, shape, at);
   // EW_CVT_SCALE stays 1: "integer EW conversion needs a scale of 1" (B). The immediate goes
   // in every operand group (B: which group a surface uses is not established).
   t.dpu->ew = {.cfg = config.ew, .operands = every_element(reg::DPU_EW_OP_VALUE{.EW_OPERAND = g.immediate_bits})};
@@ -115,12 +111,10 @@ constexpr task_desc ew_task(const ew_geometry& g, const ew_task_shape& shape, co
 }
 
 // Every task of an element-wise op: one in the surface layout, one per 8000 pixels flat.
-constexpr void emit_ew(program_writer& w, const ew_geometry& g, operand_role input_role = operand_role::feature,
-                       std::uint32_t input_offset = 0) {
+constexpr void emit_ew(program_writer& w, const ew_geometry& g) {
   for (std::uint32_t t = 0; t < g.tasks() && w.ok(); ++t) {
     const std::uint32_t at = g.task_offset(t);
-    emit_task(w, ew_task(g, g.task_shape(t),
-                         {input_offset + at, g.operand == ew_operand::per_element ? at : 0, at}, input_role));
+    emit_task(w, ew_task(g, g.task_shape(t), {at, g.operand == ew_operand::per_element ? at : 0, at}));
   }
 }
 
