@@ -334,12 +334,7 @@ int tool_main(int argc, char** argv) {
     const std::string_view a = argv[i];
     if (const int done = cli::help_or_version(a, usage.c_str(), "regcmd-gen"); done >= 0) return done;
     if (cli::problem twice = given.add(a); !twice.empty()) return fail(twice);
-    if (a == "--no-pad") {
-      spec.tile_pad = r.ew.tile_pad = r.act.tile_pad = tile_padding::none;
-      continue;
-    }
     if (a == "--plan") { planned = true; continue; }
-    if (a == "--delta") { r.options.delta_tasks = true; continue; }
     if (a == "--fewest-tasks") { r.options.objective = plan_objective::fewest_tasks; continue; }
     if (a == "--stats") { stats = true; continue; }
     if (a == "--explain") { explain = true; continue; }
@@ -374,13 +369,11 @@ int tool_main(int argc, char** argv) {
   if (r.convolution) {
     cli::problem p = given.refuse_any({"--plan", "--weight-precision", "--schedule", "--feature-pitch", "--output-pitch"},
                                       "to conv (a matmul option)");
-    if (p.empty()) p = given.refuse_any({"--no-pad"}, "to conv (a matmul, ew and act option)");
     if (p.empty()) p = cli::complete_conv(r, given);
     if (!p.empty()) return fail(p);
   } else if (r.pooling) {
     cli::problem p = given.refuse_any({"--plan", "--weight-precision", "--schedule", "--feature-pitch", "--output-pitch"},
                                       "to pool (a matmul option)");
-    if (p.empty()) p = given.refuse_any({"--no-pad"}, "to pool (a matmul, ew and act option)");
     if (!p.empty()) return fail(p);
   } else if (elementwise || r.activation) {
     if (cli::problem p = given.refuse_any({"--plan", "--weight-precision", "--schedule", "--feature-pitch", "--output-pitch"},

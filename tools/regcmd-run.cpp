@@ -1228,13 +1228,8 @@ int tool_main(int argc, char** argv) {
     const std::string_view a = argv[i];
     if (const int done = cli::help_or_version(a, usage, "regcmd-run"); done >= 0) return done;
     if (cli::problem twice = given.add(a); !twice.empty()) return fail(twice);
-    if (a == "--delta") { r.options.delta_tasks = true; continue; }
     if (a == "--round-robin") { settings.round_robin = true; continue; }
     if (a == "--nonblocking") { settings.nonblocking = true; continue; }
-    if (a == "--no-pad") {
-      r.ew.tile_pad = r.act.tile_pad = tile_padding::none;
-      continue;
-    }
     if (cli::apply_flag(r, a)) continue;
     const bool known = cli::is_request_option(a) || is_running_option(a);
     if (!known) return fail("unknown option '" + std::string(a) + "' (regcmd-run --help lists them)");
@@ -1247,11 +1242,9 @@ int tool_main(int argc, char** argv) {
   }
   if (cli::problem p = cli::check_request(r, given); !p.empty()) return fail(p);
   cli::complete_request(r, given);
-  if (!r.elementwise && !r.activation)
-    if (cli::problem p = given.refuse_any({"--no-pad"}, r.convolution ? "to conv (an ew and act option)"
-                                                        : r.pooling   ? "to pool (an ew and act option)"
-                                                                      : "to matmul (an ew and act option)");
-        !p.empty())
+  // regcmd-run runs a matmul with its tiles padded (its usage: --no-pad for ew and act only)
+  if (cli::program_of(r) == cli::request_program::matmul)
+    if (cli::problem p = given.refuse_any({"--no-pad"}, "to matmul in regcmd-run (ew and act only)"); !p.empty())
       return fail(p);
   if (r.convolution)
     if (cli::problem p = cli::complete_conv(r, given); !p.empty()) return fail(p);

@@ -110,11 +110,7 @@ inline problem parse_op(const std::vector<std::string_view>& words, graph_op& op
   for (; i < words.size(); ++i) {
     const std::string_view a = words[i];
     if (problem twice = given.add(a); !twice.empty()) return twice;
-    if (a == "--no-pad") {
-      r.spec.tile_pad = r.ew.tile_pad = r.act.tile_pad = tile_padding::none;
-      continue;
-    }
-    if (apply_flag(r, a)) continue;
+    if (a != "--delta" && apply_flag(r, a)) continue;
     if (!is_request_option(a)) {
       if (a[0] != '-') return "the input " + cli::quoted(a) + " comes after an option: the inputs come first";
       return "option " + cli::quoted(a) + " does not apply in a graph file (the options of regcmd-gen's programs do, " +

@@ -45,28 +45,14 @@ struct request {
   fused_spec fused() const { return {.matmul = spec, .op = ew.op, .operand = ew.operand, .immediate = ew.immediate}; }
 };
 
-// A conv's valued options (conv only) and its quantization options (quantized convs only;
-// the --add ones with --add only).
-inline constexpr std::string_view conv_options[] = {"-H", "-W", "-C", "--out-channels", "--kernel", "--stride", "--dilation", "--pad",
-                                                    "--leaky"};
-inline constexpr std::string_view conv_quantization_options[] = {
-    "--input-zero-point", "--input-scale",  "--weight-zero-point", "--weight-scale",
-    "--output-zero-point", "--output-scale", "--add-zero-point",    "--add-scale"};
-inline constexpr std::string_view conv_flags[] = {"--depthwise", "--bias", "--relu", "--relu6", "--add"};
-
-// The output activation's options: the conv's, and a matmul's.
-inline bool is_output_activation(std::string_view o) { return o == "--relu" || o == "--relu6" || o == "--leaky"; }
-
-// An activation's valued options (act only), and its functions by their command-line names.
-inline constexpr std::string_view act_options[] = {"--fn", "--lo", "--hi", "--slope", "--range", "--elements"};
+// An activation's functions and a pooling's ops by their command-line names, and a pooling's
+// element types.
 inline constexpr std::pair<std::string_view, activation> act_functions[] = {
     {"relu", activation::relu},         {"relu6", activation::relu6},         {"clip", activation::clip},
     {"leaky", activation::leaky_relu},  {"sigmoid", activation::sigmoid},     {"tanh", activation::tanh},
     {"silu", activation::silu},         {"gelu", activation::gelu},           {"gelu-erf", activation::gelu_erf},
     {"hardswish", activation::hardswish}, {"hardsigmoid", activation::hardsigmoid}, {"exp", activation::exp},
     {"mish", activation::mish}};
-
-// A pooling's ops by their command-line names, and its element types.
 inline constexpr std::pair<std::string_view, pool_op> pool_ops[] = {
     {"max", pool_op::max}, {"avg", pool_op::average}, {"global-max", pool_op::global_max}, {"global-avg", pool_op::global_average}};
 inline constexpr std::pair<std::string_view, precision> pool_dtypes[] = {{"fp16", precision::fp16}, {"int8", precision::int8}};
@@ -83,153 +69,239 @@ inline std::string_view name_of(activation f) {
   return "custom";
 }
 
-// The valued options apply() takes.
-inline bool is_request_option(std::string_view a) {
-  for (std::string_view o : {"--then", "--op", "--operand", "--value", "--dtype", "--in", "--out", "-M", "-K", "-N", "--k-slice", "--layout"})
-    if (a == o) return true;
-  for (std::string_view o : conv_options)
-    if (a == o) return true;
-  for (std::string_view o : conv_quantization_options)
-    if (a == o) return true;
-  for (std::string_view o : act_options)
-    if (a == o) return true;
-  return false;
+// The programs a request can ask for, each with its table of options below (a matmul's table
+// holds its fused chain's options too: --then ew makes it one).
+enum class request_program { matmul, ew, act, conv, pool };
+inline constexpr std::string_view request_program_names[] = {"matmul", "ew", "act", "conv", "pool"};
+
+inline request_program program_of(const request& r) {
+  return r.pooling ? request_program::pool
+         : r.convolution ? request_program::conv
+         : r.activation  ? request_program::act
+         : r.elementwise ? request_program::ew
+                         : request_program::matmul;
 }
 
-// Applies a flag of the request (a conv's): false when `a` is not one.
+// One option of a program: its name and what it sets, from its value (a flag has none).
+// The shape fields are 32 bits; the programs' rules give the real limits.
+struct request_option {
+  std::string_view name;
+  problem (*set)(request&, std::string_view option, std::string_view value);
+  bool valued = true;
+};
+
+namespace detail {
+inline constexpr std::uint64_t u32_max = 0xffff'ffffu;
+inline constexpr std::pair<std::string_view, ew_op> ew_ops[] = {
+    {"add", ew_op::add}, {"mul", ew_op::mul}, {"max", ew_op::max}, {"min", ew_op::min}, {"prelu", ew_op::prelu}};
+inline constexpr std::pair<std::string_view, ew_operand> ew_operands[] = {
+    {"per-element", ew_operand::per_element}, {"per-channel", ew_operand::per_channel}, {"immediate", ew_operand::immediate}};
+inline constexpr std::pair<std::string_view, operand_layout> sdp_layouts[] = {{"surface", operand_layout::surface},
+                                                                             {"flat", operand_layout::row_major}};
+inline constexpr std::pair<std::string_view, operand_layout> matmul_layouts[] = {{"row_major", operand_layout::row_major},
+                                                                                {"surface", operand_layout::surface}};
+inline constexpr std::pair<std::string_view, bool> then_ew[] = {{"ew", true}};
+inline constexpr std::pair<std::string_view, conv_data> conv_inputs[] = {
+    {"uint8", conv_data::uint8}, {"int8", conv_data::int8}, {"fp16", conv_data::fp16}};
+inline constexpr std::pair<std::string_view, precision> conv_outputs[] = {
+    {"int8", precision::int8}, {"fp16", precision::fp16}, {"fp32", precision::fp32}};
+
+inline problem no_tile_padding(request& r, std::string_view, std::string_view) {
+  r.spec.tile_pad = r.ew.tile_pad = r.act.tile_pad = tile_padding::none;
+  return {};
+}
+inline problem set_leaky(request& r, std::string_view a, std::string_view v) {  // the slope's range is the act-leaky-slope rule's
+  r.conv.activation = output_activation::leaky_relu;
+  return scale_in(r.conv.leaky_slope, a, v);
+}
+// A pooling's padding, in the conv's form and read by the conv's parser.
+inline problem set_pool_pad(request& r, std::string_view a, std::string_view v) {
+  conv_spec c;
+  problem bad = conv_padding_in(c, a, v);
+  r.pool.padding = c.padding;
+  r.pool.pad = c.pad;
+  return bad;
+}
+}  // namespace detail
+
+// Each program's options. A matmul's output activation is parsed as the conv's
+// (complete_request copies it). A pooling's --kernel and --stride start from its spec's
+// defaults (2 x 2, stride the kernel), not the conv's 1.
+inline constexpr request_option matmul_options[] = {
+    {"-M", [](request& r, auto a, auto v) { return number_in(r.spec.M, a, v, 1, detail::u32_max); }},
+    {"-K", [](request& r, auto a, auto v) { return number_in(r.spec.K, a, v, 1, detail::u32_max); }},
+    {"-N", [](request& r, auto a, auto v) { return number_in(r.spec.N, a, v, 1, detail::u32_max); }},
+    {"--in", [](request& r, auto a, auto v) {
+       precision p{};
+       problem bad = named(p, a, v);
+       if (bad.empty()) r.spec.dtype = p;
+       return bad;
+     }},
+    {"--out", [](request& r, auto a, auto v) { return named(r.spec.out_dtype, a, v); }},
+    {"--layout", [](request& r, auto a, auto v) { return one_of(r.spec.layout, a, v, detail::matmul_layouts); }},
+    {"--k-slice", [](request& r, auto a, auto v) {
+       // k-slice-max and the weight tile's K of 32 (regcmd-isa-reference "Limits & tiling
+       // (RK3588)", "Operand tile layouts"); 0 would silently mean "choose".
+       const auto k = parse_number(v);
+       if (!k || *k < 32 || *k > soc::rk3588::max_k_slice || *k % 32 != 0)
+         return takes(a, "a multiple of 32 from 32 to " + std::to_string(soc::rk3588::max_k_slice), v);
+       r.options.k_slice = static_cast<std::uint32_t>(*k);
+       return problem{};
+     }},
+    {"--delta", [](request& r, auto, auto) { r.options.delta_tasks = true; return problem{}; }, false},
+    {"--no-pad", detail::no_tile_padding, false},
+    {"--then", [](request& r, auto a, auto v) { return one_of(r.fused_ew, a, v, detail::then_ew); }},
+    {"--op", [](request& r, auto a, auto v) { return one_of(r.ew.op, a, v, detail::ew_ops); }},
+    {"--operand", [](request& r, auto a, auto v) { return one_of(r.ew.operand, a, v, detail::ew_operands); }},
+    {"--value", [](request& r, auto a, auto v) { return immediate_in(r.ew.immediate, a, v); }},
+    {"--relu", [](request& r, auto, auto) { r.conv.activation = output_activation::relu; return problem{}; }, false},
+    {"--relu6", [](request& r, auto, auto) { r.conv.activation = output_activation::relu6; return problem{}; }, false},
+    {"--leaky", detail::set_leaky},
+};
+inline constexpr request_option ew_options[] = {
+    {"-M", [](request& r, auto a, auto v) { return number_in(r.ew.M, a, v, 1, detail::u32_max); }},
+    {"-N", [](request& r, auto a, auto v) { return number_in(r.ew.N, a, v, 1, detail::u32_max); }},
+    {"--dtype", [](request& r, auto a, auto v) { return named(r.ew.dtype, a, v); }},
+    {"--layout", [](request& r, auto a, auto v) { return one_of(r.ew.layout, a, v, detail::sdp_layouts); }},
+    {"--no-pad", detail::no_tile_padding, false},
+    {"--op", [](request& r, auto a, auto v) { return one_of(r.ew.op, a, v, detail::ew_ops); }},
+    {"--operand", [](request& r, auto a, auto v) { return one_of(r.ew.operand, a, v, detail::ew_operands); }},
+    {"--value", [](request& r, auto a, auto v) { return immediate_in(r.ew.immediate, a, v); }},
+};
+inline constexpr request_option act_options[] = {
+    {"-M", [](request& r, auto a, auto v) { return number_in(r.act.M, a, v, 1, detail::u32_max); }},
+    {"-N", [](request& r, auto a, auto v) { return number_in(r.act.N, a, v, 1, detail::u32_max); }},
+    {"--dtype", [](request& r, auto a, auto v) { return named(r.act.dtype, a, v); }},
+    {"--layout", [](request& r, auto a, auto v) { return one_of(r.act.layout, a, v, detail::sdp_layouts); }},
+    {"--no-pad", detail::no_tile_padding, false},
+    {"--fn", [](request& r, auto a, auto v) { return one_of(r.act.fn, a, v, act_functions); }},
+    {"--lo", [](request& r, auto a, auto v) { return finite_in(r.act.lo, a, v, 65504.0, "a number from -65504 to 65504"); }},
+    {"--hi", [](request& r, auto a, auto v) { return finite_in(r.act.hi, a, v, 65504.0, "a number from -65504 to 65504"); }},
+    {"--slope", [](request& r, auto a, auto v) {  // [0, 1): the rule's
+       return finite_in(r.act.slope, a, v, 3.4028234663852886e38, "a finite number");
+     }},
+    {"--range", [](request& r, auto a, auto v) { return range_in(r.act.range, a, v); }},  // the tails: complete_request
+    {"--elements", [](request& r, auto a, auto v) {
+       r.act.M = 1;
+       r.act.layout = operand_layout::row_major;
+       return number_in(r.act.N, a, v, 1, detail::u32_max);
+     }},
+};
+inline constexpr request_option conv_options[] = {
+    {"-H", [](request& r, auto a, auto v) { return number_in(r.conv.H, a, v, 1, detail::u32_max); }},
+    {"-W", [](request& r, auto a, auto v) { return number_in(r.conv.W, a, v, 1, detail::u32_max); }},
+    {"-C", [](request& r, auto a, auto v) { return number_in(r.conv.C, a, v, 1, detail::u32_max); }},
+    {"--out-channels", [](request& r, auto a, auto v) { return number_in(r.conv.out_channels, a, v, 1, detail::u32_max); }},
+    {"--kernel", [](request& r, auto a, auto v) { return pair_in(r.conv.kernel_h, r.conv.kernel_w, a, v, "K or KHxKW"); }},
+    {"--stride", [](request& r, auto a, auto v) { return pair_in(r.conv.stride_y, r.conv.stride_x, a, v, "S or SYxSX"); }},
+    {"--dilation", [](request& r, auto a, auto v) { return pair_in(r.conv.dilation_y, r.conv.dilation_x, a, v, "D or DYxDX"); }},
+    {"--pad", [](request& r, auto a, auto v) { return conv_padding_in(r.conv, a, v); }},
+    {"--in", [](request& r, auto a, auto v) { return one_of(r.conv.dtype, a, v, detail::conv_inputs); }},
+    {"--out", [](request& r, auto a, auto v) { return one_of(r.conv.out_dtype, a, v, detail::conv_outputs); }},
+    {"--depthwise", [](request& r, auto, auto) { r.conv.depthwise = true; return problem{}; }, false},
+    {"--bias", [](request& r, auto, auto) { r.conv.bias = true; return problem{}; }, false},
+    {"--add", [](request& r, auto, auto) { r.conv.residual_add = true; return problem{}; }, false},
+    {"--relu", [](request& r, auto, auto) { r.conv.activation = output_activation::relu; return problem{}; }, false},
+    {"--relu6", [](request& r, auto, auto) { r.conv.activation = output_activation::relu6; return problem{}; }, false},
+    {"--leaky", detail::set_leaky},
+    {"--input-zero-point", [](request& r, auto a, auto v) { return signed_in(r.conv.input.zero_point, a, v); }},
+    {"--input-scale", [](request& r, auto a, auto v) { return scale_in(r.conv.input.scale, a, v); }},
+    {"--weight-zero-point", [](request& r, auto a, auto v) { return signed_in(r.conv.weights.zero_point, a, v); }},
+    {"--weight-scale", [](request& r, auto a, auto v) { return scale_in(r.conv.weights.scale, a, v); }},
+    {"--output-zero-point", [](request& r, auto a, auto v) { return signed_in(r.conv.output.zero_point, a, v); }},
+    {"--output-scale", [](request& r, auto a, auto v) { return scale_in(r.conv.output.scale, a, v); }},
+    {"--add-zero-point", [](request& r, auto a, auto v) { return signed_in(r.conv.residual.zero_point, a, v); }},
+    {"--add-scale", [](request& r, auto a, auto v) { return scale_in(r.conv.residual.scale, a, v); }},
+};
+inline constexpr request_option pool_options[] = {
+    {"--op", [](request& r, auto a, auto v) { return one_of(r.pool.op, a, v, pool_ops); }},
+    {"--dtype", [](request& r, auto a, auto v) { return one_of(r.pool.dtype, a, v, pool_dtypes); }},
+    {"-H", [](request& r, auto a, auto v) { return number_in(r.pool.H, a, v, 1, detail::u32_max); }},
+    {"-W", [](request& r, auto a, auto v) { return number_in(r.pool.W, a, v, 1, detail::u32_max); }},
+    {"-C", [](request& r, auto a, auto v) { return number_in(r.pool.C, a, v, 1, detail::u32_max); }},
+    {"--kernel", [](request& r, auto a, auto v) { return pair_in(r.pool.kernel_h, r.pool.kernel_w, a, v, "K or KHxKW"); }},
+    {"--stride", [](request& r, auto a, auto v) { return pair_in(r.pool.stride_y, r.pool.stride_x, a, v, "S or SYxSX"); }},
+    {"--pad", detail::set_pool_pad},
+};
+
+inline std::span<const request_option> options_of(request_program p) {
+  switch (p) {
+    case request_program::matmul: return matmul_options;
+    case request_program::ew: return ew_options;
+    case request_program::act: return act_options;
+    case request_program::conv: return conv_options;
+    case request_program::pool: return pool_options;
+  }
+  return {};
+}
+
+inline const request_option* find_option(request_program p, std::string_view a) {
+  for (const request_option& o : options_of(p))
+    if (o.name == a) return &o;
+  return nullptr;
+}
+
+// The option `a` as some program has it (nullptr: no program's).
+inline const request_option* any_program_option(std::string_view a) {
+  for (std::size_t p = 0; p < std::size(request_program_names); ++p)
+    if (const request_option* o = find_option(static_cast<request_program>(p), a)) return o;
+  return nullptr;
+}
+
+// The valued options apply() takes.
+inline bool is_request_option(std::string_view a) {
+  const request_option* o = any_program_option(a);
+  return o && o->valued;
+}
+
+// Applies a flag of the request: false when `a` is no program's flag. A flag of another
+// program is taken and refused by check_request, with the programs that have it.
 inline bool apply_flag(request& r, std::string_view a) {
-  if (a == "--depthwise") r.conv.depthwise = true;
-  else if (a == "--bias") r.conv.bias = true;
-  else if (a == "--relu") r.conv.activation = output_activation::relu;
-  else if (a == "--relu6") r.conv.activation = output_activation::relu6;
-  else if (a == "--add") r.conv.residual_add = true;
-  else return false;
+  const request_option* any = any_program_option(a);
+  if (!any || any->valued) return false;
+  if (const request_option* mine = find_option(program_of(r), a)) mine->set(r, a, {});
   return true;
 }
 
-// A conv's valued option (nullopt when `a` is not one).
-inline std::optional<problem> apply_conv(conv_spec& c, std::string_view a, std::string_view v) {
-  constexpr std::uint64_t u32_max = 0xffff'ffffu;
-  if (a == "-H") return number_in(c.H, a, v, 1, u32_max);
-  if (a == "-W") return number_in(c.W, a, v, 1, u32_max);
-  if (a == "-C") return number_in(c.C, a, v, 1, u32_max);
-  if (a == "--out-channels") return number_in(c.out_channels, a, v, 1, u32_max);
-  if (a == "--kernel") return pair_in(c.kernel_h, c.kernel_w, a, v, "K or KHxKW");
-  if (a == "--stride") return pair_in(c.stride_y, c.stride_x, a, v, "S or SYxSX");
-  if (a == "--dilation") return pair_in(c.dilation_y, c.dilation_x, a, v, "D or DYxDX");
-  if (a == "--pad") return conv_padding_in(c, a, v);
-  if (a == "--input-zero-point") return signed_in(c.input.zero_point, a, v);
-  if (a == "--weight-zero-point") return signed_in(c.weights.zero_point, a, v);
-  if (a == "--output-zero-point") return signed_in(c.output.zero_point, a, v);
-  if (a == "--add-zero-point") return signed_in(c.residual.zero_point, a, v);
-  if (a == "--input-scale") return scale_in(c.input.scale, a, v);
-  if (a == "--weight-scale") return scale_in(c.weights.scale, a, v);
-  if (a == "--output-scale") return scale_in(c.output.scale, a, v);
-  if (a == "--add-scale") return scale_in(c.residual.scale, a, v);
-  if (a == "--leaky") {  // the slope's range is the act-leaky-slope rule's
-    c.activation = output_activation::leaky_relu;
-    return scale_in(c.leaky_slope, a, v);
-  }
-  return std::nullopt;
-}
-
-// A pooling's valued option (nullopt when `a` is not one): its shape, kernel, stride and
-// padding in the conv's forms, read by the conv's parsers. --kernel and --stride start from
-// the spec's defaults (2 x 2, stride the kernel), not the conv's 1.
-inline std::optional<problem> apply_pool(pool_spec& p, std::string_view a, std::string_view v) {
-  constexpr std::uint64_t u32_max = 0xffff'ffffu;
-  if (a == "--op") return one_of(p.op, a, v, pool_ops);
-  if (a == "--dtype") return one_of(p.dtype, a, v, pool_dtypes);
-  if (a == "-H") return number_in(p.H, a, v, 1, u32_max);
-  if (a == "-W") return number_in(p.W, a, v, 1, u32_max);
-  if (a == "-C") return number_in(p.C, a, v, 1, u32_max);
-  if (a == "--kernel") return pair_in(p.kernel_h, p.kernel_w, a, v, "K or KHxKW");
-  if (a == "--stride") return pair_in(p.stride_y, p.stride_x, a, v, "S or SYxSX");
-  if (a == "--pad") {
-    conv_spec c;
-    problem bad = conv_padding_in(c, a, v);
-    p.padding = c.padding;
-    p.pad = c.pad;
-    return bad;
-  }
-  return std::nullopt;
-}
-
 // Applies one valued option of the request: nullopt when `a` is not one, else the
-// problem with `v` (empty when it applied). Which options fit the program is checked
-// once all are known (check_request), so their order does not matter.
+// problem with `v` (empty when it applied). An option of another program is taken unread
+// and refused by check_request once all are known, so their order does not matter.
 inline std::optional<problem> apply(request& r, std::string_view a, std::string_view v) {
-  constexpr std::uint64_t u32_max = 0xffff'ffffu;
-  static constexpr std::pair<std::string_view, ew_op> ops[] = {
-      {"add", ew_op::add}, {"mul", ew_op::mul}, {"max", ew_op::max}, {"min", ew_op::min}, {"prelu", ew_op::prelu}};
-  static constexpr std::pair<std::string_view, ew_operand> operands[] = {
-      {"per-element", ew_operand::per_element}, {"per-channel", ew_operand::per_channel}, {"immediate", ew_operand::immediate}};
-  static constexpr std::pair<std::string_view, operand_layout> ew_layouts[] = {{"surface", operand_layout::surface}, {"flat", operand_layout::row_major}};
-  static constexpr std::pair<std::string_view, operand_layout> matmul_layouts[] = {{"row_major", operand_layout::row_major},
-                                                                                  {"surface", operand_layout::surface}};
-  static constexpr std::pair<std::string_view, bool> then[] = {{"ew", true}};
-  if (r.pooling)
-    if (const std::optional<problem> pool = apply_pool(r.pool, a, v)) return pool;  // the others are refused below
-  if (r.convolution) {
-    static constexpr std::pair<std::string_view, conv_data> conv_inputs[] = {
-        {"uint8", conv_data::uint8}, {"int8", conv_data::int8}, {"fp16", conv_data::fp16}};
-    static constexpr std::pair<std::string_view, precision> conv_outputs[] = {
-        {"int8", precision::int8}, {"fp16", precision::fp16}, {"fp32", precision::fp32}};
-    if (a == "--in") return one_of(r.conv.dtype, a, v, conv_inputs);
-    if (a == "--out") return one_of(r.conv.out_dtype, a, v, conv_outputs);
-  }
-  if (const std::optional<problem> conv = apply_conv(r.conv, a, v)) return conv;  // refused below unless conv
-  if (a == "--fn") return one_of(r.act.fn, a, v, act_functions);
-  if (a == "--lo") return finite_in(r.act.lo, a, v, 65504.0, "a number from -65504 to 65504");
-  if (a == "--hi") return finite_in(r.act.hi, a, v, 65504.0, "a number from -65504 to 65504");
-  if (a == "--slope") return finite_in(r.act.slope, a, v, 3.4028234663852886e38, "a finite number");  // [0, 1): the rule's
-  if (a == "--range") return range_in(r.act.range, a, v);  // the tails: complete_act
-  if (a == "--elements") {
-    r.act.M = 1;
-    r.act.layout = operand_layout::row_major;
-    return number_in(r.act.N, a, v, 1, u32_max);
-  }
-  if (a == "--dtype" && r.activation) return named(r.act.dtype, a, v);
-  if (a == "--then") return one_of(r.fused_ew, a, v, then);
-  if (a == "--op") return one_of(r.ew.op, a, v, ops);
-  if (a == "--operand") return one_of(r.ew.operand, a, v, operands);
-  if (a == "--value") return immediate_in(r.ew.immediate, a, v);
-  if (a == "--dtype") return named(r.ew.dtype, a, v);
-  if (a == "--in") {
-    precision p{};
-    problem bad = named(p, a, v);
-    if (bad.empty()) r.spec.dtype = p;
-    return bad;
-  }
-  if (a == "--out") return named(r.spec.out_dtype, a, v);
-  // The shape fields are 32 bits; the programs' rules give the real limits.
-  if (a == "-M") return number_in(r.activation ? r.act.M : r.elementwise ? r.ew.M : r.spec.M, a, v, 1, u32_max);
-  if (a == "-K") return number_in(r.spec.K, a, v, 1, u32_max);
-  if (a == "-N") return number_in(r.activation ? r.act.N : r.elementwise ? r.ew.N : r.spec.N, a, v, 1, u32_max);
-  if (a == "--k-slice") {
-    // k-slice-max and the weight tile's K of 32 (regcmd-isa-reference "Limits & tiling
-    // (RK3588)", "Operand tile layouts"); 0 would silently mean "choose".
-    const auto k = parse_number(v);
-    if (!k || *k < 32 || *k > soc::rk3588::max_k_slice || *k % 32 != 0)
-      return takes(a, "a multiple of 32 from 32 to " + std::to_string(soc::rk3588::max_k_slice), v);
-    r.options.k_slice = static_cast<std::uint32_t>(*k);
-    return problem{};
-  }
-  if (a == "--layout") {
-    if (r.activation) return one_of(r.act.layout, a, v, ew_layouts);
-    return r.elementwise ? one_of(r.ew.layout, a, v, ew_layouts) : one_of(r.spec.layout, a, v, matmul_layouts);
-  }
-  return std::nullopt;
+  if (!is_request_option(a)) return std::nullopt;
+  if (const request_option* mine = find_option(program_of(r), a)) return mine->set(r, a, v);
+  return problem{};
 }
 
-// An activation's options that do not fit it: the matmul's and ew's, each function's own
-// options on another function, the shape given twice over; and the options it needs.
+// The first option given that the request's program does not take, named with the programs
+// that do ("-M does not apply to conv (a matmul, ew and act option)").
+inline problem refuse_other_programs(const request& r, const given_options& given) {
+  const request_program mine = program_of(r);
+  for (std::size_t p = 0; p < std::size(request_program_names); ++p)
+    for (const request_option& o : options_of(static_cast<request_program>(p))) {
+      if (!given.has(o.name) || find_option(mine, o.name)) continue;
+      std::string owners;
+      std::size_t count = 0;
+      for (std::size_t q = 0; q < std::size(request_program_names); ++q)
+        if (find_option(static_cast<request_program>(q), o.name)) ++count;
+      for (std::size_t q = 0, seen = 0; q < std::size(request_program_names); ++q)
+        if (find_option(static_cast<request_program>(q), o.name)) {
+          ++seen;
+          owners += std::string(seen == 1 ? "" : seen == count ? " and " : ", ") + std::string(request_program_names[q]);
+        }
+      const bool vowel = owners[0] == 'a' || owners[0] == 'e';
+      return std::string(o.name) + " does not apply to " + std::string(request_program_names[static_cast<std::size_t>(mine)]) +
+             (vowel ? " (an " : " (a ") + owners + " option)";
+    }
+  return {};
+}
+
+// An activation's options that do not fit its function, the shape given twice over; and
+// the options it needs.
 inline problem check_act(const request& r, const given_options& given) {
   const activation f = r.act.fn;
   const std::string fn = "to --fn " + std::string(name_of(f));
-  problem p = given.refuse_any({"--in", "--out", "-K", "--then", "--k-slice", "--delta"}, "to act (a matmul option)");
-  if (p.empty()) p = given.refuse_any({"--op", "--operand", "--value"}, "to act (an ew option)");
-  if (p.empty() && !given.has("--fn")) {
+  problem p;
+  if (!given.has("--fn")) {
     std::string names;
     for (const auto& [name, value] : act_functions) names += (names.empty() ? "" : " | ") + std::string(name);
     p = "act needs --fn: " + names;
@@ -246,20 +318,11 @@ inline problem check_act(const request& r, const given_options& given) {
   return p;
 }
 
-// A pooling's options that do not fit it: the other programs', a kernel, stride or padding
-// on a global op (its kernel is the image); and the options it needs.
+// A pooling's kernel, stride or padding on a global op (its kernel is the image); and the
+// options it needs.
 inline problem check_pool(const request& r, const given_options& given) {
-  problem p = given.refuse_any({"-M", "-N", "--layout"}, "to pool (a matmul, ew and act option)");
-  if (p.empty()) p = given.refuse_any({"--in", "--out"}, "to pool (a matmul and conv option)");
-  if (p.empty()) p = given.refuse_any({"-K", "--then", "--k-slice", "--delta"}, "to pool (a matmul option)");
-  if (p.empty()) p = given.refuse_any({"--operand", "--value"}, "to pool (an ew option)");
-  for (std::string_view o : act_options)
-    if (p.empty() && given.has(o)) p = std::string(o) + " does not apply to pool (an act option)";
-  for (auto options : {std::span<const std::string_view>(conv_quantization_options), std::span<const std::string_view>(conv_flags)})
-    for (std::string_view o : options)
-      if (p.empty() && given.has(o)) p = std::string(o) + " does not apply to pool (a conv option)";
-  if (p.empty()) p = given.refuse_any({"--out-channels", "--dilation"}, "to pool (a conv option)");
-  if (p.empty() && !given.has("--op")) {
+  problem p;
+  if (!given.has("--op")) {
     std::string names;
     for (const auto& [name, value] : pool_ops) names += (names.empty() ? "" : " | ") + std::string(name);
     p = "pool needs --op: " + names;
@@ -267,6 +330,23 @@ inline problem check_pool(const request& r, const given_options& given) {
   if (p.empty() && (r.pool.op == pool_op::global_max || r.pool.op == pool_op::global_average))
     p = given.refuse_any({"--kernel", "--stride", "--pad"}, "to --op " + std::string(name_of(r.pool.op)) + " (its kernel is the whole image)");
   if (p.empty() && !(given.has("-H") && given.has("-W") && given.has("-C"))) p = "pool needs -H, -W and -C";
+  return p;
+}
+
+inline problem one_output_activation(const given_options& given);
+
+// A conv's quantization options on fp16, the residual's without --add, two output
+// activations; and the options it needs.
+inline problem check_conv(const request& r, const given_options& given) {
+  problem p;
+  for (std::string_view o : {"--input-zero-point", "--input-scale", "--weight-zero-point", "--weight-scale",
+                             "--output-zero-point", "--output-scale", "--add-zero-point", "--add-scale"})
+    if (p.empty() && r.conv.dtype == conv_data::fp16 && given.has(o))
+      p = std::string(o) + " does not apply to an fp16 conv (quantized inputs only)";
+  if (p.empty() && !r.conv.residual_add) p = given.refuse_any({"--add-zero-point", "--add-scale"}, "without --add");
+  if (p.empty()) p = one_output_activation(given);
+  if (p.empty() && !(given.has("-H") && given.has("-W") && given.has("-C") && (given.has("--out-channels") || r.conv.depthwise)))
+    p = "conv needs -H, -W, -C and --out-channels (with --depthwise, --out-channels is C)";
   return p;
 }
 
@@ -278,55 +358,35 @@ inline problem one_output_activation(const given_options& given) {
 }
 
 // The request's options that do not fit its program (given once all are known), and the
-// shape options it needs.
+// options it needs: what a matmul takes only with --then ew (or never with it) first, then
+// another program's options, then each program's own.
 inline problem check_request(const request& r, const given_options& given) {
+  const request_program program = program_of(r);
   problem p;
-  if (r.pooling) return check_pool(r, given);
-  if (r.convolution) {
-    p = given.refuse_any({"-M", "-N", "--layout"}, "to conv (a matmul, ew and act option)");
-    if (p.empty()) p = given.refuse_any({"-K", "--then", "--k-slice", "--delta"}, "to conv (a matmul option)");
-    if (p.empty()) p = given.refuse_any({"--op", "--operand", "--value"}, "to conv (an ew option)");
-    if (p.empty()) p = given.refuse_any({"--dtype"}, "to conv (an ew and act option)");
-    for (std::string_view o : act_options)
-      if (p.empty() && given.has(o)) p = std::string(o) + " does not apply to conv (an act option)";
-    for (std::string_view o : conv_quantization_options)
-      if (p.empty() && r.conv.dtype == conv_data::fp16 && given.has(o))
-        p = std::string(o) + " does not apply to an fp16 conv (quantized inputs only)";
-    if (p.empty() && !r.conv.residual_add) p = given.refuse_any({"--add-zero-point", "--add-scale"}, "without --add");
-    if (p.empty()) p = one_output_activation(given);
-    if (p.empty() && !(given.has("-H") && given.has("-W") && given.has("-C") && (given.has("--out-channels") || r.conv.depthwise)))
-      p = "conv needs -H, -W, -C and --out-channels (with --depthwise, --out-channels is C)";
-    return p;
+  if (program == request_program::matmul && !r.fused_ew) {
+    p = given.refuse_any({"--op", "--operand", "--value"}, "to a matmul without --then ew");
+    if (p.empty()) p = given.refuse_any({"--dtype"}, "to matmul (--in and --out)");
+  } else if (program == request_program::matmul) {
+    p = given.refuse_any({"--dtype"}, "after --then ew (the fused op computes fp16)");
+    if (p.empty()) p = given.refuse_any({"--k-slice", "--delta"}, "with --then ew (the fused chain's matmul is one task, not a plan)");
   }
-  // a conv's options, before anything else is asked of the matmul, ew or act; a matmul
-  // takes the conv's output activation
-  const std::string program = r.activation ? "act" : r.elementwise ? "ew" : "matmul";
-  const bool matmul = program == "matmul";
-  for (auto options : {std::span<const std::string_view>(conv_options), std::span<const std::string_view>(conv_quantization_options),
-                       std::span<const std::string_view>(conv_flags)})
-    for (std::string_view o : options)
-      if (p.empty() && given.has(o) && !(matmul && is_output_activation(o)))
-        p = std::string(o) + " does not apply to " + program + " (a conv option)";
+  if (p.empty()) p = refuse_other_programs(r, given);
   if (!p.empty()) return p;
-  if (matmul) p = one_output_activation(given);
-  if (!p.empty()) return p;
-  if (r.activation) return check_act(r, given);
-  for (std::string_view o : act_options)
-    if (p.empty() && given.has(o)) p = std::string(o) + " does not apply to " + program + " (an act option)";
-  if (!p.empty()) return p;
-  if (r.elementwise) {
-    p = given.refuse_any({"--in", "--out", "-K", "--then", "--k-slice", "--delta"}, "to ew (a matmul option)");
-    if (p.empty() && !(given.has("-M") && given.has("-N"))) p = "ew needs -M and -N";
-  } else {
-    if (!r.fused_ew) p = given.refuse_any({"--op", "--operand", "--value"}, "to a matmul without --then ew");
-    if (p.empty()) p = given.refuse_any({"--dtype"}, r.fused_ew ? "after --then ew (the fused op computes fp16)" : "to matmul (--in and --out)");
-    if (p.empty() && r.fused_ew)
-      p = given.refuse_any({"--k-slice", "--delta"}, "with --then ew (the fused chain's matmul is one task, not a plan)");
-    if (p.empty() && !(given.has("-M") && given.has("-K") && given.has("-N"))) p = "matmul needs -M, -K and -N";
+  switch (program) {
+    case request_program::pool: return check_pool(r, given);
+    case request_program::act: return check_act(r, given);
+    case request_program::conv: return check_conv(r, given);
+    case request_program::ew:
+      if (!(given.has("-M") && given.has("-N"))) return "ew needs -M and -N";
+      break;
+    case request_program::matmul:
+      p = one_output_activation(given);
+      if (p.empty() && !(given.has("-M") && given.has("-K") && given.has("-N"))) p = "matmul needs -M, -K and -N";
+      if (!p.empty()) return p;
+      break;
   }
-  if (p.empty() && given.has("--value") && r.ew.operand != ew_operand::immediate)
-    p = "--value does not apply without --operand immediate";
-  return p;
+  if (given.has("--value") && r.ew.operand != ew_operand::immediate) return "--value does not apply without --operand immediate";
+  return {};
 }
 
 // A conv's defaults, once its options are known (check_request passed): the output int8 for
