@@ -35,7 +35,7 @@ std::vector<double> run(const runtime_program<act_geometry>& p, const std::vecto
   at[static_cast<std::size_t>(operand_role::regcmd)] = 0x1000'0000;
   at[static_cast<std::size_t>(operand_role::feature)] = 0x2000'0000;
   at[static_cast<std::size_t>(operand_role::output)] = 0x3000'0000;
-  if (!patch_slots(entries, p.view().slots, at).ok() || !pack_ew_tensor<float>(g, x, in).ok()) std::abort();
+  if (!patch_slots(entries, p.view().slots, at).ok() || !sdp::pack_tensor<float>(g, x, in).ok()) std::abort();
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const auto bytes = entries[i].to_bytes();
     std::copy(bytes.begin(), bytes.end(), code.begin() + static_cast<std::ptrdiff_t>(i * 8));
@@ -54,7 +54,7 @@ std::vector<double> run(const runtime_program<act_geometry>& p, const std::vecto
     std::exit(1);
   }
   std::vector<float> y(x.size());
-  if (!unpack_ew_tensor<float>(g, out, y).ok()) std::abort();
+  if (!sdp::unpack_tensor<float>(g, out, y).ok()) std::abort();
   std::vector<double> decoded(y.size());
   for (std::size_t i = 0; i < y.size(); ++i) decoded[i] = (y[i] - offset) / scale;
   return decoded;

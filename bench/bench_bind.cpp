@@ -45,10 +45,10 @@ status build_task_by_task(program_writer& w, const matmul_spec& spec, const plan
   for (std::uint32_t s = 0; s < p.value().slices; ++s)
     for (std::uint32_t j = 0; j < p.value().n_tiles; ++j)
       for (std::uint32_t m = 0; m < p.value().m_tiles; ++m) {
-        const plan_tile t = tile_of(p.value(), m, j, s);
+        const plan_tile t = matmul::tile_of(p.value(), m, j, s);
         const result<matmul_geometry> g = shape_geometry(t.shape);
         if (!g) return g.err();
-        emit_task(w, matmul_task(g.value(), t.at));
+        emit_task(w, matmul::make_task(g.value(), t.at));
       }
   return w.outcome();
 }
@@ -87,9 +87,9 @@ int main() {
     const std::size_t bytes = f.code.entries.size() * sizeof(entry);
     const result<plan_shape> shape = plan(f.spec, f.options);
     if (!shape) return fail(to_string(shape.err()));
-    auto feature = rt::buffer::create(dev.value(), plan_feature_bytes(shape.value()));
+    auto feature = rt::buffer::create(dev.value(), matmul::plan_feature_bytes(shape.value()));
     auto weight = rt::buffer::create(dev.value(), shape.value().weight_bytes());
-    auto output = rt::buffer::create(dev.value(), plan_output_bytes(shape.value()));
+    auto output = rt::buffer::create(dev.value(), matmul::plan_output_bytes(shape.value()));
     auto copy_target = rt::buffer::create(dev.value(), bytes, rt::buffer_use::regcmd);
     for (const auto* b : {&feature, &weight, &output, &copy_target})
       if (!*b) return fail(to_string(b->err()));
@@ -107,8 +107,8 @@ int main() {
     const bench::timing sync = bench::measure([&] {
       if (!copy_target.value().sync_to_device()) std::abort();
     });
-    std::vector<entry> entries(plan_entries(shape.value()));
-    std::vector<slot> slots(plan_slots(shape.value()));
+    std::vector<entry> entries(matmul::plan_entries(shape.value()));
+    std::vector<slot> slots(matmul::plan_slots(shape.value()));
     std::vector<task> task_storage(shape.value().tasks());
     const bench::timing by_task = bench::measure([&] {
       program_writer w{entries, slots, task_storage};
@@ -141,9 +141,9 @@ int main() {
   for (const auto& [name, spec] : {std::pair{"decode 1x4096x11008", decode}, std::pair{"prefill 128x16384x2048", prefill}}) {
     const result<runtime_program<plan_shape>> p = build(plan_request{spec});
     if (!p) return fail(to_string(p.err()));
-    auto feature = rt::buffer::create(dev.value(), plan_feature_bytes(p.value().geometry));
+    auto feature = rt::buffer::create(dev.value(), matmul::plan_feature_bytes(p.value().geometry));
     auto weight = rt::buffer::create(dev.value(), p.value().geometry.weight_bytes());
-    auto output = rt::buffer::create(dev.value(), plan_output_bytes(p.value().geometry));
+    auto output = rt::buffer::create(dev.value(), matmul::plan_output_bytes(p.value().geometry));
     for (const auto* b : {&feature, &weight, &output})
       if (!*b) return fail(to_string(b->err()));
     auto prepared = npu.prepare(p.value().view());

@@ -96,7 +96,7 @@ int main() {
   std::printf("%-38s %14s %14s\n", "conv", "tasks M / r", "re-read M / r");
   for (const named_shape& s : shapes) {
     const auto g = resolve_conv(s.spec);
-    const auto p = g ? plan_conv(g.value()) : result<conv_plan>(g.err());
+    const auto p = g ? conv::plan(g.value()) : result<conv_plan>(g.err());
     if (!p) {
       std::printf("%-38s refused: %s\n", s.name, std::string(p.err().id()).c_str());
       return 2;

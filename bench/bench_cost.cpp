@@ -67,7 +67,7 @@ int main() {
             continue;
           }
           const measured a = measure(now.value().view()), b = measure(before.value().view());
-          const double minimum = double(minimum_traffic(now.value().geometry.whole));
+          const double minimum = double(matmul::minimum_traffic(now.value().geometry.whole));
           const double ratio = double(a.cost.traffic()) / minimum, before_ratio = double(b.cost.traffic()) / minimum;
           ++shapes;
           if (a.bound.ns() > b.bound.ns() * (1 + 1e-12)) ++worse;

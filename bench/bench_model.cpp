@@ -61,9 +61,9 @@ int main() {
   for (float& v : a) v = half_to_float(float_to_half(dist(rng)));
   for (float& v : b) v = half_to_float(float_to_half(dist(rng)));
 
-  std::vector<std::uint8_t> regcmd(p.code.entries.size() * 8 + 64), feature(plan_feature_bytes(p.geometry)),
-      weight(p.geometry.weight_bytes()), output(plan_output_bytes(p.geometry));
-  if (!pack_features<float>(p.geometry.whole, a, feature) || !pack_weights<float>(p.geometry, b, weight)) return 1;
+  std::vector<std::uint8_t> regcmd(p.code.entries.size() * 8 + 64), feature(matmul::plan_feature_bytes(p.geometry)),
+      weight(p.geometry.weight_bytes()), output(matmul::plan_output_bytes(p.geometry));
+  if (!matmul::pack_features<float>(p.geometry.whole, a, feature) || !matmul::pack_weights<float>(p.geometry, b, weight)) return 1;
   model::iova_space memory;
   memory.add(0x1000'0000, regcmd);
   memory.add(0x2000'0000, feature);

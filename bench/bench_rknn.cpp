@@ -101,9 +101,9 @@ void measure(const rt::device& dev, const shape& s, int runs) {
                                 .tile_pad = tile_padding::none}, {.whole_k = true}});
   if (!code) std::exit(1);
   const plan_shape& g = code.value().geometry;
-  auto fa = rt::buffer::create(dev, plan_feature_bytes(g)).value();
+  auto fa = rt::buffer::create(dev, matmul::plan_feature_bytes(g)).value();
   auto fb = rt::buffer::create(dev, g.weight_bytes()).value();
-  auto fc = rt::buffer::create(dev, plan_output_bytes(g)).value();
+  auto fc = rt::buffer::create(dev, matmul::plan_output_bytes(g)).value();
   fill_random(fa.bytes().data(), fa.size(), in);
   fill_random(fb.bytes().data(), fb.size(), in);
   rt::session npu{dev};

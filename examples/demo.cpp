@@ -41,7 +41,7 @@ int main() {
   std::vector<float> A(std::size_t{g.M} * g.K), B(std::size_t{g.K} * g.N), C(std::size_t{g.M} * g.N);
   for (float& v : A) v = half_to_float(float_to_half(dist(rng)));
   for (float& v : B) v = half_to_float(float_to_half(dist(rng)));
-  if (!pack_features<float>(g, A, a.value().bytes()) || !pack_weights<float>(g, B, b.value().bytes())) return 2;
+  if (!matmul::pack_features<float>(g, A, a.value().bytes()) || !matmul::pack_weights<float>(g, B, b.value().bytes())) return 2;
 
   runtime::session npu{device.value()};
   auto prepared = npu.prepare(mm.code.view());
@@ -55,7 +55,7 @@ int main() {
     std::fprintf(stderr, "demo: %s\n", to_string(report.err()).c_str());
     return 2;
   }
-  if (!unpack_output<float>(g, c.value().bytes(), C)) return 2;
+  if (!matmul::unpack_output<float>(g, c.value().bytes(), C)) return 2;
 
   double max_rel = 0;
   for (std::uint32_t m = 0; m < g.M; ++m)

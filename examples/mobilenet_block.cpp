@@ -123,8 +123,8 @@ int main() {
     // the layer's output where the NPU left it: the arena (c1, c2) or the output buffer (c3)
     const graph_tensor& x = *g.find(tensors[l]);
     std::vector<std::uint8_t> got(std::size_t{c.out_h} * c.out_w * s.out_channels);
-    if (status st = unpack_conv_output<std::uint8_t>(c, io.value().bytes(x.role).subspan(x.offset, x.bytes),
-                                                     tensor_order::nhwc, got);
+    if (status st = conv::unpack_output<std::uint8_t>(c, io.value().bytes(x.role).subspan(x.offset, x.bytes),
+                                                      tensor_order::nhwc, got);
         !st)
       return fail(st.err());
     const std::vector<std::uint8_t> expected = host_layer(c, input, layers[l]);

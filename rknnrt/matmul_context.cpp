@@ -49,7 +49,7 @@ void set_attr(rknn_matmul_tensor_attr& a, const char* name, precision p, std::ui
 matmul_spec segment_spec(const matmul_types& t, const rknn_matmul_shape& shape, std::uint32_t s) {
   const auto K = static_cast<std::uint32_t>(shape.K);
   return {.dtype = t.npu,
-          .out_dtype = segment_count(K) > 1 ? partial_precision(t.npu) : t.c,
+          .out_dtype = segment_count(K) > 1 ? matmul::partial_precision(t.npu) : t.c,
           .M = static_cast<std::uint32_t>(shape.M),
           .K = segment_depth(K, s),
           .N = static_cast<std::uint32_t>(shape.N),
@@ -131,7 +131,7 @@ rknn_matmul_io_attr matmul_context::attributes_of(const rknn_matmul_shape& s) co
   rknn_matmul_io_attr io{};
   const bool native_ac = info_.AC_layout == RKNN_MM_LAYOUT_NATIVE;
   const std::uint32_t sub_k = atom_elements(types_.a), sub_n = atom_elements(types_.c),
-                      tile_n = weight_tile_n(types_.b);
+                      tile_n = matmul::weight_tile_n(types_.b);
   if (native_ac) {
     set_attr(io.A, "A", types_.a, elements(s, 'A'), {K / sub_k, M, sub_k});
     set_attr(io.C, "C", types_.c, elements(s, 'C'), {N / sub_n, M, sub_n});

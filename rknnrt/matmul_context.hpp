@@ -97,7 +97,7 @@ constexpr rknn_tensor_type tensor_type(precision p) {
 // The API's alignment of K and N for B of precision b (rknn-matmul-api §1.8): K a positive
 // multiple of 32, N of B's native tile (16 fp16, 32 int8, 64 int4). Empty when they fit.
 inline std::string alignment_error(std::int64_t K, std::int64_t N, precision b) {
-  const std::int64_t n_tile = weight_tile_n(b);
+  const std::int64_t n_tile = matmul::weight_tile_n(b);
   if (K <= 0 || K % 32 != 0)
     return "K = " + std::to_string(K) + " is not a positive multiple of 32 (rknn-matmul-api §1.8)";
   if (N <= 0 || N % n_tile != 0)

@@ -412,8 +412,8 @@ int tool_main(int argc, char** argv) {
     if (!built) return status{built.err()};
     keep(built.value().view());
     using geometry = std::decay_t<decltype(built.value().geometry)>;
-    if constexpr (std::is_same_v<geometry, matmul_geometry>) report.minimum = minimum_traffic(built.value().geometry);
-    if constexpr (std::is_same_v<geometry, plan_shape>) report.minimum = minimum_traffic(built.value().geometry.whole);
+    if constexpr (std::is_same_v<geometry, matmul_geometry>) report.minimum = matmul::minimum_traffic(built.value().geometry);
+    if constexpr (std::is_same_v<geometry, plan_shape>) report.minimum = matmul::minimum_traffic(built.value().geometry.whole);
     // A table whose range is too wide for its step is a legal program far from f: said,
     // with the error, on stderr (regcmd-run refuses to check it).
     if constexpr (std::is_same_v<geometry, act_geometry>)

@@ -365,7 +365,7 @@ int run_matmul_typed(const regcmd::runtime::device& dev, const regcmd::matmul_sp
   if (!built) return fail(built.err());
   const plan_shape& shape = built.value().geometry;
   const matmul_geometry& g = shape.whole;
-  auto bufs = buffers(dev, {plan_feature_bytes(shape), shape.weight_bytes(), plan_output_bytes(shape)});
+  auto bufs = buffers(dev, {matmul::plan_feature_bytes(shape), shape.weight_bytes(), matmul::plan_output_bytes(shape)});
   if (!bufs) return fail(bufs.err());
   runtime::buffer &feature = bufs.value()[0], &weight = bufs.value()[1], &output = bufs.value()[2];
 
@@ -381,8 +381,8 @@ int run_matmul_typed(const regcmd::runtime::device& dev, const regcmd::matmul_sp
     for (T& v : a) v = static_cast<T>(dist(rng));
     for (T& v : b) v = static_cast<T>(dist(rng));
   }
-  status packed = pack_features<T>(g, a, feature.bytes());
-  if (packed) packed = pack_weights<T>(shape, b, weight.bytes());
+  status packed = matmul::pack_features<T>(g, a, feature.bytes());
+  if (packed) packed = matmul::pack_weights<T>(shape, b, weight.bytes());
   if (!packed) return fail(packed.err());
 
   const bool exact = g.out == precision::int32 || g.out == precision::int16;
@@ -393,7 +393,7 @@ int run_matmul_typed(const regcmd::runtime::device& dev, const regcmd::matmul_sp
   auto verify = [&]() -> result<check> {
     check result;
     for (std::uint32_t m = 0; m < M; ++m) {
-      if (status s = finish_plan_rows<out_type>(shape, output.bytes(), m, c); !s) return s.err();
+      if (status s = matmul::finish_plan_rows<out_type>(shape, output.bytes(), m, c); !s) return s.err();
       reference::matmul_row<T, T>(a, b, K, N, m, row);
       for (std::uint32_t n = 0; n < N; ++n) {
         const double want = activate(spec.activation, spec.leaky_slope, false, reference::saturate(g.out, row[n].sum));
@@ -435,13 +435,13 @@ int run_ew_typed(const regcmd::runtime::device& dev, const regcmd::ew_spec& spec
     if constexpr (std::is_same_v<T, float>) v = to_fp16(std::uniform_real_distribution<float>(-4, 4)(rng));
     else v = static_cast<T>(std::uniform_int_distribution<int>(std::numeric_limits<T>::min(), std::numeric_limits<T>::max())(rng));
   }
-  status packed = pack_ew_tensor<T>(g, a, a_buf.bytes());
-  if (packed && spec.operand == ew_operand::per_element) packed = pack_ew_tensor<T>(g, b, b_buf.bytes());
-  if (packed && spec.operand == ew_operand::per_channel) packed = pack_ew_vector<T>(g, b, b_buf.bytes());
+  status packed = sdp::pack_tensor<T>(g, a, a_buf.bytes());
+  if (packed && spec.operand == ew_operand::per_element) packed = sdp::pack_tensor<T>(g, b, b_buf.bytes());
+  if (packed && spec.operand == ew_operand::per_channel) packed = sdp::pack_vector<T>(g, b, b_buf.bytes());
   if (!packed) return fail(packed.err());
   const bool fp16 = std::is_same_v<T, float>;
   auto verify = [&]() -> result<check> {
-    if (status s = unpack_ew_tensor<T>(g, c_buf.bytes(), c); !s) return s.err();
+    if (status s = sdp::unpack_tensor<T>(g, c_buf.bytes(), c); !s) return s.err();
     check result;
     for (std::uint32_t m = 0; m < spec.M; ++m)
       for (std::uint32_t n = 0; n < spec.N; ++n) {
@@ -486,8 +486,8 @@ int run_fused(const regcmd::runtime::device& dev, const regcmd::fused_spec& spec
   for (float& x : a) x = to_fp16(dist(rng));
   for (float& x : w) x = to_fp16(dist(rng));
   for (float& x : b) x = to_fp16(2 * dist(rng));
-  status packed = pack_features<float>(g.mm, a, v[0].bytes());
-  if (packed) packed = pack_weights<float>(g.mm, w, v[1].bytes());
+  status packed = matmul::pack_features<float>(g.mm, a, v[0].bytes());
+  if (packed) packed = matmul::pack_weights<float>(g.mm, w, v[1].bytes());
   if (packed && spec.operand != ew_operand::immediate) packed = pack_fused_operand<float>(g, b, v[3].bytes());
   if (!packed) return fail(packed.err());
   // C = A . B to fp16 (the matmul's fp32 accumulation, (K + 2) 2^-24 of sum |A B|), then
@@ -532,8 +532,8 @@ int run_conv_typed(const regcmd::runtime::device& dev, const regcmd::conv_spec& 
   if (!built) return fail(built.err());
   const conv_geometry& g = built.value().geometry.conv;
   const bool quantized = g.quantized(), add = spec.residual_add, depthwise = spec.depthwise;
-  auto bufs = buffers(dev, {conv_feature_bytes(g), conv_weight_bytes(g), conv_output_bytes(g),
-                            quantized ? conv_bias_bytes(g) : 0, add ? conv_residual_bytes(g) : 0});
+  auto bufs = buffers(dev, {conv::feature_bytes(g), conv::weight_bytes(g), conv::output_bytes(g),
+                            quantized ? conv::bias_bytes(g) : 0, add ? conv::residual_bytes(g) : 0});
   if (!bufs) return fail(bufs.err());
   runtime::buffer &feature = bufs.value()[0], &weight = bufs.value()[1], &output = bufs.value()[2];
   runtime::buffer &bias_buf = bufs.value()[3], &residual_buf = bufs.value()[4];
@@ -553,11 +553,11 @@ int run_conv_typed(const regcmd::runtime::device& dev, const regcmd::conv_spec& 
   for (T& v : w) v = draw();
   for (std::int32_t& v : bias) v = std::uniform_int_distribution<std::int32_t>(-5000, 5000)(rng);
   for (T& v : r) v = draw();
-  status packed = pack_conv_features<T>(g, x, tensor_order::nhwc, feature.bytes());
-  if (packed) packed = pack_conv_weights<T>(g, w, conv_weight_order::ohwi, weight.bytes());
+  status packed = conv::pack_features<T>(g, x, tensor_order::nhwc, feature.bytes());
+  if (packed) packed = conv::pack_weights<T>(g, w, conv_weight_order::ohwi, weight.bytes());
   if constexpr (!std::is_same_v<T, float>)  // the operand carries the zero points' correction, bias or not
-    if (packed) packed = pack_conv_bias<T>(g, bias, w, conv_weight_order::ohwi, bias_buf.bytes());
-  if (packed && add) packed = pack_conv_residual<T>(g, r, tensor_order::nhwc, residual_buf.bytes());
+    if (packed) packed = conv::pack_bias<T>(g, bias, w, conv_weight_order::ohwi, bias_buf.bytes());
+  if (packed && add) packed = conv::pack_residual<T>(g, r, tensor_order::nhwc, residual_buf.bytes());
   if (!packed) return fail(packed.err());
 
   // The host convolution, once for every repeat (padded positions hold the input's zero point:
@@ -587,7 +587,7 @@ int run_conv_typed(const regcmd::runtime::device& dev, const regcmd::conv_spec& 
 
   std::vector<O> out(out_count);
   auto verify = [&]() -> result<check> {
-    if (status s = unpack_conv_output<O>(g, output.bytes(), tensor_order::nhwc, out); !s) return s.err();
+    if (status s = conv::unpack_output<O>(g, output.bytes(), tensor_order::nhwc, out); !s) return s.err();
     check result;
     for (std::size_t i = 0; i < out_count; ++i)
       result.add(i, double(out[i]), ref[i], scale[i], tolerance, !quantized && spec.out_dtype == precision::fp16);
@@ -650,7 +650,7 @@ int run_act_typed(const regcmd::runtime::device& dev, const regcmd::act_spec& sp
     if constexpr (fp16) v = to_fp16(std::uniform_real_distribution<double>(lo, hi)(rng));
     else v = static_cast<T>(std::uniform_int_distribution<int>(std::numeric_limits<T>::min(), std::numeric_limits<T>::max())(rng));
   }
-  if (status s = pack_ew_tensor<T>(g, x, x_buf.bytes()); !s) return fail(s.err());
+  if (status s = sdp::pack_tensor<T>(g, x, x_buf.bytes()); !s) return fail(s.err());
   // What the program computes by design (a table function: f inside its range, its tails
   // outside), rounded to the output's type, and the error allowed, once for every repeat.
   const double absolute = cli::absolute_tolerance(spec.fn);
@@ -662,7 +662,7 @@ int run_act_typed(const regcmd::runtime::device& dev, const regcmd::act_spec& sp
     if (table) allowed[i] = std::max(absolute, std::ldexp(std::abs(ref[i]), -10));
   }
   auto verify = [&]() -> result<check> {
-    if (status s = unpack_ew_tensor<T>(g, out_buf.bytes(), out); !s) return s.err();
+    if (status s = sdp::unpack_tensor<T>(g, out_buf.bytes(), out); !s) return s.err();
     check result;
     for (std::size_t i = 0; i < MN; ++i) result.add_absolute(i, double(out[i]), ref[i], allowed[i], fp16);
     return result;

@@ -3,7 +3,7 @@
 #include <vector>
 
 #include <regcmd/decode/format.hpp>    // to_string(error), format_text(decode(entry), index)
-#include <regcmd/programs/matmul.hpp>  // matmul_spec, fixed<>, pack_features, pack_weights, unpack_output
+#include <regcmd/programs/matmul.hpp>  // matmul_spec, fixed<>, matmul::pack_features, matmul::pack_weights, matmul::unpack_output
 #include <regcmd/runtime/session.hpp>  // device, buffer, session
 
 using namespace regcmd;
@@ -35,8 +35,8 @@ int main() {
   if (!a) return fail(a.err());
   if (!b) return fail(b.err());
   if (!c) return fail(c.err());
-  if (status s = pack_features<float>(g, A, a.value().bytes()); !s) return fail(s.err());
-  if (status s = pack_weights<float>(g, B, b.value().bytes()); !s) return fail(s.err());
+  if (status s = matmul::pack_features<float>(g, A, a.value().bytes()); !s) return fail(s.err());
+  if (status s = matmul::pack_weights<float>(g, B, b.value().bytes()); !s) return fail(s.err());
 
   runtime::session npu{dev.value()};
   auto prepared = npu.prepare(mm.code.view());  // every program rule again, then placed
@@ -45,7 +45,7 @@ int main() {
     return fail(s.err());
   auto report = npu.run(prepared.value());  // a fresh output costs a warm-up submit first
   if (!report) return fail(report.err());
-  if (status s = unpack_output<float>(g, c.value().bytes(), C); !s) return fail(s.err());
+  if (status s = matmul::unpack_output<float>(g, c.value().bytes(), C); !s) return fail(s.err());
 
   unsigned equal = 0;
   for (unsigned m = 0; m < g.M; ++m)

@@ -114,7 +114,7 @@ TEST_CASE("the shim captures the bytes of a one-task and of a chained program") 
   REQUIRE(chained.ok());
   REQUIRE(chained.value().view().tasks.size() == 3);
   const plan_shape& shape = chained.value().geometry;
-  const expected three = run(d, chained.value().view(), plan_feature_bytes(shape), shape.weight_bytes(), plan_output_bytes(shape));
+  const expected three = run(d, chained.value().view(), matmul::plan_feature_bytes(shape), shape.weight_bytes(), matmul::plan_output_bytes(shape));
 
   // submits 1 and 2: the one-task program (warm-up, then the run); 3 and 4: the chain
   check_capture(d, dir, 1, one);

@@ -150,19 +150,19 @@ TEST_CASE("soc: weights packed in a SoC's tiles (RK3566/RK3568's fp16 8 x 16)") 
   std::vector<float> b(32 * 16);
   for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i);
   std::vector<std::uint8_t> out(32 * 16 * 2);
-  REQUIRE(pack_weight_block<float, soc::rk3568>(fp16, 32, 16, 0, 0, 32, 16, std::span<const float>(b),
-                                                matmul_weight_order::k_by_n, out)
+  REQUIRE(matmul::pack_weight_block<float, soc::rk3568>(fp16, 32, 16, 0, 0, 32, 16, std::span<const float>(b),
+                                                        matmul_weight_order::k_by_n, out)
               .ok());
   auto at = [&](std::size_t element) { return static_cast<unsigned>(out[element * 2] | out[element * 2 + 1] << 8); };
   CHECK(at(401) == float_to_half(17 * 16 + 9));  // (n 9, k 17)
   CHECK(at(16) == float_to_half(0 * 16 + 1));    // (n 1, k 0)
   // int4 has no tile on RK3568, fp32 none anywhere: refused, not packed in a tile of zero.
-  CHECK(pack_weight_block<float, soc::rk3568>(precision::int4, 32, 16, 0, 0, 32, 16, std::span<const float>(b),
-                                              matmul_weight_order::k_by_n, out)
+  CHECK(matmul::pack_weight_block<float, soc::rk3568>(precision::int4, 32, 16, 0, 0, 32, 16, std::span<const float>(b),
+                                                      matmul_weight_order::k_by_n, out)
             .err()
             .id() == "precision-pair");
-  CHECK(pack_weight_block<float>(precision::fp32, 32, 16, 0, 0, 32, 16, std::span<const float>(b), matmul_weight_order::k_by_n,
-                                 out)
+  CHECK(matmul::pack_weight_block<float>(precision::fp32, 32, 16, 0, 0, 32, 16, std::span<const float>(b), matmul_weight_order::k_by_n,
+                                         out)
             .err()
             .id() == "precision-pair");
 }

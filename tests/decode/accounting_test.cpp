@@ -239,7 +239,7 @@ TEST_CASE("a plan's estimated cost is what the accounting reads from its registe
     CAPTURE(s.spec.K);
     const auto p = unwrap(build(plan_request{s.spec, s.options}));
     const program_cost from_registers = account(p.view());
-    const program_cost estimated = estimate_cost(p.geometry);
+    const program_cost estimated = matmul::estimate_cost(p.geometry);
     CHECK(estimated.bytes == from_registers.bytes);
     CHECK(estimated.macs == from_registers.macs);
     CHECK(estimated.tasks == from_registers.tasks);

@@ -275,8 +275,8 @@ struct raw_matmul {
       entries[s.entry] = entry::from_bits(entries[s.entry]).with_value(static_cast<std::uint32_t>(to.iova + s.offset)).bits();
     }
     const std::vector<float> ones_a(std::size_t{g.M} * g.logical_K, 1.0f), ones_b(std::size_t{g.logical_K} * g.logical_N, 1.0f);
-    REQUIRE(pack_features<float>(g, ones_a, {a_map, a.size}).ok());
-    REQUIRE(pack_weights<float>(g, ones_b, {b_map, b.size}).ok());
+    REQUIRE(matmul::pack_features<float>(g, ones_a, {a_map, a.size}).ok());
+    REQUIRE(matmul::pack_weights<float>(g, ones_b, {b_map, b.size}).ok());
   }
   // Two submits: the first job writing a fresh buffer leaves it stale (regcmd-isa-reference
   // "State gotchas"), the second lands.
@@ -286,7 +286,7 @@ struct raw_matmul {
   // How many elements of C, as the CPU reads it now, are K.
   std::size_t c_equal_to_k() const {
     std::vector<float> out(std::size_t{mm.geometry.M} * mm.geometry.logical_N);
-    REQUIRE(unpack_output<float>(mm.geometry, {c_map, c.size}, out).ok());
+    REQUIRE(matmul::unpack_output<float>(mm.geometry, {c_map, c.size}, out).ok());
     return static_cast<std::size_t>(std::count(out.begin(), out.end(), float(fp16_op.K)));
   }
   std::size_t c_elements() const { return std::size_t{mm.geometry.M} * mm.geometry.logical_N; }

@@ -20,6 +20,6 @@ inline constexpr status packed = [] {
   const std::array<std::uint8_t, 4> w{130, 110, 120, 200};
   const std::array<std::int32_t, 2> bias{1000, second_bias};
   std::array<std::uint8_t, 128> out{};  // an int32 for each of the 32 computed channels
-  return pack_conv_bias<std::uint8_t>(g, bias, w, conv_weight_order::ohwi, out);
+  return conv::pack_bias<std::uint8_t>(g, bias, w, conv_weight_order::ohwi, out);
 }();
 static_assert(report<violated_rule(packed)>());

@@ -14,13 +14,13 @@ inline constexpr ew_geometry g =
 inline constexpr status packed = [] {
   std::array<float, 15> v{};
   std::array<std::uint8_t, 32> out{};
-  return pack_ew_vector<float>(g, v, out);
+  return sdp::pack_vector<float>(g, v, out);
 }();
 #else
 inline constexpr status packed = [] {
   std::array<float, 16> v{};
   std::array<std::uint8_t, 32> out{};
-  return pack_ew_vector<float>(g, v, out);
+  return sdp::pack_vector<float>(g, v, out);
 }();
 #endif
 static_assert(report<violated_rule(packed)>());

@@ -13,7 +13,7 @@ inline constexpr status packed = [] {
   std::array<std::int8_t, 64> a{};
   a[5] = 8;
   std::array<std::uint8_t, 64> out{};
-  return pack_features<std::int8_t>(g, a, out);
+  return matmul::pack_features<std::int8_t>(g, a, out);
 }();
 #else
 inline constexpr status packed = [] {
@@ -21,7 +21,7 @@ inline constexpr status packed = [] {
   std::array<std::int8_t, 64> a{};
   a[5] = 7;
   std::array<std::uint8_t, 64> out{};
-  return pack_features<std::int8_t>(g, a, out);
+  return matmul::pack_features<std::int8_t>(g, a, out);
 }();
 #endif
 static_assert(report<violated_rule(packed)>());

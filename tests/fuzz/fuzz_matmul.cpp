@@ -112,8 +112,8 @@ void run_matmul(const program_view& program, const matmul_geometry& g, std::size
     return;
   board b;
   const std::vector<float> a = rng.take(std::size_t{M} * K), w = rng.take(std::size_t{K} * N);
-  require(pack_features<float>(g, a, b.buffer(operand_role::feature, feature_bytes)).ok());
-  require(pack_weights(std::span<const float>(w), b.buffer(operand_role::weight, weight_bytes)).ok());
+  require(matmul::pack_features<float>(g, a, b.buffer(operand_role::feature, feature_bytes)).ok());
+  require(matmul::pack_weights(std::span<const float>(w), b.buffer(operand_role::weight, weight_bytes)).ok());
   const std::span<std::uint8_t> out = b.buffer(operand_role::output, output_bytes);
   require(b.run(program));
   std::vector<float> c(std::size_t{M} * N);
@@ -126,16 +126,16 @@ void run_op(const runtime_program<matmul_geometry>& built, values& rng) {
   const matmul_geometry& g = built.geometry;
   run_matmul(
       built.view(), g, g.feature_bytes(), g.weight_bytes(), g.output_bytes(),
-      [&](std::span<const float> w, std::span<std::uint8_t> out) { return pack_weights<float>(g, w, out); },
-      [&](std::span<const std::uint8_t> in, std::span<float> c) { return unpack_output<float>(g, in, c); }, rng);
+      [&](std::span<const float> w, std::span<std::uint8_t> out) { return matmul::pack_weights<float>(g, w, out); },
+      [&](std::span<const std::uint8_t> in, std::span<float> c) { return matmul::unpack_output<float>(g, in, c); }, rng);
 }
 
 void run_plan(const runtime_program<plan_shape>& built, values& rng) {
   const plan_shape& p = built.geometry;
   run_matmul(
-      built.view(), p.whole, plan_feature_bytes(p), p.weight_bytes(), plan_output_bytes(p),
-      [&](std::span<const float> w, std::span<std::uint8_t> out) { return pack_weights<float>(p, w, out); },
-      [&](std::span<const std::uint8_t> in, std::span<float> c) { return finish_plan<float>(p, in, c); }, rng);
+      built.view(), p.whole, matmul::plan_feature_bytes(p), p.weight_bytes(), matmul::plan_output_bytes(p),
+      [&](std::span<const float> w, std::span<std::uint8_t> out) { return matmul::pack_weights<float>(p, w, out); },
+      [&](std::span<const std::uint8_t> in, std::span<float> c) { return matmul::finish_plan<float>(p, in, c); }, rng);
 }
 
 void run_ew(const runtime_program<ew_geometry>& built, const ew_spec& spec, values& rng) {
@@ -144,14 +144,14 @@ void run_ew(const runtime_program<ew_geometry>& built, const ew_spec& spec, valu
   board b;
   const std::vector<float> x = rng.take(std::size_t{g.M} * g.N);
   const std::vector<float> y = rng.take(g.operand == ew_operand::per_channel ? g.N : std::size_t{g.M} * g.N);
-  require(pack_ew_tensor<float>(g, x, b.buffer(operand_role::feature, g.tensor_bytes())).ok());
+  require(sdp::pack_tensor<float>(g, x, b.buffer(operand_role::feature, g.tensor_bytes())).ok());
   const std::span<std::uint8_t> operand = b.buffer(operand_role::ew_operand, std::max(16u, g.operand_bytes()));
-  if (g.operand == ew_operand::per_element) require(pack_ew_tensor<float>(g, y, operand).ok());
-  if (g.operand == ew_operand::per_channel) require(pack_ew_vector<float>(g, y, operand).ok());
+  if (g.operand == ew_operand::per_element) require(sdp::pack_tensor<float>(g, y, operand).ok());
+  if (g.operand == ew_operand::per_channel) require(sdp::pack_vector<float>(g, y, operand).ok());
   const std::span<std::uint8_t> out = b.buffer(operand_role::output, g.tensor_bytes());
   require(b.run(built.view()));
   std::vector<float> c(x.size());
-  require(unpack_ew_tensor<float>(g, out, c).ok());
+  require(sdp::unpack_tensor<float>(g, out, c).ok());
   for (std::uint32_t m = 0; m < g.M; ++m)
     for (std::uint32_t n = 0; n < g.N; ++n) {
       const std::size_t i = std::size_t{m} * g.N + n;
@@ -169,8 +169,8 @@ void run_fused(const runtime_program<fused_geometry>& built, const fused_spec& s
   board b;
   const std::vector<float> a = rng.take(std::size_t{M} * K), w = rng.take(std::size_t{K} * N);
   const std::vector<float> y = rng.take(spec.operand == ew_operand::per_channel ? N : std::size_t{M} * N);
-  require(pack_features<float>(g.mm, a, b.buffer(operand_role::feature, g.mm.feature_bytes())).ok());
-  require(pack_weights<float>(g.mm, w, b.buffer(operand_role::weight, g.mm.weight_bytes())).ok());
+  require(matmul::pack_features<float>(g.mm, a, b.buffer(operand_role::feature, g.mm.feature_bytes())).ok());
+  require(matmul::pack_weights<float>(g.mm, w, b.buffer(operand_role::weight, g.mm.weight_bytes())).ok());
   b.buffer(operand_role::intermediate, fused_intermediate_bytes(g));
   const std::span<std::uint8_t> operand = b.buffer(operand_role::ew_operand, std::max(16u, fused_operand_bytes(g)));
   if (spec.operand != ew_operand::immediate) require(pack_fused_operand<float>(g, y, operand).ok());

@@ -53,16 +53,16 @@ std::vector<double> fill(bench& b, const matmul_geometry& g, std::uint32_t seed)
     std::vector<float> a(std::size_t{M} * K), w(std::size_t{K} * N);
     for (float& v : a) v = half_to_float(float_to_half(d(rng)));
     for (float& v : w) v = half_to_float(float_to_half(d(rng)));
-    REQUIRE(pack_features<float>(g, a, b.feature).ok());
-    REQUIRE(pack_weights<float>(g, w, b.weight).ok());
+    REQUIRE(matmul::pack_features<float>(g, a, b.feature).ok());
+    REQUIRE(matmul::pack_weights<float>(g, w, b.weight).ok());
     for (const reference::products& p : reference::matmul<float, float>(a, w, M, K, N)) ref.push_back(p.sum);
   } else {
     std::uniform_int_distribution<int> d(g.in == precision::int4 ? -8 : -128, g.in == precision::int4 ? 7 : 127);
     std::vector<std::int8_t> a(std::size_t{M} * K), w(std::size_t{K} * N);
     for (auto& v : a) v = static_cast<std::int8_t>(d(rng));
     for (auto& v : w) v = static_cast<std::int8_t>(d(rng));
-    REQUIRE(pack_features<std::int8_t>(g, a, b.feature).ok());
-    REQUIRE(pack_weights<std::int8_t>(g, w, b.weight).ok());
+    REQUIRE(matmul::pack_features<std::int8_t>(g, a, b.feature).ok());
+    REQUIRE(matmul::pack_weights<std::int8_t>(g, w, b.weight).ok());
     for (const reference::products& p : reference::matmul<std::int8_t, std::int8_t>(a, w, M, K, N))
       ref.push_back(reference::saturate(g.out, p.sum));
   }
@@ -73,11 +73,11 @@ double max_error(const bench& b, const matmul_geometry& g, const std::vector<dou
   std::vector<double> c(ref.size());
   if (g.out == precision::fp32 || g.out == precision::fp16) {
     std::vector<float> cf(ref.size());
-    REQUIRE(unpack_output<float>(g, b.output, cf).ok());
+    REQUIRE(matmul::unpack_output<float>(g, b.output, cf).ok());
     std::copy(cf.begin(), cf.end(), c.begin());
   } else {
     std::vector<std::int32_t> ci(ref.size());
-    REQUIRE(unpack_output<std::int32_t>(g, b.output, ci).ok());
+    REQUIRE(matmul::unpack_output<std::int32_t>(g, b.output, ci).ok());
     std::copy(ci.begin(), ci.end(), c.begin());
   }
   double e = 0;
@@ -136,7 +136,7 @@ TEST_CASE("a deliberately wrong packer makes the model's result disagree with th
 
   auto run_with = [&](bool transposed_tiles) {
     bench b(mm.view().entries.size() * 8, g.feature_bytes(), g.weight_bytes(), g.output_bytes());
-    REQUIRE(pack_features<float>(g, a, b.feature).ok());
+    REQUIRE(matmul::pack_features<float>(g, a, b.feature).ok());
     for (std::uint32_t k = 0; k < 64; ++k)
       for (std::uint32_t n = 0; n < 32; ++n) {
         const std::size_t tile = (n / 16) * 16 * 64 + (k / 32) * 512;
@@ -173,7 +173,7 @@ TEST_CASE("int4 weights: the native N64 tiling agrees with the host, an N32 tili
 
   auto run_with = [&](std::uint32_t tile_n) {
     bench b(mm.view().entries.size() * 8, g.feature_bytes(), g.weight_bytes(), g.output_bytes());
-    REQUIRE(pack_features<std::int8_t>(g, a, b.feature).ok());
+    REQUIRE(matmul::pack_features<std::int8_t>(g, a, b.feature).ok());
     std::fill(b.weight.begin(), b.weight.end(), std::uint8_t{0});
     for (std::uint32_t k = 0; k < K; ++k)
       for (std::uint32_t n = 0; n < N; ++n) {
@@ -202,21 +202,21 @@ TEST_CASE("a chained plan runs task after task through the PC tails") {
   REQUIRE(p.ok());
   const plan_shape& s = p.value();
   REQUIRE(s.tasks() == 4);
-  program<4 * matmul_task_entries, 4> code;
-  REQUIRE(fill(code, [&](program_writer& w) { emit_plan(w, s); }).ok());
-  bench b(code.entry_count * 8, plan_feature_bytes(s), s.weight_bytes(), plan_output_bytes(s));
+  program<4 * matmul::task_entries, 4> code;
+  REQUIRE(fill(code, [&](program_writer& w) { matmul::emit_plan(w, s); }).ok());
+  bench b(code.entry_count * 8, matmul::plan_feature_bytes(s), s.weight_bytes(), matmul::plan_output_bytes(s));
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> d(-1, 1);
   std::vector<float> a(12 * 4096), w(4096 * 64);
   for (float& v : a) v = half_to_float(float_to_half(d(rng)));
   for (float& v : w) v = half_to_float(float_to_half(d(rng)));
-  REQUIRE(pack_features<float>(s.whole, a, b.feature).ok());
-  REQUIRE(pack_weights<float>(s, w, b.weight).ok());
+  REQUIRE(matmul::pack_features<float>(s.whole, a, b.feature).ok());
+  REQUIRE(matmul::pack_weights<float>(s, w, b.weight).ok());
   const auto r = b.run(code.view());
   CHECK(r.completed());
   CHECK(r.tasks_completed == s.tasks());
   std::vector<float> c(12 * 64);
-  REQUIRE(finish_plan<float>(s, b.output, c).ok());
+  REQUIRE(matmul::finish_plan<float>(s, b.output, c).ok());
   double e = 0;
   for (std::uint32_t m = 0; m < 12; ++m)
     for (std::uint32_t n = 0; n < 64; ++n) {
@@ -399,11 +399,11 @@ TEST_CASE("a strided feature view (KV-cache rows at a pitch > K) equals the matm
     s.feature[i * 2] = static_cast<std::uint8_t>(h);
     s.feature[i * 2 + 1] = static_cast<std::uint8_t>(h >> 8);
   }
-  REQUIRE(pack_weights<float>(strided.geometry, w, s.weight).ok());
+  REQUIRE(matmul::pack_weights<float>(strided.geometry, w, s.weight).ok());
   bench g(dense.view().entries.size() * 8, dense.geometry.feature_bytes(), dense.geometry.weight_bytes(),
           dense.geometry.output_bytes());
-  REQUIRE(pack_features<float>(dense.geometry, gathered, g.feature).ok());
-  REQUIRE(pack_weights<float>(dense.geometry, w, g.weight).ok());
+  REQUIRE(matmul::pack_features<float>(dense.geometry, gathered, g.feature).ok());
+  REQUIRE(matmul::pack_weights<float>(dense.geometry, w, g.weight).ok());
   REQUIRE(s.run(strided.code.view()).faults.empty());
   REQUIRE(g.run(dense.code.view()).faults.empty());
   CHECK(s.output == g.output);

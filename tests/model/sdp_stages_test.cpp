@@ -39,7 +39,7 @@ constexpr std::uint32_t lut_entries = 513;
 // One SDP task over n elements in one surface (W = ceil(n / C2) pixels of C2 = 16 bytes of
 // channels), every DPU stage bypassed: the contract's geometry (flying mode, H = 1, the main
 // input through the MRDMA, the output to memory; the shape of regcmd/programs/sdp/elementwise.hpp's
-// ew_task, typed here from the contract).
+// sdp::make_task, typed here from the contract).
 task_desc sdp_task_of(precision p, std::uint32_t n) {
   const bool fp16 = p == precision::fp16;
   const std::uint32_t C = p == precision::int8 ? 16 : 8, W = (n + C - 1) / C, bytes = W * 16;

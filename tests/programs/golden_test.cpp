@@ -234,7 +234,7 @@ TEST_CASE("golden: fused chains and the per-channel scaled matmul") {
 }
 
 TEST_CASE("golden: the allocation-free run-time door writes the same bytes into storage of its caller") {
-  std::array<entry, 2 * matmul_task_entries> entries{};
+  std::array<entry, 2 * matmul::task_entries> entries{};
   std::array<slot, 8> slots{};
   std::array<task, 2> tasks{};
   program_writer w{entries, slots, tasks};

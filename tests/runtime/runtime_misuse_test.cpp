@@ -35,8 +35,8 @@ struct constant_chain {
         w{make(d, program.geometry.mm.weight_bytes())},
         out{make(d, fused_output_bytes(program.geometry))} {
     const auto& g = program.geometry.mm;
-    REQUIRE(pack_features<float>(g, std::vector<float>(std::size_t{g.M} * g.logical_K, 0.5f), a.bytes()).ok());
-    REQUIRE(pack_weights<float>(g, std::vector<float>(std::size_t{g.logical_K} * g.logical_N, 0.25f), w.bytes()).ok());
+    REQUIRE(matmul::pack_features<float>(g, std::vector<float>(std::size_t{g.M} * g.logical_K, 0.5f), a.bytes()).ok());
+    REQUIRE(matmul::pack_weights<float>(g, std::vector<float>(std::size_t{g.logical_K} * g.logical_N, 0.25f), w.bytes()).ok());
   }
   buffer intermediate(const device& d) const { return make(d, fused_intermediate_bytes(program.geometry)); }
   // The largest distance of an output element from 9.5.
@@ -134,8 +134,8 @@ TEST_CASE("run options out of range or inapplicable are refused before any submi
 
   const auto built = build(plan_request{matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 512, .K = 512, .N = 64}});
   REQUIRE(built.ok());
-  const buffer a = make(d, plan_feature_bytes(built.value().geometry)), b = make(d, built.value().geometry.weight_bytes());
-  const buffer c = make(d, plan_output_bytes(built.value().geometry));
+  const buffer a = make(d, matmul::plan_feature_bytes(built.value().geometry)), b = make(d, built.value().geometry.weight_bytes());
+  const buffer c = make(d, matmul::plan_output_bytes(built.value().geometry));
   auto split = npu.prepare(built.value().view(), {cores::all}).value();
   REQUIRE(npu.bind(split, {.feature = &a, .weight = &b, .output = &c}).ok());
   CHECK_BREAKS(npu.run(split, {.use = cores::round_robin}), rules::run_options_range);
@@ -278,11 +278,11 @@ TEST_CASE("rocket: every job's completion is read: a wedged first job of a split
   auto pf = npu.prepare(f16.mm.code.view()).value();
   REQUIRE(npu.bind(pf, f16.ops()).ok());
   // int8 data: A = 1, B = 2 everywhere: every output is 2K
-  const buffer a = make(d, plan_feature_bytes(plan.geometry)), b = make(d, plan.geometry.weight_bytes());
-  const buffer c = make(d, plan_output_bytes(plan.geometry));
+  const buffer a = make(d, matmul::plan_feature_bytes(plan.geometry)), b = make(d, plan.geometry.weight_bytes());
+  const buffer c = make(d, matmul::plan_output_bytes(plan.geometry));
   const std::uint32_t M = 16, K = 8192, N = 64;
-  REQUIRE(pack_features<std::int8_t>(plan.geometry.whole, std::vector<std::int8_t>(std::size_t{M} * K, 1), a.bytes()).ok());
-  REQUIRE(pack_weights<std::int8_t>(plan.geometry, std::vector<std::int8_t>(std::size_t{K} * N, 2), b.bytes()).ok());
+  REQUIRE(matmul::pack_features<std::int8_t>(plan.geometry.whole, std::vector<std::int8_t>(std::size_t{M} * K, 1), a.bytes()).ok());
+  REQUIRE(matmul::pack_weights<std::int8_t>(plan.geometry, std::vector<std::int8_t>(std::size_t{K} * N, 2), b.bytes()).ok());
   auto split = npu.prepare(plan.view(), {cores::all}).value();
   REQUIRE(npu.bind(split, {.feature = &a, .weight = &b, .output = &c}).ok());
   REQUIRE(npu.run(split).ok());  // the output warm
@@ -296,7 +296,7 @@ TEST_CASE("rocket: every job's completion is read: a wedged first job of a split
   CHECK(r.value().submits == 2);  // the submit whose first job wedged, and its re-run
   CHECK(stats().kernel_resets == before.kernel_resets + 1);
   std::vector<std::int64_t> out(std::size_t{M} * N);
-  REQUIRE(finish_plan<std::int64_t>(plan.geometry, c.bytes(), out).ok());
+  REQUIRE(matmul::finish_plan<std::int64_t>(plan.geometry, c.bytes(), out).ok());
   CHECK(std::all_of(out.begin(), out.end(), [](std::int64_t v) { return v == 2 * 8192; }));
 }
 
@@ -332,11 +332,11 @@ TEST_CASE("job fault: rocket stops one job of a split submit; a wait shorter tha
   REQUIRE(built.ok());
   const auto& plan = built.value();
   REQUIRE(plan.view().tasks.size() == 3);
-  const buffer a = make(d, plan_feature_bytes(plan.geometry)), b = make(d, plan.geometry.weight_bytes());
-  const buffer c = make(d, plan_output_bytes(plan.geometry));
+  const buffer a = make(d, matmul::plan_feature_bytes(plan.geometry)), b = make(d, plan.geometry.weight_bytes());
+  const buffer c = make(d, matmul::plan_output_bytes(plan.geometry));
   // A = 1, B = 0.5 everywhere: every output is K / 2
-  REQUIRE(pack_features<float>(plan.geometry.whole, std::vector<float>(std::size_t{M} * K, 1.0f), a.bytes()).ok());
-  REQUIRE(pack_weights<float>(plan.geometry, std::vector<float>(std::size_t{K} * N, 0.5f), b.bytes()).ok());
+  REQUIRE(matmul::pack_features<float>(plan.geometry.whole, std::vector<float>(std::size_t{M} * K, 1.0f), a.bytes()).ok());
+  REQUIRE(matmul::pack_weights<float>(plan.geometry, std::vector<float>(std::size_t{K} * N, 0.5f), b.bytes()).ok());
   auto split = npu.prepare(plan.view(), {cores::all}).value();
   REQUIRE(npu.bind(split, {.feature = &a, .weight = &b, .output = &c}).ok());
 
@@ -365,6 +365,6 @@ TEST_CASE("job fault: rocket stops one job of a split submit; a wait shorter tha
   const auto next = npu.run(split);
   REQUIRE_MESSAGE(next.ok(), to_string(next.err()));
   std::vector<float> out(std::size_t{M} * N);
-  REQUIRE(finish_plan<float>(plan.geometry, c.bytes(), out).ok());
+  REQUIRE(matmul::finish_plan<float>(plan.geometry, c.bytes(), out).ok());
   CHECK(std::all_of(out.begin(), out.end(), [](float v) { return v == K / 2.0f; }));
 }

@@ -228,8 +228,8 @@ TEST_CASE("bind writes what patch_slots writes, and rebinding rewrites only the 
   REQUIRE(built.ok());
   REQUIRE(built.value().view().tasks.size() == 3);
   const plan_shape& shape = built.value().geometry;
-  const buffer a = make(d, plan_feature_bytes(shape)), b = make(d, shape.weight_bytes());
-  const buffer c1 = make(d, plan_output_bytes(shape)), c2 = make(d, plan_output_bytes(shape));
+  const buffer a = make(d, matmul::plan_feature_bytes(shape)), b = make(d, shape.weight_bytes());
+  const buffer c1 = make(d, matmul::plan_output_bytes(shape)), c2 = make(d, matmul::plan_output_bytes(shape));
   auto p = npu.prepare(built.value().view());
   REQUIRE(p.ok());
   auto expected = [&](const buffer& c) {
@@ -393,14 +393,14 @@ TEST_CASE("rknpu: multi-core: one core, round-robin, all three") {
   session npu{d};
   const auto shape = plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 512, .K = 512, .N = 64}).value();
   REQUIRE(shape.tasks() == 2);
-  std::vector<entry> entries(plan_entries(shape));
+  std::vector<entry> entries(matmul::plan_entries(shape));
   std::vector<slot> slots(16);
   std::vector<task> tasks(2);
   program_writer w{entries, slots, tasks};
-  emit_plan(w, shape);
+  matmul::emit_plan(w, shape);
   REQUIRE(w.outcome().ok());
   const program_view view{w.entries(), w.slots(), w.tasks(), true, false};
-  const buffer a = make(d, plan_feature_bytes(shape)), b = make(d, shape.weight_bytes()), c = make(d, plan_output_bytes(shape));
+  const buffer a = make(d, matmul::plan_feature_bytes(shape)), b = make(d, shape.weight_bytes()), c = make(d, matmul::plan_output_bytes(shape));
   auto all = npu.prepare(view, {cores::all}).value();
   REQUIRE(npu.bind(all, {.feature = &a, .weight = &b, .output = &c}).ok());
   const auto r = npu.run(all);
@@ -441,8 +441,8 @@ TEST_CASE("rocket: one drm_rocket_task per task, the tail included; the job list
   REQUIRE(built.ok());
   const runtime_program<plan_shape>& plan = built.value();
   REQUIRE(plan.view().tasks.size() == 3);
-  const buffer a = make(d, plan_feature_bytes(plan.geometry)), b = make(d, plan.geometry.weight_bytes());
-  const buffer c = make(d, plan_output_bytes(plan.geometry));
+  const buffer a = make(d, matmul::plan_feature_bytes(plan.geometry)), b = make(d, plan.geometry.weight_bytes());
+  const buffer c = make(d, matmul::plan_output_bytes(plan.geometry));
   auto p = npu.prepare(plan.view());
   REQUIRE(p.ok());
   REQUIRE(npu.bind(p.value(), {.feature = &a, .weight = &b, .output = &c}).ok());
@@ -467,7 +467,7 @@ TEST_CASE("rocket: one drm_rocket_task per task, the tail included; the job list
   CHECK(after.prep_bo == before.prep_bo + 1);
 
   // binding another output buffer lists that one
-  const buffer c2 = make(d, plan_output_bytes(plan.geometry));
+  const buffer c2 = make(d, matmul::plan_output_bytes(plan.geometry));
   REQUIRE(npu.bind(p.value(), {.feature = &a, .weight = &b, .output = &c2}).ok());
   REQUIRE(npu.run(p.value()).ok());
   const auto rebound = stats();
@@ -476,7 +476,7 @@ TEST_CASE("rocket: one drm_rocket_task per task, the tail included; the job list
   CHECK(std::count(out2.begin(), out2.end(), c.handle()) == 0);
 
   // a buffer bound for two roles is listed once (twice, the kernel drops the job)
-  const buffer shared = make(d, std::max(plan_feature_bytes(plan.geometry), plan.geometry.weight_bytes()));
+  const buffer shared = make(d, std::max(matmul::plan_feature_bytes(plan.geometry), plan.geometry.weight_bytes()));
   auto q = npu.prepare(plan.view()).value();
   REQUIRE(npu.bind(q, {.feature = &shared, .weight = &shared, .output = &c}).ok());
   REQUIRE(npu.run(q).ok());
@@ -548,8 +548,8 @@ TEST_CASE("rocket: cores::all makes each chain a job of one submit; the kernel p
   REQUIRE(built.ok());
   const runtime_program<plan_shape>& plan = built.value();
   REQUIRE(plan.view().tasks.size() == 2);
-  const buffer a = make(d, plan_feature_bytes(plan.geometry)), b = make(d, plan.geometry.weight_bytes());
-  const buffer c = make(d, plan_output_bytes(plan.geometry));
+  const buffer a = make(d, matmul::plan_feature_bytes(plan.geometry)), b = make(d, plan.geometry.weight_bytes());
+  const buffer c = make(d, matmul::plan_output_bytes(plan.geometry));
   auto all = npu.prepare(plan.view(), {cores::all}).value();
   REQUIRE(npu.bind(all, {.feature = &a, .weight = &b, .output = &c}).ok());
   const auto before = stats();

@@ -97,15 +97,15 @@ struct job {
       std::vector<float> af(ad.size()), bf(bd.size());
       for (std::size_t i = 0; i < af.size(); ++i) ad[i] = af[i] = half_to_float(float_to_half(dist(rng)));
       for (std::size_t i = 0; i < bf.size(); ++i) bd[i] = bf[i] = half_to_float(float_to_half(dist(rng)));
-      REQUIRE(pack_features<float>(g, af, a.bytes()).ok());
-      REQUIRE(pack_weights<float>(g, bf, b.bytes()).ok());
+      REQUIRE(matmul::pack_features<float>(g, af, a.bytes()).ok());
+      REQUIRE(matmul::pack_weights<float>(g, bf, b.bytes()).ok());
     } else {
       std::uniform_int_distribution<int> dist(-100, 100);
       std::vector<std::int8_t> ai(ad.size()), bi(bd.size());
       for (std::size_t i = 0; i < ai.size(); ++i) ad[i] = ai[i] = static_cast<std::int8_t>(dist(rng));
       for (std::size_t i = 0; i < bi.size(); ++i) bd[i] = bi[i] = static_cast<std::int8_t>(dist(rng));
-      REQUIRE(pack_features<std::int8_t>(g, ai, a.bytes()).ok());
-      REQUIRE(pack_weights<std::int8_t>(g, bi, b.bytes()).ok());
+      REQUIRE(matmul::pack_features<std::int8_t>(g, ai, a.bytes()).ok());
+      REQUIRE(matmul::pack_weights<std::int8_t>(g, bi, b.bytes()).ok());
     }
     ref.clear();
     for (const reference::products& p : reference::matmul<double, double>(ad, bd, M, K, N)) ref.push_back(p.sum);
@@ -115,10 +115,10 @@ struct job {
     std::vector<float> out(ref.size());
     if (mm.geometry.out == precision::int32) {
       std::vector<std::int32_t> oi(ref.size());
-      REQUIRE(unpack_output<std::int32_t>(mm.geometry, c.bytes(), oi).ok());
+      REQUIRE(matmul::unpack_output<std::int32_t>(mm.geometry, c.bytes(), oi).ok());
       for (std::size_t i = 0; i < oi.size(); ++i) out[i] = static_cast<float>(oi[i]);
     } else {
-      REQUIRE(unpack_output<float>(mm.geometry, c.bytes(), out).ok());
+      REQUIRE(matmul::unpack_output<float>(mm.geometry, c.bytes(), out).ok());
     }
     double e = 0;
     for (std::size_t i = 0; i < out.size(); ++i) e = std::max(e, std::abs(out[i] - ref[i]));

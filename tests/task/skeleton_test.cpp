@@ -65,7 +65,7 @@ TEST_CASE("a pooling task: PPU and PPU_RDMA in ascending offsets, enable 0x60, P
 TEST_CASE("a CNA + CORE + DPU + DPU_RDMA task with a bias read: enable 0x1d, the BS operand a slot") {
   const matmul_geometry g =
       resolve(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 32}).value();
-  task_desc t = matmul_task(g);
+  task_desc t = matmul::make_task(g);
   t.dpu_rdma = dpu_rdma_stage{.brdma_cfg = {.BRDMA_DATA_USE = 1},
                               .bs_operand = address{operand_role::ew_operand, 0, 32 * 4},
                               .feature_mode = {.PROC_PRECISION = precision::fp16, .IN_PRECISION = precision::fp16}};
@@ -87,7 +87,7 @@ TEST_CASE("a CNA + CORE + DPU + DPU_RDMA task with a bias read: enable 0x1d, the
 TEST_CASE("the complete DPU write list and the vendor's element-wise one differ by 14 registers") {
   const matmul_geometry g =
       resolve(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 4, .K = 64, .N = 32}).value();
-  task_desc full = matmul_task(g);
+  task_desc full = matmul::make_task(g);
   full.cna.reset();
   full.core.reset();
   task_desc short_list = full;
@@ -129,9 +129,9 @@ TEST_CASE("a delta task between two different ops leaves the registers the full 
   };
   REQUIRE(fill(full, [&](program_writer& w) {
     w.bind(operand_binding{}(operand_role::output, operand_role::intermediate));
-    emit_task(w, matmul_task(mg));
+    emit_task(w, matmul::make_task(mg));
     w.bind({});
-    emit_task(w, ew_task(eg, eg.task_shape(0)));
+    emit_task(w, sdp::make_task(eg, eg.task_shape(0)));
   }).ok());
   // the bodies, their slots relative to them, as emit_copy takes them
   auto relative = [](std::span<const slot> slots, std::uint32_t first) {

@@ -31,12 +31,12 @@ std::vector<T> run_on_model(const runtime_program<act_geometry>& p, const std::v
   testing::model_board board;
   auto& in = board.allocate(operand_role::feature, g.tensor_bytes());
   auto& out = board.allocate(operand_role::output, g.tensor_bytes(), 0xee);
-  REQUIRE(pack_ew_tensor<T>(g, x, in).ok());
+  REQUIRE(sdp::pack_tensor<T>(g, x, in).ok());
   const auto r = board.run(p.view());
   REQUIRE_MESSAGE(r.faults.empty(), r.faults.front().what);
   REQUIRE(r.tasks_completed == p.view().tasks.size());
   std::vector<T> y(x.size());
-  REQUIRE(unpack_ew_tensor<T>(g, out, y).ok());
+  REQUIRE(sdp::unpack_tensor<T>(g, out, y).ok());
   return y;
 }
 

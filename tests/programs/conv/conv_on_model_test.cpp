@@ -48,18 +48,18 @@ outcome run_quantized(const conv_spec& s, std::uint64_t seed, model::rounding ro
   for (std::int32_t& b : bias) b = std::uniform_int_distribution<std::int32_t>(-20000, 20000)(rng);
 
   testing::model_board board;
-  REQUIRE(pack_conv_features<T>(g, x, tensor_order::nhwc, board.allocate(operand_role::feature, conv_feature_bytes(g))).ok());
-  REQUIRE(pack_conv_weights<T>(g, w, conv_weight_order::ohwi, board.allocate(operand_role::weight, conv_weight_bytes(g))).ok());
-  REQUIRE(pack_conv_bias<T>(g, bias, w, conv_weight_order::ohwi, board.allocate(operand_role::bias, conv_bias_bytes(g))).ok());
+  REQUIRE(conv::pack_features<T>(g, x, tensor_order::nhwc, board.allocate(operand_role::feature, conv::feature_bytes(g))).ok());
+  REQUIRE(conv::pack_weights<T>(g, w, conv_weight_order::ohwi, board.allocate(operand_role::weight, conv::weight_bytes(g))).ok());
+  REQUIRE(conv::pack_bias<T>(g, bias, w, conv_weight_order::ohwi, board.allocate(operand_role::bias, conv::bias_bytes(g))).ok());
   if (s.residual_add)
-    REQUIRE(pack_conv_residual<T>(g, r, tensor_order::nhwc, board.allocate(operand_role::residual, conv_residual_bytes(g))).ok());
-  board.allocate(operand_role::output, conv_output_bytes(g), 0xa5);
+    REQUIRE(conv::pack_residual<T>(g, r, tensor_order::nhwc, board.allocate(operand_role::residual, conv::residual_bytes(g))).ok());
+  board.allocate(operand_role::output, conv::output_bytes(g), 0xa5);
   board.npu.requantization_rounding = rounding;
   const model::run_result ran = board.run(built.value().view());
   for (const model::fault& f : ran.faults) FAIL_CHECK("task ", f.task, ": ", model::name_of(f.kind), ": ", f.what);
   REQUIRE(ran.completed());
   std::vector<T> out(std::size_t{g.out_h} * g.out_w * s.out_channels);
-  REQUIRE(unpack_conv_output<T>(g, board[operand_role::output], tensor_order::nhwc, out).ok());
+  REQUIRE(conv::unpack_output<T>(g, board[operand_role::output], tensor_order::nhwc, out).ok());
 
   outcome o{.tasks = static_cast<std::uint32_t>(built.value().view().tasks.size()), .out = {out.begin(), out.end()}};
   for (std::int64_t oy = 0; oy < h.OH; ++oy)
@@ -91,16 +91,16 @@ outcome run_fp16(const conv_spec& s, std::uint64_t seed) {
   for (float& v : r) v = 4 * half();
 
   testing::model_board board;
-  REQUIRE(pack_conv_features<float>(g, x, tensor_order::nhwc, board.allocate(operand_role::feature, conv_feature_bytes(g))).ok());
-  REQUIRE(pack_conv_weights<float>(g, w, conv_weight_order::ohwi, board.allocate(operand_role::weight, conv_weight_bytes(g))).ok());
+  REQUIRE(conv::pack_features<float>(g, x, tensor_order::nhwc, board.allocate(operand_role::feature, conv::feature_bytes(g))).ok());
+  REQUIRE(conv::pack_weights<float>(g, w, conv_weight_order::ohwi, board.allocate(operand_role::weight, conv::weight_bytes(g))).ok());
   if (s.residual_add)
-    REQUIRE(pack_conv_residual<float>(g, r, tensor_order::nhwc, board.allocate(operand_role::residual, conv_residual_bytes(g))).ok());
-  board.allocate(operand_role::output, conv_output_bytes(g), 0xa5);
+    REQUIRE(conv::pack_residual<float>(g, r, tensor_order::nhwc, board.allocate(operand_role::residual, conv::residual_bytes(g))).ok());
+  board.allocate(operand_role::output, conv::output_bytes(g), 0xa5);
   const model::run_result ran = board.run(built.value().view());
   for (const model::fault& f : ran.faults) FAIL_CHECK("task ", f.task, ": ", model::name_of(f.kind), ": ", f.what);
   REQUIRE(ran.completed());
   std::vector<float> out(std::size_t{g.out_h} * g.out_w * s.out_channels);
-  REQUIRE(unpack_conv_output<float>(g, board[operand_role::output], tensor_order::nhwc, out).ok());
+  REQUIRE(conv::unpack_output<float>(g, board[operand_role::output], tensor_order::nhwc, out).ok());
 
   outcome o{.tasks = static_cast<std::uint32_t>(built.value().view().tasks.size()), .out = {}};
   for (std::int64_t oy = 0; oy < h.OH; ++oy)

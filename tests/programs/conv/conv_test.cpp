@@ -89,8 +89,8 @@ TEST_CASE("example A, one task: every register Mesa's table gives, and the skele
   CHECK(slot_of(p, 0, operand_role::weight).extent == 28800);
   CHECK(slot_of(p, 0, operand_role::output).extent == 4 * 400 * 16);
   CHECK(slot_of(p, 0, operand_role::bias).extent == 64 * 4);
-  CHECK(conv_output_bytes(a.geometry.conv) == 4 * 400 * 16);
-  CHECK(conv_bias_bytes(a.geometry.conv) == 256);
+  CHECK(conv::output_bytes(a.geometry.conv) == 4 * 400 * 16);
+  CHECK(conv::bias_bytes(a.geometry.conv) == 256);
 }
 
 TEST_CASE("example B, 88x88x80 stride 2: two row tasks, the second reusing the weights") {

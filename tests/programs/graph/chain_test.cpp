@@ -122,13 +122,13 @@ TEST_CASE("on the model, a conv chain computes what its three programs compute o
                                                          .stride_y = 2, .stride_x = 2, .padding = conv_padding::same}};
     const auto chain = build(spec).value();
     const auto& g = chain.geometry;
-    const auto features = random_fp16(conv_feature_bytes(g.conv.conv), 1), weights = random_fp16(conv_weight_bytes(g.conv.conv), 2);
+    const auto features = random_fp16(conv::feature_bytes(g.conv.conv), 1), weights = random_fp16(conv::weight_bytes(g.conv.conv), 2);
     const auto fused = run(chain.view(), {{operand_role::feature, features}, {operand_role::weight, weights}},
                            g.output_bytes(), g.intermediate_bytes());
 
-    const auto conv = build(fp16_conv).value();
-    const auto conv_out = run(conv.view(), {{operand_role::feature, features}, {operand_role::weight, weights}},
-                              conv_output_bytes(conv.geometry.conv));
+    const auto conv_alone = build(fp16_conv).value();
+    const auto conv_out = run(conv_alone.view(), {{operand_role::feature, features}, {operand_role::weight, weights}},
+                              conv::output_bytes(conv_alone.geometry.conv));
     act_spec a = spec.activation;
     a.M = 1;
     a.N = static_cast<std::uint32_t>(conv_out.size() / 2);

@@ -55,8 +55,8 @@ double run_chain(const fused_spec& spec, std::uint32_t seed) {
   for (float& v : a) v = half(d(rng));
   for (float& v : w) v = half(d(rng));
   for (float& v : b) v = half(d(rng) * 2);
-  REQUIRE(pack_features<float>(g.mm, a, bench.a).ok());
-  REQUIRE(pack_weights<float>(g.mm, w, bench.w).ok());
+  REQUIRE(matmul::pack_features<float>(g.mm, a, bench.a).ok());
+  REQUIRE(matmul::pack_weights<float>(g.mm, w, bench.w).ok());
   if (spec.operand != ew_operand::immediate) REQUIRE(pack_fused_operand<float>(g, b, bench.b).ok());
   const auto r = bench.run(p.view());
   REQUIRE_MESSAGE(r.faults.empty(), r.faults.front().what);
@@ -135,14 +135,14 @@ TEST_CASE("fused-chain rules at run time") {
 
 TEST_CASE("program rules on hand-made chains: the precision path, ping-pong, the SDP's feature precision") {
   const auto fp32_matmul = build(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 32}).value();
-  const auto sdp = resolve_ew({.op = ew_op::add, .M = 16, .N = 8, .layout = operand_layout::row_major}).value();
+  const auto add = resolve_ew({.op = ew_op::add, .M = 16, .N = 8, .layout = operand_layout::row_major}).value();
   program<256, 2> chain;
   chain.pingpong = false;
   REQUIRE(fill(chain, [&](program_writer& w) {
     w.bind(operand_binding{}(operand_role::output, operand_role::intermediate));
-    emit_task(w, matmul_task(fp32_matmul.geometry));
+    emit_task(w, matmul::make_task(fp32_matmul.geometry));
     w.bind(operand_binding{}(operand_role::feature, operand_role::intermediate));
-    emit_ew(w, sdp);
+    sdp::emit(w, add);
   }).ok());
   CHECK_BREAKS(validate(chain.view()), rules::sdp_precision_path);
 
@@ -154,25 +154,25 @@ TEST_CASE("program rules on hand-made chains: the precision path, ping-pong, the
   reread.pingpong = false;
   REQUIRE(fill(reread, [&](program_writer& w) {
     w.bind(operand_binding{}(operand_role::output, operand_role::intermediate));
-    emit_task(w, matmul_task(fp16_matmul.geometry));
+    emit_task(w, matmul::make_task(fp16_matmul.geometry));
     w.bind(operand_binding{}(operand_role::feature, operand_role::intermediate));
-    emit_ew(w, sdp);
-    emit_ew(w, int8_sdp);
+    sdp::emit(w, add);
+    sdp::emit(w, int8_sdp);
   }).ok());
   CHECK_BREAKS(validate(reread.view()), rules::sdp_precision_path);
   program<512, 3> twice;  // the same fp16 SDP twice is fine
   twice.pingpong = false;
   REQUIRE(fill(twice, [&](program_writer& w) {
     w.bind(operand_binding{}(operand_role::output, operand_role::intermediate));
-    emit_task(w, matmul_task(fp16_matmul.geometry));
+    emit_task(w, matmul::make_task(fp16_matmul.geometry));
     w.bind(operand_binding{}(operand_role::feature, operand_role::intermediate));
-    emit_ew(w, sdp);
-    emit_ew(w, sdp);
+    sdp::emit(w, add);
+    sdp::emit(w, add);
   }).ok());
   CHECK(validate(twice.view()).ok());
 
   program<64, 1> lone;
-  REQUIRE(fill(lone, [&](program_writer& w) { emit_ew(w, sdp); }).ok());
+  REQUIRE(fill(lone, [&](program_writer& w) { sdp::emit(w, add); }).ok());
   lone.pingpong = true;
   CHECK_BREAKS(validate(lone.view()), rules::sdp_pingpong);
   lone.pingpong = false;
@@ -194,14 +194,14 @@ TEST_CASE("the model stalls a chained SDP fed bytes of another precision") {
   bench.allocate(operand_role::intermediate, 4 * 32 * 4);
   // an unchecked chain: a fp32-output matmul, then a fp16 SDP on its result
   const auto fp32_matmul = build(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 32}).value();
-  const auto sdp = resolve_ew({.op = ew_op::add, .M = 16, .N = 8, .layout = operand_layout::row_major}).value();
+  const auto add = resolve_ew({.op = ew_op::add, .M = 16, .N = 8, .layout = operand_layout::row_major}).value();
   program<256, 2> chain;
   chain.pingpong = false;
   REQUIRE(fill(chain, [&](program_writer& w) {
     w.bind(operand_binding{}(operand_role::output, operand_role::intermediate));
-    emit_task(w, matmul_task(fp32_matmul.geometry));
+    emit_task(w, matmul::make_task(fp32_matmul.geometry));
     w.bind(operand_binding{}(operand_role::feature, operand_role::intermediate));
-    emit_ew(w, sdp);
+    sdp::emit(w, add);
   }).ok());
   const auto r = bench.run(chain.view());
   REQUIRE(r.faults.size() == 1);

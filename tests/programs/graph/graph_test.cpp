@@ -566,7 +566,7 @@ TEST_CASE("a quantized MobileNet block in one submit: biases packed with their w
     const graph_tensor& x = tensor(g, name);
     const auto& buffer = board[x.role];
     std::vector<std::uint8_t> v(std::size_t{writer.out_h} * writer.out_w * writer.spec.out_channels);
-    REQUIRE(unpack_conv_output<std::uint8_t>(writer, std::span(buffer).subspan(x.offset, x.bytes), tensor_order::nhwc, v)
+    REQUIRE(conv::unpack_output<std::uint8_t>(writer, std::span(buffer).subspan(x.offset, x.bytes), tensor_order::nhwc, v)
                 .ok());
     return v;
   };

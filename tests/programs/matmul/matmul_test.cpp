@@ -253,7 +253,7 @@ TEST_CASE("every precision pair builds over a grid of shapes in both layouts") {
               CHECK_BREAKS(r, rules::m_ceiling_int4);
               continue;
             }
-            CHECK(r.value().view().entries.size() == matmul_task_entries);
+            CHECK(r.value().view().entries.size() == matmul::task_entries);
             ++programs;
           }
   CHECK(programs > 500);

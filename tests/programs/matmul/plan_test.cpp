@@ -59,7 +59,7 @@ TEST_CASE("K beyond one op is split into slices of at most 2048, summed on the h
   CHECK(p.geometry.partial == precision::fp32);
   CHECK(p.geometry.host_accumulates());
   // each slice writes its own partial [M][N]: output offsets step by M * N * 4
-  const auto slice1 = tile_of(p.geometry, 0, 0, 1);
+  const auto slice1 = matmul::tile_of(p.geometry, 0, 0, 1);
   CHECK(slice1.at.output == 64 * 256 * 4);
   // and reads its K columns of the same rows: a strided view of the feature rows
   CHECK(slice1.at.feature == p.geometry.k_slice * 2);
@@ -217,7 +217,7 @@ TEST_CASE("a chain of 1000 tasks builds at compile time") {
   static constexpr auto full = fixed<plan_request{matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 8000, .K = 2048,
                                                        .N = 64, .sched = schedule::template_split}, plan_options{.k_slice = 2048}}>();
   CHECK(full.code.task_count == 1000);
-  CHECK(full.code.entry_count == 1000 * matmul_task_entries);
+  CHECK(full.code.entry_count == 1000 * matmul::task_entries);
 }
 
 TEST_CASE("plans refuse what no plan can do") {
@@ -247,7 +247,7 @@ TEST_CASE("plans refuse what no plan can do") {
   // partials would be 4 GiB exactly, so no such grid is chosen and the buffer holds them
   const auto two_gib = plan(matmul_spec{.dtype = precision::int8, .out_dtype = precision::int32, .M = 262144, .K = 2048, .N = 2048});
   REQUIRE(two_gib.ok());
-  CHECK(plan_output_bytes(two_gib.value()) == 2147483648u);
+  CHECK(matmul::plan_output_bytes(two_gib.value()) == 2147483648u);
 }
 
 TEST_CASE("sizes near 2^32 are refused before they are rounded, never wrapped") {

@@ -26,16 +26,16 @@ cbuf_values cbuf_of(precision in, std::uint32_t M, std::uint32_t K, std::uint32_
 }  // namespace
 
 TEST_CASE("the production rule picks the bank split only where the reference validated it") {
-  CHECK(production_schedule(precision::fp16, 128) == schedule::bank_split);
-  CHECK(production_schedule(precision::fp16, 1024) == schedule::bank_split);
-  CHECK(production_schedule(precision::fp16, 2048) == schedule::template_split);
-  CHECK(production_schedule(precision::fp16, 96) == schedule::template_split);
-  CHECK(production_schedule(precision::fp16, 384) == schedule::template_split);  // not a power of two
-  CHECK(production_schedule(precision::int8, 512) == schedule::bank_split);
-  CHECK(production_schedule(precision::int8, 1024) == schedule::bank_split);
-  CHECK(production_schedule(precision::int8, 2048) == schedule::template_split);
-  CHECK(production_schedule(precision::int8, 256) == schedule::template_split);
-  CHECK(production_schedule(precision::int4, 512) == schedule::template_split);
+  CHECK(matmul::production_schedule(precision::fp16, 128) == schedule::bank_split);
+  CHECK(matmul::production_schedule(precision::fp16, 1024) == schedule::bank_split);
+  CHECK(matmul::production_schedule(precision::fp16, 2048) == schedule::template_split);
+  CHECK(matmul::production_schedule(precision::fp16, 96) == schedule::template_split);
+  CHECK(matmul::production_schedule(precision::fp16, 384) == schedule::template_split);  // not a power of two
+  CHECK(matmul::production_schedule(precision::int8, 512) == schedule::bank_split);
+  CHECK(matmul::production_schedule(precision::int8, 1024) == schedule::bank_split);
+  CHECK(matmul::production_schedule(precision::int8, 2048) == schedule::template_split);
+  CHECK(matmul::production_schedule(precision::int8, 256) == schedule::template_split);
+  CHECK(matmul::production_schedule(precision::int4, 512) == schedule::template_split);
 }
 
 TEST_CASE("fp16 CBUF_CON0: 0xb1 base, one bank per 0x0f step") {
@@ -87,22 +87,22 @@ TEST_CASE("decode shape M = 1: 0x1010 = 0x20 and 0x1040 = 0xb1 up to K = 10752")
 
 TEST_CASE("the M ceiling per precision, K and schedule: the measured 704/352/176 (fp16) and 704/320/128/64 (int8)") {
   // fp16: 16384/K (template), 180224/K (bank split): measured 704@K256, 352@K512, 176@K1024
-  CHECK(m_ceiling(precision::fp16, 256, schedule::bank_split) == 704);
-  CHECK(m_ceiling(precision::fp16, 512, schedule::bank_split) == 352);
-  CHECK(m_ceiling(precision::fp16, 1024, schedule::bank_split) == 176);
-  CHECK(m_ceiling(precision::fp16, 2048, schedule::template_split) == 8);
-  CHECK(m_ceiling(precision::fp16, 4096, schedule::template_split) == 4);
+  CHECK(matmul::m_ceiling(precision::fp16, 256, schedule::bank_split) == 704);
+  CHECK(matmul::m_ceiling(precision::fp16, 512, schedule::bank_split) == 352);
+  CHECK(matmul::m_ceiling(precision::fp16, 1024, schedule::bank_split) == 176);
+  CHECK(matmul::m_ceiling(precision::fp16, 2048, schedule::template_split) == 8);
+  CHECK(matmul::m_ceiling(precision::fp16, 4096, schedule::template_split) == 4);
   // int8 at N = 64, measured: 704/320/128/64
-  CHECK(m_ceiling(precision::int8, 512, schedule::bank_split) == 704);
-  CHECK(m_ceiling(precision::int8, 1024, schedule::bank_split) == 320);
-  CHECK(m_ceiling(precision::int8, 2048, schedule::bank_split) == 128);
-  CHECK(m_ceiling(precision::int8, 4096, schedule::bank_split) == 64);
+  CHECK(matmul::m_ceiling(precision::int8, 512, schedule::bank_split) == 704);
+  CHECK(matmul::m_ceiling(precision::int8, 1024, schedule::bank_split) == 320);
+  CHECK(matmul::m_ceiling(precision::int8, 2048, schedule::bank_split) == 128);
+  CHECK(matmul::m_ceiling(precision::int8, 4096, schedule::bank_split) == 64);
   // beyond the measured K: 11 data banks hold no 64-row group of K = 6144 (w = 12)
-  CHECK(m_ceiling(precision::int8, 5632, schedule::bank_split) == 64);
-  CHECK(m_ceiling(precision::int8, 6144, schedule::bank_split) == 0);
+  CHECK(matmul::m_ceiling(precision::int8, 5632, schedule::bank_split) == 64);
+  CHECK(matmul::m_ceiling(precision::int8, 6144, schedule::bank_split) == 0);
   // int4: rows x K <= 16384
-  CHECK(m_ceiling(precision::int4, 512, schedule::template_split) == 32);
-  CHECK(m_ceiling(precision::int4, 2048, schedule::template_split) == 8);
+  CHECK(matmul::m_ceiling(precision::int4, 512, schedule::template_split) == 32);
+  CHECK(matmul::m_ceiling(precision::int4, 2048, schedule::template_split) == 8);
 }
 
 TEST_CASE("the ceilings are where building starts to fail") {

@@ -48,13 +48,13 @@ double run_case(const ew_spec& spec, std::uint32_t seed) {
   };
   for (T& v : a) v = draw();
   for (T& v : b) v = draw();
-  REQUIRE(pack_ew_tensor<T>(g, a, bench.a).ok());
-  if (spec.operand == ew_operand::per_element) REQUIRE(pack_ew_tensor<T>(g, b, bench.b).ok());
-  if (spec.operand == ew_operand::per_channel) REQUIRE(pack_ew_vector<T>(g, b, bench.b).ok());
+  REQUIRE(sdp::pack_tensor<T>(g, a, bench.a).ok());
+  if (spec.operand == ew_operand::per_element) REQUIRE(sdp::pack_tensor<T>(g, b, bench.b).ok());
+  if (spec.operand == ew_operand::per_channel) REQUIRE(sdp::pack_vector<T>(g, b, bench.b).ok());
   const auto r = bench.run(p.view());
   REQUIRE_MESSAGE(r.faults.empty(), r.faults.front().what);
   REQUIRE(r.tasks_completed == p.view().tasks.size());
-  REQUIRE(unpack_ew_tensor<T>(g, bench.c, c).ok());
+  REQUIRE(sdp::unpack_tensor<T>(g, bench.c, c).ok());
   double worst = 0;
   for (std::uint32_t m = 0; m < g.M; ++m)
     for (std::uint32_t n = 0; n < g.N; ++n) {
@@ -104,10 +104,10 @@ TEST_CASE("PReLU: the EW multiplier on the negatives only, a slope per channel o
     }
   sdp_bench bench(p);
   std::vector<float> a(8 * 16, -1.0f), slope(16, 0.5f), c(8 * 16);
-  REQUIRE(pack_ew_tensor<float>(p.geometry, a, bench.a).ok());
-  REQUIRE(pack_ew_vector<float>(p.geometry, slope, bench.b).ok());
+  REQUIRE(sdp::pack_tensor<float>(p.geometry, a, bench.a).ok());
+  REQUIRE(sdp::pack_vector<float>(p.geometry, slope, bench.b).ok());
   REQUIRE(bench.run(p.view()).faults.empty());
-  REQUIRE(unpack_ew_tensor<float>(p.geometry, bench.c, c).ok());
+  REQUIRE(sdp::unpack_tensor<float>(p.geometry, bench.c, c).ok());
   CHECK(c[0] == -0.5f);
 }
 

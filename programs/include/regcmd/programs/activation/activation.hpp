@@ -193,18 +193,19 @@ constexpr result<act_geometry> resolve_act(const act_spec& s) {
   return g;
 }
 
+namespace act {
 // Entries of a task (at most): 51 register writes (the SDP task without a second operand),
 // the tail and the padding to 16 bytes; a LUT task also writes 0x40C4 and 10 LUT registers,
 // and the two tables (2 x (1 + 513) writes).
-inline constexpr std::uint32_t act_task_entries = 56, act_lut_task_entries = 66;
+inline constexpr std::uint32_t task_entries = 56, lut_task_entries = 66;
 inline constexpr std::uint32_t lut_upload_entries = 2 * (1 + lut_table_entries);
 
-constexpr std::uint32_t act_entries(const act_geometry& g) {
-  return g.tasks() * (g.lut ? act_lut_task_entries + lut_upload_entries : act_task_entries);
+constexpr std::uint32_t entries_of(const act_geometry& g) {
+  return g.tasks() * (g.lut ? act::lut_task_entries + act::lut_upload_entries : act::task_entries);
 }
 
 // One activation task over `shape`, a LUT task with its tables.
-constexpr task_desc act_task(const act_geometry& g, const ew_task_shape& shape, const ew_offsets& at) {
+constexpr task_desc make_task(const act_geometry& g, const ew_task_shape& shape, const ew_offsets& at) {
   task_desc t = sdp_task(g, shape, at);
   t.dpu->bn = g.bn;
   t.dpu->ew = g.ew;
@@ -219,22 +220,23 @@ constexpr task_desc act_task(const act_geometry& g, const ew_task_shape& shape, 
 }
 
 // Every task of an activation: one in the surface layout, one per 8000 pixels flat.
-constexpr void emit_act(program_writer& w, const act_geometry& g) {
+constexpr void emit(program_writer& w, const act_geometry& g) {
   for (std::uint32_t t = 0; t < g.tasks() && w.ok(); ++t) {
     const std::uint32_t at = g.task_offset(t);
-    emit_task(w, act_task(g, g.task_shape(t), {at, 0, at}));
+    emit_task(w, act::make_task(g, g.task_shape(t), {at, 0, at}));
   }
 }
+}  // namespace act
 
 namespace detail {
 // What every activation kind shares: the storage, SDP's ping-pong off, the emitter.
 struct act_kind_base {
   using geometry = act_geometry;
   static constexpr std::string_view name = "act";
-  static constexpr program_size size(const geometry& g) { return {act_entries(g), std::size_t{g.tasks()} * 4, g.tasks()}; }
+  static constexpr program_size size(const geometry& g) { return {act::entries_of(g), std::size_t{g.tasks()} * 4, g.tasks()}; }
   static constexpr submit_options options(const geometry&) { return {.pingpong = false}; }
   template <class Soc>
-  static constexpr void emit(program_writer& w, const geometry& g) { emit_act(w, g); }
+  static constexpr void emit(program_writer& w, const geometry& g) { act::emit(w, g); }
   static constexpr program_checks checks = program_checks::every_rule;
 };
 }  // namespace detail

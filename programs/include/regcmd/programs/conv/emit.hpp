@@ -35,12 +35,13 @@
 
 namespace regcmd {
 
+namespace conv {
 // Entries of one conv task at most: 48 CNA + 5 CORE + 51 DPU + 16 DPU_RDMA + the tail.
-inline constexpr std::uint32_t conv_task_entries = 124;
+inline constexpr std::uint32_t task_entries = 124;
 
 // Task (group j, row task t) of a conv plan.
 template <class Soc = soc::rk3588>
-constexpr task_desc conv_task(const conv_plan& p, std::uint32_t j, std::uint32_t t) {
+constexpr task_desc make_task(const conv_plan& p, std::uint32_t j, std::uint32_t t) {
   using namespace reg;
   const conv_geometry& g = p.conv;
   const conv_spec& s = g.spec;
@@ -165,10 +166,11 @@ constexpr task_desc conv_task(const conv_plan& p, std::uint32_t j, std::uint32_t
 
 // Every task of the plan: group by group, each group's row tasks top to bottom.
 template <class Soc = soc::rk3588>
-constexpr void emit_conv(program_writer& w, const conv_plan& p) {
+constexpr void emit(program_writer& w, const conv_plan& p) {
   for (std::uint32_t j = 0; j < p.groups && w.ok(); ++j)
-    for (std::uint32_t t = 0; t < p.row_tasks && w.ok(); ++t) emit_task(w, conv_task<Soc>(p, j, t));
+    for (std::uint32_t t = 0; t < p.row_tasks && w.ok(); ++t) emit_task(w, conv::make_task<Soc>(p, j, t));
 }
+}  // namespace conv
 
 // A convolution program.
 struct conv_kind {
@@ -179,20 +181,19 @@ struct conv_kind {
   static constexpr result<geometry> resolve(const spec& s) {
     const result<conv_geometry> g = resolve_conv(s);
     if (!g) return g.err();
-    return plan_conv<Soc>(g.value());
+    return conv::plan<Soc>(g.value());
   }
-  static constexpr program_size size(const geometry& p) { return {p.tasks() * conv_task_entries, p.tasks() * 6, p.tasks()}; }
+  static constexpr program_size size(const geometry& p) { return {p.tasks() * conv::task_entries, p.tasks() * 6, p.tasks()}; }
   static constexpr submit_options options(const geometry&) { return {}; }
   template <class Soc>
-  static constexpr void emit(program_writer& w, const geometry& p) { emit_conv<Soc>(w, p); }
+  static constexpr void emit(program_writer& w, const geometry& p) { conv::emit<Soc>(w, p); }
   static constexpr program_checks checks = program_checks::every_rule;
 };
 
 conv_kind program_kind_of(const conv_spec&);
 
-// The names before regcmd::fixed and regcmd::build (docs/changelog.md).
-template <conv_spec Spec, class Soc = soc::rk3588>
-[[deprecated("use regcmd::fixed<spec>()")]] constexpr auto conv() { return fixed<Spec, Soc>(); }
+// The names before regcmd::fixed and regcmd::build (docs/changelog.md); `conv<spec>()` went:
+// its name is the family's namespace.
 template <class Soc = soc::rk3588>
 [[deprecated("use regcmd::build(spec)")]] auto build_conv(const conv_spec& spec) { return build<Soc>(spec); }
 

@@ -45,8 +45,10 @@ namespace regcmd {
 
 enum class tensor_order : std::uint8_t { nhwc, nchw };
 
+namespace conv {
 // Bytes of one input (and residual) element: 1 quantized, 2 fp16.
-constexpr std::uint32_t conv_input_bytes_of(conv_data d) { return d == conv_data::fp16 ? 2 : 1; }
+constexpr std::uint32_t input_bytes_of(conv_data d) { return d == conv_data::fp16 ? 2 : 1; }
+}  // namespace conv
 
 namespace detail {
 
@@ -57,7 +59,7 @@ constexpr std::size_t host_index(tensor_order order, std::uint32_t H, std::uint3
   return order == tensor_order::nhwc ? (std::size_t{h} * W + w) * C + c : (std::size_t{c} * H + h) * W + w;
 }
 
-constexpr std::uint32_t conv_input_bytes(const conv_geometry& g) { return conv_input_bytes_of(g.spec.dtype); }
+constexpr std::uint32_t conv_input_bytes(const conv_geometry& g) { return conv::input_bytes_of(g.spec.dtype); }
 
 // The stored bits of one feature element.
 template <class T>
@@ -82,30 +84,31 @@ constexpr bool conv_host_type_fits(conv_data d) {
 
 }  // namespace detail
 
+namespace conv {
 // Bytes of the feature cube (C padded to 16 channels).
-constexpr std::size_t conv_feature_bytes(const conv_geometry& g) {
+constexpr std::size_t feature_bytes(const conv_geometry& g) {
   const std::uint32_t bytes = detail::conv_input_bytes(g);
   return std::size_t{align_up(g.spec.C, 16)} * bytes / 16 * g.spec.H * g.spec.W * 16;
 }
 
 // Bytes of the output cube as the DPU writes it: every computed channel's surface. A
 // residual operand has the same layout and size.
-constexpr std::size_t conv_output_bytes(const conv_geometry& g) {
+constexpr std::size_t output_bytes(const conv_geometry& g) {
   const auto bytes = static_cast<std::size_t>(bytes_of(g.spec.out_dtype, 1));
   return (g.computed_channels() * bytes + 15) / 16 * g.out_h * g.out_w * 16;
 }
 
 // Bytes of a residual operand: the output's cube at the residual's element size (int8 for
 // a quantized conv, fp16 for an fp16 one: the EW stage reads one or two bytes).
-constexpr std::size_t conv_residual_bytes(const conv_geometry& g) {
-  return (std::size_t{g.computed_channels()} * conv_input_bytes_of(g.spec.dtype) + 15) / 16 * g.out_h * g.out_w * 16;
+constexpr std::size_t residual_bytes(const conv_geometry& g) {
+  return (std::size_t{g.computed_channels()} * conv::input_bytes_of(g.spec.dtype) + 15) / 16 * g.out_h * g.out_w * 16;
 }
 
 // Bytes of the bias operand: an int32 per computed channel.
-constexpr std::size_t conv_bias_bytes(const conv_geometry& g) { return std::size_t{g.computed_channels()} * 4; }
+constexpr std::size_t bias_bytes(const conv_geometry& g) { return std::size_t{g.computed_channels()} * 4; }
 
 // Bytes from the output's base address through its last real channel.
-constexpr std::size_t conv_output_extent(const conv_geometry& g) {
+constexpr std::size_t output_extent(const conv_geometry& g) {
   const auto bytes = static_cast<std::uint32_t>(bytes_of(g.spec.out_dtype, 1));
   const std::uint32_t c2 = detail::channels_per_atom(bytes);
   return (std::size_t{g.spec.out_channels - 1} / c2 + 1) * g.out_h * g.out_w * 16;
@@ -113,15 +116,15 @@ constexpr std::size_t conv_output_extent(const conv_geometry& g) {
 
 // A host tensor of H × W × C into the feature cube.
 template <class T>
-constexpr status pack_conv_features(const conv_geometry& g, std::span<const T> host, tensor_order order,
-                                    std::span<std::uint8_t> out) {
+constexpr status pack_features(const conv_geometry& g, std::span<const T> host, tensor_order order,
+                               std::span<std::uint8_t> out) {
   static_assert(std::is_same_v<T, std::uint8_t> || std::is_same_v<T, std::int8_t> || std::is_same_v<T, float> ||
                     std::is_same_v<T, std::uint16_t>,
                 "conv features: std::uint8_t (uint8), std::int8_t (int8), float or std::uint16_t (fp16)");
   const conv_spec& s = g.spec;
   if (!detail::conv_host_type_fits<T>(s.dtype)) return make_error(rules::host_size, "conv features", "element type");
   if (host.size() != std::size_t{s.H} * s.W * s.C) return make_error(rules::host_size, "conv features");
-  if (out.size() < conv_feature_bytes(g)) return make_error(rules::buffer_size, "conv features", "", out.size());
+  if (out.size() < conv::feature_bytes(g)) return make_error(rules::buffer_size, "conv features", "", out.size());
   const std::uint32_t bytes = detail::conv_input_bytes(g);
   // the padding channels: the input's zero point (0 for fp16)
   const std::uint32_t pad_bits =
@@ -138,15 +141,15 @@ constexpr status pack_conv_features(const conv_geometry& g, std::span<const T> h
 
 // The output cube into a host tensor of out_h × out_w × out_channels.
 template <class T>
-constexpr status unpack_conv_output(const conv_geometry& g, std::span<const std::uint8_t> in, tensor_order order,
-                                    std::span<T> host) {
+constexpr status unpack_output(const conv_geometry& g, std::span<const std::uint8_t> in, tensor_order order,
+                               std::span<T> host) {
   const conv_spec& s = g.spec;
   const bool types_fit = s.out_dtype == precision::int8
                              ? (s.dtype == conv_data::uint8 ? std::is_same_v<T, std::uint8_t> : std::is_same_v<T, std::int8_t>)
                              : std::is_same_v<T, float>;
   if (!types_fit) return make_error(rules::host_size, "conv output", "element type");
   if (host.size() != std::size_t{g.out_h} * g.out_w * s.out_channels) return make_error(rules::host_size, "conv output");
-  if (in.size() < conv_output_extent(g)) return make_error(rules::buffer_size, "conv output", "", in.size());
+  if (in.size() < conv::output_extent(g)) return make_error(rules::buffer_size, "conv output", "", in.size());
   const auto bytes = static_cast<std::uint32_t>(bytes_of(s.out_dtype, 1));
   for (std::uint32_t c = 0; c < s.out_channels; ++c)
     for (std::uint32_t h = 0; h < g.out_h; ++h)
@@ -167,15 +170,15 @@ constexpr status unpack_conv_output(const conv_geometry& g, std::span<const std:
 // std::uint8_t for uint8, std::int8_t for int8, float or std::uint16_t for fp16) into the
 // residual operand; channels past the real ones hold 0.
 template <class T>
-constexpr status pack_conv_residual(const conv_geometry& g, std::span<const T> host, tensor_order order,
-                                    std::span<std::uint8_t> out) {
+constexpr status pack_residual(const conv_geometry& g, std::span<const T> host, tensor_order order,
+                               std::span<std::uint8_t> out) {
   const conv_spec& s = g.spec;
   if (!s.residual_add) return make_error(rules::host_size, "conv residual", "the conv has no residual_add");
   if (!detail::conv_host_type_fits<T>(s.dtype)) return make_error(rules::host_size, "conv residual", "element type");
   if (host.size() != std::size_t{g.out_h} * g.out_w * s.out_channels) return make_error(rules::host_size, "conv residual");
-  if (out.size() < conv_residual_bytes(g)) return make_error(rules::buffer_size, "conv residual", "", out.size());
+  if (out.size() < conv::residual_bytes(g)) return make_error(rules::buffer_size, "conv residual", "", out.size());
   const std::uint32_t bytes = detail::conv_input_bytes(g);
-  for (std::size_t i = 0; i < conv_residual_bytes(g); ++i) out[i] = 0;
+  for (std::size_t i = 0; i < conv::residual_bytes(g); ++i) out[i] = 0;
   for (std::uint32_t c = 0; c < s.out_channels; ++c)
     for (std::uint32_t h = 0; h < g.out_h; ++h)
       for (std::uint32_t w = 0; w < g.out_w; ++w)
@@ -184,6 +187,7 @@ constexpr status pack_conv_residual(const conv_geometry& g, std::span<const T> h
                          bytes);
   return {};
 }
+}  // namespace conv
 
 // A host conv weight tensor: OHWI (TFLite's) or OIHW (PyTorch's); depthwise [1][KH][KW][C]
 // or [C][1][KH][KW].
@@ -225,21 +229,22 @@ constexpr std::size_t conv_weight_host_index(const conv_spec& s, conv_weight_ord
 
 }  // namespace detail
 
+namespace conv {
 // Bytes of the packed weights: CNA_WEIGHT_SIZE0's kernels · KH · KW · C16 elements.
-constexpr std::size_t conv_weight_bytes(const conv_geometry& g) {
+constexpr std::size_t weight_bytes(const conv_geometry& g) {
   const conv_spec& s = g.spec;
   return std::size_t{detail::conv_kernels(s)} * s.kernel_h * s.kernel_w * align_up(s.C, 16) * detail::conv_input_bytes(g);
 }
 
 // Weights (uint8, int8 or fp16 as the conv's input) into the weight buffer.
 template <class T>
-constexpr status pack_conv_weights(const conv_geometry& g, std::span<const T> host, conv_weight_order order,
-                                   std::span<std::uint8_t> out) {
+constexpr status pack_weights(const conv_geometry& g, std::span<const T> host, conv_weight_order order,
+                              std::span<std::uint8_t> out) {
   const conv_spec& s = g.spec;
   if (!detail::conv_host_type_fits<T>(s.dtype)) return make_error(rules::host_size, "conv weights", "element type");
   const std::size_t kernels = s.depthwise ? 1 : s.out_channels;
   if (host.size() != kernels * s.kernel_h * s.kernel_w * s.C) return make_error(rules::host_size, "conv weights");
-  if (out.size() < conv_weight_bytes(g)) return make_error(rules::buffer_size, "conv weights", "", out.size());
+  if (out.size() < conv::weight_bytes(g)) return make_error(rules::buffer_size, "conv weights", "", out.size());
   const std::uint32_t bytes = detail::conv_input_bytes(g);
   // padding channels: the weights' zero point (they add nothing); fp16 0
   const std::uint32_t pad_bits =
@@ -264,16 +269,16 @@ constexpr status pack_conv_weights(const conv_geometry& g, std::span<const T> ho
 // Σ (x − input.zero_point)(w − zero_point)). Channels past the real ones hold 0. A quantized
 // conv always reads this operand, bias or not: it carries the correction.
 template <class T>
-constexpr status pack_conv_bias(const conv_geometry& g, std::span<const std::int32_t> bias, std::span<const T> weights,
-                                conv_weight_order order, std::span<std::uint8_t> out) {
+constexpr status pack_bias(const conv_geometry& g, std::span<const std::int32_t> bias, std::span<const T> weights,
+                           conv_weight_order order, std::span<std::uint8_t> out) {
   const conv_spec& s = g.spec;
   if (s.dtype == conv_data::fp16 || !detail::conv_host_type_fits<T>(s.dtype))
     return make_error(rules::host_size, "conv bias", "element type");
   const std::size_t kernels = s.depthwise ? 1 : s.out_channels;
   if (bias.size() != (s.bias ? s.out_channels : 0u)) return make_error(rules::host_size, "conv bias");
   if (weights.size() != kernels * s.kernel_h * s.kernel_w * s.C) return make_error(rules::host_size, "conv weights");
-  if (out.size() < conv_bias_bytes(g)) return make_error(rules::buffer_size, "conv bias", "", out.size());
-  for (std::size_t i = std::size_t{s.out_channels} * 4; i < conv_bias_bytes(g); ++i) out[i] = 0;
+  if (out.size() < conv::bias_bytes(g)) return make_error(rules::buffer_size, "conv bias", "", out.size());
+  for (std::size_t i = std::size_t{s.out_channels} * 4; i < conv::bias_bytes(g); ++i) out[i] = 0;
   const std::int64_t input_offset = std::int64_t{s.input.zero_point} - detail::quantized_shift(s.dtype);
   for (std::uint32_t o = 0; o < s.out_channels; ++o) {
     std::int64_t correction = 0;
@@ -290,5 +295,6 @@ constexpr status pack_conv_bias(const conv_geometry& g, std::span<const std::int
   }
   return {};
 }
+}  // namespace conv
 
 }  // namespace regcmd

@@ -97,16 +97,17 @@ struct conv_plan {
   }
 };
 
+namespace conv {
 // The plan of a resolved convolution, or the rule it breaks: an operand beyond the 32-bit
 // address space, or the CBUF's.
 template <class Soc = soc::rk3588>
-constexpr result<conv_plan> plan_conv(const conv_geometry& g) {
+constexpr result<conv_plan> plan(const conv_geometry& g) {
   constexpr std::uint64_t banks = Soc::cbuf_banks, entries_per_bank = Soc::cbuf_bank_bytes / 128;
-  if (!fits_address_space<Soc>(conv_feature_bytes(g))) return make_error(rules::operand_size, "conv", "features", conv_feature_bytes(g));
-  if (!fits_address_space<Soc>(conv_weight_bytes(g))) return make_error(rules::operand_size, "conv", "weights", conv_weight_bytes(g));
-  if (!fits_address_space<Soc>(conv_output_bytes(g))) return make_error(rules::operand_size, "conv", "output", conv_output_bytes(g));
-  if (g.spec.residual_add && !fits_address_space<Soc>(conv_residual_bytes(g)))
-    return make_error(rules::operand_size, "conv", "residual", conv_residual_bytes(g));
+  if (!fits_address_space<Soc>(conv::feature_bytes(g))) return make_error(rules::operand_size, "conv", "features", conv::feature_bytes(g));
+  if (!fits_address_space<Soc>(conv::weight_bytes(g))) return make_error(rules::operand_size, "conv", "weights", conv::weight_bytes(g));
+  if (!fits_address_space<Soc>(conv::output_bytes(g))) return make_error(rules::operand_size, "conv", "output", conv::output_bytes(g));
+  if (g.spec.residual_add && !fits_address_space<Soc>(conv::residual_bytes(g)))
+    return make_error(rules::operand_size, "conv", "residual", conv::residual_bytes(g));
   conv_plan p;
   p.conv = g;
   const conv_spec& s = g.spec;
@@ -153,5 +154,6 @@ constexpr result<conv_plan> plan_conv(const conv_geometry& g) {
   if (!found) return make_error(rules::conv_cbuf_weights, "conv", "weight bytes of one group", p.kernel_bytes() * step);
   return best;
 }
+}  // namespace conv
 
 }  // namespace regcmd

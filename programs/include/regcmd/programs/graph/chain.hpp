@@ -91,7 +91,7 @@ constexpr graph_spec conv_chain_graph(const conv_chain_spec& s, const conv_geome
     act_spec a = s.activation;
     a.dtype = out;
     a.M = 1;
-    a.N = static_cast<std::uint32_t>(conv_output_bytes(c) / bytes_of(out, 1));
+    a.N = static_cast<std::uint32_t>(conv::output_bytes(c) / bytes_of(out, 1));
     a.layout = operand_layout::row_major;
     g.ops[g.count++] = graph_act("act", last, a);
     last = "act";
@@ -115,7 +115,7 @@ struct conv_chain_geometry {
   pool_geometry pooling;
   std::uint32_t act_offset = 0;  // of the activation's output in the intermediate buffer
 
-  constexpr std::uint32_t conv_bytes() const { return static_cast<std::uint32_t>(conv_output_bytes(conv.conv)); }
+  constexpr std::uint32_t conv_bytes() const { return static_cast<std::uint32_t>(conv::output_bytes(conv.conv)); }
   constexpr std::uint32_t intermediate_bytes() const { return graph.arena_bytes(); }
   constexpr std::uint32_t output_bytes() const {
     return pool ? pooling.output_bytes() : activate ? act.tensor_bytes() : conv_bytes();

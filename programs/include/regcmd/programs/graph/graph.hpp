@@ -284,7 +284,7 @@ constexpr result<graph_geometry> resolve_graph(const graph_spec& spec) {
     if (viewed) g.tensors[s.out].packer_op = viewed->packer_op;
     if (s.sums_slices()) {
       // S partials; S - 1 adds, all but the last into a running sum (two, alternating)
-      const result<std::uint32_t> partials = detail::own_tensor(g, plan_output_bytes(s.matmul), i);
+      const result<std::uint32_t> partials = detail::own_tensor(g, matmul::plan_output_bytes(s.matmul), i);
       if (!partials) return partials.err();
       s.partials = partials.value();
       for (std::uint32_t k = 0; k < 2 && k + 2 < s.matmul.slices; ++k) {
@@ -364,13 +364,13 @@ constexpr void check_op(program_writer& w, std::uint32_t first_task, std::uint32
 template <class Soc>
 constexpr void emit_slice_sums(program_writer& w, const graph_geometry& g, const graph_step& s) {
   const std::uint32_t slices = s.matmul.slices;
-  const std::uint32_t slice_bytes = plan_output_bytes(s.matmul) / slices;
+  const std::uint32_t slice_bytes = matmul::plan_output_bytes(s.matmul) / slices;
   for (std::uint32_t k = 1; k < slices && w.ok(); ++k) {
     const std::uint32_t first_task = w.task_count(), first = w.slot_count();
     const tensor_binding at = tensor_binding{}(operand_role::feature, k == 1 ? s.partials : s.sums[(k - 2) % 2])(
         operand_role::ew_operand, s.partials, k * slice_bytes)(operand_role::output,
                                                                k + 1 == slices ? s.out : s.sums[(k - 1) % 2]);
-    emit_bound(w, g, at, [&] { emit_ew(w, s.ew); });
+    emit_bound(w, g, at, [&] { sdp::emit(w, s.ew); });
     if (k == 1) check_op<Soc>(w, first_task, first);
   }
 }

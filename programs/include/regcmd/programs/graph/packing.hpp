@@ -51,18 +51,18 @@ constexpr result<std::span<Byte>> tensor_bytes(const graph_tensor& x, std::span<
 template <class T>
 constexpr status pack_operand(graph_step_of<graph_op_kind::matmul>, const graph_step& s, operand_role role,
                               std::string_view, std::span<const T> host, std::span<std::uint8_t> out) {
-  return role == operand_role::weight ? pack_weights<T>(s.matmul, host, out) : pack_features<T>(s.matmul.whole, host, out);
+  return role == operand_role::weight ? matmul::pack_weights<T>(s.matmul, host, out) : matmul::pack_features<T>(s.matmul.whole, host, out);
 }
 template <class T>
 constexpr status pack_operand(graph_step_of<graph_op_kind::ew>, const graph_step& s, operand_role role, std::string_view,
                               std::span<const T> host, std::span<std::uint8_t> out) {
-  if (role == operand_role::ew_operand && s.ew.operand == ew_operand::per_channel) return pack_ew_vector<T>(s.ew, host, out);
-  return pack_ew_tensor<T>(s.ew, host, out);
+  if (role == operand_role::ew_operand && s.ew.operand == ew_operand::per_channel) return sdp::pack_vector<T>(s.ew, host, out);
+  return sdp::pack_tensor<T>(s.ew, host, out);
 }
 template <class T>
 constexpr status pack_operand(graph_step_of<graph_op_kind::act>, const graph_step& s, operand_role, std::string_view,
                               std::span<const T> host, std::span<std::uint8_t> out) {
-  return pack_ew_tensor<T>(s.act, host, out);
+  return sdp::pack_tensor<T>(s.act, host, out);
 }
 // NHWC features and residuals, OHWI weights.
 template <class T>
@@ -71,9 +71,9 @@ constexpr status pack_operand(graph_step_of<graph_op_kind::conv>, const graph_st
   if constexpr (conv_element<T>) {
     if (role == operand_role::weight && s.bias != no_op)
       return make_error(rules::conv_weights_with_bias, "graph", "tensor").with_note(name);
-    if (role == operand_role::weight) return pack_conv_weights<T>(s.conv.conv, host, conv_weight_order::ohwi, out);
-    if (role == operand_role::residual) return pack_conv_residual<T>(s.conv.conv, host, tensor_order::nhwc, out);
-    return pack_conv_features<T>(s.conv.conv, host, tensor_order::nhwc, out);
+    if (role == operand_role::weight) return conv::pack_weights<T>(s.conv.conv, host, conv_weight_order::ohwi, out);
+    if (role == operand_role::residual) return conv::pack_residual<T>(s.conv.conv, host, tensor_order::nhwc, out);
+    return conv::pack_features<T>(s.conv.conv, host, tensor_order::nhwc, out);
   } else {
     return make_error(rules::host_size, "graph", "element type").with_note(name);
   }
@@ -81,34 +81,34 @@ constexpr status pack_operand(graph_step_of<graph_op_kind::conv>, const graph_st
 template <class T>  // NHWC
 constexpr status pack_operand(graph_step_of<graph_op_kind::pool>, const graph_step& s, operand_role, std::string_view,
                               std::span<const T> host, std::span<std::uint8_t> out) {
-  return pack_ew_tensor<T>(pool_image(s.pool, false), host, out);
+  return sdp::pack_tensor<T>(pool_image(s.pool, false), host, out);
 }
 
 template <class T>
 constexpr status unpack_result(graph_step_of<graph_op_kind::matmul>, const graph_step& s, std::span<const std::uint8_t> in,
                                std::span<T> host) {
-  if (s.sums_slices()) return unpack_ew_tensor<T>(s.ew, in, host);  // the last add's output
-  return finish_plan<T>(s.matmul, in, host);
+  if (s.sums_slices()) return sdp::unpack_tensor<T>(s.ew, in, host);  // the last add's output
+  return matmul::finish_plan<T>(s.matmul, in, host);
 }
 template <class T>
 constexpr status unpack_result(graph_step_of<graph_op_kind::ew>, const graph_step& s, std::span<const std::uint8_t> in,
                                std::span<T> host) {
-  return unpack_ew_tensor<T>(s.ew, in, host);
+  return sdp::unpack_tensor<T>(s.ew, in, host);
 }
 template <class T>
 constexpr status unpack_result(graph_step_of<graph_op_kind::act>, const graph_step& s, std::span<const std::uint8_t> in,
                                std::span<T> host) {
-  return unpack_ew_tensor<T>(s.act, in, host);
+  return sdp::unpack_tensor<T>(s.act, in, host);
 }
 template <class T>
 constexpr status unpack_result(graph_step_of<graph_op_kind::conv>, const graph_step& s, std::span<const std::uint8_t> in,
                                std::span<T> host) {
-  return unpack_conv_output<T>(s.conv.conv, in, tensor_order::nhwc, host);
+  return conv::unpack_output<T>(s.conv.conv, in, tensor_order::nhwc, host);
 }
 template <class T>
 constexpr status unpack_result(graph_step_of<graph_op_kind::pool>, const graph_step& s, std::span<const std::uint8_t> in,
                                std::span<T> host) {
-  return unpack_ew_tensor<T>(pool_image(s.pool, true), in, host);
+  return sdp::unpack_tensor<T>(pool_image(s.pool, true), in, host);
 }
 }  // namespace detail
 
@@ -127,7 +127,7 @@ constexpr status pack_tensor(const graph_geometry& g, std::string_view name, std
 
 // A conv's weights (OHWI) and, for a quantized conv, its bias operand: the int32 bias (empty
 // without spec.bias) less the input zero point's correction (conv_packing.hpp:
-// pack_conv_bias). `conv` is the conv's output name; `weight_buffer` and `bias_buffer` the
+// conv::pack_bias). `conv` is the conv's output name; `weight_buffer` and `bias_buffer` the
 // whole buffers of those roles (an fp16 conv has no bias: an empty span).
 template <class T>
 constexpr status pack_conv(const graph_geometry& g, std::string_view conv, std::span<const T> weights,
@@ -140,14 +140,14 @@ constexpr status pack_conv(const graph_geometry& g, std::string_view conv, std::
   const graph_tensor& w = g.tensors[s.b];
   const result<std::span<std::uint8_t>> w_bytes = detail::tensor_bytes(w, weight_buffer);
   if (!w_bytes) return w_bytes.err();
-  if (status r = pack_conv_weights<T>(s.conv.conv, weights, conv_weight_order::ohwi, w_bytes.value()); !r) return r;
+  if (status r = conv::pack_weights<T>(s.conv.conv, weights, conv_weight_order::ohwi, w_bytes.value()); !r) return r;
   if (s.bias == no_op) {
     if (!bias.empty()) return make_error(rules::host_size, "conv bias").with_note(conv);  // an fp16 conv has none
     return {};
   }
   const result<std::span<std::uint8_t>> b_bytes = detail::tensor_bytes(g.tensors[s.bias], bias_buffer);
   if (!b_bytes) return b_bytes.err();
-  return pack_conv_bias<T>(s.conv.conv, bias, weights, conv_weight_order::ohwi, b_bytes.value());
+  return conv::pack_bias<T>(s.conv.conv, bias, weights, conv_weight_order::ohwi, b_bytes.value());
 }
 
 // An output of the graph from its buffer back to the host.

@@ -159,7 +159,7 @@ struct graph_step_of<graph_op_kind::matmul> : detail::step_defaults {
     if (status r = check_request<Soc>(m); !r) return r.err();
     // N padded to the weight tile, bounded before it is rounded to 32 bits (core/math.hpp):
     // a wider N is the plan's operand-size error
-    const std::uint64_t padded_n = round_up(m.N, weight_tile_n<Soc>(m.dtype.features));
+    const std::uint64_t padded_n = round_up(m.N, matmul::weight_tile_n<Soc>(m.dtype.features));
     const result<ew_geometry> add =
         padded_n > UINT32_MAX
             ? result<ew_geometry>{make_error(rules::operand_size, "graph", "N", padded_n)}
@@ -185,21 +185,21 @@ struct graph_step_of<graph_op_kind::matmul> : detail::step_defaults {
   static constexpr detail::op_uses uses(const graph_op& op, const graph_step& s) {
     const plan_shape& p = s.matmul;
     detail::op_uses u;
-    u(op.a, operand_role::feature, detail::matmul_feature_format(p), plan_feature_bytes(p));
+    u(op.a, operand_role::feature, detail::matmul_feature_format(p), matmul::plan_feature_bytes(p));
     u(op.b, operand_role::weight, weight_format(p.whole.in, p.whole.K, p.whole.N), p.weight_bytes());
     if (s.sums_slices()) return u(op.out, operand_role::output, detail::sdp_format(s.ew), s.ew.tensor_bytes());
-    return u(op.out, operand_role::output, detail::matmul_output_format(p), plan_output_bytes(p));
+    return u(op.out, operand_role::output, detail::matmul_output_format(p), matmul::plan_output_bytes(p));
   }
   static constexpr bool on_sdp(const graph_step& s) { return s.sums_slices(); }
   static constexpr program_size size(const graph_step& s) {
     const program_size sums = ew_kind::size(s.ew);  // per add, when K is split
     const std::size_t adds = s.matmul.slices - 1;
-    return {plan_entries(s.matmul) + adds * sums.entries, plan_slots(s.matmul) + adds * sums.slots,
+    return {matmul::plan_entries(s.matmul) + adds * sums.entries, matmul::plan_slots(s.matmul) + adds * sums.slots,
             s.matmul.tasks() + adds * sums.tasks};
   }
   template <class Soc>
   static constexpr void emit(program_writer& w, const graph_step& s) {
-    emit_plan<Soc>(w, s.matmul);
+    matmul::emit_plan<Soc>(w, s.matmul);
   }
   static constexpr bool checks_itself = true;  // each tile template
 };
@@ -227,7 +227,7 @@ struct graph_step_of<graph_op_kind::ew> : detail::step_defaults {
   static constexpr program_size size(const graph_step& s) { return ew_kind::size(s.ew); }
   template <class Soc>
   static constexpr void emit(program_writer& w, const graph_step& s) {
-    emit_ew(w, s.ew);
+    sdp::emit(w, s.ew);
   }
   static constexpr bool same_op(const graph_step& a, const graph_step& b) { return a.ew == b.ew; }
 };
@@ -249,11 +249,11 @@ struct graph_step_of<graph_op_kind::act> : detail::step_defaults {
   static constexpr bool on_sdp(const graph_step&) { return true; }
   static constexpr bool reads_flat_view = true;
   static constexpr program_size size(const graph_step& s) {
-    return {act_entries(s.act), std::size_t{s.act.tasks()} * 4, s.act.tasks()};
+    return {act::entries_of(s.act), std::size_t{s.act.tasks()} * 4, s.act.tasks()};
   }
   template <class Soc>
   static constexpr void emit(program_writer& w, const graph_step& s) {
-    emit_act(w, s.act);
+    act::emit(w, s.act);
   }
 };
 
@@ -264,7 +264,7 @@ struct graph_step_of<graph_op_kind::conv> : detail::step_defaults {
   static constexpr status resolve(const graph_op& op, graph_step& s) {
     const result<conv_geometry> g = resolve_conv(op.conv);
     if (!g) return g.err();
-    const result<conv_plan> p = plan_conv<Soc>(g.value());
+    const result<conv_plan> p = conv::plan<Soc>(g.value());
     if (!p) return p.err();
     s.conv = p.value();
     return {};
@@ -272,23 +272,23 @@ struct graph_step_of<graph_op_kind::conv> : detail::step_defaults {
   static constexpr detail::op_uses uses(const graph_op& op, const graph_step& s) {
     const conv_geometry& g = s.conv.conv;
     detail::op_uses u;
-    u(op.a, operand_role::feature, detail::conv_input_format(g), conv_feature_bytes(g));
-    u(op.b, operand_role::weight, detail::conv_weight_format(g), conv_weight_bytes(g));
+    u(op.a, operand_role::feature, detail::conv_input_format(g), conv::feature_bytes(g));
+    u(op.b, operand_role::weight, detail::conv_weight_format(g), conv::weight_bytes(g));
     if (g.spec.residual_add)  // the output's cube, at the residual's quantization
-      u(op.c, operand_role::residual, detail::conv_residual_format(g), conv_residual_bytes(g));
-    return u(op.out, operand_role::output, detail::conv_output_format(g), conv_output_bytes(g));
+      u(op.c, operand_role::residual, detail::conv_residual_format(g), conv::residual_bytes(g));
+    return u(op.out, operand_role::output, detail::conv_output_format(g), conv::output_bytes(g));
   }
   // A quantized conv's bias (and the correction every quantized conv reads with it).
   static constexpr std::uint64_t bias_bytes(const graph_step& s) {
-    return s.conv.conv.quantized() ? conv_bias_bytes(s.conv.conv) : 0;
+    return s.conv.conv.quantized() ? conv::bias_bytes(s.conv.conv) : 0;
   }
   static constexpr bool on_sdp(const graph_step&) { return false; }
   static constexpr program_size size(const graph_step& s) {
-    return {s.conv.tasks() * conv_task_entries, std::size_t{s.conv.tasks()} * 6, s.conv.tasks()};
+    return {s.conv.tasks() * conv::task_entries, std::size_t{s.conv.tasks()} * 6, s.conv.tasks()};
   }
   template <class Soc>
   static constexpr void emit(program_writer& w, const graph_step& s) {
-    emit_conv<Soc>(w, s.conv);
+    conv::emit<Soc>(w, s.conv);
   }
 };
 
@@ -311,7 +311,7 @@ struct graph_step_of<graph_op_kind::pool> : detail::step_defaults {
   static constexpr program_size size(const graph_step& s) { return pool_kind::size(s.pool); }
   template <class Soc>
   static constexpr void emit(program_writer& w, const graph_step& s) {
-    emit_pool(w, s.pool);
+    pooling::emit(w, s.pool);
   }
 };
 

@@ -25,8 +25,10 @@
 
 namespace regcmd {
 
+namespace matmul {
 // Entries of one matmul task: 104 register writes + the 4-entry tail.
-inline constexpr std::uint32_t matmul_task_entries = 108;
+inline constexpr std::uint32_t task_entries = 108;
+}  // namespace matmul
 
 // Byte offsets of this task's operands inside their buffers (tiles of a plan).
 struct matmul_offsets {
@@ -43,6 +45,7 @@ struct output_stage {
   bool fp32_to_fp16;           // DPU_OUT_CVT_SCALE.FP32TOFP16_EN
 };
 
+namespace matmul {
 constexpr output_stage output_stage_of(precision out, operand_layout layout) {
   const bool row = layout == operand_layout::row_major;
   switch (out) {
@@ -59,13 +62,13 @@ constexpr output_stage output_stage_of(precision out, operand_layout layout) {
 
 // One matmul task: C = A . B for geometry g, its operands at offsets `at` of their buffers.
 template <class Soc = soc::rk3588>
-constexpr task_desc matmul_task(const matmul_geometry& g, const matmul_offsets& at = {}) {
+constexpr task_desc make_task(const matmul_geometry& g, const matmul_offsets& at = {}) {
   using namespace reg;
   const bool row = g.layout == operand_layout::row_major;
   const precision in = g.in;
   const std::uint32_t M = g.M, K = g.K, N = g.N;
   const std::uint32_t in_bytes = in == precision::fp16 ? 2 : 1;  // int4 sits in int8 CBUF entries
-  const output_stage stage = output_stage_of(g.out, g.layout);
+  const output_stage stage = matmul::output_stage_of(g.out, g.layout);
   const auto weight_bytes = static_cast<std::uint32_t>(bytes_of(in, std::uint64_t{K} * N));
   // Row-major notch: the row in 4-channel units, N/4 - 1 (reference "Key registers", B, the
   // vendor capture); the second half the output pitch in the same units (ork's stride).
@@ -77,7 +80,7 @@ constexpr task_desc matmul_task(const matmul_geometry& g, const matmul_offsets& 
       // GROUP_LINE_OFF reads each row as its own line: set by B and the vendor's int8 capture
       // (0x20000000) for row-major features, clear in A's surface layout.
       .conv_con1 = {.CONV_MODE = conv_mode::direct, .IN_PRECISION = in, .PROC_PRECISION = in, .GROUP_LINE_OFF = row},
-      .conv_con2 = {.FEATURE_GRAINS = row ? feature_grains<Soc>(in, M, K) : M + 1},
+      .conv_con2 = {.FEATURE_GRAINS = row ? matmul::feature_grains<Soc>(in, M, K) : M + 1},
       .data_size0 = {.DATAIN_HEIGHT = M, .DATAIN_WIDTH = 1},
       .data_size1 = {.DATAIN_CHANNEL = K, .DATAIN_CHANNEL_REAL = K - 1},
       .data_size2 = {.DATAOUT_WIDTH = 1},
@@ -121,6 +124,7 @@ constexpr task_desc matmul_task(const matmul_geometry& g, const matmul_offsets& 
   t.dpu->bn = bn_stage_of(g.activation);  // bypassed without an activation
   return t;
 }
+}  // namespace matmul
 
 // A matmul program: one task.
 struct matmul_kind {
@@ -129,18 +133,17 @@ struct matmul_kind {
   static constexpr std::string_view name = "matmul";
   template <class Soc>
   static constexpr result<geometry> resolve(const spec& s) { return regcmd::resolve<Soc>(s); }
-  static constexpr program_size size(const geometry&) { return {matmul_task_entries, 4, 1}; }
+  static constexpr program_size size(const geometry&) { return {matmul::task_entries, 4, 1}; }
   static constexpr submit_options options(const geometry&) { return {}; }
   template <class Soc>
-  static constexpr void emit(program_writer& w, const geometry& g) { emit_task(w, matmul_task<Soc>(g)); }
+  static constexpr void emit(program_writer& w, const geometry& g) { emit_task(w, matmul::make_task<Soc>(g)); }
   static constexpr program_checks checks = program_checks::every_rule;
 };
 
 matmul_kind program_kind_of(const matmul_spec&);
 
-// The names before regcmd::fixed and regcmd::build (docs/changelog.md).
-template <matmul_spec Spec, class Soc = soc::rk3588>
-[[deprecated("use regcmd::fixed<spec>()")]] constexpr auto matmul() { return fixed<Spec, Soc>(); }
+// The names before regcmd::fixed and regcmd::build (docs/changelog.md); `matmul<spec>()` went:
+// its name is the family's namespace.
 template <class Soc = soc::rk3588>
 [[deprecated("use regcmd::build(spec)")]] auto build_matmul(const matmul_spec& spec) { return build<Soc>(spec); }
 

@@ -71,6 +71,7 @@ constexpr std::size_t output_offset(operand_layout layout, precision p, std::uin
 
 }  // namespace detail
 
+namespace matmul {
 // A[M][K] (logical) into the feature buffer of geometry g (or of a plan's whole geometry).
 template <class T>
 constexpr status pack_features(const matmul_geometry& g, std::span<const T> a, std::span<std::uint8_t> out) {
@@ -122,7 +123,7 @@ template <class T>
 constexpr status pack_weights(const matmul_geometry& g, std::span<const T> b, std::span<std::uint8_t> out,
                               matmul_weight_order order = matmul_weight_order::k_by_n) {
   if (b.size() != std::size_t{g.logical_K} * g.logical_N) return make_error(rules::host_size, "weights");
-  return pack_weight_block(g.in, g.K, g.N, 0, 0, g.logical_K, g.logical_N, b, order, out);
+  return matmul::pack_weight_block(g.in, g.K, g.N, 0, 0, g.logical_K, g.logical_N, b, order, out);
 }
 
 // B into the weight buffer of a plan: one block per (N tile, K slice).
@@ -134,8 +135,8 @@ constexpr status pack_weights(const plan_shape& p, std::span<const T> b, std::sp
   if (out.size() < p.weight_bytes()) return make_error(rules::buffer_size, "weights", "", out.size());
   for (std::uint32_t j = 0; j < p.n_tiles; ++j)
     for (std::uint32_t s = 0; s < p.slices; ++s) {
-      const status st = pack_weight_block(g.in, p.depth(s), p.cols(j), p.k0(s), p.n0(j), g.logical_K, g.logical_N, b,
-                                          order, out.subspan(p.weight_block_offset(j, s)));
+      const status st = matmul::pack_weight_block(g.in, p.depth(s), p.cols(j), p.k0(s), p.n0(j), g.logical_K, g.logical_N, b,
+                                                  order, out.subspan(p.weight_block_offset(j, s)));
       if (!st) return st;
     }
   return {};
@@ -163,8 +164,8 @@ constexpr status finish_plan_rows(const plan_shape& p, std::span<const std::uint
   const matmul_geometry& g = p.whole;
   const std::size_t rows = g.logical_N ? c.size() / g.logical_N : 0;
   if (c.size() != rows * g.logical_N || first > g.M || rows > g.M - first) return make_error(rules::host_size, "output");
-  if (in.size() < plan_output_bytes(p)) return make_error(rules::buffer_size, "output", "", in.size());
-  const std::size_t per_slice = plan_output_bytes(p) / p.slices;
+  if (in.size() < matmul::plan_output_bytes(p)) return make_error(rules::buffer_size, "output", "", in.size());
+  const std::size_t per_slice = matmul::plan_output_bytes(p) / p.slices;
   const bool is_float = g.out == precision::fp32 || g.out == precision::fp16;
   for (std::uint32_t m = first; m < first + rows; ++m)
     for (std::uint32_t n = 0; n < g.logical_N; ++n) {
@@ -186,7 +187,8 @@ constexpr status finish_plan_rows(const plan_shape& p, std::span<const std::uint
 template <class T>
 constexpr status finish_plan(const plan_shape& p, std::span<const std::uint8_t> in, std::span<T> c) {
   if (c.size() != std::size_t{p.whole.M} * p.whole.logical_N) return make_error(rules::host_size, "output");
-  return finish_plan_rows<T>(p, in, 0, c);
+  return matmul::finish_plan_rows<T>(p, in, 0, c);
 }
+}  // namespace matmul
 
 }  // namespace regcmd

@@ -25,7 +25,7 @@
 //   weight   one packed block per (N tile, K slice), in that order (packing.hpp)
 //   output   [M][N] at output_pitch when there is one slice; otherwise the partials,
 //            [slice][M][N] in the accumulator precision (fp32 for fp16 inputs, int32 for
-//            int8, int16 for int4), summed (and converted) by finish_plan().
+//            int8, int16 for int4), summed (and converted) by matmul::finish_plan().
 // Surface plans lay out every buffer tile after tile in the surface layout; they split K
 // and N but not M (an M tile of an NC1HWC2 tensor is not contiguous).
 
@@ -77,10 +77,12 @@ struct plan_options {
   friend constexpr bool operator==(const plan_options&, const plan_options&) = default;
 };
 
+namespace matmul {
 // The accumulator precision a K-split's partial outputs use.
 constexpr precision partial_precision(precision in) {
   return in == precision::fp16 ? precision::fp32 : in == precision::int8 ? precision::int32 : precision::int16;
 }
+}  // namespace matmul
 
 struct plan_shape {
   matmul_geometry whole;          // the full operation (K, N padded), as one op would see it
@@ -134,10 +136,10 @@ constexpr std::uint32_t grid_ceiling(const matmul_geometry& g, schedule requeste
   auto ceiling = static_cast<std::uint32_t>(decltype(reg::CNA_CONV_CON2::FEATURE_GRAINS)::shape.max_value() - 1);
   const std::uint32_t depths[] = {k_slice, g.K % k_slice ? g.K % k_slice : k_slice};
   for (std::uint32_t k : depths) {
-    schedule s = resolve_schedule(tile_schedule(requested, g.in, k), g.in, k);
+    schedule s = matmul::resolve_schedule(tile_schedule(requested, g.in, k), g.in, k);
     if (g.layout == operand_layout::surface)
       s = bank_split_valid_k(g.in, k) ? schedule::bank_split : schedule::template_split;
-    std::uint32_t c = m_ceiling<Soc>(g.in, k, s);
+    std::uint32_t c = matmul::m_ceiling<Soc>(g.in, k, s);
     // Implementation A's split counts the banks the whole feature occupies (resolve).
     if (g.layout == operand_layout::surface && s == schedule::bank_split)
       c = std::min(c, static_cast<std::uint32_t>((Soc::cbuf_banks - 1) * Soc::cbuf_bank_bytes / bytes_of(g.in, k)));
@@ -161,6 +163,7 @@ constexpr std::uint64_t output_traffic(const matmul_geometry& g, precision out, 
 }
 }  // namespace detail
 
+namespace matmul {
 // The traffic of the operation at its least: each operand read once and the result
 // written once, in the layouts the NPU reads and writes them (K padded to 32, N to the
 // weight tile, int4 rows of K bytes). What a plan's traffic is measured against.
@@ -184,7 +187,7 @@ constexpr program_cost estimate_cost(const plan_shape& p) {
   put(stream::output, p.slices * (full_tiles * detail::output_traffic(g, p.partial, p.n_tile) +
                                   (rest_cols ? detail::output_traffic(g, p.partial, rest_cols) : 0)));
   c.tasks = p.tasks();
-  c.entries = c.tasks * matmul_task_entries;
+  c.entries = c.tasks * matmul::task_entries;
   c.macs[static_cast<std::size_t>(mac_class_of(g.in))] = std::uint64_t{g.M} * g.N * g.K;
   c.dpu_elements = std::uint64_t{p.slices} * g.M * g.N;
   if (p.options.device_sum_tasks && p.slices > 1) {
@@ -197,6 +200,7 @@ constexpr program_cost estimate_cost(const plan_shape& p) {
   put(stream::regcmd, c.entries * 8);
   return c;
 }
+}  // namespace matmul
 
 // Every grid the planner weighed, and the one it took: what `regcmd-gen --plan --explain`
 // prints. `previous` is the grid the fewest-tasks rule takes.
@@ -231,7 +235,7 @@ constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& o
   // checked in 64 bits (saturated) before any size is rounded to 32 (core/math.hpp).
   {
     const precision in = spec.dtype.features;
-    const std::uint64_t K = round_up(spec.K, weight_tile_k<Soc>(in)), N = round_up(spec.N, weight_tile_n<Soc>(in));
+    const std::uint64_t K = round_up(spec.K, matmul::weight_tile_k<Soc>(in)), N = round_up(spec.N, matmul::weight_tile_n<Soc>(in));
     auto bytes = [](precision p, std::uint64_t count) { return saturating_mul(count, traits(p).bits_per_element) / 8; };
     const std::uint64_t features = bytes(in, saturating_mul(spec.M, K)), weights = bytes(in, saturating_mul(K, N)),
                         outputs = bytes(spec.out_dtype, saturating_mul(spec.M, N));
@@ -247,17 +251,17 @@ constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& o
   g.M = spec.M;
   g.logical_K = spec.K;
   g.logical_N = spec.N;
-  g.K = align_up(spec.K, weight_tile_k<Soc>(g.in));
-  g.N = align_up(spec.N, weight_tile_n<Soc>(g.in));
+  g.K = align_up(spec.K, matmul::weight_tile_k<Soc>(g.in));
+  g.N = align_up(spec.N, matmul::weight_tile_n<Soc>(g.in));
   g.layout = spec.layout;
   g.sched = spec.sched;  // as requested; each tile resolves its own
   g.activation = float_activation(spec.activation, spec.leaky_slope, "plan").value();  // checked by check_request
 
   p.n_tiles = ceil_div(g.N, Soc::max_n);
-  p.n_tile = align_up(ceil_div(g.N, p.n_tiles), weight_tile_n<Soc>(g.in));
+  p.n_tile = align_up(ceil_div(g.N, p.n_tiles), matmul::weight_tile_n<Soc>(g.in));
   if (options.k_slice != 0) {
     if (!k_slice_fits<Soc>(options.k_slice)) return make_error(rules::k_slice_max, "plan", "k_slice", options.k_slice);
-    if (options.k_slice % weight_tile_k<Soc>(g.in) != 0)
+    if (options.k_slice % matmul::weight_tile_k<Soc>(g.in) != 0)
       return make_error(rules::k_alignment, "plan", "k_slice", options.k_slice);
     if (options.whole_k) return make_error(rules::k_slice_max, "plan", "k_slice", options.k_slice).with_note("whole_k splits no K");
   }
@@ -267,7 +271,7 @@ constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& o
   // candidate schedules: the one requested, and with the automatic one the bank split too
   // (surface tiles take implementation A's split whatever is asked).
   const std::uint32_t first = k_fits_one_op<Soc>(g.K) ? 1 : ceil_div(g.K, Soc::max_k_slice);
-  const std::uint32_t last = options.k_slice || options.whole_k ? first : std::min(g.K / weight_tile_k<Soc>(g.in), first + 64);
+  const std::uint32_t last = options.k_slice || options.whole_k ? first : std::min(g.K / matmul::weight_tile_k<Soc>(g.in), first + 64);
   const bool weigh_schedules = options.objective == plan_objective::lowest_bound && spec.sched == schedule::automatic &&
                                g.layout == operand_layout::row_major;
   const schedule schedules[] = {spec.sched, schedule::bank_split};
@@ -279,7 +283,7 @@ constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& o
   std::uint64_t fewest_partials = ~std::uint64_t{0};  // of the grids passed over for their partials' size
   std::uint32_t last_k_slice = 0;
   for (std::uint32_t n = first; n <= last; ++n) {
-    const std::uint32_t k_slice = options.k_slice ? options.k_slice : align_up(ceil_div(g.K, n), weight_tile_k<Soc>(g.in));
+    const std::uint32_t k_slice = options.k_slice ? options.k_slice : align_up(ceil_div(g.K, n), matmul::weight_tile_k<Soc>(g.in));
     const std::uint32_t slices = ceil_div(g.K, k_slice);
     if (slices > 1 && !k_slice_fits<Soc>(k_slice)) continue;
     if (slices == 1 && !k_fits_one_op<Soc>(k_slice)) continue;
@@ -304,7 +308,7 @@ constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& o
       c.k_slice = std::min(k_slice, g.K);
       c.m_tiles = m_tiles;
       c.m_tile = ceil_div(g.M, m_tiles);
-      c.partial = slices > 1 && options.device_sum_tasks == 0 ? partial_precision(g.in) : g.out;
+      c.partial = slices > 1 && options.device_sum_tasks == 0 ? matmul::partial_precision(g.in) : g.out;
       // A grid whose partials would not fit the 32-bit address space is no candidate (the
       // check after the choice then only refuses shapes no grid fits).
       const std::uint64_t partials = std::uint64_t{slices} * detail::output_traffic(g, c.partial, g.N);
@@ -312,7 +316,7 @@ constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& o
         fewest_partials = std::min(fewest_partials, partials);
         continue;
       }
-      const program_cost cost = estimate_cost(c);
+      const program_cost cost = matmul::estimate_cost(c);
       const time_bound bound = roofline(cost, rates);
       const plan_candidate seen{slices, c.k_slice, m_tiles, c.m_tile, p.n_tiles, schedules[si], cost.tasks,
                                 cost.traffic(), bound.ns(), bound.limited_by()};
@@ -340,10 +344,10 @@ constexpr result<plan_shape> plan(const matmul_spec& spec, const plan_options& o
   }
   if (explain) {
     explain->count = std::min(count, static_cast<std::uint32_t>(explain->candidates.size()));
-    explain->minimum_traffic = minimum_traffic(g);
+    explain->minimum_traffic = matmul::minimum_traffic(g);
   }
   p = best_shape;
-  p.partial = p.slices > 1 && options.device_sum_tasks == 0 ? partial_precision(g.in) : g.out;
+  p.partial = p.slices > 1 && options.device_sum_tasks == 0 ? matmul::partial_precision(g.in) : g.out;
   if (g.layout == operand_layout::row_major) {
     // K-split partials are packed rows: their pitch is the partial row, not the output's.
     const result<row_pitches> pitches = resolve_pitches(g.in, p.partial, g.K, g.N, spec.feature_pitch,
@@ -374,6 +378,7 @@ struct plan_tile {
   matmul_offsets at;
 };
 
+namespace matmul {
 constexpr plan_tile tile_of(const plan_shape& p, std::uint32_t m, std::uint32_t j, std::uint32_t s) {
   const matmul_geometry& g = p.whole;
   const bool row = g.layout == operand_layout::row_major;
@@ -416,6 +421,7 @@ constexpr std::uint32_t plan_output_bytes(const plan_shape& p) {
                                       : g.M * p.output_pitch;
   return p.slices * per_slice;
 }
+}  // namespace matmul
 
 namespace detail {
 // One tile task prepared once per distinct (rows, depth, cols) and validated on its own;
@@ -423,7 +429,7 @@ namespace detail {
 // thousands of tasks cheap to build at compile time.
 struct tile_template {
   std::uint32_t rows = 0, depth = 0, cols = 0;
-  program<matmul_task_entries, 1, 4> task;
+  program<matmul::task_entries, 1, 4> task;
 };
 
 // A copy of a tile template: its body, with the slots pointing at this tile's operands.
@@ -432,7 +438,7 @@ struct tile_copy {
   task_body body{};
 };
 
-constexpr void copy_tile(tile_copy& out, const program<matmul_task_entries, 1, 4>& tile, const matmul_offsets& at) {
+constexpr void copy_tile(tile_copy& out, const program<matmul::task_entries, 1, 4>& tile, const matmul_offsets& at) {
   const task& k = tile.tasks[0];
   for (std::uint32_t s = 0; s < tile.slot_count; ++s) {
     slot& mine = out.slots[s];
@@ -445,6 +451,7 @@ constexpr void copy_tile(tile_copy& out, const program<matmul_task_entries, 1, 4
 }
 }  // namespace detail
 
+namespace matmul {
 // Writes every task of the plan: M tile by M tile, then N tile, then K slice; with delta
 // tasks, each copy after the first two carries only what differs from the task that last
 // used its ping-pong register group.
@@ -462,7 +469,7 @@ constexpr void emit_plan(program_writer& w, const plan_shape& p) {
   for (std::uint32_t s = 0; s < p.slices && w.ok(); ++s)
     for (std::uint32_t j = 0; j < p.n_tiles && w.ok(); ++j)
       for (std::uint32_t m = 0; m < p.m_tiles && w.ok(); ++m, ++index) {
-        const plan_tile t = tile_of(p, m, j, s);
+        const plan_tile t = matmul::tile_of(p, m, j, s);
         const detail::tile_template* tile = nullptr;
         for (std::uint32_t i = 0; i < template_count; ++i)
           if (templates[i].rows == t.shape.M && templates[i].depth == t.shape.K && templates[i].cols == t.shape.N)
@@ -475,7 +482,7 @@ constexpr void emit_plan(program_writer& w, const plan_shape& p) {
           fresh.cols = t.shape.N;
           const result<matmul_geometry> g = shape_geometry<Soc>(t.shape);
           if (!g) return w.fail(g.err());
-          if (status st = fill(fresh.task, [&](program_writer& tw) { emit_task(tw, matmul_task<Soc>(g.value())); }); !st)
+          if (status st = fill(fresh.task, [&](program_writer& tw) { emit_task(tw, matmul::make_task<Soc>(g.value())); }); !st)
             return w.fail(st.err());
           if (status st = validate<Soc>(fresh.task.view(), "plan tile"); !st) return w.fail(st.err());
           tile = &fresh;
@@ -495,8 +502,9 @@ constexpr void emit_plan(program_writer& w, const plan_shape& p) {
 
 // Storage a plan needs at most: every task full (108 entries keep each 16-byte aligned),
 // with slots for its three operands and the next task's program address.
-constexpr std::uint32_t plan_entries(const plan_shape& p) { return p.tasks() * matmul_task_entries; }
+constexpr std::uint32_t plan_entries(const plan_shape& p) { return p.tasks() * matmul::task_entries; }
 constexpr std::uint32_t plan_slots(const plan_shape& p) { return p.tasks() * 4; }
+}  // namespace matmul
 
 // What a plan is asked for: the operation and how to split it.
 struct plan_request {
@@ -513,10 +521,10 @@ struct plan_kind {
   static constexpr std::string_view name = "plan";
   template <class Soc>
   static constexpr result<geometry> resolve(const spec& s) { return plan<Soc>(s.matmul, s.options); }
-  static constexpr program_size size(const geometry& p) { return {plan_entries(p), plan_slots(p), p.tasks()}; }
+  static constexpr program_size size(const geometry& p) { return {matmul::plan_entries(p), matmul::plan_slots(p), p.tasks()}; }
   static constexpr submit_options options(const geometry& p) { return {.delta_tasks = p.options.delta_tasks}; }
   template <class Soc>
-  static constexpr void emit(program_writer& w, const geometry& p) { emit_plan<Soc>(w, p); }
+  static constexpr void emit(program_writer& w, const geometry& p) { matmul::emit_plan<Soc>(w, p); }
   static constexpr program_checks checks = program_checks::structure;
 };
 

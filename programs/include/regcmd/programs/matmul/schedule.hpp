@@ -24,6 +24,7 @@ namespace regcmd {
 
 enum class schedule : std::uint8_t { automatic, template_split, bank_split };
 
+namespace matmul {
 // The production rule (reference: "sched=1 only for pow2 K in [128,2048) fp16 / K in
 // {512,1024} int8, sched=0 (template) otherwise").
 constexpr schedule production_schedule(precision in, std::uint32_t K) {
@@ -33,13 +34,13 @@ constexpr schedule production_schedule(precision in, std::uint32_t K) {
 }
 
 constexpr schedule resolve_schedule(schedule requested, precision in, std::uint32_t K) {
-  return requested == schedule::automatic ? production_schedule(in, K) : requested;
+  return requested == schedule::automatic ? matmul::production_schedule(in, K) : requested;
 }
 
 // The M ceiling of a schedule (rules/cbuf.hpp).
 template <class Soc = soc::rk3588>
 constexpr std::uint32_t m_ceiling(precision in, std::uint32_t K, schedule s) {
-  return m_ceiling<Soc>(in, K, s == schedule::bank_split);
+  return regcmd::m_ceiling<Soc>(in, K, s == schedule::bank_split);
 }
 
 // R: rows per internal M-tile.
@@ -51,7 +52,7 @@ constexpr std::uint32_t rows_per_tile(precision in, std::uint32_t K) {
 // CNA_CONV_CON2.FEATURE_GRAINS = min(M + 1, R); the reference writes 0x1010 = 16 * that.
 template <class Soc = soc::rk3588>
 constexpr std::uint32_t feature_grains(precision in, std::uint32_t M, std::uint32_t K) {
-  return std::min(M + 1, rows_per_tile<Soc>(in, K));
+  return std::min(M + 1, matmul::rows_per_tile<Soc>(in, K));
 }
 
 // DATA_BANK for a row-major matmul.
@@ -68,5 +69,6 @@ constexpr std::uint32_t data_banks(precision in, std::uint32_t M, std::uint32_t 
     return std::max(1u, ceil_div(std::uint64_t{ceil_div(M, int8_row_group)} * K, int8_k_per_bank_step));
   return std::max(1u, ceil_div(bytes_of(in, std::uint64_t{M} * K), Soc::cbuf_bank_bytes));
 }
+}  // namespace matmul
 
 }  // namespace regcmd

@@ -92,6 +92,7 @@ struct matmul_geometry {
   friend constexpr bool operator==(const matmul_geometry&, const matmul_geometry&) = default;
 };
 
+namespace matmul {
 // The weight tile's N and K per input precision: the SoC's native B tile (core/soc.hpp; on
 // RK3588 every tile is 1 KB, so int4's holds 64 N: regcmd-isa-reference "The precision enum").
 template <class Soc = soc::rk3588>
@@ -102,6 +103,7 @@ template <class Soc = soc::rk3588>
 constexpr std::uint32_t weight_tile_k(precision p) {
   return soc::weight_tile_of<Soc>(p).k;
 }
+}  // namespace matmul
 
 // The widest output row pitch in outputs: NOTCH_ADDR_1 holds it in 4-output units minus
 // one, in 13 bits (reference "Key registers", 0x4038 notch; matmul.hpp checks the width).
@@ -134,8 +136,8 @@ constexpr status check_request(const matmul_spec& s) {
   if (s.dtype.weights != in) return make_error(rules::precision_symmetric, "matmul");
   if (!int8_writes_int32(in, s.out_dtype)) return make_error(rules::int8_output_int32, "matmul");
   if (!Soc::matmul_pair(in, s.out_dtype)) return make_error(rules::precision_pair, "matmul");
-  if (s.tile_pad == tile_padding::none && s.K % weight_tile_k<Soc>(in) != 0) return make_error(rules::k_alignment, "matmul", "K", s.K);
-  if (s.tile_pad == tile_padding::none && s.N % weight_tile_n<Soc>(in) != 0) return make_error(rules::n_alignment, "matmul", "N", s.N);
+  if (s.tile_pad == tile_padding::none && s.K % matmul::weight_tile_k<Soc>(in) != 0) return make_error(rules::k_alignment, "matmul", "K", s.K);
+  if (s.tile_pad == tile_padding::none && s.N % matmul::weight_tile_n<Soc>(in) != 0) return make_error(rules::n_alignment, "matmul", "N", s.N);
   if (in == precision::int4 && s.sched == schedule::bank_split) return make_error(rules::int4_bank_split, "matmul");
   if (s.activation != output_activation::none && s.out_dtype != precision::fp16)
     return make_error(rules::matmul_activation_precision, "matmul", "out_dtype", static_cast<std::uint32_t>(s.out_dtype));
@@ -179,7 +181,7 @@ constexpr result<matmul_geometry> shape_geometry(const matmul_shape& s) {
   g.layout = s.layout;
   g.activation = s.activation;
   if (!n_fits_one_op<Soc>(g.N)) return make_error(rules::n_max, "matmul", "N", g.N);
-  g.sched = resolve_schedule(s.sched, in, g.K);
+  g.sched = matmul::resolve_schedule(s.sched, in, g.K);
 
   if (s.layout == operand_layout::surface) {
     // Implementation A's split: the banks the whole feature occupies (matmul-recipe §1.1 #11).
@@ -189,16 +191,16 @@ constexpr result<matmul_geometry> shape_geometry(const matmul_shape& s) {
   } else {
     g.feature_pitch = s.pitches.feature;
     g.output_pitch = s.pitches.output;
-    g.data_banks = data_banks<Soc>(in, g.M, g.K, g.sched);
+    g.data_banks = matmul::data_banks<Soc>(in, g.M, g.K, g.sched);
   }
 
   const bool split = g.data_banks > 1;
   if (split && !bank_split_valid_k(in, g.K)) return make_error(rules::small_k_bank_split, "matmul", "K", g.K);
   if (!within_fp16_k128_cap(in, g.K, g.M)) return make_error(rules::fp16_k128_cap, "matmul", "M", g.M);
-  if (g.M > m_ceiling<Soc>(in, g.K, split) || !is_bank_split<Soc>(g.data_banks, Soc::cbuf_banks - g.data_banks))
+  if (g.M > regcmd::m_ceiling<Soc>(in, g.K, split) || !is_bank_split<Soc>(g.data_banks, Soc::cbuf_banks - g.data_banks))
     return make_error(m_ceiling_rule(in), "matmul", "M", g.M);
   // FEATURE_GRAINS is min(M + 1, R) row-major, M + 1 in A's surface layout.
-  const std::uint32_t grains = s.layout == operand_layout::surface ? g.M + 1 : feature_grains<Soc>(in, g.M, g.K);
+  const std::uint32_t grains = s.layout == operand_layout::surface ? g.M + 1 : matmul::feature_grains<Soc>(in, g.M, g.K);
   if (!rows_fit_registers(g.M, grains)) return make_error(rules::m_register_limit, "matmul", "M", g.M);
   if (!fits_address_space<Soc>(std::uint64_t{g.M - 1} * g.feature_pitch + matmul_geometry::feature_row_bytes(in, g.K)))
     return make_error(rules::operand_size, "matmul", "feature_pitch", g.feature_pitch);
@@ -215,8 +217,8 @@ constexpr result<matmul_geometry> resolve(const matmul_spec& s) {
   matmul_shape shape{.in = in,
                      .out = s.out_dtype,
                      .M = s.M,
-                     .K = align_up(s.K, weight_tile_k<Soc>(in)),
-                     .N = align_up(s.N, weight_tile_n<Soc>(in)),
+                     .K = align_up(s.K, matmul::weight_tile_k<Soc>(in)),
+                     .N = align_up(s.N, matmul::weight_tile_n<Soc>(in)),
                      .logical_K = s.K,
                      .logical_N = s.N,
                      .layout = s.layout,

@@ -149,16 +149,17 @@ constexpr result<pool_geometry> resolve_pool(const pool_spec& s) {
   return g;
 }
 
+namespace pooling {
 // The bits of a fp16 reciprocal as the average registers take it: fp16(2^16 / k) (RU; AB-POOL's
 // 0x7800 for every kernel is this value at k = 2, its only non-global kernel).
-constexpr std::uint32_t pool_reciprocal(std::uint32_t k) { return float_to_half(65536.0f / static_cast<float>(k)); }
+constexpr std::uint32_t reciprocal(std::uint32_t k) { return float_to_half(65536.0f / static_cast<float>(k)); }
 
 // What pads a max window: -inf for fp16 (0xfc00, RU), -128 for int8 (the 35-bit value's low
 // 32 bits here, its top 3 bits in PADDING_VALUE_2).
-constexpr std::uint32_t pool_max_padding_value(precision p) { return p == precision::fp16 ? 0xfc00u : 0xffffff80u; }
+constexpr std::uint32_t max_padding_value(precision p) { return p == precision::fp16 ? 0xfc00u : 0xffffff80u; }
 
 // One row task of a pooling program: the PPU and its read DMA (ops-reference §5.2, §5.3).
-constexpr task_desc pool_task(const pool_geometry& g, const pool_rows& r) {
+constexpr task_desc make_task(const pool_geometry& g, const pool_rows& r) {
   using namespace reg;
   const bool max = !g.averages();
   const bool padded = g.pad.top + g.pad.bottom + g.pad.left + g.pad.right > 0;
@@ -178,10 +179,10 @@ constexpr task_desc pool_task(const pool_geometry& g, const pool_rows& r) {
       .operation_mode = {.POOLING_METHOD = max ? 1u : 0u, .FLYING_MODE = 1},
       .kernel = {.KERNEL_WIDTH = g.kernel_w - 1, .KERNEL_HEIGHT = g.kernel_h - 1,
                  .KERNEL_STRIDE_WIDTH = g.stride_x - 1, .KERNEL_STRIDE_HEIGHT = g.stride_y - 1},
-      .recip_kernel_width = {.RECIP_KERNEL_WIDTH = max ? 0u : pool_reciprocal(g.kernel_w)},
-      .recip_kernel_height = {.RECIP_KERNEL_HEIGHT = max ? 0u : pool_reciprocal(g.kernel_h)},
+      .recip_kernel_width = {.RECIP_KERNEL_WIDTH = max ? 0u : pooling::reciprocal(g.kernel_w)},
+      .recip_kernel_height = {.RECIP_KERNEL_HEIGHT = max ? 0u : pooling::reciprocal(g.kernel_h)},
       .padding = {.PAD_LEFT = g.pad.left, .PAD_TOP = r.pad_top, .PAD_RIGHT = g.pad.right, .PAD_BOTTOM = r.pad_bottom},
-      .padding_value_1 = {.PAD_VALUE_0 = max && padded ? pool_max_padding_value(g.dtype) : 0u},
+      .padding_value_1 = {.PAD_VALUE_0 = max && padded ? pooling::max_padding_value(g.dtype) : 0u},
       .padding_value_2 = {.PAD_VALUE_1 = max && padded && g.dtype == precision::int8 ? 7u : 0u},
       .output = {operand_role::output, r.first * out_row, out_extent},
       // the output surface in 16-byte units (RU; the xml field 31:4), and INDEX_ADD the same
@@ -202,11 +203,12 @@ constexpr task_desc pool_task(const pool_geometry& g, const pool_rows& r) {
 }
 
 // Entries of a task: 18 PPU and 8 PPU_RDMA writes, the 4-entry tail (30, even).
-inline constexpr std::uint32_t pool_task_entries = 30;
+inline constexpr std::uint32_t task_entries = 30;
 
-constexpr void emit_pool(program_writer& w, const pool_geometry& g) {
-  for (std::uint32_t t = 0; t < g.tasks() && w.ok(); ++t) emit_task(w, pool_task(g, g.task_rows(t)));
+constexpr void emit(program_writer& w, const pool_geometry& g) {
+  for (std::uint32_t t = 0; t < g.tasks() && w.ok(); ++t) emit_task(w, pooling::make_task(g, g.task_rows(t)));
 }
+}  // namespace pooling
 
 // A pooling program: its row tasks, ping-pong on (the vendor driver's PC|BLOCK|PINGPONG
 // submit, AB-POOL).
@@ -217,11 +219,11 @@ struct pool_kind {
   template <class Soc>
   static constexpr result<geometry> resolve(const spec& s) { return resolve_pool<Soc>(s); }
   static constexpr program_size size(const geometry& g) {
-    return {g.tasks() * pool_task_entries, std::size_t{g.tasks()} * 3, g.tasks()};
+    return {g.tasks() * pooling::task_entries, std::size_t{g.tasks()} * 3, g.tasks()};
   }
   static constexpr submit_options options(const geometry&) { return {.pingpong = true}; }
   template <class Soc>
-  static constexpr void emit(program_writer& w, const geometry& g) { emit_pool(w, g); }
+  static constexpr void emit(program_writer& w, const geometry& g) { pooling::emit(w, g); }
   static constexpr program_checks checks = program_checks::every_rule;
 };
 

@@ -86,13 +86,14 @@ constexpr result<ew_geometry> resolve_ew(const ew_spec& s) {
 }
 
 
+namespace sdp {
 // Entries of one SDP task: 53 register writes, the 4-entry tail and the padding that
 // starts the next task on 16 bytes.
-inline constexpr std::uint32_t ew_task_entries = 58;
+inline constexpr std::uint32_t task_entries = 58;
 
 // One SDP task over `shape`: a DPU + DPU_RDMA task of the skeleton (regcmd/task/task.hpp) in
 // the vendor's element-wise write list (the DPU without OFFSET_PEND, 0x40C4 and the LUT).
-constexpr task_desc ew_task(const ew_geometry& g, const ew_task_shape& shape, const ew_offsets& at = {}) {
+constexpr task_desc make_task(const ew_geometry& g, const ew_task_shape& shape, const ew_offsets& at = {}) {
   const bool channel = g.operand == ew_operand::per_channel;
   const detail::ew_config config = detail::ew_config_of(g.dtype, g.op, g.operand);
   task_desc t = sdp_task(g, shape, at);
@@ -111,14 +112,15 @@ constexpr task_desc ew_task(const ew_geometry& g, const ew_task_shape& shape, co
 }
 
 // Every task of an element-wise op: one in the surface layout, one per 8000 pixels flat.
-constexpr void emit_ew(program_writer& w, const ew_geometry& g) {
+constexpr void emit(program_writer& w, const ew_geometry& g) {
   for (std::uint32_t t = 0; t < g.tasks() && w.ok(); ++t) {
     const std::uint32_t at = g.task_offset(t);
-    emit_task(w, ew_task(g, g.task_shape(t), {at, g.operand == ew_operand::per_element ? at : 0, at}));
+    emit_task(w, sdp::make_task(g, g.task_shape(t), {at, g.operand == ew_operand::per_element ? at : 0, at}));
   }
 }
 
-constexpr std::uint32_t ew_entries(const ew_geometry& g) { return g.tasks() * ew_task_entries; }
+constexpr std::uint32_t entries_of(const ew_geometry& g) { return g.tasks() * task_entries; }
+}  // namespace sdp
 
 // An element-wise program: its tasks, with ping-pong off (the reference runs SDP so).
 struct ew_kind {
@@ -127,10 +129,10 @@ struct ew_kind {
   static constexpr std::string_view name = "ew";
   template <class Soc>
   static constexpr result<geometry> resolve(const spec& s) { return resolve_ew<Soc>(s); }
-  static constexpr program_size size(const geometry& g) { return {ew_entries(g), std::size_t{g.tasks()} * 4, g.tasks()}; }
+  static constexpr program_size size(const geometry& g) { return {sdp::entries_of(g), std::size_t{g.tasks()} * 4, g.tasks()}; }
   static constexpr submit_options options(const geometry&) { return {.pingpong = false}; }
   template <class Soc>
-  static constexpr void emit(program_writer& w, const geometry& g) { emit_ew(w, g); }
+  static constexpr void emit(program_writer& w, const geometry& g) { sdp::emit(w, g); }
   static constexpr program_checks checks = program_checks::every_rule;
 };
 

@@ -50,10 +50,11 @@ constexpr T ew_value(precision p, std::uint32_t bits) {
 }
 }  // namespace detail
 
+namespace sdp {
 // a[M][N] (row-major host array) into the layout of an input, a per-element operand or an
 // output of geometry g.
 template <class T>
-constexpr status pack_ew_tensor(const sdp_shape& g, std::span<const T> a, std::span<std::uint8_t> out) {
+constexpr status pack_tensor(const sdp_shape& g, std::span<const T> a, std::span<std::uint8_t> out) {
   if (a.size() != std::size_t{g.M} * g.N) return make_error(rules::host_size, "ew tensor", "", a.size());
   if (out.size() < g.tensor_bytes()) return make_error(rules::buffer_size, "ew tensor", "", out.size());
   detail::fill_zero(out.first(g.tensor_bytes()));
@@ -66,7 +67,7 @@ constexpr status pack_ew_tensor(const sdp_shape& g, std::span<const T> a, std::s
 
 // v[N] into the per-channel operand of geometry g.
 template <class T>
-constexpr status pack_ew_vector(const sdp_shape& g, std::span<const T> v, std::span<std::uint8_t> out) {
+constexpr status pack_vector(const sdp_shape& g, std::span<const T> v, std::span<std::uint8_t> out) {
   if (v.size() != g.N) return make_error(rules::ew_vector_size, "ew vector", "", v.size());
   if (out.size() < std::size_t{g.padded_N} * g.element_bytes())
     return make_error(rules::buffer_size, "ew vector", "", out.size());
@@ -80,7 +81,7 @@ constexpr status pack_ew_vector(const sdp_shape& g, std::span<const T> v, std::s
 // an SDP reading the flat layout (the vendor's compiler broadcasts it the same way;
 // reference "0x4070 DPU_EW_CFG + 0x5034 ERDMA_CFG data-mode fields").
 template <class T>
-constexpr status pack_ew_broadcast(const sdp_shape& g, std::span<const T> v, std::span<std::uint8_t> out) {
+constexpr status pack_broadcast(const sdp_shape& g, std::span<const T> v, std::span<std::uint8_t> out) {
   if (v.size() != g.N) return make_error(rules::ew_vector_size, "ew vector", "", v.size());
   if (out.size() < g.tensor_bytes()) return make_error(rules::buffer_size, "ew tensor", "", out.size());
   detail::fill_zero(out.first(g.tensor_bytes()));
@@ -92,7 +93,7 @@ constexpr status pack_ew_broadcast(const sdp_shape& g, std::span<const T> v, std
 
 // The output (or any tensor) of geometry g back into c[M][N].
 template <class T>
-constexpr status unpack_ew_tensor(const sdp_shape& g, std::span<const std::uint8_t> in, std::span<T> c) {
+constexpr status unpack_tensor(const sdp_shape& g, std::span<const std::uint8_t> in, std::span<T> c) {
   if (c.size() != std::size_t{g.M} * g.N) return make_error(rules::host_size, "ew tensor", "", c.size());
   if (in.size() < g.tensor_bytes()) return make_error(rules::buffer_size, "ew tensor", "", in.size());
   for (std::uint32_t m = 0; m < g.M; ++m)
@@ -101,5 +102,6 @@ constexpr status unpack_ew_tensor(const sdp_shape& g, std::span<const std::uint8
           g.dtype, static_cast<std::uint32_t>(detail::load_le(in, detail::ew_offset(g, m, n), g.element_bytes())));
   return {};
 }
+}  // namespace sdp
 
 }  // namespace regcmd
