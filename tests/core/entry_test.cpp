@@ -22,7 +22,7 @@ TEST_CASE("an entry is target << 48 | value << 16 | offset") {
   CHECK(e.offset() == 0x4010);
 }
 
-TEST_CASE("the word0/word1 view of the reference") {
+TEST_CASE("an entry as the reference's two 32-bit words: offset, block and a value spanning both") {
   // offset = word0 & 0xffff, block = word1 >> 16, value = (word1 & 0xffff) << 16 | word0 >> 16
   const entry e = entry::from_words(0x00b1'1040, 0x0201'0000);
   CHECK(e.bits() == 0x0201'0000'00b1'1040);

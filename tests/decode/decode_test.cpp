@@ -20,7 +20,7 @@ TEST_CASE("a register write decodes to its name, fields and enum names") {
   CHECK(d.reserved_bits == 0);
 }
 
-TEST_CASE("decoding is constexpr") {
+TEST_CASE("decoding is constexpr: CNA_CBUF_CON0's name and bank fields in static_assert") {
   constexpr decoded_entry d = decode(entry::from_bits(0x0201'0000'00b1'1040));
   static_assert(d.name == "CNA_CBUF_CON0");
   static_assert(d.field("DATA_BANK")->value == 1);
@@ -48,7 +48,7 @@ TEST_CASE("reserved bits that are set are shown") {
         "WEIGHT_REUSE=0 reserved=0x00000800");
 }
 
-TEST_CASE("the task tail's special entries") {
+TEST_CASE("the task tail's special entries print as OP_EN_PREAMBLE, OP_ENABLE with its blocks, ZERO") {
   CHECK(format_text(decode(op_enable_preamble()), 106) == "106 0x0041 OP_EN_PREAMBLE 0x00000000");
   CHECK(format_text(decode(entry::from_bits(0x0081'0000'000d'0008)), 107) ==
         "107 0x0081 OP_ENABLE 0x0000000d CNA_OP_EN=1 CORE_OP_EN=1 DPU_OP_EN=1 DPU_RDMA_OP_EN=0 "

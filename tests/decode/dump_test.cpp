@@ -67,7 +67,7 @@ TEST_CASE("a dump's format can be forced: printable bytes read as binary, binary
   CHECK_FALSE(parse_dump(std::vector<std::uint8_t>{0x01, 0x02}, dump_format::text).ok());
 }
 
-TEST_CASE("an empty dump has no entries") {
+TEST_CASE("an empty dump, or one of comments only, parses to no entries") {
   CHECK(parse_dump(std::vector<std::uint8_t>{}).ok());
   CHECK(parse_dump(bytes("# nothing here\n")).entries.empty());
 }

@@ -113,7 +113,7 @@ void run_matmul(const program_view& program, const matmul_geometry& g, std::size
   board b;
   const std::vector<float> a = rng.take(std::size_t{M} * K), w = rng.take(std::size_t{K} * N);
   require(matmul::pack_features<float>(g, a, b.buffer(operand_role::feature, feature_bytes)).ok());
-  require(matmul::pack_weights(std::span<const float>(w), b.buffer(operand_role::weight, weight_bytes)).ok());
+  require(pack_weights(std::span<const float>(w), b.buffer(operand_role::weight, weight_bytes)).ok());
   const std::span<std::uint8_t> out = b.buffer(operand_role::output, output_bytes);
   require(b.run(program));
   std::vector<float> c(std::size_t{M} * N);

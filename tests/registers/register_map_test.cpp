@@ -41,7 +41,7 @@ TEST_CASE("every register of the fact sheet is declared, per block") {
   CHECK(op_enable_fields.size() == 6);
 }
 
-TEST_CASE("spot checks of declarations against the fact sheet") {
+TEST_CASE("DPU_EW_CFG and other declarations match the fact sheet's offset, block, mask and field bits") {
   const register_info* ew = find_register("DPU_EW_CFG");
   REQUIRE(ew != nullptr);
   CHECK(ew->offset == 0x4070);

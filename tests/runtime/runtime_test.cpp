@@ -187,7 +187,7 @@ TEST_CASE("rknpu: submits of three threads overlap (a core each), the node share
   CHECK(stats().max_submits_in_flight >= 2);
 }
 
-TEST_CASE("refusals: nothing reaches the device") {
+TEST_CASE("a run refused for a missing or unpatched operand submits nothing") {
   const device d = open_device();
   session npu{d};
   job j(d, fp16_op, 2);
@@ -422,7 +422,7 @@ TEST_CASE("rknpu: multi-core: one core, round-robin, all three") {
   CHECK_BREAKS(npu.prepare(delta, {cores::all}), rules::core_split);
 }
 
-TEST_CASE("non-blocking submit with a fence") {
+TEST_CASE("a non-blocking submit waits on its fence and returns the right product") {
   const device d = open_device();
   session npu{d};
   job j(d, fp16_op, 7);

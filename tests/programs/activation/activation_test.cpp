@@ -153,7 +153,7 @@ TEST_CASE("ReLU family stage values: BN ReLU, ReLUX, PReLU multiplier, the shift
   }
 }
 
-TEST_CASE("activation rules at run time") {
+TEST_CASE("every activation rule refuses its spec at run time with its id") {
   auto fails = [](const act_spec& s, const rule& r) {
     auto b = build(s);
     REQUIRE_FALSE(b.ok());

@@ -144,7 +144,7 @@ TEST_CASE("each rule refuses at run time what its compile-fail snippet refuses a
   CHECK(resolve_conv(with([&](conv_spec& s) { s.dtype = conv_data::fp16, s.out_dtype = precision::fp16, s.input.scale = nan; })).ok());
 }
 
-TEST_CASE("the same request resolves at compile time") {
+TEST_CASE("a conv request resolves at compile time to the geometry it resolves to at run time") {
   constexpr conv_geometry g = conv_geometry_of<conv_spec{.dtype = conv_data::uint8, .H = 112, .W = 112, .C = 32,
                                                          .out_channels = 32, .kernel_h = 3, .kernel_w = 3,
                                                          .stride_y = 2, .stride_x = 2, .padding = conv_padding::same,

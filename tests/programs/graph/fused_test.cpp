@@ -121,7 +121,7 @@ TEST_CASE("fused chains on the model against the host") {
                    .op = ew_op::add, .operand = ew_operand::per_channel}, 13) < 2e-3);
 }
 
-TEST_CASE("fused-chain rules at run time") {
+TEST_CASE("the fused chain's rules, and its matmul's own, refuse at run time with their ids") {
   CHECK_BREAKS(build(fused_spec{.matmul = {.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 4, .K = 64, .N = 32}}), rules::fused_precision_path);
   CHECK_BREAKS(build(fused_spec{.matmul = {.dtype = precision::int8, .out_dtype = precision::int32, .M = 4, .K = 64, .N = 32}}), rules::fused_precision_path);
   CHECK_BREAKS(build(fused_spec{.matmul = {.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 4, .K = 64, .N = 32,
@@ -210,7 +210,7 @@ TEST_CASE("the model stalls a chained SDP fed bytes of another precision") {
   CHECK(r.tasks_completed == 1);
 }
 
-TEST_CASE("a fused chain at compile time") {
+TEST_CASE("a fused chain at compile time: two tasks, N padded to 32, the SDP task's enable 0x18") {
   constexpr auto p = fixed<per_channel_scaled_matmul(4, 64, 17)>();
   static_assert(p.code.task_count == 2);
   static_assert(p.geometry.mm.N == 32);

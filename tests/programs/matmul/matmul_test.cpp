@@ -98,7 +98,7 @@ TEST_CASE("the slot table names the three operand addresses, and the task what r
   CHECK(t.int_mask == 0x300);
 }
 
-TEST_CASE("implementation A, the other pairs and shapes") {
+TEST_CASE("implementation A's values: fp16 -> fp16, fp16 64 x 512 x 256 and int8 64 x 512 x 64 registers by formula") {
   // fp16 -> fp16 differs only in #55, #67, #80 and #90 (M=4, K=64, N=64)
   const auto h = built({.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 4, .K = 64, .N = 64,
                         .layout = operand_layout::surface});

@@ -220,7 +220,7 @@ TEST_CASE("a chain of 1000 tasks builds at compile time") {
   CHECK(full.code.entry_count == 1000 * matmul::task_entries);
 }
 
-TEST_CASE("plans refuse what no plan can do") {
+TEST_CASE("plans refuse int8 outputs, empty shapes and operands past the 32-bit address space") {
   CHECK_BREAKS(plan(matmul_spec{.dtype = precision::int8, .out_dtype = precision::int8, .M = 1, .K = 64, .N = 64}), rules::int8_output_int32);
   CHECK_BREAKS(plan(matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp32, .M = 0, .K = 64, .N = 64}), rules::shape_nonzero);
   // 100000 x 16384 fp32 outputs are 6.5 GB: no 32-bit address reaches the end.

@@ -117,7 +117,7 @@ TEST_CASE("padding: SAME max pooling pads with -inf, on the edge tasks only") {
   CHECK_REGISTER(i8.view(), reg::PPU_DATA_FORMAT::from_bits(9u << 4));  // int8 = 0, 3 x 3 outputs
 }
 
-TEST_CASE("pooling rules at run time") {
+TEST_CASE("every pooling rule refuses its spec at run time with its id") {
   auto fails = [](const pool_spec& s, const rule& r) {
     auto b = build(s);
     REQUIRE_FALSE(b.ok());

@@ -68,7 +68,7 @@ TEST_CASE("a register immediate: EW_OP_SRC register, ERDMA disabled, the value a
   CHECK(imm.view().slots.size() == 2);
 }
 
-TEST_CASE("integer dtypes: B's integer programs") {
+TEST_CASE("int8 and int16 element-wise ops encode implementation B's EW, ERDMA, feature mode and format values") {
   const auto i8 = built({.op = ew_op::add, .dtype = precision::int8, .M = 8, .N = 64});
   CHECK_REGISTER(i8.view(), reg::DPU_EW_CFG::from_bits(0x104202c0));
   CHECK_REGISTER(i8.view(), reg::DPU_RDMA_RDMA_ERDMA_CFG::from_bits(0x40000004));
@@ -126,7 +126,7 @@ TEST_CASE("the flat layout: B's vector tiles of 8000 pixels, chained") {
   CHECK(p.geometry.tasks() == 3);
 }
 
-TEST_CASE("element-wise rules at run time") {
+TEST_CASE("every element-wise rule refuses its spec at run time with its id") {
   struct row {
     ew_spec spec;
     const regcmd::rule* broken;
@@ -162,7 +162,7 @@ TEST_CASE("element-wise rules at run time") {
   CHECK_BREAKS(build(ew_spec{.M = 65536, .N = 65536, .layout = operand_layout::row_major}), rules::operand_size);
 }
 
-TEST_CASE("an element-wise op at compile time") {
+TEST_CASE("an element-wise op at compile time: one task of 57 entries, ping-pong off, B's DPU_EW_CFG") {
   constexpr auto p = fixed<ew_spec{.op = ew_op::mul, .M = 16, .N = 64}>();
   static_assert(p.code.task_count == 1);
   static_assert(!p.code.pingpong);

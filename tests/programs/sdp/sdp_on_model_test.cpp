@@ -119,7 +119,7 @@ TEST_CASE("N padded to whole atoms, and the flat layout over several chained tas
   CHECK(run_case<float>({.op = ew_op::min, .M = 7, .N = 3, .layout = operand_layout::row_major}, 8) == 0);  // 21 -> 24 elements
 }
 
-TEST_CASE("the SDP faults the reference documents") {
+TEST_CASE("the model faults as the reference documents: a stale fresh output, int32 features wedging the read DMA, an operand buffer too small") {
   auto p = build(ew_spec{.op = ew_op::add, .M = 8, .N = 16}).value();
   {
     sdp_bench bench(p);
