@@ -110,6 +110,7 @@ inline problem parse_op(const std::vector<std::string_view>& words, graph_op& op
   for (; i < words.size(); ++i) {
     const std::string_view a = words[i];
     if (problem twice = given.add(a); !twice.empty()) return twice;
+    // --delta, a plan's, is refused below: the graph plans its own matmuls
     if (a != "--delta" && apply_flag(r, a)) continue;
     if (!is_request_option(a)) {
       if (a[0] != '-') return "the input " + cli::quoted(a) + " comes after an option: the inputs come first";

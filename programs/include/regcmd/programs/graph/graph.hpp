@@ -349,8 +349,8 @@ constexpr void emit_bound(program_writer& w, const graph_geometry& g, const tens
 
 // The tasks an op just emitted, from task `first_task` and slot `first_slot` on, checked
 // against every program rule as a program of their own (ping-pong off, as SDP ops need it):
-// what the op's own door checks. The link from the task before
-// them, inserted at `first_slot`, belongs to that task.
+// what the op's own door checks. The link from the task before them, inserted at
+// `first_slot`, belongs to that task.
 template <class Soc>
 constexpr void check_op(program_writer& w, std::uint32_t first_task, std::uint32_t first_slot) {
   if (!w.ok()) return;
