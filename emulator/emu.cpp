@@ -1,5 +1,6 @@
 // libregcmd-emu.so: an emulated NPU device for unmodified programs (LD_PRELOAD), with both
-// drivers' nodes.
+// drivers' nodes; built as the static library regcmd::emulated_device, the same device as a
+// table of calls for a process that opens it itself (in_process.hpp).
 //
 // It answers open() of the rknpu card node (default /dev/dri/card1) and of the rocket accel
 // node (default /dev/accel/accel0), DRM_IOCTL_VERSION, each driver's ioctls and mmap() of
@@ -220,7 +221,7 @@ int close_file(int fd, next_call<int> next) {
 }
 
 // A duplicate of a node's fd is not the emulator's: programs using the nodes do not dup them.
-void duplicated(int, int) {}
+[[maybe_unused]] void duplicated(int, int) {}  // (the in-process table takes no dup)
 
 int control(int fd, unsigned long request, void* arg, next_call<int> next) {
   if (request == dma_buf_ioctl_sync) {
@@ -272,4 +273,8 @@ int unmap(void* addr, std::size_t length, next_call<int> next) {
 }  // namespace
 }  // namespace regcmd::shim
 
+#ifdef REGCMD_EMU_IN_PROCESS
+#include "call_table.hpp"
+#else
 #include "interposers.hpp"
+#endif

@@ -45,7 +45,7 @@ class buffer_object {
   buffer_object(const buffer_object&) = delete;
   buffer_object& operator=(const buffer_object&) = delete;
   ~buffer_object() {
-    if (memory_) ::munmap(memory_, size_);
+    if (memory_) file_->calls().munmap(memory_, size_);
     if (file_->kind() == driver::rocket) {
       rocket::gem_close c{handle_, 0};
       (void)file_->ioctl(rocket::ioctl_gem_close, &c, "DRM_IOCTL_GEM_CLOSE");
@@ -129,7 +129,7 @@ class buffer {
     }
     buffer_object& o = *object;
     if (!reachable(o.iova(), o.size(), dev.soc().max_iova)) return make_error(rules::iova_32bit, "buffer", "end", end_of(o.iova(), o.size()));
-    void* p = ::mmap(nullptr, o.size(), PROT_READ | PROT_WRITE, MAP_SHARED, dev.fd(), static_cast<off_t>(map_offset));
+    void* p = dev.calls().mmap(nullptr, o.size(), PROT_READ | PROT_WRITE, MAP_SHARED, dev.fd(), static_cast<off_t>(map_offset));
     if (p == MAP_FAILED) return make_error(rules::mmap_failed, "buffer").with_errno(errno);
     o.map(static_cast<std::uint8_t*>(p));
     b.object_ = std::move(object);

@@ -34,6 +34,7 @@
 #include <regcmd/rules/catalog.hpp>
 #include <regcmd/runtime/npu_state.hpp>
 #include <regcmd/runtime/rknpu_uapi.hpp>
+#include <regcmd/runtime/system_calls.hpp>
 
 namespace regcmd::runtime {
 
@@ -49,11 +50,11 @@ inline constexpr std::array<const char*, 8> device_search_paths{
     "/dev/dri/card1",    "/dev/dri/card0",    "/dev/dri/card2",    "/dev/dri/card3",
     "/dev/accel/accel0", "/dev/accel/accel1", "/dev/accel/accel2", "/dev/accel/accel3"};
 
-// An ioctl on any fd (the device's, a dma-buf's, a sync_file's), restarted when
-// interrupted; a failure is an error naming the request.
-inline status fd_ioctl(int fd, unsigned long request, void* arg, std::string_view what) {
+// An ioctl on any fd the device handed out (its own, a dma-buf's, a sync_file's), restarted
+// when interrupted; a failure is an error naming the request.
+inline status fd_ioctl(const system_calls& calls, int fd, unsigned long request, void* arg, std::string_view what) {
   int rc;
-  do rc = ::ioctl(fd, request, arg);
+  do rc = calls.ioctl(fd, request, arg);
   while (rc < 0 && (errno == EINTR || errno == EAGAIN));
   if (rc < 0) {
     const int e = errno;
@@ -80,13 +81,16 @@ inline std::string compatible_of_node(int fd) {
   return text;
 }
 
-// One open of a node: its fd, its driver and the node's NPU state. Devices, buffers, jobs
-// and sessions share it, so it stays open while any of them lives: a buffer may outlive
-// the device object it was made on, and moving a device moves only the reference.
+// One open of a node: its fd, its driver, the calls it was opened with and the node's NPU
+// state. Devices, buffers, jobs and sessions share it, so it stays open while any of them
+// lives: a buffer may outlive the device object it was made on, and moving a device moves
+// only the reference.
 class device_file {
  public:
-  device_file(int fd, driver kind, std::string path, std::string version, std::int32_t iommu_domain = 0)
-      : fd_{fd},
+  device_file(int fd, driver kind, std::string path, std::string version, std::int32_t iommu_domain = 0,
+              const system_calls& calls = os_calls())
+      : calls_{&calls},
+        fd_{fd},
         driver_{kind},
         path_{std::move(path)},
         version_{std::move(version)},
@@ -94,19 +98,21 @@ class device_file {
         npu_{npu_state_of(fd_, path_)} {}
   device_file(const device_file&) = delete;
   device_file& operator=(const device_file&) = delete;
-  ~device_file() { ::close(fd_); }
+  ~device_file() { calls_->close(fd_); }
 
   int fd() const { return fd_; }
+  const system_calls& calls() const { return *calls_; }
   driver kind() const { return driver_; }
   const std::string& path() const { return path_; }
   const std::string& version() const { return version_; }
   std::int32_t iommu_domain() const { return iommu_domain_; }
   npu_state& npu() const { return *npu_; }
   status ioctl(unsigned long request, void* arg, std::string_view what) const {
-    return fd_ioctl(fd_, request, arg, what);
+    return fd_ioctl(*calls_, fd_, request, arg, what);
   }
 
  private:
+  const system_calls* calls_;
   int fd_;
   driver driver_;
   std::string path_;
@@ -125,7 +131,10 @@ class device {
   // by rknpu or rocket, and checks its driver. Buffers and jobs of the device live in IOMMU
   // domain `iommu_domain` (a 4 GiB address space each): rknpu names it in MEM_CREATE and
   // SUBMIT (driver 0.9.6+); on rocket every open file is a domain of its own already.
-  static result<device> open(std::string path = {}, std::int32_t iommu_domain = 0) {
+  // `calls` are the process's default (the C library's, system_calls.hpp) unless the node is
+  // another's (the emulated device in this process: emulator/in_process.hpp).
+  static result<device> open(std::string path = {}, std::int32_t iommu_domain = 0,
+                             const system_calls& calls = default_calls()) {
     if (iommu_domain < 0 || iommu_domain >= rknpu::max_iommu_domains)
       return make_error(rules::device_open, "device")
           .with_note("IOMMU domain " + std::to_string(iommu_domain) + ": 0..15");
@@ -133,14 +142,14 @@ class device {
       const char* env = std::getenv("REGCMD_DEVICE");
       if (env && *env) path = env;
     }
-    if (!path.empty()) return open_node(path, iommu_domain);
+    if (!path.empty()) return open_node(path, iommu_domain, calls);
     // Searching: report the most telling failure: a node we may not open, else one of
     // another driver, else that there is none.
     error best =
         make_error(rules::device_missing, "device").with_note("searched /dev/dri/card[0-3], /dev/accel/accel[0-3]");
     int best_rank = 0;
     for (const char* candidate : device_search_paths) {
-      auto d = open_node(candidate, iommu_domain);
+      auto d = open_node(candidate, iommu_domain, calls);
       if (d) return d;
       const rule& r = *d.err().violated;
       const int rank = r == rules::device_permission ? 3
@@ -177,9 +186,10 @@ class device {
   std::int32_t iommu_domain() const { return file_ ? file_->iommu_domain() : 0; }
   // The open file this device, its buffers and its sessions share.
   const std::shared_ptr<const device_file>& file() const { return file_; }
+  const system_calls& calls() const { return file_ ? file_->calls() : os_calls(); }
 
   status ioctl(unsigned long request, void* arg, std::string_view what) const {
-    return fd_ioctl(fd(), request, arg, what);
+    return fd_ioctl(calls(), fd(), request, arg, what);
   }
 
   // RKNPU_ACT_RESET: a soft reset of the NPU. The rocket uapi has no reset: its kernel
@@ -196,8 +206,27 @@ class device {
     return nothing;
   }
 
-  static result<device> open_node(const std::string& path, std::int32_t iommu_domain) {
-    const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  // DRM_IOCTL_VERSION as drmGetVersion asks it (the lengths, then the strings), through
+  // `calls`: the driver's name and "name major.minor.patch (date)"; nullopt when the node
+  // does not answer it.
+  static std::optional<std::pair<std::string, std::string>> drm_version_of(const system_calls& calls, int fd) {
+    drm_version v{};
+    if (!fd_ioctl(calls, fd, DRM_IOCTL_VERSION, &v, "DRM_IOCTL_VERSION")) return std::nullopt;
+    std::string name(std::min<std::size_t>(v.name_len, 64), '\0'), date(std::min<std::size_t>(v.date_len, 64), '\0');
+    drm_version strings{};
+    strings.name_len = name.size();
+    strings.name = name.data();
+    strings.date_len = date.size();
+    strings.date = date.data();
+    if (!fd_ioctl(calls, fd, DRM_IOCTL_VERSION, &strings, "DRM_IOCTL_VERSION")) return std::nullopt;
+    name.resize(std::min(name.size(), strings.name_len));
+    date.resize(std::min(date.size(), strings.date_len));
+    return std::pair{name, name + " " + std::to_string(strings.version_major) + "." + std::to_string(strings.version_minor) +
+                               "." + std::to_string(strings.version_patchlevel) + " (" + date + ")"};
+  }
+
+  static result<device> open_node(const std::string& path, std::int32_t iommu_domain, const system_calls& calls) {
+    const int fd = calls.open(path.c_str(), O_RDWR | O_CLOEXEC);
     if (fd < 0) {
       const int e = errno;
       const rule& r = e == ENOENT || e == ENODEV || e == ENXIO ? rules::device_missing
@@ -205,23 +234,19 @@ class device {
                                                                : rules::device_open;
       return make_error(r, "device").with_note(path).with_errno(e);
     }
-    drmVersionPtr v = drmGetVersion(fd);
-    if (v == nullptr) {
-      ::close(fd);
+    const auto v = drm_version_of(calls, fd);
+    if (!v) {
+      calls.close(fd);
       return make_error(rules::wrong_driver, "device").with_note(path + ": not a DRM device");
     }
-    const std::string name(v->name, static_cast<std::size_t>(v->name_len));
-    const std::string version = name + " " + std::to_string(v->version_major) + "." + std::to_string(v->version_minor) +
-                                "." + std::to_string(v->version_patchlevel) + " (" +
-                                std::string(v->date, static_cast<std::size_t>(v->date_len)) + ")";
-    drmFreeVersion(v);
+    const auto& [name, version] = *v;
     if (name != "rknpu" && name != "rocket") {
-      ::close(fd);
+      calls.close(fd);
       return make_error(rules::wrong_driver, "device").with_note(path + ": driver '" + name + "'");
     }
     device d;
     d.file_ = std::make_shared<const device_file>(fd, name == "rknpu" ? driver::rknpu : driver::rocket, path, version,
-                                                  iommu_domain);
+                                                  iommu_domain, calls);
     d.compatible_ = compatible_of_node(fd);
     if (const auto soc = soc::soc_from_compatible(d.compatible_)) {
       d.soc_ = *soc;

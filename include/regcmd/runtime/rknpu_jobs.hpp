@@ -113,7 +113,7 @@ class rknpu_jobs {
       pollfd fence{args.fence_fd, POLLIN, 0};
       const int ready = ::poll(&fence, 1, static_cast<int>(options.timeout_ms));
       const int e = errno;
-      ::close(args.fence_fd);
+      dev.calls().close(args.fence_fd);
       if (ready <= 0) return make_error(rules::submit_timeout, "run").with_note("fence").with_errno(ready == 0 ? ETIMEDOUT : e);
     }
     report.hw_ns = args.hw_elapse_time;

@@ -80,7 +80,7 @@ class rocket_jobs {
       if (!marker) return marker.err();
       rocket::prime_handle h{marker.value().handle(), O_CLOEXEC, -1};
       if (status s = dev.ioctl(rocket::ioctl_prime_handle_to_fd, &h, "DRM_IOCTL_PRIME_HANDLE_TO_FD"); !s) return s.err();
-      j.fences_.push_back({std::move(marker.value()), owned_fd{h.fd}});
+      j.fences_.push_back({std::move(marker.value()), owned_fd{dev.calls(), h.fd}});
     }
     j.list_buffers({}, {});  // a job is listed even when nothing is bound
     return j;
@@ -140,7 +140,7 @@ class rocket_jobs {
     report.hw_ns = 0;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds{options.timeout_ms};
     for (std::size_t c = first; c < end; ++c)
-      if (status s = wait(fences_[c].dmabuf.get(), deadline, c); !s) return s;
+      if (status s = wait(dev.calls(), fences_[c].dmabuf.get(), deadline, c); !s) return s;
     return {};
   }
 
@@ -151,11 +151,12 @@ class rocket_jobs {
   class owned_fd {
    public:
     owned_fd() = default;
-    explicit owned_fd(int fd) : fd_{fd} {}
-    owned_fd(owned_fd&& o) noexcept : fd_{std::exchange(o.fd_, -1)} {}
+    owned_fd(const system_calls& calls, int fd) : calls_{&calls}, fd_{fd} {}
+    owned_fd(owned_fd&& o) noexcept : calls_{o.calls_}, fd_{std::exchange(o.fd_, -1)} {}
     owned_fd& operator=(owned_fd&& o) noexcept {
       if (this != &o) {
         reset();
+        calls_ = o.calls_;
         fd_ = std::exchange(o.fd_, -1);
       }
       return *this;
@@ -167,9 +168,10 @@ class rocket_jobs {
 
    private:
     void reset() {
-      if (fd_ >= 0) ::close(fd_);
+      if (fd_ >= 0) calls_->close(fd_);
       fd_ = -1;
     }
+    const system_calls* calls_ = &os_calls();
     int fd_ = -1;
   };
 
@@ -181,10 +183,12 @@ class rocket_jobs {
   // Waits for the fence job `job` left on its page and reads its status. The sync_file is
   // exported right after SUBMIT: a fence that has signalled is no longer exported, and a
   // failing job takes the kernel's 500 ms to be stopped.
-  static status wait(int dmabuf, std::chrono::steady_clock::time_point deadline, std::size_t job) {
+  static status wait(const system_calls& calls, int dmabuf, std::chrono::steady_clock::time_point deadline,
+                     std::size_t job) {
     rocket::export_sync_file e{rocket::dma_buf_sync_read, -1};
-    if (status s = fd_ioctl(dmabuf, rocket::ioctl_export_sync_file, &e, "DMA_BUF_IOCTL_EXPORT_SYNC_FILE"); !s) return s;
-    const owned_fd fence{e.fd};
+    if (status s = fd_ioctl(calls, dmabuf, rocket::ioctl_export_sync_file, &e, "DMA_BUF_IOCTL_EXPORT_SYNC_FILE"); !s)
+      return s;
+    const owned_fd fence{calls, e.fd};
     pollfd p{fence.get(), POLLIN, 0};
     int ready;
     do {
@@ -195,7 +199,7 @@ class rocket_jobs {
     if (ready == 0) return make_error(rules::submit_timeout, "run").with_note(note + " fence").with_errno(ETIMEDOUT);
     if (ready < 0) return make_error(rules::ioctl_failed, "run").with_note("poll on the " + note + " fence").with_errno(errno);
     rocket::sync_file_info info{};
-    if (status s = fd_ioctl(fence.get(), rocket::ioctl_sync_file_info, &info, "SYNC_IOC_FILE_INFO"); !s) return s;
+    if (status s = fd_ioctl(calls, fence.get(), rocket::ioctl_sync_file_info, &info, "SYNC_IOC_FILE_INFO"); !s) return s;
     if (info.status < 0)
       return make_error(rules::submit_timeout, "run")
           .with_note(note + ": the kernel stopped it and reset its core")
