@@ -2,7 +2,7 @@
 # The test suite. Usage: scripts/run-tests.sh [--full]
 #
 #   (no flag)  set up, build once (g++, Debug, the gcc preset) and run every unit, rule,
-#              compile-fail, tool, runtime, emulated-device and package test: about 6 minutes
+#              compile-fail, tool, runtime, emulated-device, package and Python test: about 5 minutes
 #              on 2 cores with the packages installed.
 #   --full     the matrix CI runs (.ci/run), about 30 minutes on 2 cores: clang; aarch64, the
 #              board's architecture (Debian's g++ cross compiler, the tests under qemu-user);
@@ -18,8 +18,10 @@ case "${1-}" in
   --full) full=1 ;;
   *) echo "usage: scripts/run-tests.sh [--full]" >&2; exit 2 ;;
 esac
+# The Python package's build and its tests (Debian's interpreter: python/CMakeLists.txt).
+python=(pybind11-dev python3-dev python3-numpy python3-pytest)
 if [ "$full" -eq 0 ]; then
-  bash scripts/setup.sh pkg-config
+  bash scripts/setup.sh pkg-config "${python[@]}"
   cmake --workflow --preset gcc
   exit 0
 fi
@@ -28,7 +30,7 @@ cross=()
 if [ "$(dpkg --print-architecture)" != arm64 ]; then
   cross=(g++-aarch64-linux-gnu qemu-user libdrm-dev:arm64 libboost-dev:arm64)
 fi
-bash scripts/setup.sh pkg-config clang libclang-rt-14-dev "${cross[@]}"
+bash scripts/setup.sh pkg-config clang libclang-rt-14-dev "${python[@]}" "${cross[@]}"
 cmake --workflow --preset clang
 if [ ${#cross[@]} -gt 0 ]; then
   cmake --workflow --preset aarch64

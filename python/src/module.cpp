@@ -1,0 +1,266 @@
+// regcmd._regcmd: the C++ side of the Python package. A spec arrives as keywords, becomes the
+// command-line request it spells (include/regcmd/cli/request.hpp: the same options, checks and
+// defaults as regcmd-gen), and is built by the run-time door; a device is the NPU node, or the
+// emulated device inside this process where there is none (emulator/in_process.hpp).
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include <regcmd/cli/request.hpp>
+#include <regcmd/core/roofline.hpp>
+#include <regcmd/decode/accounting.hpp>
+#include <regcmd/decode/format.hpp>
+#include <regcmd/programs/activation.hpp>
+#include <regcmd/programs/conv.hpp>
+#include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/pooling.hpp>
+#include <regcmd/programs/sdp.hpp>
+#include <regcmd/runtime/session.hpp>
+
+#include "in_process.hpp"
+
+namespace py = pybind11;
+using namespace regcmd;
+
+namespace {
+
+// A refused spec, and a rule a program breaks: raised in Python as regcmd.SpecError and
+// regcmd.RuleError (python/regcmd/__init__.py gives them their fields).
+struct spec_problem {
+  std::string text;
+};
+struct rule_broken {
+  std::string id, text;
+};
+
+[[noreturn]] void raise(const error& e) { throw rule_broken{std::string(e.id()), cli::describe(e)}; }
+
+// A keyword as the option it spells: `out_channels` is --out-channels, `M` is -M; a matmul's
+// and a conv's element types are their --in and --out.
+std::string option_of(std::string_view kind, const std::string& keyword) {
+  if ((kind == "matmul" || kind == "plan" || kind == "conv") && (keyword == "dtype" || keyword == "out_dtype"))
+    return keyword == "dtype" ? "--in" : "--out";
+  if (keyword.size() == 1) return "-" + keyword;
+  std::string o = "--" + keyword;
+  for (char& c : o)
+    if (c == '_') c = '-';
+  return o;
+}
+
+// A keyword's value as the option's text: True is the flag, (3, 3) is 3x3.
+std::optional<std::string> value_text(const std::string& keyword, const py::handle& v) {
+  if (py::isinstance<py::bool_>(v)) {
+    if (!v.cast<bool>()) throw spec_problem{keyword + "=False: leave it out instead"};
+    return std::nullopt;
+  }
+  if (py::isinstance<py::tuple>(v) || py::isinstance<py::list>(v)) {
+    std::string t;
+    for (const py::handle& x : v) t += (t.empty() ? "" : "x") + py::str(x).cast<std::string>();
+    return t;
+  }
+  return py::str(v).cast<std::string>();
+}
+
+using built = std::variant<runtime_program<matmul_geometry>, runtime_program<plan_shape>, runtime_program<ew_geometry>,
+                           runtime_program<act_geometry>, runtime_program<conv_plan>, runtime_program<pool_geometry>,
+                           runtime_program<fused_geometry>>;
+
+// A built program: its kind and what the door built.
+struct built_program {
+  std::string kind;
+  built code;
+
+  program_view view() const {
+    return std::visit([](const auto& p) { return p.view(); }, code);
+  }
+};
+
+template <class Result>
+built take(const Result& r) {
+  if (!r) raise(r.err());
+  return r.value();
+}
+
+built_program build_program(const std::string& kind, const py::kwargs& keywords) {
+  cli::request r{.elementwise = kind == "ew", .convolution = kind == "conv", .activation = kind == "act",
+                 .pooling = kind == "pool"};
+  if (kind != "matmul" && kind != "plan" && !r.elementwise && !r.convolution && !r.activation && !r.pooling)
+    throw spec_problem{"unknown program kind '" + kind + "': matmul, plan, ew, act, conv or pool"};
+  std::deque<std::string> options;  // given_options keeps views of them
+  cli::given_options given;
+  for (const auto& [k, v] : keywords) {
+    const std::string keyword = k.cast<std::string>();
+    const std::string& option = options.emplace_back(option_of(kind, keyword));
+    if (cli::problem twice = given.add(option); !twice.empty()) throw spec_problem{twice};
+    const std::optional<std::string> text = value_text(keyword, v);
+    if (!text) {
+      if (!cli::apply_flag(r, option)) throw spec_problem{keyword + " is no flag of " + kind + ": give it a value"};
+      continue;
+    }
+    const std::optional<cli::problem> applied = cli::apply(r, option, *text);
+    if (!applied) throw spec_problem{"unknown keyword " + keyword + " (" + option + ")"};
+    if (!applied->empty()) throw spec_problem{*applied};
+  }
+  if (cli::problem p = cli::check_request(r, given); !p.empty()) throw spec_problem{p};
+  cli::complete_request(r, given);
+  if (r.convolution)
+    if (cli::problem p = cli::complete_conv(r, given); !p.empty()) throw spec_problem{p};
+  built_program p{kind, {}};
+  if (r.convolution) p.code = take(build(r.conv));
+  else if (r.activation) p.code = take(build(r.act));
+  else if (r.pooling) p.code = take(build(r.pool));
+  else if (r.elementwise) p.code = take(build(r.ew));
+  else if (r.fused_ew) p.code = take(build(r.fused()));
+  else if (kind == "plan") p.code = take(build(plan_request{r.spec, r.options}));
+  else p.code = take(build(r.spec));
+  return p;
+}
+
+py::dict stats_of(const built_program& p) {
+  const program_cost c = account(p.view());
+  const time_bound b = roofline(c, soc_roofline());
+  py::dict d;
+  d["tasks"] = c.tasks;
+  d["submits"] = c.submits;
+  d["entries"] = c.entries;
+  d["reads"] = c.reads();
+  d["writes"] = c.writes();
+  d["traffic"] = c.traffic();
+  d["macs"] = c.all_macs();
+  d["bound_ns"] = b.ns();
+  d["limited_by"] = std::string(b.limited_by());
+  return d;
+}
+
+std::string hex_of(const built_program& p) {
+  std::string text;
+  for (const entry& e : p.view().entries) text += hex(e.bits(), 16) + "\n";
+  return text;
+}
+
+std::string json_of(const built_program& p) {
+  const auto entries = p.view().entries;
+  std::string text = "[";
+  for (std::size_t i = 0; i < entries.size(); ++i) text += (i ? ",\n " : "\n ") + format_json(decode(entries[i]), i);
+  return text + "\n]\n";
+}
+
+// An open node, or the emulated device in this process.
+struct npu_device {
+  runtime::device dev;
+  bool emulated = false;
+};
+
+npu_device open_device(std::optional<std::string> path, std::optional<bool> emulated) {
+  if (!emulated.value_or(false)) {
+    auto d = runtime::device::open(path.value_or(""), 0, runtime::os_calls());
+    if (d) return {std::move(d).value(), false};
+    // no node here: the emulated one, unless the caller asked for the NPU
+    if (emulated.has_value() || !d.err().breaks(rules::device_missing)) raise(d.err());
+  }
+  auto d = runtime::device::open(path.value_or("/dev/dri/card1"), 0, regcmd::emulator::calls());
+  if (!d) raise(d.err());
+  return {std::move(d).value(), true};
+}
+
+runtime::buffer make_buffer(const runtime::device& d, std::size_t size) {
+  auto b = runtime::buffer::create(d, size);
+  if (!b) raise(b.err());
+  return std::move(b).value();
+}
+
+template <class T>
+std::span<const T> values_of(const py::array_t<T, py::array::c_style | py::array::forcecast>& a, std::size_t count,
+                             const char* name) {
+  if (static_cast<std::size_t>(a.size()) != count)
+    throw spec_problem{std::string(name) + " holds " + std::to_string(a.size()) + " elements, not " + std::to_string(count)};
+  return {a.data(), count};
+}
+
+// A matmul on the device: a (M x K) and b (K x N) as floats, c (M x N) back, as the packers
+// and unpackers of the program's geometry lay them out.
+py::array_t<float> run_matmul(const npu_device& d, const built_program& p, const py::array_t<float, py::array::c_style | py::array::forcecast>& a,
+                              const py::array_t<float, py::array::c_style | py::array::forcecast>& b) {
+  const auto* mm = std::get_if<runtime_program<matmul_geometry>>(&p.code);
+  if (!mm) throw spec_problem{"run_matmul runs a matmul program, not " + p.kind};
+  const matmul_geometry& g = mm->geometry;
+  if (g.out == precision::int32 || g.in != precision::fp16)
+    throw spec_problem{"run_matmul runs fp16 matmuls (this one reads " + std::string(info_of<precision>().name_of(static_cast<std::uint32_t>(g.in))) + ")"};
+  const std::uint32_t M = g.M, K = g.logical_K, N = g.logical_N;
+  runtime::buffer fa = make_buffer(d.dev, g.feature_bytes()), fb = make_buffer(d.dev, g.weight_bytes()),
+                  fc = make_buffer(d.dev, g.output_bytes());
+  if (status s = matmul::pack_features<float>(g, values_of(a, std::size_t{M} * K, "a"), fa.bytes()); !s) raise(s.err());
+  if (status s = matmul::pack_weights<float>(g, values_of(b, std::size_t{K} * N, "b"), fb.bytes()); !s) raise(s.err());
+  runtime::session npu{d.dev};
+  auto prepared = npu.prepare(p.view());
+  if (!prepared) raise(prepared.err());
+  if (status s = npu.bind(prepared.value(), {.feature = &fa, .weight = &fb, .output = &fc}); !s) raise(s.err());
+  if (auto r = npu.run(prepared.value()); !r) raise(r.err());
+  py::array_t<float> c({static_cast<py::ssize_t>(M), static_cast<py::ssize_t>(N)});
+  if (status s = matmul::unpack_output<float>(g, fc.bytes(), std::span<float>(c.mutable_data(), std::size_t{M} * N)); !s)
+    raise(s.err());
+  return c;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_regcmd, m) {
+  m.doc() = "regcmd's C++ side: programs built from keyword specs, and the device they run on";
+  static py::exception<spec_problem> spec_error(m, "SpecError", PyExc_ValueError);
+  static py::exception<rule_broken> rule_error(m, "RuleError", PyExc_ValueError);
+  py::register_exception_translator([](std::exception_ptr e) {
+    try {
+      if (e) std::rethrow_exception(e);
+    } catch (const spec_problem& p) {
+      PyErr_SetString(spec_error.ptr(), p.text.c_str());
+    } catch (const rule_broken& r) {
+      py::object error = py::reinterpret_borrow<py::object>(rule_error.ptr())(r.text);
+      error.attr("rule") = r.id;
+      PyErr_SetObject(rule_error.ptr(), error.ptr());
+    }
+  });
+
+  py::class_<built_program>(m, "Program", "A regcmd program: its entries, tasks and address slots, and its accounting.")
+      .def_readonly("kind", &built_program::kind)
+      .def_property_readonly("entries", [](const built_program& p) {
+        const auto e = p.view().entries;
+        py::array_t<std::uint64_t> out(static_cast<py::ssize_t>(e.size()));
+        for (std::size_t i = 0; i < e.size(); ++i) out.mutable_data()[i] = e[i].bits();
+        return out;
+      }, "The 64-bit entries, in submit order (block << 48 | value << 16 | offset).")
+      .def_property_readonly("task_count", [](const built_program& p) { return p.view().tasks.size(); })
+      .def_property_readonly("slot_count", [](const built_program& p) { return p.view().slots.size(); })
+      .def_property_readonly("pingpong", [](const built_program& p) { return p.view().pingpong; })
+      .def("stats", &stats_of, "Tasks, submits, entries, bytes read and written, MACs and the roofline bound (ns).")
+      .def("hex", &hex_of, "One 16-digit hex entry a line, as regcmd-gen writes.")
+      .def("json", &json_of, "Every entry decoded, as regcmd-gen --format json writes.")
+      .def("__repr__", [](const built_program& p) {
+        return "<regcmd.Program " + p.kind + ": " + std::to_string(p.view().tasks.size()) + " tasks, " +
+               std::to_string(p.view().entries.size()) + " entries>";
+      });
+
+  m.def("build", &build_program, py::arg("kind"),
+        "build(kind, **spec): a program of kind matmul, plan, ew, act, conv or pool from its spec's keywords "
+        "(regcmd-gen's options: M=4, K=64, N=32, dtype='fp16', out_dtype='fp32', kernel=(3, 3), relu=True, ...).");
+
+  py::class_<npu_device>(m, "Device", "The NPU node, or the emulated device in this process.")
+      .def_property_readonly("path", [](const npu_device& d) { return d.dev.path(); })
+      .def_property_readonly("driver", [](const npu_device& d) { return std::string(runtime::name_of(d.dev.kind())); })
+      .def_property_readonly("driver_version", [](const npu_device& d) { return d.dev.driver_version(); })
+      .def_readonly("emulated", &npu_device::emulated)
+      .def("run_matmul", &run_matmul, py::arg("program"), py::arg("a"), py::arg("b"),
+           "C = A . B on the device for an fp16 matmul program: a (M x K), b (K x N) as floats; C (M x N).");
+
+  m.def("open_device", &open_device, py::arg("path") = py::none(), py::arg("emulated") = py::none(),
+        "The NPU node (path, else $REGCMD_DEVICE, else the first node found); where there is none, the emulated "
+        "device in this process. emulated=True asks for the emulated one, False for the NPU only.");
+}

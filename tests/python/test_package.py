@@ -1,0 +1,92 @@
+"""The Python package against what does not come from it: the golden programs the C++ tests
+pin (tests/data/golden), products evaluated by hand, and the rule ids of the catalogue."""
+
+import pathlib
+
+import numpy as np
+import pytest
+
+import regcmd
+
+GOLDEN = pathlib.Path(__file__).resolve().parents[1] / "data" / "golden"
+
+
+def golden_entries(name):
+    """The entries of a golden program: the hex word that starts each line that is no comment."""
+    lines = (GOLDEN / (name + ".txt")).read_text().splitlines()
+    return [int(line.split()[0], 16) for line in lines if line.startswith("0x")]
+
+
+@pytest.mark.parametrize(
+    "golden, kind, spec",
+    [
+        ("matmul_fp16_fp32_7x100x50", "matmul", dict(M=7, K=100, N=50, dtype="fp16", out_dtype="fp32")),
+        ("matmul_int8_int32_3x70x40", "matmul", dict(M=3, K=70, N=40, dtype="int8", out_dtype="int32")),
+        ("matmul_fp16_fp32_4x64x64_surface", "matmul",
+         dict(M=4, K=64, N=64, dtype="fp16", out_dtype="fp32", layout="surface")),
+        ("ew_add_fp16_element_flat", "ew", dict(op="add", M=8, N=40, layout="flat")),
+        ("ew_max_int8_channel_surface", "ew", dict(op="max", dtype="int8", M=8, N=40, operand="per-channel")),
+        ("ew_mul_fp16_element_flat_300x500", "ew", dict(op="mul", M=300, N=500, layout="flat")),
+    ],
+)
+def test_a_spec_as_keywords_builds_the_golden_program(golden, kind, spec):
+    program = regcmd.build(kind, **spec)
+    assert program.kind == kind
+    assert program.entries.dtype == np.uint64
+    assert [int(e) for e in program.entries] == golden_entries(golden)
+    assert program.hex().split() == ["0x%016x" % e for e in golden_entries(golden)]
+
+
+def test_a_matmul_runs_on_the_device_and_equals_the_hand_evaluated_product():
+    # A[m][k] = (m + 1) / 4, B[k][n] = (k + n) % 4 / 2: each run of four k sums to 3, so
+    # C[m][n] = 16 * 3 * (m + 1) / 4 = 12 (m + 1), exact in fp32.
+    program = regcmd.build("matmul", M=4, K=64, N=32, dtype="fp16", out_dtype="fp32")
+    a = np.repeat((np.arange(4, dtype=np.float32)[:, None] + 1) / 4, 64, axis=1)
+    b = ((np.arange(64)[:, None] + np.arange(32)[None, :]) % 4 / 2).astype(np.float32)
+    device = regcmd.open_device()
+    c = device.run_matmul(program, a, b)
+    assert c.shape == (4, 32)
+    assert (c == 12.0 * (np.arange(4)[:, None] + 1)).all()
+
+
+def test_without_an_npu_the_device_is_the_emulated_one_in_this_process():
+    device = regcmd.open_device(emulated=True)
+    assert device.emulated
+    assert device.driver == "rknpu"
+    assert device.driver_version.startswith("rknpu 0.9.")
+    rocket = regcmd.open_device("/dev/accel/accel0", emulated=True)
+    assert rocket.driver == "rocket"
+
+
+def test_a_broken_rule_is_a_rule_error_with_its_id():
+    # fp16 with the template split: at most 16384 / K = 4 rows at K = 4096
+    with pytest.raises(regcmd.RuleError) as caught:
+        regcmd.build("matmul", M=4096, K=4096, N=32, dtype="fp16", out_dtype="fp32")
+    assert caught.value.rule == "m-ceiling-fp16"
+    assert "m-ceiling-fp16" in str(caught.value)
+
+
+def test_a_refused_spec_is_a_spec_error_naming_the_keyword():
+    with pytest.raises(regcmd.SpecError, match=r"--kernel does not apply to matmul \(a conv and pool option\)"):
+        regcmd.build("matmul", M=4, K=64, N=32, kernel=3)
+    with pytest.raises(regcmd.SpecError, match="unknown program kind 'gemm'"):
+        regcmd.build("gemm", M=4)
+    with pytest.raises(regcmd.SpecError, match="unknown keyword colour"):
+        regcmd.build("ew", op="add", M=8, N=40, colour="red")
+    with pytest.raises(regcmd.SpecError, match="-M takes"):
+        regcmd.build("ew", op="add", M="many", N=40)
+    with pytest.raises(regcmd.SpecError, match="relu=False: leave it out"):
+        regcmd.build("conv", H=8, W=8, C=16, out_channels=16, relu=False)
+    with pytest.raises(regcmd.SpecError, match="a holds 3 elements, not 256"):
+        regcmd.open_device(emulated=True).run_matmul(
+            regcmd.build("matmul", M=4, K=64, N=32, dtype="fp16", out_dtype="fp32"), np.zeros(3), np.zeros((64, 32)))
+
+
+def test_stats_count_what_the_program_moves():
+    # one fp16 -> fp32 task: A 4 x 64 x 2 bytes, B 64 x 32 x 2 read; C 4 x 32 x 4 written
+    stats = regcmd.build("matmul", M=4, K=64, N=32, dtype="fp16", out_dtype="fp32").stats()
+    assert stats["tasks"] == 1
+    assert stats["submits"] == 1
+    assert stats["writes"] == 4 * 32 * 4
+    assert stats["macs"] == 4 * 64 * 32
+    assert stats["bound_ns"] > 0
