@@ -4,7 +4,7 @@
     p = regcmd.build("matmul", M=4, K=64, N=32, dtype="fp16", out_dtype="fp32")
     p.stats()["tasks"], p.hex()
     dev = regcmd.open_device()          # the NPU node, else the emulated device in-process
-    c = dev.run_matmul(p, a, b)         # numpy arrays in and out
+    c = dev.run(p, a, b)                # numpy arrays in and out
 
 A spec's keywords are regcmd-gen's options (docs/tools.md): `out_channels=16` is
 --out-channels 16, `relu=True` the flag --relu, `kernel=(3, 3)` is --kernel 3x3; a matmul's

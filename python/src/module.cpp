@@ -179,36 +179,110 @@ runtime::buffer make_buffer(const runtime::device& d, std::size_t size) {
 }
 
 template <class T>
-std::span<const T> values_of(const py::array_t<T, py::array::c_style | py::array::forcecast>& a, std::size_t count,
-                             const char* name) {
-  if (static_cast<std::size_t>(a.size()) != count)
-    throw spec_problem{std::string(name) + " holds " + std::to_string(a.size()) + " elements, not " + std::to_string(count)};
-  return {a.data(), count};
+using host_array = py::array_t<T, py::array::c_style | py::array::forcecast>;
+
+// `a` as `count` host values of type T (numpy converts what it can, as forcecast does).
+template <class T>
+host_array<T> values_of(const py::object& a, std::size_t count, const char* name) {
+  if (a.is_none()) throw spec_problem{std::string("this program reads ") + name + ": give it"};
+  host_array<T> v = host_array<T>::ensure(a);
+  if (!v) throw spec_problem{std::string(name) + " is no array of numbers"};
+  if (static_cast<std::size_t>(v.size()) != count)
+    throw spec_problem{std::string(name) + " holds " + std::to_string(v.size()) + " elements, not " + std::to_string(count)};
+  return v;
 }
 
-// A matmul on the device: a (M x K) and b (K x N) as floats, c (M x N) back, as the packers
-// and unpackers of the program's geometry lay them out.
-py::array_t<float> run_matmul(const npu_device& d, const built_program& p, const py::array_t<float, py::array::c_style | py::array::forcecast>& a,
-                              const py::array_t<float, py::array::c_style | py::array::forcecast>& b) {
-  const auto* mm = std::get_if<runtime_program<matmul_geometry>>(&p.code);
-  if (!mm) throw spec_problem{"run_matmul runs a matmul program, not " + p.kind};
-  const matmul_geometry& g = mm->geometry;
-  if (g.out == precision::int32 || g.in != precision::fp16)
-    throw spec_problem{"run_matmul runs fp16 matmuls (this one reads " + std::string(info_of<precision>().name_of(static_cast<std::uint32_t>(g.in))) + ")"};
-  const std::uint32_t M = g.M, K = g.logical_K, N = g.logical_N;
-  runtime::buffer fa = make_buffer(d.dev, g.feature_bytes()), fb = make_buffer(d.dev, g.weight_bytes()),
-                  fc = make_buffer(d.dev, g.output_bytes());
-  if (status s = matmul::pack_features<float>(g, values_of(a, std::size_t{M} * K, "a"), fa.bytes()); !s) raise(s.err());
-  if (status s = matmul::pack_weights<float>(g, values_of(b, std::size_t{K} * N, "b"), fb.bytes()); !s) raise(s.err());
+template <class T>
+std::span<const T> span_of(const host_array<T>& a) {
+  return {a.data(), static_cast<std::size_t>(a.size())};
+}
+
+void refuse_unread(const py::object& b, const char* why) {
+  if (!b.is_none()) throw spec_problem{std::string("b does not apply: ") + why};
+}
+
+// The program run once with its operands bound by role, on buffers of their sizes.
+void submit(const npu_device& d, const built_program& p, const runtime::operands& bound) {
   runtime::session npu{d.dev};
   auto prepared = npu.prepare(p.view());
   if (!prepared) raise(prepared.err());
-  if (status s = npu.bind(prepared.value(), {.feature = &fa, .weight = &fb, .output = &fc}); !s) raise(s.err());
+  if (status s = npu.bind(prepared.value(), bound); !s) raise(s.err());
   if (auto r = npu.run(prepared.value()); !r) raise(r.err());
-  py::array_t<float> c({static_cast<py::ssize_t>(M), static_cast<py::ssize_t>(N)});
-  if (status s = matmul::unpack_output<float>(g, fc.bytes(), std::span<float>(c.mutable_data(), std::size_t{M} * N)); !s)
-    raise(s.err());
+}
+
+void check(const status& s) {
+  if (!s) raise(s.err());
+}
+
+// A matmul: C (M x N) = A (M x K) . B (K x N); fp16 inputs as floats (C float), int8 as
+// int8 (C int32).
+template <class In, class Out>
+py::array run_matmul_as(const npu_device& d, const built_program& p, const matmul_geometry& g, const py::object& a,
+                        const py::object& b) {
+  const std::uint32_t M = g.M, K = g.logical_K, N = g.logical_N;
+  const host_array<In> av = values_of<In>(a, std::size_t{M} * K, "a"), bv = values_of<In>(b, std::size_t{K} * N, "b");
+  runtime::buffer fa = make_buffer(d.dev, g.feature_bytes()), fb = make_buffer(d.dev, g.weight_bytes()),
+                  fc = make_buffer(d.dev, g.output_bytes());
+  check(matmul::pack_features<In>(g, span_of(av), fa.bytes()));
+  check(matmul::pack_weights<In>(g, span_of(bv), fb.bytes()));
+  submit(d, p, {.feature = &fa, .weight = &fb, .output = &fc});
+  py::array_t<Out> c({static_cast<py::ssize_t>(M), static_cast<py::ssize_t>(N)});
+  check(matmul::unpack_output<Out>(g, fc.bytes(), std::span<Out>(c.mutable_data(), std::size_t{M} * N)));
   return c;
+}
+
+// An element-wise op or an activation over M x N: a, and an element-wise op's second
+// operand b (M x N per element, N per channel, none for an immediate), in the element type
+// (fp16 as floats); the result M x N.
+template <class T, class Geometry>
+py::array run_sdp_as(const npu_device& d, const built_program& p, const Geometry& g, const py::object& a,
+                     const py::object& b) {
+  const std::size_t MN = std::size_t{g.M} * g.N;
+  const host_array<T> av = values_of<T>(a, MN, "a");
+  runtime::buffer fa = make_buffer(d.dev, g.tensor_bytes()), fc = make_buffer(d.dev, g.tensor_bytes());
+  check(sdp::pack_tensor<T>(g, span_of(av), fa.bytes()));
+  runtime::operands bound{.feature = &fa, .output = &fc};
+  std::optional<runtime::buffer> fb;
+  if constexpr (std::is_same_v<Geometry, ew_geometry>) {
+    if (g.operand == ew_operand::immediate) {
+      refuse_unread(b, "the operand is the program's immediate");
+    } else {
+      const bool channel = g.operand == ew_operand::per_channel;
+      const host_array<T> bv = values_of<T>(b, channel ? g.N : MN, "b");
+      fb = make_buffer(d.dev, g.operand_bytes());
+      check(channel ? sdp::pack_vector<T>(g, span_of(bv), fb->bytes()) : sdp::pack_tensor<T>(g, span_of(bv), fb->bytes()));
+      bound.ew_operand = &*fb;
+    }
+  } else {
+    refuse_unread(b, "an activation reads one tensor");
+  }
+  submit(d, p, bound);
+  py::array_t<T> c({static_cast<py::ssize_t>(g.M), static_cast<py::ssize_t>(g.N)});
+  check(sdp::unpack_tensor<T>(g, fc.bytes(), std::span<T>(c.mutable_data(), MN)));
+  return c;
+}
+
+template <class Geometry>
+py::array run_sdp(const npu_device& d, const built_program& p, const Geometry& g, const py::object& a, const py::object& b) {
+  switch (g.dtype) {
+    case precision::fp16: return run_sdp_as<float>(d, p, g, a, b);
+    case precision::int8: return run_sdp_as<std::int8_t>(d, p, g, a, b);
+    case precision::int16: return run_sdp_as<std::int16_t>(d, p, g, a, b);
+    default: throw spec_problem{"this element type does not run from Python yet"};
+  }
+}
+
+// Runs a matmul, an element-wise op or an activation with numpy arrays in and out.
+py::array run_program(const npu_device& d, const built_program& p, const py::object& a, const py::object& b) {
+  if (const auto* mm = std::get_if<runtime_program<matmul_geometry>>(&p.code)) {
+    const matmul_geometry& g = mm->geometry;
+    if (g.in == precision::fp16) return run_matmul_as<float, float>(d, p, g, a, b);
+    if (g.in == precision::int8) return run_matmul_as<std::int8_t, std::int32_t>(d, p, g, a, b);
+    throw spec_problem{"an int4 matmul does not run from Python yet"};
+  }
+  if (const auto* ew = std::get_if<runtime_program<ew_geometry>>(&p.code)) return run_sdp(d, p, ew->geometry, a, b);
+  if (const auto* act = std::get_if<runtime_program<act_geometry>>(&p.code)) return run_sdp(d, p, act->geometry, a, b);
+  throw spec_problem{"a " + p.kind + " program does not run from Python yet (matmul, ew and act do)"};
 }
 
 }  // namespace
@@ -257,8 +331,10 @@ PYBIND11_MODULE(_regcmd, m) {
       .def_property_readonly("driver", [](const npu_device& d) { return std::string(runtime::name_of(d.dev.kind())); })
       .def_property_readonly("driver_version", [](const npu_device& d) { return d.dev.driver_version(); })
       .def_readonly("emulated", &npu_device::emulated)
-      .def("run_matmul", &run_matmul, py::arg("program"), py::arg("a"), py::arg("b"),
-           "C = A . B on the device for an fp16 matmul program: a (M x K), b (K x N) as floats; C (M x N).");
+      .def("run", &run_program, py::arg("program"), py::arg("a"), py::arg("b") = py::none(),
+           "Runs a matmul (a: M x K, b: K x N; fp16 as floats, int8 as int8 with an int32 result), an element-wise "
+           "op (a: M x N; b: M x N per element, N per channel, none for an immediate) or an activation (a: M x N), "
+           "with numpy arrays in and the result (M x N) out.");
 
   m.def("open_device", &open_device, py::arg("path") = py::none(), py::arg("emulated") = py::none(),
         "The NPU node (path, else $REGCMD_DEVICE, else the first node found); where there is none, the emulated "

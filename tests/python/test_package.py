@@ -44,7 +44,7 @@ def test_a_matmul_runs_on_the_device_and_equals_the_hand_evaluated_product():
     a = np.repeat((np.arange(4, dtype=np.float32)[:, None] + 1) / 4, 64, axis=1)
     b = ((np.arange(64)[:, None] + np.arange(32)[None, :]) % 4 / 2).astype(np.float32)
     device = regcmd.open_device()
-    c = device.run_matmul(program, a, b)
+    c = device.run(program, a, b)
     assert c.shape == (4, 32)
     assert (c == 12.0 * (np.arange(4)[:, None] + 1)).all()
 
@@ -77,9 +77,16 @@ def test_a_refused_spec_is_a_spec_error_naming_the_keyword():
         regcmd.build("ew", op="add", M="many", N=40)
     with pytest.raises(regcmd.SpecError, match="relu=False: leave it out"):
         regcmd.build("conv", H=8, W=8, C=16, out_channels=16, relu=False)
+    device = regcmd.open_device(emulated=True)
+    matmul = regcmd.build("matmul", M=4, K=64, N=32, dtype="fp16", out_dtype="fp32")
     with pytest.raises(regcmd.SpecError, match="a holds 3 elements, not 256"):
-        regcmd.open_device(emulated=True).run_matmul(
-            regcmd.build("matmul", M=4, K=64, N=32, dtype="fp16", out_dtype="fp32"), np.zeros(3), np.zeros((64, 32)))
+        device.run(matmul, np.zeros(3), np.zeros((64, 32)))
+    with pytest.raises(regcmd.SpecError, match="this program reads b"):
+        device.run(matmul, np.zeros((4, 64)))
+    with pytest.raises(regcmd.SpecError, match="b does not apply: an activation reads one tensor"):
+        device.run(regcmd.build("act", fn="relu", M=2, N=16), np.zeros((2, 16)), np.zeros((2, 16)))
+    with pytest.raises(regcmd.SpecError, match="a pool program does not run from Python yet"):
+        device.run(regcmd.build("pool", op="max", H=4, W=4, C=16), np.zeros(256))
 
 
 def test_stats_count_what_the_program_moves():
@@ -90,3 +97,31 @@ def test_stats_count_what_the_program_moves():
     assert stats["writes"] == 4 * 32 * 4
     assert stats["macs"] == 4 * 64 * 32
     assert stats["bound_ns"] > 0
+
+
+def test_an_int8_matmul_runs_to_int32_sums_evaluated_by_hand():
+    # a = 1, b[k][n] = (k + n) % 3 - 1: 21 whole runs of (-1, 0, 1) sum to 0 and k = 63 adds
+    # (63 + n) % 3 - 1, so C[m][n] = n % 3 - 1
+    program = regcmd.build("matmul", M=2, K=64, N=48, dtype="int8", out_dtype="int32")
+    a = np.ones((2, 64), dtype=np.int8)
+    b = ((np.arange(64)[:, None] + np.arange(48)[None, :]) % 3 - 1).astype(np.int8)
+    c = regcmd.open_device().run(program, a, b)
+    assert c.dtype == np.int32
+    assert (c == np.arange(48) % 3 - 1).all()
+
+
+def test_element_wise_ops_and_activations_run_with_their_operands():
+    device = regcmd.open_device()
+    a = (np.arange(32, dtype=np.float32) / 4 - 4).reshape(2, 16)  # -4 to 3.75 in quarters: exact in fp16
+    added = device.run(regcmd.build("ew", op="add", M=2, N=16, layout="flat"), a, np.full((2, 16), 0.5))
+    assert (added == a + 0.5).all()
+    per_channel = device.run(regcmd.build("ew", op="max", M=2, N=16, operand="per-channel"), a, np.arange(16) - 8.0)
+    assert (per_channel == np.maximum(a, np.arange(16) - 8.0)).all()
+    immediate = device.run(regcmd.build("ew", op="add", M=2, N=16, operand="immediate", value=1.5), a)
+    assert (immediate == a + 1.5).all()
+    relu = device.run(regcmd.build("act", fn="relu", M=2, N=16), a)
+    assert (relu == np.maximum(a, 0)).all()
+    i8 = np.array([[-128, -1, 0, 1, 127] + [5] * 11, [3] * 16], dtype=np.int8)
+    clipped = device.run(regcmd.build("act", fn="clip", dtype="int8", M=2, N=16, lo=-2, hi=4), i8)
+    assert clipped.dtype == np.int8
+    assert (clipped == np.clip(i8, -2, 4)).all()
