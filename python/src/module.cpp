@@ -197,8 +197,8 @@ std::span<const T> span_of(const host_array<T>& a) {
   return {a.data(), static_cast<std::size_t>(a.size())};
 }
 
-void refuse_unread(const py::object& b, const char* why) {
-  if (!b.is_none()) throw spec_problem{std::string("b does not apply: ") + why};
+void refuse_unread(const py::object& v, const char* why, const char* name = "b") {
+  if (!v.is_none()) throw spec_problem{std::string(name) + " does not apply: " + why};
 }
 
 // The program run once with its operands bound by role, on buffers of their sizes.
@@ -272,8 +272,68 @@ py::array run_sdp(const npu_device& d, const built_program& p, const Geometry& g
   }
 }
 
+// A convolution: x (H x W x C, NHWC), w (OHWI; depthwise 1 x KH x KW x C) in the input's
+// type (fp16 as floats, uint8, int8), a quantized conv's int32 bias (out_channels) and the
+// residual of --add (out_h x out_w x out_channels); the output out_h x out_w x out_channels in
+// the output's type (fp16 and fp32 as floats, a quantized one as the input's type).
+template <class T>
+py::array run_conv_as(const npu_device& d, const built_program& p, const conv_geometry& g, const py::object& x,
+                      const py::object& w, const py::object& bias, const py::object& residual) {
+  const conv_spec& s = g.spec;
+  const bool quantized = g.quantized();
+  const std::size_t kernels = s.depthwise ? 1 : s.out_channels, out_count = std::size_t{g.out_h} * g.out_w * s.out_channels;
+  const host_array<T> xv = values_of<T>(x, std::size_t{s.H} * s.W * s.C, "a");
+  const host_array<T> wv = values_of<T>(w, kernels * s.kernel_h * s.kernel_w * s.C, "b");
+  runtime::buffer feature = make_buffer(d.dev, conv::feature_bytes(g)), weight = make_buffer(d.dev, conv::weight_bytes(g)),
+                  output = make_buffer(d.dev, conv::output_bytes(g));
+  check(conv::pack_features<T>(g, span_of(xv), tensor_order::nhwc, feature.bytes()));
+  check(conv::pack_weights<T>(g, span_of(wv), conv_weight_order::ohwi, weight.bytes()));
+  runtime::operands bound{.feature = &feature, .weight = &weight, .output = &output};
+  std::optional<runtime::buffer> bias_buf, residual_buf;
+  if constexpr (!std::is_same_v<T, float>) {  // the operand carries the zero points' correction, bias or not
+    std::vector<std::int32_t> b(s.bias ? s.out_channels : 0);
+    if (s.bias) {
+      const host_array<std::int32_t> bv = values_of<std::int32_t>(bias, s.out_channels, "bias");
+      b.assign(bv.data(), bv.data() + bv.size());
+    }
+    bias_buf = make_buffer(d.dev, conv::bias_bytes(g));
+    check(conv::pack_bias<T>(g, b, span_of(wv), conv_weight_order::ohwi, bias_buf->bytes()));
+    bound.bias = &*bias_buf;
+  }
+  if (!s.bias) refuse_unread(bias, "the conv has no bias", "bias");
+  if (s.residual_add) {
+    const host_array<T> rv = values_of<T>(residual, out_count, "residual");
+    residual_buf = make_buffer(d.dev, conv::residual_bytes(g));
+    check(conv::pack_residual<T>(g, span_of(rv), tensor_order::nhwc, residual_buf->bytes()));
+    bound.residual = &*residual_buf;
+  } else {
+    refuse_unread(residual, "the conv adds none (add=True)", "residual");
+  }
+  submit(d, p, bound);
+  const std::vector<py::ssize_t> shape{g.out_h, g.out_w, s.out_channels};
+  if (quantized) {
+    py::array_t<T> out(shape);
+    check(conv::unpack_output<T>(g, output.bytes(), tensor_order::nhwc, std::span<T>(out.mutable_data(), out_count)));
+    return out;
+  }
+  py::array_t<float> out(shape);
+  check(conv::unpack_output<float>(g, output.bytes(), tensor_order::nhwc, std::span<float>(out.mutable_data(), out_count)));
+  return out;
+}
+
 // Runs a matmul, an element-wise op or an activation with numpy arrays in and out.
-py::array run_program(const npu_device& d, const built_program& p, const py::object& a, const py::object& b) {
+py::array run_program(const npu_device& d, const built_program& p, const py::object& a, const py::object& b,
+                      const py::object& bias, const py::object& residual) {
+  if (const auto* cv = std::get_if<runtime_program<conv_plan>>(&p.code)) {
+    const conv_geometry& g = cv->geometry.conv;
+    switch (g.spec.dtype) {
+      case conv_data::fp16: return run_conv_as<float>(d, p, g, a, b, bias, residual);
+      case conv_data::uint8: return run_conv_as<std::uint8_t>(d, p, g, a, b, bias, residual);
+      case conv_data::int8: return run_conv_as<std::int8_t>(d, p, g, a, b, bias, residual);
+    }
+  }
+  refuse_unread(bias, "only a conv reads a bias", "bias");
+  refuse_unread(residual, "only a conv adds a residual", "residual");
   if (const auto* mm = std::get_if<runtime_program<matmul_geometry>>(&p.code)) {
     const matmul_geometry& g = mm->geometry;
     if (g.in == precision::fp16) return run_matmul_as<float, float>(d, p, g, a, b);
@@ -282,7 +342,7 @@ py::array run_program(const npu_device& d, const built_program& p, const py::obj
   }
   if (const auto* ew = std::get_if<runtime_program<ew_geometry>>(&p.code)) return run_sdp(d, p, ew->geometry, a, b);
   if (const auto* act = std::get_if<runtime_program<act_geometry>>(&p.code)) return run_sdp(d, p, act->geometry, a, b);
-  throw spec_problem{"a " + p.kind + " program does not run from Python yet (matmul, ew and act do)"};
+  throw spec_problem{"a " + p.kind + " program does not run from Python yet (matmul, ew, act and conv do)"};
 }
 
 }  // namespace
@@ -331,10 +391,12 @@ PYBIND11_MODULE(_regcmd, m) {
       .def_property_readonly("driver", [](const npu_device& d) { return std::string(runtime::name_of(d.dev.kind())); })
       .def_property_readonly("driver_version", [](const npu_device& d) { return d.dev.driver_version(); })
       .def_readonly("emulated", &npu_device::emulated)
-      .def("run", &run_program, py::arg("program"), py::arg("a"), py::arg("b") = py::none(),
+      .def("run", &run_program, py::arg("program"), py::arg("a"), py::arg("b") = py::none(), py::arg("bias") = py::none(),
+           py::arg("residual") = py::none(),
            "Runs a matmul (a: M x K, b: K x N; fp16 as floats, int8 as int8 with an int32 result), an element-wise "
-           "op (a: M x N; b: M x N per element, N per channel, none for an immediate) or an activation (a: M x N), "
-           "with numpy arrays in and the result (M x N) out.");
+           "op (a: M x N; b: M x N per element, N per channel, none for an immediate), an activation (a: M x N) or a "
+           "conv (a: H x W x C, b: OHWI weights, a quantized conv's int32 bias, add=True's residual; the output "
+           "out_h x out_w x out_channels), with numpy arrays in and the result out.");
 
   m.def("open_device", &open_device, py::arg("path") = py::none(), py::arg("emulated") = py::none(),
         "The NPU node (path, else $REGCMD_DEVICE, else the first node found); where there is none, the emulated "

@@ -125,3 +125,24 @@ def test_element_wise_ops_and_activations_run_with_their_operands():
     clipped = device.run(regcmd.build("act", fn="clip", dtype="int8", M=2, N=16, lo=-2, hi=4), i8)
     assert clipped.dtype == np.int8
     assert (clipped == np.clip(i8, -2, 4)).all()
+
+
+def test_a_conv_runs_on_nhwc_arrays_and_sums_its_windows():
+    # all ones, 3 x 3 SAME over 4 x 4 x 16: a window holds 9, 6 or 4 taps of 16 channels
+    program = regcmd.build("conv", dtype="fp16", H=4, W=4, C=16, out_channels=16, kernel=3, pad="same")
+    device = regcmd.open_device()
+    y = device.run(program, np.ones((4, 4, 16)), np.ones((16, 3, 3, 16)))
+    assert y.shape == (4, 4, 16)
+    taps = np.array([[4, 6, 6, 4], [6, 9, 9, 6], [6, 9, 9, 6], [4, 6, 6, 4]])
+    assert (y == 16.0 * taps[:, :, None]).all()
+
+
+def test_a_quantized_conv_requantizes_by_its_scales_and_adds_its_bias():
+    # scales 0.5 x 0.25 / 0.125: the requantization multiplies by exactly 1, so y = 16 + bias
+    program = regcmd.build("conv", dtype="int8", H=2, W=2, C=16, out_channels=16, bias=True,
+                           input_scale=0.5, weight_scale=0.25, output_scale=0.125)
+    bias = np.arange(16, dtype=np.int32) - 8
+    y = regcmd.open_device().run(program, np.ones((2, 2, 16), dtype=np.int8), np.ones((16, 1, 1, 16), dtype=np.int8),
+                                 bias=bias)
+    assert y.dtype == np.int8
+    assert (y == 16 + bias).all()
