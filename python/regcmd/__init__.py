@@ -12,6 +12,6 @@ and a conv's element types are `dtype` and `out_dtype`. A spec the request refus
 SpecError; a rule a program breaks raises RuleError, whose `rule` is the rule's id.
 """
 
-from ._regcmd import Device, Program, RuleError, SpecError, build, open_device
+from ._regcmd import Device, Program, RuleError, SpecError, build, graph, open_device
 
-__all__ = ["Device", "Program", "RuleError", "SpecError", "build", "open_device"]
+__all__ = ["Device", "Program", "RuleError", "SpecError", "build", "graph", "open_device"]

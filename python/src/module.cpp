@@ -15,6 +15,7 @@
 #include <variant>
 #include <vector>
 
+#include <regcmd/cli/graph_file.hpp>
 #include <regcmd/cli/request.hpp>
 #include <regcmd/core/roofline.hpp>
 #include <regcmd/decode/accounting.hpp>
@@ -72,7 +73,7 @@ std::optional<std::string> value_text(const std::string& keyword, const py::hand
 
 using built = std::variant<runtime_program<matmul_geometry>, runtime_program<plan_shape>, runtime_program<ew_geometry>,
                            runtime_program<act_geometry>, runtime_program<conv_plan>, runtime_program<pool_geometry>,
-                           runtime_program<fused_geometry>>;
+                           runtime_program<fused_geometry>, runtime_program<graph_geometry>>;
 
 // A built program: its kind and what the door built.
 struct built_program {
@@ -123,6 +124,20 @@ built_program build_program(const std::string& kind, const py::kwargs& keywords)
   else if (kind == "plan") p.code = take(build(plan_request{r.spec, r.options}));
   else p.code = take(build(r.spec));
   return p;
+}
+
+// A graph from the text of a graph file (docs/graph.md: one op a line, `OUT = PROGRAM IN...
+// OPTIONS`), built as regcmd-gen builds it; a problem names its line.
+built_program build_graph_text(const std::string& text) {
+  const cli::graph_file file = cli::parse_graph_file(text);
+  if (!file.problem.empty())
+    throw spec_problem{file.problem_line ? "line " + std::to_string(file.problem_line) + ": " + file.problem : file.problem};
+  auto built = build(file.graph);
+  if (!built) {
+    const std::size_t line = cli::failing_line(file, [](const graph_spec& g) { return build(g).ok(); });
+    throw rule_broken{std::string(built.err().id()), "line " + std::to_string(line) + ": " + cli::describe(built.err())};
+  }
+  return {"graph", std::move(built).value()};
 }
 
 py::dict stats_of(const built_program& p) {
@@ -373,6 +388,12 @@ PYBIND11_MODULE(_regcmd, m) {
       }, "The 64-bit entries, in submit order (block << 48 | value << 16 | offset).")
       .def_property_readonly("task_count", [](const built_program& p) { return p.view().tasks.size(); })
       .def_property_readonly("slot_count", [](const built_program& p) { return p.view().slots.size(); })
+      .def_property_readonly("slots", [](const built_program& p) {
+        py::list out;
+        for (const slot& x : p.view().slots)
+          out.append(py::make_tuple(x.entry, std::string(name_of(x.role)), x.offset, x.extent));
+        return out;
+      }, "The address slots: (entry index, operand role, byte offset, extent), which binding patches.")
       .def_property_readonly("pingpong", [](const built_program& p) { return p.view().pingpong; })
       .def("stats", &stats_of, "Tasks, submits, entries, bytes read and written, MACs and the roofline bound (ns).")
       .def("hex", &hex_of, "One 16-digit hex entry a line, as regcmd-gen writes.")
@@ -385,6 +406,10 @@ PYBIND11_MODULE(_regcmd, m) {
   m.def("build", &build_program, py::arg("kind"),
         "build(kind, **spec): a program of kind matmul, plan, ew, act, conv or pool from its spec's keywords "
         "(regcmd-gen's options: M=4, K=64, N=32, dtype='fp16', out_dtype='fp32', kernel=(3, 3), relu=True, ...).");
+
+  m.def("graph", &build_graph_text, py::arg("text"),
+        "graph(text): one program of the ops a graph file's text wires by named tensors (docs/graph.md), "
+        "one op a line: 'y = conv x k --in fp16 -H 8 -W 8 -C 16 --out-channels 16'.");
 
   py::class_<npu_device>(m, "Device", "The NPU node, or the emulated device in this process.")
       .def_property_readonly("path", [](const npu_device& d) { return d.dev.path(); })

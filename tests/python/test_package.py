@@ -146,3 +146,38 @@ def test_a_quantized_conv_requantizes_by_its_scales_and_adds_its_bias():
                                  bias=bias)
     assert y.dtype == np.int8
     assert (y == 16 + bias).all()
+
+
+def regcmd_gen(*args):
+    """regcmd-gen's hex output (REGCMD_GEN: the tool as built), one int a line."""
+    import os
+    import subprocess
+    tool = os.environ.get("REGCMD_GEN")
+    if not tool:
+        pytest.skip("REGCMD_GEN names no regcmd-gen")
+    out = subprocess.run([tool, *args], check=True, capture_output=True, text=True).stdout
+    return [int(line.split()[0], 16) for line in out.splitlines() if line.startswith("0x")]
+
+
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples" / "graphs"
+
+
+@pytest.mark.parametrize("name", ["cnn.graph", "ffn.graph"])
+def test_a_graph_files_text_builds_the_program_regcmd_gen_builds(name):
+    # regcmd-gen writes the program bound to its default IOVAs: the slots' entries differ
+    program = regcmd.graph((EXAMPLES / name).read_text())
+    assert program.kind == "graph"
+    written = regcmd_gen("graph", str(EXAMPLES / name))
+    addresses = {entry for entry, _, _, _ in program.slots}
+    assert len(written) == len(program.entries)
+    assert [int(e) for i, e in enumerate(program.entries) if i not in addresses] == [
+        e for i, e in enumerate(written) if i not in addresses]
+    assert all(int(program.entries[i]) & 0xffff == written[i] & 0xffff for i in addresses)
+
+
+def test_a_graph_names_the_line_that_is_wrong():
+    with pytest.raises(regcmd.SpecError, match="line 2: matmul needs -M, -K and -N"):
+        regcmd.graph("# two ops\ny = matmul x w -M 4\n")
+    with pytest.raises(regcmd.RuleError, match="line 2: ") as caught:
+        regcmd.graph("a = act x --fn relu -M 1 -N 16\ny = act a --fn sigmoid --dtype int8 -M 1 -N 16\n")
+    assert caught.value.rule == "act-lut-precision"
