@@ -25,6 +25,7 @@
 #include <regcmd/programs/matmul.hpp>
 #include <regcmd/programs/pooling.hpp>
 #include <regcmd/programs/sdp.hpp>
+#include <regcmd/runtime/graph_buffers.hpp>
 #include <regcmd/runtime/session.hpp>
 
 #include "in_process.hpp"
@@ -360,6 +361,97 @@ py::array run_program(const npu_device& d, const built_program& p, const py::obj
   throw spec_problem{"a " + p.kind + " program does not run from Python yet (matmul, ew, act and conv do)"};
 }
 
+// What a host array of a tensor holds: its element type from the tensor's format.
+template <class F>
+auto with_host_type(const tensor_format& f, F&& f_of) {
+  switch (f.type) {
+    case precision::int32: return f_of(std::int32_t{});
+    case precision::int16: return f_of(std::int16_t{});
+    case precision::int8: return f.is_unsigned ? f_of(std::uint8_t{}) : f_of(std::int8_t{});
+    default: return f_of(float{});
+  }
+}
+
+// The shape of what step s writes, in its logical order.
+std::vector<py::ssize_t> written_shape(const graph_step& s) {
+  auto n = [](std::uint32_t v) { return static_cast<py::ssize_t>(v); };
+  switch (s.kind) {
+    case graph_op_kind::matmul: return {n(s.matmul.whole.M), n(s.matmul.whole.logical_N)};
+    case graph_op_kind::ew: return {n(s.ew.M), n(s.ew.N)};
+    case graph_op_kind::act: return {n(s.act.M), n(s.act.N)};
+    case graph_op_kind::conv: return {n(s.conv.conv.out_h), n(s.conv.conv.out_w), n(s.conv.conv.spec.out_channels)};
+    case graph_op_kind::pool: return {n(s.pool.out_h), n(s.pool.out_w), n(s.pool.C)};
+  }
+  return {};
+}
+
+// A graph with its inputs and weights by name (a conv's weights OHWI, a quantized conv's
+// int32 bias by the conv's output name in `biases`); its outputs by name.
+py::dict run_graph(const npu_device& d, const built_program& p, const py::dict& inputs, const py::dict& biases) {
+  const auto* built_graph = std::get_if<runtime_program<graph_geometry>>(&p.code);
+  if (!built_graph) throw spec_problem{"run_graph runs a graph program, not " + p.kind};
+  const graph_geometry& g = built_graph->geometry;
+  auto io = runtime::graph_buffers::create(d.dev, g);
+  if (!io) raise(io.err());
+  std::size_t used = 0;
+  for (std::uint32_t t = 0; t < g.tensor_count; ++t) {
+    const graph_tensor& x = g.tensors[t];
+    if (x.writer != no_op) continue;
+    const std::string name(x.name.view());
+    if (!inputs.contains(name)) throw spec_problem{"the graph reads '" + name + "': give it in inputs"};
+    ++used;
+    const py::object host = inputs[name.c_str()];
+    // a conv's weights pack with its bias operand, each conv's
+    bool conv_weights = false;
+    for (std::uint32_t i = 0; i < g.step_count; ++i) {
+      const graph_step& s = g.steps[i];
+      if (s.kind != graph_op_kind::conv || s.b != t) continue;
+      conv_weights = true;
+      const std::string conv(g.tensors[s.out].name.view());
+      const conv_spec& c = s.conv.conv.spec;
+      std::vector<std::int32_t> bias;
+      if (c.bias && s.conv.conv.quantized()) {
+        if (!biases.contains(conv)) throw spec_problem{"the conv '" + conv + "' adds a bias: give it in biases"};
+        const host_array<std::int32_t> b = values_of<std::int32_t>(biases[conv.c_str()], c.out_channels, "a bias");
+        bias.assign(b.data(), b.data() + b.size());
+      }
+      check(with_host_type(x.format, [&](auto element) {
+        using T = decltype(element);
+        const host_array<T> v = host_array<T>::ensure(host);
+        if (!v) throw spec_problem{name + " is no array of numbers"};
+        return io.value().pack_conv<T>(conv, span_of(v), bias);
+      }));
+    }
+    if (conv_weights) continue;
+    check(with_host_type(x.format, [&](auto element) {
+      using T = decltype(element);
+      const host_array<T> v = host_array<T>::ensure(host);
+      if (!v) throw spec_problem{name + " is no array of numbers"};
+      return io.value().pack<T>(name, span_of(v));
+    }));
+  }
+  if (used != inputs.size()) {
+    for (const auto& [k, v] : inputs) {
+      const graph_tensor* x = g.find(k.cast<std::string>());
+      if (!x || x->writer != no_op) throw spec_problem{"the graph reads no input '" + k.cast<std::string>() + "'"};
+    }
+  }
+  submit(d, p, io.value().operands());
+  py::dict out;
+  for (std::uint32_t t = 0; t < g.tensor_count; ++t) {
+    const graph_tensor& x = g.tensors[t];
+    if (x.kind != tensor_kind::output) continue;
+    const std::vector<py::ssize_t> shape = written_shape(g.steps[x.writer]);
+    out[py::str(std::string(x.name.view()))] = with_host_type(x.format, [&](auto element) -> py::object {
+      using T = decltype(element);
+      py::array_t<T> a(shape);
+      check(io.value().unpack<T>(x.name.view(), std::span<T>(a.mutable_data(), static_cast<std::size_t>(a.size()))));
+      return py::object(std::move(a));
+    });
+  }
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_regcmd, m) {
@@ -416,6 +508,10 @@ PYBIND11_MODULE(_regcmd, m) {
       .def_property_readonly("driver", [](const npu_device& d) { return std::string(runtime::name_of(d.dev.kind())); })
       .def_property_readonly("driver_version", [](const npu_device& d) { return d.dev.driver_version(); })
       .def_readonly("emulated", &npu_device::emulated)
+      .def("run_graph", &run_graph, py::arg("program"), py::arg("inputs"), py::arg("biases") = py::dict(),
+           "Runs a graph program: its inputs and weights by name in `inputs` (numpy arrays: row-major matrices, NHWC "
+           "images, OHWI conv weights), a quantized conv's int32 bias by the conv's output name in `biases`; its "
+           "outputs by name.")
       .def("run", &run_program, py::arg("program"), py::arg("a"), py::arg("b") = py::none(), py::arg("bias") = py::none(),
            py::arg("residual") = py::none(),
            "Runs a matmul (a: M x K, b: K x N; fp16 as floats, int8 as int8 with an int32 result), an element-wise "

@@ -181,3 +181,24 @@ def test_a_graph_names_the_line_that_is_wrong():
     with pytest.raises(regcmd.RuleError, match="line 2: ") as caught:
         regcmd.graph("a = act x --fn relu -M 1 -N 16\ny = act a --fn sigmoid --dtype int8 -M 1 -N 16\n")
     assert caught.value.rule == "act-lut-precision"
+
+
+def test_a_graph_runs_with_its_tensors_by_name():
+    device = regcmd.open_device()
+    program = regcmd.graph("h = ew x y --op add -M 2 -N 16 --layout flat\n"
+                           "o = act h --fn relu -M 2 -N 16\n")
+    x = (np.arange(32, dtype=np.float32) / 4 - 4).reshape(2, 16)
+    out = device.run_graph(program, {"x": x, "y": np.full((2, 16), 0.5)})
+    assert list(out) == ["o"]
+    assert (out["o"] == np.maximum(x + 0.5, 0)).all()
+    # ones through a 3 x 3 SAME conv (window sums 4, 6 or 9 taps x 16 channels), then a 2 x 2
+    # max pool: each 2 x 2 block of the 4 x 4 map holds an interior 9
+    cnn = regcmd.graph("c = conv image k --in fp16 -H 4 -W 4 -C 16 --out-channels 16 --kernel 3 --pad same\n"
+                       "p = pool c --op max -H 4 -W 4 -C 16\n")
+    pooled = device.run_graph(cnn, {"image": np.ones((4, 4, 16)), "k": np.ones((16, 3, 3, 16))})["p"]
+    assert pooled.shape == (2, 2, 16)
+    assert (pooled == 144).all()
+    with pytest.raises(regcmd.SpecError, match="the graph reads 'y': give it in inputs"):
+        device.run_graph(program, {"x": x})
+    with pytest.raises(regcmd.SpecError, match="the graph reads no input 'z'"):
+        device.run_graph(program, {"x": x, "y": x, "z": x})
