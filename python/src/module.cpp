@@ -36,7 +36,7 @@ using namespace regcmd;
 namespace {
 
 // A refused spec, and a rule a program breaks: raised in Python as regcmd.SpecError and
-// regcmd.RuleError (python/regcmd/__init__.py gives them their fields).
+// regcmd.RuleError, the latter with the rule's id as its `rule` (the module's translator).
 struct spec_problem {
   std::string text;
 };
@@ -113,6 +113,10 @@ built_program build_program(const std::string& kind, const py::kwargs& keywords)
     if (!applied->empty()) throw spec_problem{*applied};
   }
   if (cli::problem p = cli::check_request(r, given); !p.empty()) throw spec_problem{p};
+  // a plan's options, which one matmul program has not (regcmd-gen's --plan)
+  if (kind == "matmul" && !r.fused_ew)
+    if (cli::problem p = given.refuse_any({"--k-slice", "--delta"}, "to one matmul program: build('plan', ...)"); !p.empty())
+      throw spec_problem{p};
   cli::complete_request(r, given);
   if (r.convolution)
     if (cli::problem p = cli::complete_conv(r, given); !p.empty()) throw spec_problem{p};

@@ -75,6 +75,9 @@ def test_a_refused_spec_is_a_spec_error_naming_the_keyword():
         regcmd.build("ew", op="add", M=8, N=40, colour="red")
     with pytest.raises(regcmd.SpecError, match="-M takes"):
         regcmd.build("ew", op="add", M="many", N=40)
+    with pytest.raises(regcmd.SpecError, match=r"--k-slice does not apply to one matmul program: build\('plan'"):
+        regcmd.build("matmul", M=4, K=4096, N=32, dtype="fp16", out_dtype="fp32", k_slice=1024)
+    assert regcmd.build("plan", M=4, K=4096, N=32, dtype="fp16", out_dtype="fp32", k_slice=1024).task_count == 4
     with pytest.raises(regcmd.SpecError, match="relu=False: leave it out"):
         regcmd.build("conv", H=8, W=8, C=16, out_channels=16, relu=False)
     device = regcmd.open_device(emulated=True)
