@@ -201,12 +201,20 @@ runtime::buffer make_buffer(const runtime::device& d, std::size_t size) {
 template <class T>
 using host_array = py::array_t<T, py::array::c_style | py::array::forcecast>;
 
-// `a` as `count` host values of type T (numpy converts what it can, as forcecast does).
+// `a` as host values of type T (numpy converts what it can, as forcecast does); the packer
+// checks their count.
+template <class T>
+host_array<T> host_values(const py::object& a, const std::string& name) {
+  host_array<T> v = host_array<T>::ensure(a);
+  if (!v) throw spec_problem{name + " is no array of numbers"};
+  return v;
+}
+
+// `a` as `count` host values of type T.
 template <class T>
 host_array<T> values_of(const py::object& a, std::size_t count, const char* name) {
   if (a.is_none()) throw spec_problem{std::string("this program reads ") + name + ": give it"};
-  host_array<T> v = host_array<T>::ensure(a);
-  if (!v) throw spec_problem{std::string(name) + " is no array of numbers"};
+  host_array<T> v = host_values<T>(a, name);
   if (static_cast<std::size_t>(v.size()) != count)
     throw spec_problem{std::string(name) + " holds " + std::to_string(v.size()) + " elements, not " + std::to_string(count)};
   return v;
@@ -421,17 +429,13 @@ py::dict run_graph(const npu_device& d, const built_program& p, const py::dict& 
       }
       check(with_host_type(x.format, [&](auto element) {
         using T = decltype(element);
-        const host_array<T> v = host_array<T>::ensure(host);
-        if (!v) throw spec_problem{name + " is no array of numbers"};
-        return io.value().pack_conv<T>(conv, span_of(v), bias);
+        return io.value().pack_conv<T>(conv, span_of(host_values<T>(host, name)), bias);
       }));
     }
     if (conv_weights) continue;
     check(with_host_type(x.format, [&](auto element) {
       using T = decltype(element);
-      const host_array<T> v = host_array<T>::ensure(host);
-      if (!v) throw spec_problem{name + " is no array of numbers"};
-      return io.value().pack<T>(name, span_of(v));
+      return io.value().pack<T>(name, span_of(host_values<T>(host, name)));
     }));
   }
   if (used != inputs.size()) {
