@@ -133,10 +133,11 @@ built_program build_program(const std::string& kind, const py::kwargs& keywords)
 
 // A graph from the text of a graph file (docs/graph.md: one op a line, `OUT = PROGRAM IN...
 // OPTIONS`), built as regcmd-gen builds it; a problem names its line.
-built_program build_graph_text(const std::string& text) {
-  const cli::graph_file file = cli::parse_graph_file(text);
+built_program build_graph_text(const std::string& text, bool keep_intermediates) {
+  cli::graph_file file = cli::parse_graph_file(text);
   if (!file.problem.empty())
     throw spec_problem{file.problem_line ? "line " + std::to_string(file.problem_line) + ": " + file.problem : file.problem};
+  file.graph.keep_intermediates = keep_intermediates;
   auto built = build(file.graph);
   if (!built) {
     const std::size_t line = cli::failing_line(file, [](const graph_spec& g) { return build(g).ok(); });
@@ -445,10 +446,13 @@ py::dict run_graph(const npu_device& d, const built_program& p, const py::dict& 
     }
   }
   submit(d, p, io.value().operands());
+  // intermediates in bytes of their own are read back too
+  const bool intermediates = g.intermediates_kept;
+  if (intermediates) check(io.value().read_back(operand_role::intermediate));
   py::dict out;
   for (std::uint32_t t = 0; t < g.tensor_count; ++t) {
     const graph_tensor& x = g.tensors[t];
-    if (x.kind != tensor_kind::output) continue;
+    if (x.kind != tensor_kind::output && !(intermediates && x.kind == tensor_kind::intermediate)) continue;
     const std::vector<py::ssize_t> shape = written_shape(g.steps[x.writer]);
     out[py::str(std::string(x.name.view()))] = with_host_type(x.format, [&](auto element) -> py::object {
       using T = decltype(element);
@@ -507,9 +511,10 @@ PYBIND11_MODULE(_regcmd, m) {
         "build(kind, **spec): a program of kind matmul, plan, ew, act, conv or pool from its spec's keywords "
         "(regcmd-gen's options: M=4, K=64, N=32, dtype='fp16', out_dtype='fp32', kernel=(3, 3), relu=True, ...).");
 
-  m.def("graph", &build_graph_text, py::arg("text"),
-        "graph(text): one program of the ops a graph file's text wires by named tensors (docs/graph.md), "
-        "one op a line: 'y = conv x k --in fp16 -H 8 -W 8 -C 16 --out-channels 16'.");
+  m.def("graph", &build_graph_text, py::arg("text"), py::arg("keep_intermediates") = false,
+        "graph(text, keep_intermediates=False): one program of the ops a graph file's text wires by named tensors "
+        "(docs/graph.md), one op a line: 'y = conv x k --in fp16 -H 8 -W 8 -C 16 --out-channels 16'. With "
+        "keep_intermediates every intermediate has bytes of its own, and run_graph returns it beside the outputs.");
 
   py::class_<npu_device>(m, "Device", "The NPU node, or the emulated device in this process.")
       .def_property_readonly("path", [](const npu_device& d) { return d.dev.path(); })
@@ -519,7 +524,7 @@ PYBIND11_MODULE(_regcmd, m) {
       .def("run_graph", &run_graph, py::arg("program"), py::arg("inputs"), py::arg("biases") = py::dict(),
            "Runs a graph program: its inputs and weights by name in `inputs` (numpy arrays: row-major matrices, NHWC "
            "images, OHWI conv weights), a quantized conv's int32 bias by the conv's output name in `biases`; its "
-           "outputs by name.")
+           "outputs by name (and its intermediates, when the graph keeps them).")
       .def("run", &run_program, py::arg("program"), py::arg("a"), py::arg("b") = py::none(), py::arg("bias") = py::none(),
            py::arg("residual") = py::none(),
            "Runs a matmul (a: M x K, b: K x N; fp16 as floats, int8 as int8 with an int32 result), an element-wise "

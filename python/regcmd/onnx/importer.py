@@ -1,0 +1,505 @@
+"""An ONNX model as regcmd programs: its nodes in order, consecutive NPU nodes gathered into
+partitions (one graph program, one submit each: docs/graph.md), the rest on the host.
+
+    import regcmd.onnx
+    model = regcmd.onnx.import_model("net.onnx")
+    print(model.report())                     # which node runs where, in how many submits
+    outputs = model.run({"x": image})         # numpy arrays in and out
+
+Shapes come from the model (ONNX shape inference); a dimension without a fixed size is
+refused by name. Constants are folded on the host, a BatchNormalization after a Conv into
+the Conv's weights and bias. fp32 tensors run in fp16 on the NPU.
+"""
+
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import _regcmd
+from .host_ops import HOST_OPS, LAYOUT_OPS, Unsupported, run_host
+from .layouts import Layout, from_host, to_host
+from .lowering import LOWERINGS
+
+
+@dataclass
+class ValueInfo:
+    shape: tuple
+    dtype: np.dtype
+    const: object = None  # the value, when the model fixes it
+
+
+@dataclass
+class Node:
+    index: int
+    key: str  # the node's name, else its index
+    op_type: str
+    attrs: dict
+    inputs: list
+    outputs: list
+
+
+class ModelError(ValueError):
+    """A model the importer refuses: what, naming the node or the value."""
+
+
+def _attributes(node):
+    from onnx import helper
+    attrs = {}
+    for a in node.attribute:
+        v = helper.get_attribute_value(a)
+        attrs[a.name] = v.decode() if isinstance(v, bytes) else v
+    return attrs
+
+
+def _load(model):
+    import onnx
+    if isinstance(model, (str, os.PathLike)):
+        try:
+            model = onnx.load(os.fspath(model))
+        except Exception as e:  # a truncated or foreign file
+            raise ModelError(f"{model}: no ONNX model ({e})") from None
+    elif isinstance(model, (bytes, bytearray)):
+        try:
+            model = onnx.load_model_from_string(bytes(model))
+        except Exception as e:
+            raise ModelError(f"no ONNX model ({e})") from None
+    if not isinstance(model, onnx.ModelProto):
+        raise ModelError(f"expected an ONNX ModelProto, a path or bytes, not {type(model).__name__}")
+    for opset in model.opset_import:
+        if opset.domain not in ("", "ai.onnx"):
+            raise ModelError(f"operator set {opset.domain!r} is none the importer knows (ai.onnx only)")
+    try:
+        return onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    except Exception as e:
+        raise ModelError(f"the model's shapes do not infer: {e}") from None
+
+
+def _numpy_type(elem_type):
+    import onnx
+    if hasattr(onnx.helper, "tensor_dtype_to_np_dtype"):
+        return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type))
+    return np.dtype(onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[elem_type])  # onnx before 1.13
+
+
+def _value_infos(graph):
+    from onnx import numpy_helper
+    infos = {}
+    for t in graph.initializer:
+        try:
+            v = numpy_helper.to_array(t)
+        except Exception as e:
+            raise ModelError(f"initializer {t.name!r} does not read ({e})") from None
+        infos[t.name] = ValueInfo(tuple(v.shape), v.dtype, v)
+    for vi in list(graph.input) + list(graph.value_info) + list(graph.output):
+        if vi.name in infos:
+            continue
+        tt = vi.type.tensor_type
+        if not vi.type.HasField("tensor_type") or not tt.HasField("shape"):
+            raise ModelError(f"value {vi.name!r} is no tensor of known shape")
+        dims = []
+        for i, d in enumerate(tt.shape.dim):
+            if not d.HasField("dim_value") or d.dim_value < 0:
+                what = d.dim_param or "unknown"
+                raise ModelError(f"value {vi.name!r} has a dynamic dimension {i} ({what}): the importer "
+                                 "needs static shapes (fix it, e.g. onnx.tools.update_model_dims)")
+            dims.append(d.dim_value)
+        try:
+            dtype = _numpy_type(tt.elem_type)
+        except Exception:
+            raise ModelError(f"value {vi.name!r} has element type {tt.elem_type}, which numpy has not") from None
+        infos[vi.name] = ValueInfo(tuple(dims), dtype)
+    return infos
+
+
+# Inputs that older operator sets gave as attributes: they become constant inputs.
+def _normalize(node, infos, fresh):
+    attrs, inputs = node.attrs, node.inputs
+    moved = {"Clip": ("min", "max"), "Squeeze": ("axes",), "Unsqueeze": ("axes",)}.get(node.op_type, ())
+    for i, name in enumerate(moved):
+        if name in attrs:
+            value = np.asarray(attrs.pop(name), dtype=np.float32 if node.op_type == "Clip" else np.int64)
+            const = fresh(name)
+            infos[const] = ValueInfo(tuple(value.shape), value.dtype, value)
+            while len(inputs) < i + 2:
+                inputs.append("")
+            inputs[i + 1] = const
+
+
+def _fold_batchnorm(nodes, infos, outputs):
+    """Conv (constant weights) then BatchNormalization (constant statistics) as one Conv;
+    returns {the BatchNormalization's key: the Conv's key}."""
+    readers = {}
+    for n in nodes:
+        for name in n.inputs:
+            readers.setdefault(name, []).append(n)
+    folded = {}
+    for bn in [n for n in nodes if n.op_type == "BatchNormalization" and not n.attrs.get("training_mode", 0)]:
+        conv = next((n for n in nodes if bn.inputs[0] in n.outputs and n.op_type == "Conv"), None)
+        if conv is None or len(readers.get(conv.outputs[0], [])) != 1 or conv.outputs[0] in outputs:
+            continue
+        params = [infos[n].const for n in bn.inputs[1:5]]
+        w = infos[conv.inputs[1]].const
+        if w is None or any(p is None for p in params):
+            continue
+        b = infos[conv.inputs[2]].const if len(conv.inputs) > 2 and conv.inputs[2] else np.zeros(w.shape[0])
+        if b is None:
+            continue
+        scale, shift, mean, var = (np.asarray(p, dtype=np.float64) for p in params)
+        factor = scale / np.sqrt(var + bn.attrs.get("epsilon", 1e-5))
+        w2 = (w.astype(np.float64) * factor.reshape(-1, *([1] * (w.ndim - 1)))).astype(w.dtype)
+        b2 = ((b - mean) * factor + shift).astype(w.dtype)
+        wn, bname = f"{conv.inputs[1]}.bn", f"{conv.key}.bn_bias"
+        infos[wn] = ValueInfo(w2.shape, w2.dtype, w2)
+        infos[bname] = ValueInfo(b2.shape, b2.dtype, b2)
+        conv.inputs = [conv.inputs[0], wn, bname]
+        conv.outputs = [bn.outputs[0]]
+        nodes.remove(bn)
+        folded[bn.key] = conv.key
+    return folded
+
+
+class _Flush(Exception):
+    """The node reads what the open partition holds in a way it cannot: start another."""
+
+
+@dataclass
+class Partition:
+    """NPU nodes as one graph program."""
+    index: int
+    nodes: list = field(default_factory=list)  # keys
+    lines: list = field(default_factory=list)  # (out, program, ins, options)
+    reads: dict = field(default_factory=dict)  # graph name -> (value, layout or None, select)
+    read_names: dict = field(default_factory=dict)  # (value, layout, cut key) -> graph name
+    consts: dict = field(default_factory=dict)  # graph name -> host array
+    produced: dict = field(default_factory=dict)  # value -> (graph name, layout)
+    stacked: dict = field(default_factory=dict)  # value -> ([graph names], layout)
+    names: int = 0
+    program: object = None
+    needed: list = field(default_factory=list)  # values the host reads back
+    keep: bool = False
+
+    def copy(self):
+        p = Partition(self.index, list(self.nodes), list(self.lines), dict(self.reads), dict(self.read_names),
+                      dict(self.consts), dict(self.produced), dict(self.stacked), self.names)
+        return p
+
+    def text(self):
+        return "".join(f"{out} = {program} {' '.join(ins)} {options}\n" for out, program, ins, options in self.lines)
+
+    def build(self, keep=False):
+        return _regcmd.graph(self.text(), keep_intermediates=keep)
+
+    def run(self, device, infos, env):
+        inputs = dict(self.consts)
+        for gname, (value, layout, select) in self.reads.items():
+            v = env[value] if select is None else select(env[value])
+            inputs[gname] = to_host(v, layout) if layout is not None else np.ascontiguousarray(v, dtype=np.float32)
+        out = device.run_graph(self.program, inputs)
+        for value in self.needed:
+            info = infos[value]
+            if value in self.stacked:
+                parts, layout = self.stacked[value]
+                env[value] = np.stack([from_host(out[g], layout, (layout.M, layout.columns), info.dtype)
+                                       for g in parts]).reshape(info.shape)
+            else:
+                gname, layout = self.produced[value]
+                env[value] = from_host(out[gname], layout, info.shape, info.dtype)
+
+
+class _Context:
+    """What a lowering (lowering.py) writes a node's ops through, into a trial partition."""
+
+    def __init__(self, partition, infos, table_ranges):
+        self.p, self.infos, self.table_ranges = partition, infos, table_ranges
+
+    def info(self, name):
+        return self.infos[name]
+
+    def fresh(self):
+        self.p.names += 1
+        return f"p{self.p.index}.t{self.p.names}"
+
+    def line(self, out, program, ins, options):
+        self.p.lines.append((out, program, list(ins), options))
+
+    def layout(self, name):
+        r = self.p.produced.get(name)
+        return r[1] if r else None
+
+    def operand(self, name, layout, select=None, cut_key=None):
+        if name in self.p.stacked:
+            raise _Flush()
+        r = self.p.produced.get(name)
+        if r is not None:
+            gname, resident = r
+            same_bytes = resident.kind == layout.kind == "flat" and resident.elements == layout.elements
+            if select is None and (resident == layout or same_bytes) and resident.dtype == layout.dtype:
+                return gname
+            raise _Flush()
+        key = (name, layout, cut_key if select is not None else None, select is not None)
+        if key not in self.p.read_names:
+            gname = self.fresh()
+            self.p.read_names[key] = gname
+            self.p.reads[gname] = (name, layout, select)
+        return self.p.read_names[key]
+
+    def weights_of(self, name, transform, shape, cut_key=None):
+        if name in self.p.produced or name in self.p.stacked:
+            raise _Flush()  # the CNA reads weights only from the weight buffer (graph-weight-source)
+        gname = self.fresh()
+        self.p.reads[gname] = (name, None, transform)
+        return gname
+
+    def weights(self, array):
+        gname = self.fresh()
+        self.p.consts[gname] = np.ascontiguousarray(array, dtype=np.float32)
+        return gname
+
+    def const(self, vector):
+        return self.weights(np.asarray(vector).reshape(-1))
+
+    def const_value(self, gname):
+        return self.p.consts[gname]
+
+    def const_tensor(self, array, layout):
+        gname = self.fresh()
+        self.p.consts[gname] = to_host(array, layout)
+        return gname
+
+    def alias(self, name):
+        r = self.p.produced.get(name)
+        if r is None:
+            raise Unsupported("nothing to run: its input comes from the host")
+        return r
+
+    def stacked(self, parts, layout):
+        return parts, layout
+
+
+class CompiledModel:
+    """An imported model: its steps (partitions and host nodes) in order, ready to run."""
+
+    def __init__(self, graph_inputs, graph_outputs, infos, steps, placement, reasons, partitions, folded):
+        self.input_names, self.output_names = graph_inputs, graph_outputs
+        self.infos, self.steps = infos, steps
+        self.placement, self.reasons, self.partitions, self.folded = placement, reasons, partitions, folded
+        self._device = None
+
+    def _open(self, device):
+        if device is not None:
+            return device
+        if self._device is None:
+            self._device = _regcmd.open_device()
+        return self._device
+
+    def run(self, inputs, device=None):
+        """The model's outputs (a list, in the graph's order) for its inputs: a dict by name or
+        a list in the graph's order."""
+        if not isinstance(inputs, dict):
+            inputs = list(inputs)
+            if len(inputs) != len(self.input_names):
+                raise ModelError(f"the model reads {len(self.input_names)} inputs "
+                                 f"({', '.join(self.input_names)}), not {len(inputs)}")
+            inputs = dict(zip(self.input_names, inputs))
+        env = {}
+        for name in self.input_names:
+            if name not in inputs:
+                raise ModelError(f"the model reads input {name!r}: give it")
+            info, v = self.infos[name], np.asarray(inputs[name])
+            if tuple(v.shape) != tuple(info.shape):
+                raise ModelError(f"input {name!r} is {tuple(v.shape)}, the model's is {tuple(info.shape)}")
+            env[name] = v.astype(info.dtype, copy=False)
+        for name, info in self.infos.items():
+            if info.const is not None:
+                env[name] = info.const
+        npu = None
+        for step in self.steps:
+            if isinstance(step, Partition):
+                npu = npu or self._open(device)
+                step.run(npu, self.infos, env)
+            else:
+                results = run_host(step.op_type, step.attrs, [env[n] if n else None for n in step.inputs])
+                for name, value in zip(step.outputs, results):
+                    if name:
+                        env[name] = value
+        return [env[name] for name in self.output_names]
+
+    def stats(self):
+        """Per partition: its nodes and its program's stats (tasks, submits, traffic, bound)."""
+        return [dict(partition=p.index, nodes=list(p.nodes), **p.program.stats()) for p in self.partitions]
+
+    def report(self):
+        """Which node runs where, and each partition's tasks and submits."""
+        lines = []
+        for key, where in self.placement.items():
+            why = self.reasons.get(key)
+            lines.append(f"  {key}: {where}" + (f" ({why})" if why else ""))
+        npu = sum(1 for w in self.placement.values() if w == "npu")
+        head = [f"{len(self.placement)} nodes: {npu} on the NPU in {len(self.partitions)} partitions "
+                f"({len(self.partitions)} submits), {len(self.placement) - npu} on the host"]
+        for s in self.stats():
+            head.append(f"  partition {s['partition']}: {len(s['nodes'])} nodes, {s['tasks']} tasks, "
+                        f"{s['submits']} submit, {s['traffic']} bytes, bound {s['bound_ns'] / 1000:.2f} us")
+        return "\n".join(head + lines) + "\n"
+
+
+def import_model(model, table_ranges=None):
+    """An ONNX model (a ModelProto, a path or bytes) as a CompiledModel. `table_ranges` gives a
+    table function the inputs its table covers: {"Exp": (-16, 4)} is the default."""
+    model = _load(model)
+    graph = model.graph
+    infos = _value_infos(graph)
+    initializers = {t.name for t in graph.initializer}
+    graph_inputs = [vi.name for vi in graph.input if vi.name not in initializers]
+    graph_outputs = [vi.name for vi in graph.output]
+    counter = [0]
+
+    def fresh(hint):
+        counter[0] += 1
+        return f"regcmd.{hint}.{counter[0]}"
+
+    nodes = []
+    for i, n in enumerate(graph.node):
+        if n.domain not in ("", "ai.onnx"):
+            raise ModelError(f"node {n.name or i} ({n.op_type}) is of domain {n.domain!r}, which the importer has not")
+        node = Node(i, n.name or str(i), n.op_type, _attributes(n), list(n.input), list(n.output))
+        if node.op_type == "Constant":
+            from onnx import numpy_helper
+            if "value" not in n.attribute[0].name:
+                raise ModelError(f"node {node.key}: Constant {n.attribute[0].name} is not read")
+            v = numpy_helper.to_array(n.attribute[0].t)
+            infos[node.outputs[0]] = ValueInfo(tuple(v.shape), v.dtype, v)
+            continue
+        if node.op_type not in HOST_OPS:
+            raise ModelError(f"node {node.key}: operator {node.op_type} is none the importer maps")
+        if node.op_type == "MaxPool" and len(node.outputs) > 1 and node.outputs[1]:
+            raise ModelError(f"node {node.key}: MaxPool's Indices output is not computed")
+        if node.op_type == "BatchNormalization" and node.attrs.get("training_mode", 0):
+            raise ModelError(f"node {node.key}: BatchNormalization in training mode (inference only)")
+        for name in node.inputs + node.outputs:
+            if name and name not in infos:
+                raise ModelError(f"node {node.key} ({node.op_type}): value {name!r} has no shape")
+        _normalize(node, infos, fresh)
+        nodes.append(node)
+    folded = _fold_batchnorm(nodes, infos, set(graph_outputs))
+
+    readers = {}
+    for n in nodes:
+        for name in n.inputs:
+            readers.setdefault(name, set()).add(n.key)
+
+    placement, reasons, steps, partitions = {}, {}, [], []
+    for key, conv in folded.items():
+        reasons[key] = f"folded into {conv}"
+    current = None
+
+    def flush():
+        nonlocal current
+        if current is None or not current.nodes:
+            current = None
+            return
+        members = set(current.nodes)
+        produced = list(current.produced) + list(current.stacked)
+        current.needed = [v for v in produced
+                          if v in graph_outputs or any(r not in members for r in readers.get(v, ()))]
+        read_inside = {name for _, _, ins, _ in current.lines for name in ins}
+        current.keep = any(current.produced[v][0] in read_inside for v in current.needed if v in current.produced)
+        current.program = current.build(current.keep)
+        steps.append(current)
+        partitions.append(current)
+        current = None
+
+    def try_lower(partition, node):
+        trial = partition.copy()
+        ctx = _Context(trial, infos, table_ranges or {})
+        out = LOWERINGS[node.op_type](ctx, node)
+        if out is None:
+            return None
+        name = node.outputs[0]
+        if isinstance(out[0], list):
+            trial.stacked[name] = out
+        else:
+            trial.produced[name] = out
+        trial.nodes.append(node.key)
+        trial.build()
+        return trial
+
+    for node in nodes:
+        # constants fold on the host, at import
+        if all(not n or infos[n].const is not None for n in node.inputs):
+            values = run_host(node.op_type, node.attrs, [infos[n].const if n else None for n in node.inputs])
+            for name, v in zip(node.outputs, values):
+                infos[name] = ValueInfo(tuple(np.shape(v)), np.asarray(v).dtype, np.asarray(v))
+            placement[node.key], reasons[node.key] = "host", "constant, folded at import"
+            continue
+        if node.op_type in LAYOUT_OPS and current is not None and _alias(current, node, infos):
+            placement[node.key] = "npu"
+            current.nodes.append(node.key)
+            continue
+        lowered, why = None, None
+        if node.op_type in LOWERINGS and node.op_type not in LAYOUT_OPS:
+            for attempt in range(2):
+                base = current if current is not None else Partition(len(partitions))
+                try:
+                    lowered = try_lower(base, node)
+                    break
+                except _Flush:
+                    flush()
+                except Unsupported as e:
+                    why = str(e)
+                    break
+                except (_regcmd.SpecError, _regcmd.RuleError) as e:
+                    if base.nodes:
+                        flush()  # the open partition may be what it does not fit: alone, once more
+                        continue
+                    why = str(e)
+                    break
+        elif node.op_type in LAYOUT_OPS:
+            why = "a view of values on the host: no data moves"
+        else:
+            why = "no NPU path"
+        if lowered is not None:
+            current = lowered
+            placement[node.key] = "npu"
+            continue
+        flush()
+        placement[node.key] = "host"
+        if why:
+            reasons[node.key] = why
+        steps.append(node)
+    flush()
+    for p in partitions:
+        _check_outputs(p)
+    ordered = {}
+    for n in graph.node:
+        key = n.name or str(list(graph.node).index(n))
+        if key in placement:
+            ordered[key] = placement[key]
+        elif key in folded:
+            ordered[key] = placement[folded[key]]
+    return CompiledModel(graph_inputs, graph_outputs, infos, steps, ordered, reasons, partitions, folded)
+
+
+def _alias(partition, node, infos):
+    """A layout op over a tensor the partition holds as flat rows: the same bytes, renamed."""
+    src = node.inputs[0]
+    r = partition.produced.get(src)
+    if r is None or r[1].kind != "flat":
+        return False
+    gname, layout = r
+    shape = infos[node.outputs[0]].shape
+    n = shape[-1] if shape else 1
+    m = int(np.prod(shape[:-1], dtype=np.int64)) if len(shape) > 1 else 1
+    partition.produced[node.outputs[0]] = (gname, Layout("flat", "rows", m, n, layout.dtype))
+    return True
+
+
+def _check_outputs(partition):
+    """Every value the host reads back is one the program returns."""
+    returned = set()
+    for out, _, _, _ in partition.lines:
+        returned.add(out)
+    for value in partition.needed:
+        if value in partition.produced:
+            assert partition.produced[value][0] in returned

@@ -1,0 +1,437 @@
+"""ONNX nodes as regcmd graph lines (docs/graph.md, "Graph files"): each function writes the
+ops of one node into a partition, or raises Unsupported with the reason the node stays on the
+host. What a rule of regcmd refuses is not predicted here: the partition builds the graph
+and a node whose ops do not build goes to the host with the rule's message.
+"""
+
+import numpy as np
+
+from .host_ops import Unsupported, pool_geometry, spatial_pads
+from .layouts import Layout, image_layout, is_image, natural_layout, npu_type, rows_layout
+
+FP16_MAX = 65504.0
+
+
+def _float_text(v):
+    return repr(float(v))
+
+
+def _pair(values, default):
+    values = list(values) if values is not None else [default, default]
+    return f"{values[0]}x{values[1]}"
+
+
+def _precision(ctx, name, allowed=("fp16", "int8", "int16")):
+    p = npu_type(ctx.info(name).dtype)
+    if p is None or p not in allowed:
+        raise Unsupported(f"element type {ctx.info(name).dtype} has no NPU path here (it takes {', '.join(allowed)})")
+    return p
+
+
+def _scalar_const(ctx, name):
+    """The value of a constant of one element, else None."""
+    c = ctx.info(name).const
+    return None if c is None or c.size != 1 else float(c.reshape(()))
+
+
+def _channel_vector(info, layout, out_shape):
+    """The N values of an operand broadcast along a surface's channels, else None."""
+    shape = tuple(info.shape)
+    if layout.view == "nchw":
+        ok = len(shape) <= 4 and all(s == 1 for i, s in enumerate(shape) if len(shape) - i != 3) and \
+            len(shape) >= 3 and shape[-3] == layout.N
+    else:
+        ok = len(shape) >= 1 and shape[-1] == layout.N and all(s == 1 for s in shape[:-1])
+    return ok
+
+
+def _tensor_layout(ctx, name, shape, dtype):
+    """The layout an element-wise op reads its tensor operand in: as it lies on the NPU, else
+    its natural one."""
+    resident = ctx.layout(name)
+    return resident if resident is not None else natural_layout(shape, dtype)
+
+
+IMMEDIATE_OPS = ("add", "max", "min")
+
+
+def _as_rows(layout):
+    """The layout of an M x N host array that is already in the device's order."""
+    return Layout(layout.kind, "rows", layout.M, layout.N, layout.dtype, layout.valid)
+
+
+def _ew_line(ctx, out, op, a, layout, operand, dtype):
+    """out = a (op) operand: operand is ("element", name), ("channel", name) or ("value", x)."""
+    kind, arg = operand
+    opts = f"--op {op} --dtype {dtype} -M {layout.M} -N {layout.N} --layout {layout.kind}"
+    if kind == "value" and op not in IMMEDIATE_OPS:
+        # the SDP's register immediate is known for add, max and min only (rule ew-immediate):
+        # a product by a constant reads it from memory
+        kind, arg = "element", ctx.const_tensor(np.full((layout.M, layout.columns), arg), _as_rows(layout))
+    if kind == "value":
+        ctx.line(out, "ew", [a], opts + f" --operand immediate --value {_float_text(arg)}")
+    elif kind == "channel":
+        ctx.line(out, "ew", [a, arg], opts + " --operand per-channel")
+    else:
+        ctx.line(out, "ew", [a, arg], opts)
+
+
+def _operand(ctx, name, layout, out_shape, allow_value=True):
+    """How the second operand of an element-wise op over `layout` reads `name`."""
+    info = ctx.info(name)
+    value = _scalar_const(ctx, name)
+    if allow_value and value is not None and layout.dtype == "fp16" and abs(value) <= FP16_MAX and \
+            tuple(info.shape) != tuple(out_shape):
+        return ("value", value)
+    if tuple(info.shape) == tuple(out_shape) or (info.const is None and ctx.layout(name) == layout):
+        return ("element", ctx.operand(name, layout))
+    if _channel_vector(info, layout, out_shape) and layout.kind == "surface" and info.const is not None:
+        return ("channel", ctx.const(np.asarray(info.const).reshape(-1)))
+    if ctx.layout(name) is None:
+        # a broadcast the SDP has no form for, of a tensor from the host: expanded as it is packed
+        return ("element", ctx.operand(name, layout, lambda v: np.broadcast_to(v, out_shape)))
+    raise Unsupported(f"the broadcast of {name} {tuple(info.shape)} to {tuple(out_shape)} "
+                      "is none the SDP reads (per element, per channel, a constant scalar)")
+
+
+def _full_layout(ctx, node, out_shape, dtype, first):
+    """The layout of an element-wise op's result: its first tensor operand's."""
+    info = ctx.info(first)
+    if tuple(info.shape) == tuple(out_shape):
+        return _tensor_layout(ctx, first, out_shape, dtype)
+    return natural_layout(out_shape, dtype)
+
+
+def _wants_surface(ctx, first, layout, operands, out_shape):
+    """A per-channel constant needs a surface (rows become pixels), unless the tensor already
+    lies on the NPU in another layout."""
+    if layout.kind == "surface" or ctx.layout(first) is not None:
+        return layout
+    for name in operands:
+        info = ctx.info(name)
+        if info.const is not None and tuple(info.shape) != tuple(out_shape) and info.const.size > 1 and \
+                _channel_vector(info, layout, out_shape):
+            return Layout("surface", layout.view, layout.M, layout.N, layout.dtype)
+    return layout
+
+
+def binary(ctx, node):
+    """Add, Sub, Mul, Max, Min (two or more inputs) and PRelu on the SDP."""
+    op_type = node.op_type
+    names = [n for n in node.inputs if n]
+    out_shape = ctx.info(node.outputs[0]).shape
+    dtype = _precision(ctx, names[0])
+    for n in names[1:]:
+        if np.dtype(ctx.info(n).dtype) != np.dtype(ctx.info(names[0]).dtype):
+            raise Unsupported("operands of different element types")
+    if dtype != "fp16" and op_type not in ("Max", "Min"):
+        # integer adds and products saturate on the SDP; ONNX's wrap around
+        raise Unsupported(f"integer {op_type} wraps in ONNX and saturates on the SDP")
+    if len(names) == 1:
+        return ctx.alias(names[0])
+    full = [n for n in names if tuple(ctx.info(n).shape) == tuple(out_shape)]
+    commutative = op_type in ("Add", "Mul", "Max", "Min")
+    first = names[0] if not commutative or not full or names[0] in full else full[0]
+    rest = [n for n in names if n != first] if first != names[0] else names[1:]
+    layout = _full_layout(ctx, node, out_shape, dtype, first)
+    layout = _wants_surface(ctx, first, layout, rest, out_shape)
+    if tuple(ctx.info(first).shape) != tuple(out_shape) and ctx.layout(first) is not None:
+        raise Unsupported(f"{first} is broadcast, and lies on the NPU")
+    a = ctx.operand(first, layout, None if tuple(ctx.info(first).shape) == tuple(out_shape)
+                    else lambda v: np.broadcast_to(v, out_shape))
+    ew_op = {"Add": "add", "Sub": "add", "Mul": "mul", "Max": "max", "Min": "min", "PRelu": "prelu"}[op_type]
+    for i, name in enumerate(rest):
+        operand = _operand(ctx, name, layout, out_shape, allow_value=op_type != "PRelu")
+        if op_type == "Sub":
+            operand = _negated(ctx, operand, layout, dtype)
+        out = ctx.fresh()
+        _ew_line(ctx, out, ew_op, a, layout, operand, dtype)
+        a = out
+    return a, layout
+
+
+def _negated(ctx, operand, layout, dtype):
+    kind, arg = operand
+    if kind == "value":
+        return ("value", -arg)
+    if kind == "channel":
+        return ("channel", ctx.const(-ctx.const_value(arg)))
+    neg = ctx.fresh()
+    _ew_line(ctx, neg, "mul", arg, layout, ("value", -1.0), dtype)
+    return ("element", neg)
+
+
+def _act_line(ctx, out, x, layout, options):
+    ctx.line(out, "act", [x], f"{options} --dtype {layout.dtype} -M {layout.M} -N {layout.N} --layout {layout.kind}")
+
+
+def _unary_input(ctx, node, fp16_only):
+    name = node.inputs[0]
+    dtype = _precision(ctx, name, ("fp16",) if fp16_only else ("fp16", "int8", "int16"))
+    layout = _tensor_layout(ctx, name, ctx.info(name).shape, dtype)
+    return ctx.operand(name, layout), layout
+
+
+# The table functions whose ONNX definition is regcmd's, and the inputs their tables cover
+# (beyond them: the function's held or linear tail, regcmd-gen's --range).
+TABLES = {"Sigmoid": ("sigmoid", None), "Tanh": ("tanh", None), "HardSwish": ("hardswish", None),
+          "Exp": ("exp", (-16.0, 4.0))}
+
+
+def unary(ctx, node):
+    """Relu, LeakyRelu, Clip, the table functions and HardSigmoid on the SDP."""
+    op, attrs = node.op_type, node.attrs
+    if op in TABLES:
+        x, layout = _unary_input(ctx, node, fp16_only=True)
+        fn, table_range = TABLES[op]
+        if op == "Exp" and "Exp" in ctx.table_ranges:
+            table_range = ctx.table_ranges["Exp"]
+        out = ctx.fresh()
+        _act_line(ctx, out, x, layout, f"--fn {fn}" + (f" --range {table_range[0]},{table_range[1]}" if table_range else ""))
+        return out, layout
+    if op == "HardSigmoid":
+        # clip(alpha x + beta, 0, 1): two immediates and a clip
+        x, layout = _unary_input(ctx, node, fp16_only=True)
+        scaled, shifted, out = ctx.fresh(), ctx.fresh(), ctx.fresh()
+        _ew_line(ctx, scaled, "mul", x, layout, ("value", attrs.get("alpha", 0.2)), "fp16")
+        _ew_line(ctx, shifted, "add", scaled, layout, ("value", attrs.get("beta", 0.5)), "fp16")
+        _act_line(ctx, out, shifted, layout, "--fn clip --lo 0 --hi 1")
+        return out, layout
+    x, layout = _unary_input(ctx, node, fp16_only=False)
+    out = ctx.fresh()
+    if op == "Relu":
+        _act_line(ctx, out, x, layout, "--fn relu")
+    elif op == "LeakyRelu":
+        alpha = attrs.get("alpha", 0.01)
+        if not 0 <= alpha < 1 or layout.dtype != "fp16":
+            raise Unsupported(f"LeakyRelu alpha {alpha}: the DPU's slope is in [0, 1), on fp16")
+        _act_line(ctx, out, x, layout, f"--fn leaky --slope {_float_text(alpha)}")
+    elif op == "Clip":
+        return _clip(ctx, node, x, layout, out)
+    return out, layout
+
+
+def _clip(ctx, node, x, layout, out):
+    names = list(node.inputs) + [""] * 3
+    bounds = []
+    top = FP16_MAX if layout.dtype == "fp16" else (127 if layout.dtype == "int8" else 32767)
+    for name, default in ((names[1], -top - (layout.dtype != "fp16")), (names[2], top)):
+        if not name:
+            bounds.append(default)
+            continue
+        bounds.append(_scalar_const(ctx, name))
+    if None not in bounds and bounds[0] < bounds[1]:
+        fmt = _float_text if layout.dtype == "fp16" else (lambda v: str(int(v)))
+        _act_line(ctx, out, x, layout, f"--fn clip --lo {fmt(bounds[0])} --hi {fmt(bounds[1])}")
+        return out, layout
+    # bounds given as tensors: max with the low one, then min with the high one
+    out_shape = ctx.info(node.inputs[0]).shape
+    a = x
+    for name, op in ((names[1], "max"), (names[2], "min")):
+        if not name:
+            continue
+        nxt = ctx.fresh()
+        _ew_line(ctx, nxt, op, a, layout, _operand(ctx, name, layout, out_shape), layout.dtype)
+        a = nxt
+    return a, layout
+
+
+def matmul(ctx, node):
+    """MatMul (2-D) and Gemm on the CNA: fp16 in, fp16 out, weights from the host."""
+    a_name, b_name = node.inputs[0], node.inputs[1]
+    a_info, b_info = ctx.info(a_name), ctx.info(b_name)
+    _precision(ctx, a_name, ("fp16",))
+    _precision(ctx, b_name, ("fp16",))
+    gemm = node.op_type == "Gemm"
+    attrs = node.attrs
+    if not gemm and (len(a_info.shape) != 2 or len(b_info.shape) != 2):
+        return _batched_matmul(ctx, node)
+    trans_a, trans_b = gemm and attrs.get("transA", 0), gemm and attrs.get("transB", 0)
+    M, K = a_info.shape[::-1] if trans_a else a_info.shape
+    N = b_info.shape[0] if trans_b else b_info.shape[1]
+    if trans_a and ctx.layout(a_name) is not None:
+        raise Unsupported("transA of a tensor on the NPU")
+    alpha = attrs.get("alpha", 1.0) if gemm else 1.0
+    a = ctx.operand(a_name, Layout("flat", "rows", M, K, "fp16"), (lambda v: v.T) if trans_a else None)
+    weights = (lambda v: v.T) if trans_b else (lambda v: v)
+    if b_info.const is not None:
+        b = ctx.weights(np.asarray(weights(b_info.const), dtype=np.float64) * alpha)
+        alpha = 1.0
+    else:
+        b = ctx.weights_of(b_name, weights, (K, N))
+    out = ctx.fresh()
+    ctx.line(out, "matmul", [a, b], f"--in fp16 --out fp16 -M {M} -K {K} -N {N}")
+    layout = matmul_output(M, N)
+    if alpha != 1.0:
+        scaled = ctx.fresh()
+        _ew_line(ctx, scaled, "mul", out, layout, ("value", alpha), "fp16")
+        out = scaled
+    if gemm and len(node.inputs) > 2 and node.inputs[2]:
+        c_name, beta = node.inputs[2], attrs.get("beta", 1.0)
+        c_info = ctx.info(c_name)
+        if c_info.const is not None:
+            c = np.broadcast_to(np.asarray(c_info.const, dtype=np.float64) * beta, (M, N))
+            operand = ("value", float(c.flat[0])) if c_info.const.size == 1 else ("element", ctx.const_tensor(c, layout))
+            if not c.any():
+                return out, layout
+        else:
+            operand = _operand(ctx, c_name, layout, (M, N))
+            if beta != 1.0:
+                scaled_c = ctx.fresh()
+                _ew_line(ctx, scaled_c, "mul", operand[1], layout, ("value", beta), "fp16")
+                operand = ("element", scaled_c)
+        summed = ctx.fresh()
+        _ew_line(ctx, summed, "add", out, layout, operand, "fp16")
+        out = summed
+    return out, layout
+
+
+def matmul_output(M, N):
+    """A fp16 matmul's result: M rows of N padded to the weight tile's 16 columns (an SDP
+    after it reads them all: graph-tensor-format)."""
+    return Layout("flat", "rows", M, -(-N // 16) * 16, "fp16", N)
+
+
+def _batched_matmul(ctx, node):
+    """A batched MatMul: one matmul op per matrix of the batch, the slices cut and the
+    results stacked on the host."""
+    a_name, b_name = node.inputs[0], node.inputs[1]
+    a_shape, b_shape = tuple(ctx.info(a_name).shape), tuple(ctx.info(b_name).shape)
+    if len(a_shape) < 2 or len(b_shape) < 2:
+        raise Unsupported("a MatMul of a vector")
+    out_shape = tuple(ctx.info(node.outputs[0]).shape)
+    batch = out_shape[:-2]
+    M, K, N = a_shape[-2], a_shape[-1], b_shape[-1]
+    parts = []
+    for index in np.ndindex(*batch):
+        def cut(v, index=index):
+            return np.broadcast_to(v, batch + v.shape[-2:])[index]
+        a = ctx.operand(a_name, Layout("flat", "rows", M, K, "fp16"), cut, cut_key=index)
+        if ctx.info(b_name).const is not None:
+            b = ctx.weights(cut(ctx.info(b_name).const).astype(np.float64))
+        else:
+            b = ctx.weights_of(b_name, cut, (K, N), cut_key=index)
+        out = ctx.fresh()
+        ctx.line(out, "matmul", [a, b], f"--in fp16 --out fp16 -M {M} -K {K} -N {N}")
+        parts.append(out)
+    return ctx.stacked(parts, matmul_output(M, N))
+
+
+def conv(ctx, node):
+    """Conv: conv2d (group 1) and depthwise (group = channels), fp16; a bias is a per-channel
+    add after it. 1-D convolutions run as images one pixel tall."""
+    x_name, w_name = node.inputs[0], node.inputs[1]
+    x_shape, w_info = tuple(ctx.info(x_name).shape), ctx.info(w_name)
+    _precision(ctx, x_name, ("fp16",))
+    if len(x_shape) not in (3, 4) or x_shape[0] != 1:
+        raise Unsupported(f"a Conv of input {x_shape}: the NPU convolves one image (batch 1, 1-D or 2-D)")
+    attrs = node.attrs
+    one_d = len(x_shape) == 3
+    C, H, W = (x_shape[1], 1, x_shape[2]) if one_d else x_shape[1:]
+    O = w_info.shape[0]
+    kernel = list(attrs.get("kernel_shape", w_info.shape[2:]))
+    n = len(kernel)
+    strides = list(attrs.get("strides", [1] * n))
+    dilations = list(attrs.get("dilations", [1] * n))
+    begin, end = spatial_pads(attrs, x_shape[2:], kernel, strides, dilations)
+    if one_d:
+        kernel, strides, dilations, begin, end = [1] + kernel, [1] + strides, [1] + dilations, [0] + begin, [0] + end
+    group = attrs.get("group", 1)
+    depthwise = group == C and group > 1
+    if group != 1 and not (depthwise and O == C):
+        raise Unsupported(f"group {group} of {C} channels into {O}: the NPU runs group 1 and depthwise "
+                          "(a channel multiplier of 1)")
+    image = Layout("surface", "nchw", H * W, C, "fp16")
+    reshape = (lambda v: v.reshape(1, C, H, W)) if one_d else None
+    x = ctx.operand(x_name, image, reshape)
+
+    def ohwi(w):
+        w = np.asarray(w, dtype=np.float64).reshape(O, -1, kernel[0], kernel[1])
+        return w[:, 0].transpose(1, 2, 0)[None] if depthwise else w.transpose(0, 2, 3, 1)
+    weights = ctx.weights(ohwi(w_info.const)) if w_info.const is not None else ctx.weights_of(w_name, ohwi, None)
+    out_h = (H + begin[0] + end[0] - ((kernel[0] - 1) * dilations[0] + 1)) // strides[0] + 1
+    out_w = (W + begin[1] + end[1] - ((kernel[1] - 1) * dilations[1] + 1)) // strides[1] + 1
+    out = ctx.fresh()
+    options = (f"--in fp16 --out fp16 -H {H} -W {W} -C {C} --out-channels {O} --kernel {kernel[0]}x{kernel[1]} "
+               f"--stride {strides[0]}x{strides[1]} --dilation {dilations[0]}x{dilations[1]} "
+               f"--pad {begin[0]},{end[0]},{begin[1]},{end[1]}" + (" --depthwise" if depthwise else ""))
+    ctx.line(out, "conv", [x, weights], options)
+    layout = Layout("surface", "nchw", out_h * out_w, O, "fp16")
+    if len(node.inputs) > 2 and node.inputs[2]:
+        b_info = ctx.info(node.inputs[2])
+        if b_info.const is None:
+            raise Unsupported("a Conv bias from the graph's inputs")
+        biased = ctx.fresh()
+        _ew_line(ctx, biased, "add", out, layout, ("channel", ctx.const(np.asarray(b_info.const).reshape(-1))), "fp16")
+        out = biased
+    return out, layout
+
+
+def pool(ctx, node):
+    """MaxPool, AveragePool and the global poolings on the PPU (1-D and 2-D, batch 1)."""
+    op, attrs = node.op_type, node.attrs
+    x_name = node.inputs[0]
+    x_shape = tuple(ctx.info(x_name).shape)
+    average = "Average" in op
+    dtype = _precision(ctx, x_name, ("fp16",) if average else ("fp16", "int8"))
+    if len(x_shape) not in (3, 4) or x_shape[0] != 1:
+        raise Unsupported(f"a pooling of input {x_shape}: the PPU pools one image (batch 1, 1-D or 2-D)")
+    if len(node.outputs) > 1 and node.outputs[1]:
+        raise Unsupported("MaxPool's Indices output")
+    one_d = len(x_shape) == 3
+    C, H, W = (x_shape[1], 1, x_shape[2]) if one_d else x_shape[1:]
+    image = Layout("surface", "nchw", H * W, C, dtype)
+    x = ctx.operand(x_name, image, (lambda v: v.reshape(1, C, H, W)) if one_d else None)
+    out = ctx.fresh()
+    if op.startswith("Global"):
+        ctx.line(out, "pool", [x], f"--op {'global-avg' if average else 'global-max'} --dtype {dtype} -H {H} -W {W} -C {C}")
+        return out, Layout("surface", "nchw", 1, C, dtype)
+    kernel, strides, dilations, begin, end, out_size = pool_geometry(attrs, x_shape[2:])
+    if any(d != 1 for d in dilations):
+        raise Unsupported("a pooling with dilations: the PPU's window is dense")
+    # ceil_mode's last windows as end padding (-inf for max; an average's would be counted)
+    extra = [(o - 1) * s + k - (size + b + e) for o, s, k, size, b, e in
+             zip(out_size, strides, kernel, x_shape[2:], begin, end)]
+    padded = any(begin) or any(end)
+    if average and (any(x > 0 for x in extra) or (padded and not attrs.get("count_include_pad", 0))):
+        raise Unsupported("an average over padding it does not count: the PPU divides by the whole window "
+                          "(count_include_pad=1)")
+    end = [e + max(0, x) for e, x in zip(end, extra)]
+    if one_d:
+        kernel, strides, begin, end, out_size = [1] + kernel, [1] + strides, [0] + begin, [0] + end, [1] + out_size
+    ctx.line(out, "pool", [x], f"--op {'avg' if average else 'max'} --dtype {dtype} -H {H} -W {W} -C {C} "
+             f"--kernel {kernel[0]}x{kernel[1]} --stride {strides[0]}x{strides[1]} "
+             f"--pad {begin[0]},{end[0]},{begin[1]},{end[1]}")
+    return out, Layout("surface", "nchw", out_size[0] * out_size[1], C, dtype)
+
+
+def batchnorm(ctx, node):
+    """BatchNormalization at inference, alone (after a Conv it is folded into the Conv): a
+    per-channel product and sum on the SDP."""
+    if node.attrs.get("training_mode", 0):
+        raise Unsupported("BatchNormalization in training mode")
+    x_name = node.inputs[0]
+    x_shape = tuple(ctx.info(x_name).shape)
+    _precision(ctx, x_name, ("fp16",))
+    consts = [ctx.info(n).const for n in node.inputs[1:5]]
+    if any(c is None for c in consts) or not is_image(x_shape):
+        raise Unsupported("a BatchNormalization of statistics from the graph's inputs, or not over one image")
+    scale, bias, mean, var = (np.asarray(c, dtype=np.float64) for c in consts)
+    factor = scale / np.sqrt(var + node.attrs.get("epsilon", 1e-5))
+    layout = image_layout(x_shape, "fp16")
+    x = ctx.operand(x_name, layout)
+    scaled, out = ctx.fresh(), ctx.fresh()
+    _ew_line(ctx, scaled, "mul", x, layout, ("channel", ctx.const(factor)), "fp16")
+    _ew_line(ctx, out, "add", scaled, layout, ("channel", ctx.const(bias - mean * factor)), "fp16")
+    return out, layout
+
+
+LOWERINGS = {
+    **{op: binary for op in ("Add", "Sub", "Mul", "Max", "Min", "PRelu")},
+    **{op: unary for op in ("Relu", "LeakyRelu", "Clip", "HardSigmoid", *TABLES)},
+    "MatMul": matmul, "Gemm": matmul, "Conv": conv,
+    **{op: pool for op in ("MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool")},
+    "BatchNormalization": batchnorm,
+}
+
+__all__ = ["LOWERINGS", "rows_layout"]
