@@ -112,9 +112,16 @@ def _value_infos(graph):
     return infos
 
 
-# Inputs that older operator sets gave as attributes: they become constant inputs.
-def _normalize(node, infos, fresh):
+# What older operator sets said otherwise, in today's terms: inputs they gave as attributes
+# become constant inputs; PRelu before opset 7 took a slope per channel (axis 1).
+def _normalize(node, infos, fresh, opset):
     attrs, inputs = node.attrs, node.inputs
+    if node.op_type == "PRelu" and opset < 7:
+        x, slope = infos[inputs[0]], infos[inputs[1]]
+        if slope.const is not None and slope.const.ndim == 1 and len(x.shape) > 2 and slope.const.size == x.shape[1]:
+            value = slope.const.reshape(-1, *([1] * (len(x.shape) - 2)))
+            inputs[1] = fresh("slope")
+            infos[inputs[1]] = ValueInfo(tuple(value.shape), value.dtype, value)
     moved = {"Clip": ("min", "max"), "Squeeze": ("axes",), "Unsqueeze": ("axes",)}.get(node.op_type, ())
     for i, name in enumerate(moved):
         if name in attrs:
@@ -349,6 +356,7 @@ def import_model(model, table_ranges=None):
     table function the inputs its table covers: {"Exp": (-16, 4)} is the default."""
     model = _load(model)
     graph = model.graph
+    opset = max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), default=1)
     infos = _value_infos(graph)
     initializers = {t.name for t in graph.initializer}
     graph_inputs = [vi.name for vi in graph.input if vi.name not in initializers]
@@ -380,7 +388,7 @@ def import_model(model, table_ranges=None):
         for name in node.inputs + node.outputs:
             if name and name not in infos:
                 raise ModelError(f"node {node.key} ({node.op_type}): value {name!r} has no shape")
-        _normalize(node, infos, fresh)
+        _normalize(node, infos, fresh, opset)
         nodes.append(node)
     folded = _fold_batchnorm(nodes, infos, set(graph_outputs))
 

@@ -1,0 +1,84 @@
+"""The ONNX project's backend tests (Debian's libonnx-testdata: the node tests, the simple
+models and the PyTorch-converted ones) run unchanged by onnx.backend.test.BackendTest on
+regcmd.onnx.backend, on the emulated device: every test whose model holds only operators the
+importer maps. The data is the oracle; docs/onnx.md has the table per operator.
+"""
+
+import os
+import re
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+import onnx.backend.test  # noqa: E402
+from onnx.backend.test.loader import load_model_tests  # noqa: E402
+
+import regcmd.onnx.backend as backend  # noqa: E402
+from regcmd.onnx.host_ops import HOST_OPS  # noqa: E402
+
+# The comparison, declared once. A float tensor crosses the NPU in fp16: 11 significant bits,
+# a unit roundoff of 2^-11 = 4.9e-4 at each rounding (the inputs', each op's store), sums
+# accumulate in fp32 (regcmd-isa-reference, "Precisions"), and a table function adds its
+# entry step (exp's table over [-16, 4] holds entries of 2^-9) — a few roundings of 4.9e-4
+# stay within rtol 1e-2; atol 1e-3 covers results that cancel to near zero, where a relative
+# bound means nothing. Integer results (max, min, clip of int8 and int16) are exact.
+FP16_RTOL, FP16_ATOL = 1e-2, 1e-3
+
+# Tests of mapped operators that do not run, each with why.
+EXCLUDED = {
+    "test_batchnorm_epsilon_training_mode": "training mode: its running statistics are outputs; inference only",
+    "test_batchnorm_example_training_mode": "training mode: its running statistics are outputs; inference only",
+    "test_maxpool_with_argmax_2d_precomputed_pads": "MaxPool's second output (the argmax Indices) is not computed",
+    "test_maxpool_with_argmax_2d_precomputed_strides": "MaxPool's second output (the argmax Indices) is not computed",
+    "test_identity_opt": "an optional value, not a tensor",
+    "test_identity_sequence": "a sequence value, not a tensor",
+}
+
+KINDS = ("node", "simple", "pytorch-converted", "pytorch-operator")
+
+
+def mapped_tests():
+    """The data's tests whose models hold only operators the importer maps, by kind."""
+    found = {}
+    for kind in KINDS:
+        for test in load_model_tests(kind=kind):
+            if test.model_dir is None:  # the `real` models are downloaded: none here
+                continue
+            model = onnx.load(os.path.join(test.model_dir, "model.onnx"))
+            ops = {n.op_type for n in model.graph.node} - {"Constant"}
+            if ops and ops <= set(HOST_OPS):
+                found[test.name] = (kind, sorted(ops))
+    return found
+
+
+class RegcmdBackendTest(onnx.backend.test.BackendTest):
+    @classmethod
+    def assert_similar_outputs(cls, ref_outputs, outputs, rtol, atol):
+        np.testing.assert_equal(len(outputs), len(ref_outputs))
+        for ref, out in zip(ref_outputs, outputs):
+            np.testing.assert_equal(out.dtype, ref.dtype)
+            if np.issubdtype(ref.dtype, np.floating):
+                np.testing.assert_allclose(out, ref, rtol=max(rtol, FP16_RTOL), atol=max(atol, FP16_ATOL))
+            else:
+                np.testing.assert_array_equal(out, ref)
+
+
+MAPPED = mapped_tests()
+backend_test = RegcmdBackendTest(backend, __name__)
+for name in MAPPED:
+    if name not in EXCLUDED:
+        backend_test.include(rf"^{re.escape(name)}_cpu$")
+globals().update(backend_test.test_cases)
+
+
+def test_the_suite_holds_the_mapped_operators():
+    """The selection is not empty and holds a test of every operator the issue names."""
+    ops = {op for _, found in MAPPED.values() for op in found}
+    for op in ("Conv", "Gemm", "MatMul", "Add", "Sub", "Mul", "Max", "Min", "Relu", "LeakyRelu", "PRelu", "Clip",
+               "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Exp", "Elu", "Selu", "Softplus", "MaxPool",
+               "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "QLinearConv", "QLinearMatMul", "ConvInteger",
+               "MatMulInteger", "QuantizeLinear", "DequantizeLinear", "Flatten", "Reshape", "Identity", "Squeeze",
+               "Unsqueeze", "BatchNormalization"):
+        assert op in ops, op
+    assert set(EXCLUDED) <= set(MAPPED)
