@@ -19,6 +19,7 @@
 #include <regcmd/cli/request.hpp>
 #include <regcmd/core/roofline.hpp>
 #include <regcmd/decode/accounting.hpp>
+#include <regcmd/decode/cpp_template.hpp>
 #include <regcmd/decode/format.hpp>
 #include <regcmd/programs/activation.hpp>
 #include <regcmd/programs/conv.hpp>
@@ -173,6 +174,25 @@ std::string json_of(const built_program& p) {
   std::string text = "[";
   for (std::size_t i = 0; i < entries.size(); ++i) text += (i ? ",\n " : "\n ") + format_json(decode(entries[i]), i);
   return text + "\n]\n";
+}
+
+// The program as a C++ header declaring it as a constexpr template (regcmd/programs/captured.hpp),
+// its slots as built: rule-checked again where it compiles.
+std::string cpp_of(const built_program& p, const std::string& name, const std::string& name_space,
+                   const std::string& source) {
+  if (!cpp_header::is_identifier(name) || !cpp_header::reserved_reason(name, false).empty())
+    throw spec_problem{"'" + name + "' cannot name the program in C++"};
+  if (!cpp_header::is_identifier(name_space) || !cpp_header::reserved_reason(name_space, true).empty())
+    throw spec_problem{"'" + name_space + "' cannot name the namespace in C++"};
+  const program_view v = p.view();
+  std::vector<slot> body;  // the tails' links are the writer's own
+  for (const slot& x : v.slots)
+    if (x.role != operand_role::regcmd && x.role != operand_role::next_program) body.push_back(x);
+  const cpp_header::cpp_template t = cpp_header::make_cpp_template(
+      v.entries, {.name = name, .name_space = name_space, .source = source, .pingpong = v.pingpong,
+                  .program_slots = body, .delta_tasks = v.delta_tasks});
+  if (!t.error.empty()) throw spec_problem{t.error};
+  return t.text;
 }
 
 // An open node, or the emulated device in this process.
@@ -398,20 +418,27 @@ std::vector<py::ssize_t> written_shape(const graph_step& s) {
   return {};
 }
 
-// A graph with its inputs and weights by name (a conv's weights OHWI, a quantized conv's
-// int32 bias by the conv's output name in `biases`); its outputs by name.
-py::dict run_graph(const npu_device& d, const built_program& p, const py::dict& inputs, const py::dict& biases) {
+const graph_geometry& graph_of(const built_program& p) {
   const auto* built_graph = std::get_if<runtime_program<graph_geometry>>(&p.code);
-  if (!built_graph) throw spec_problem{"run_graph runs a graph program, not " + p.kind};
-  const graph_geometry& g = built_graph->geometry;
-  auto io = runtime::graph_buffers::create(d.dev, g);
-  if (!io) raise(io.err());
+  if (!built_graph) throw spec_problem{"a graph program is needed, not " + p.kind};
+  return built_graph->geometry;
+}
+
+// Packs a graph's inputs and weights given by name (a conv's weights OHWI, a quantized conv's
+// int32 bias by the conv's output name in `biases`) into the bytes of their roles' buffers,
+// `bytes(role)`. With `all_inputs`, every input the graph reads must be given.
+template <class Bytes>
+void pack_graph_inputs(const graph_geometry& g, const py::dict& inputs, const py::dict& biases, bool all_inputs,
+                       Bytes&& bytes) {
   std::size_t used = 0;
   for (std::uint32_t t = 0; t < g.tensor_count; ++t) {
     const graph_tensor& x = g.tensors[t];
     if (x.writer != no_op) continue;
     const std::string name(x.name.view());
-    if (!inputs.contains(name)) throw spec_problem{"the graph reads '" + name + "': give it in inputs"};
+    if (!inputs.contains(name)) {
+      if (all_inputs) throw spec_problem{"the graph reads '" + name + "': give it in inputs"};
+      continue;
+    }
     ++used;
     const py::object host = inputs[name.c_str()];
     // a conv's weights pack with its bias operand, each conv's
@@ -430,21 +457,46 @@ py::dict run_graph(const npu_device& d, const built_program& p, const py::dict& 
       }
       check(with_host_type(x.format, [&](auto element) {
         using T = decltype(element);
-        return io.value().pack_conv<T>(conv, span_of(host_values<T>(host, name)), bias);
+        return pack_conv<T>(g, conv, span_of(host_values<T>(host, name)), bias, bytes(operand_role::weight),
+                            bytes(operand_role::bias));
       }));
     }
     if (conv_weights) continue;
     check(with_host_type(x.format, [&](auto element) {
       using T = decltype(element);
-      return io.value().pack<T>(name, span_of(host_values<T>(host, name)));
+      return pack_tensor<T>(g, name, span_of(host_values<T>(host, name)), bytes(x.role));
     }));
   }
   if (used != inputs.size()) {
     for (const auto& [k, v] : inputs) {
-      const graph_tensor* x = g.find(k.cast<std::string>());
-      if (!x || x->writer != no_op) throw spec_problem{"the graph reads no input '" + k.cast<std::string>() + "'"};
+      const graph_tensor* x = g.find(py::cast<std::string>(k));
+      if (!x || x->writer != no_op) throw spec_problem{"the graph reads no input '" + py::cast<std::string>(k) + "'"};
     }
   }
+}
+
+// The bytes of each buffer a graph's tensors live in, with the given inputs and weights
+// packed (the others' bytes zero): what a firmware image stores for the constants.
+py::dict pack_graph(const built_program& p, const py::dict& inputs, const py::dict& biases) {
+  const graph_geometry& g = graph_of(p);
+  std::vector<std::vector<std::uint8_t>> buffers(operand_role_count);
+  for (std::size_t r = 0; r < operand_role_count; ++r) buffers[r].resize(g.buffer_bytes[r]);
+  pack_graph_inputs(g, inputs, biases, false,
+                    [&](operand_role r) { return std::span<std::uint8_t>(buffers[static_cast<std::size_t>(r)]); });
+  py::dict out;
+  for (std::size_t r = 0; r < operand_role_count; ++r)
+    if (!buffers[r].empty())
+      out[py::str(std::string(name_of(static_cast<operand_role>(r))))] =
+          py::bytes(reinterpret_cast<const char*>(buffers[r].data()), buffers[r].size());
+  return out;
+}
+
+// A graph with its inputs and weights by name (pack_graph_inputs); its outputs by name.
+py::dict run_graph(const npu_device& d, const built_program& p, const py::dict& inputs, const py::dict& biases) {
+  const graph_geometry& g = graph_of(p);
+  auto io = runtime::graph_buffers::create(d.dev, g);
+  if (!io) raise(io.err());
+  pack_graph_inputs(g, inputs, biases, true, [&](operand_role r) { return io.value().bytes(r); });
   submit(d, p, io.value().operands());
   // intermediates in bytes of their own are read back too
   const bool intermediates = g.intermediates_kept;
@@ -502,6 +554,27 @@ PYBIND11_MODULE(_regcmd, m) {
       .def("stats", &stats_of, "Tasks, submits, entries, bytes read and written, MACs and the roofline bound (ns).")
       .def("hex", &hex_of, "One 16-digit hex entry a line, as regcmd-gen writes.")
       .def("json", &json_of, "Every entry decoded, as regcmd-gen --format json writes.")
+      .def("cpp", &cpp_of, py::arg("name"), py::arg("namespace") = "regcmd_model", py::arg("source") = "a regcmd program",
+           "The program as a C++ header: a constexpr template (regcmd/programs/captured.hpp) with its slots as built, "
+           "checked by every program rule where it compiles.")
+      .def_property_readonly("tensors", [](const built_program& p) {
+        const graph_geometry& g = graph_of(p);
+        py::list out;
+        for (std::uint32_t t = 0; t < g.tensor_count; ++t) {
+          const graph_tensor& x = g.tensors[t];
+          static constexpr const char* kinds[] = {"input", "weight", "intermediate", "output"};
+          out.append(py::make_tuple(std::string(x.name.view()), kinds[static_cast<int>(x.kind)],
+                                    std::string(name_of(x.role)), x.offset, x.bytes));
+        }
+        return out;
+      }, "A graph's tensors: (name, kind, buffer role, byte offset in it, bytes).")
+      .def_property_readonly("buffer_bytes", [](const built_program& p) {
+        const graph_geometry& g = graph_of(p);
+        py::dict out;
+        for (std::size_t r = 0; r < operand_role_count; ++r)
+          if (g.buffer_bytes[r]) out[py::str(std::string(name_of(static_cast<operand_role>(r))))] = g.buffer_bytes[r];
+        return out;
+      }, "A graph's buffers: bytes per role.")
       .def("__repr__", [](const built_program& p) {
         return "<regcmd.Program " + p.kind + ": " + std::to_string(p.view().tasks.size()) + " tasks, " +
                std::to_string(p.view().entries.size()) + " entries>";
@@ -531,6 +604,10 @@ PYBIND11_MODULE(_regcmd, m) {
            "op (a: M x N; b: M x N per element, N per channel, none for an immediate), an activation (a: M x N) or a "
            "conv (a: H x W x C, b: OHWI weights, a quantized conv's int32 bias, add=True's residual; the output "
            "out_h x out_w x out_channels), with numpy arrays in and the result out.");
+
+  m.def("pack_graph", &pack_graph, py::arg("program"), py::arg("inputs"), py::arg("biases") = py::dict(),
+        "pack_graph(program, inputs, biases={}): the bytes of each buffer of a graph program by role name "
+        "(feature, weight, ...), with the inputs and weights given packed as run_graph packs them and the rest zero.");
 
   m.def("open_device", &open_device, py::arg("path") = py::none(), py::arg("emulated") = py::none(),
         "The NPU node (path, else $REGCMD_DEVICE, else the first node found); where there is none, the emulated "

@@ -16,14 +16,9 @@ from onnx.backend.test.loader import load_model_tests  # noqa: E402
 
 import regcmd.onnx.backend as backend  # noqa: E402
 from regcmd.onnx.host_ops import HOST_OPS  # noqa: E402
+from regcmd.onnx.tolerance import FP16_ATOL, FP16_RTOL  # noqa: E402
 
-# The comparison, declared once. A float tensor crosses the NPU in fp16: 11 significant bits,
-# a unit roundoff of 2^-11 = 4.9e-4 at each rounding (the inputs', each op's store), sums
-# accumulate in fp32 (regcmd-isa-reference, "Precisions"), and a table function adds its
-# entry step (exp's table over [-16, 4] holds entries of 2^-9) — a few roundings of 4.9e-4
-# stay within rtol 1e-2; atol 1e-3 covers results that cancel to near zero, where a relative
-# bound means nothing. Integer results (max, min, clip of int8 and int16) are exact.
-FP16_RTOL, FP16_ATOL = 1e-2, 1e-3
+# The comparison: regcmd.onnx.tolerance says why these bounds.
 
 # Tests of mapped operators that do not run, each with why.
 EXCLUDED = {

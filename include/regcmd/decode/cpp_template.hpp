@@ -38,6 +38,10 @@ struct cpp_template_options {
   std::string name_space;  // the namespace it is declared in
   std::string source;      // where the dump came from, for the comment
   bool pingpong = true;    // how the captured program was submitted
+  // A program regcmd built rather than a dump: its own slots (role and offset as built), which
+  // then replace the ones the registers and the accesses would suggest.
+  std::span<const slot> program_slots{};
+  bool delta_tasks = false;  // such a program's own, instead of what the entries suggest
 };
 
 struct cpp_template {
@@ -355,24 +359,34 @@ inline cpp_template make_cpp_template(std::span<const entry> entries, const cpp_
                        ": zero padding");
 
   // Slots: the body's address registers, each of its register's role until the accesses
-  // show it holds what an earlier task wrote.
+  // show it holds what an earlier task wrote (a built program's: its own).
   std::vector<detail::captured_slot> slots;
+  const bool built = !o.program_slots.empty();
   for (const detail::captured_task& k : tasks)
     for (std::size_t i = k.first; i < k.body_end; ++i)
-      if (kind_of(entries[i]) == entry_kind::register_write && is_address_register(entries[i]))
-        slots.push_back({i, detail::role_of_register(entries[i].offset()), entries[i].value()});
-  detail::find_intermediates(entries, tasks, o.pingpong, slots);
+      if (kind_of(entries[i]) == entry_kind::register_write && is_address_register(entries[i])) {
+        if (!built) {
+          slots.push_back({i, detail::role_of_register(entries[i].offset()), entries[i].value()});
+          continue;
+        }
+        // a built program's slot as it was built; an address register it gave no slot holds a value
+        for (const slot& x : o.program_slots)
+          if (x.entry == i) slots.push_back({i, x.role, x.offset});
+      }
+  if (built && slots.size() != o.program_slots.size())
+    return {{}, "a slot of the program is no address register of a task's body"};
+  if (!built) detail::find_intermediates(entries, tasks, o.pingpong, slots);
   // Offsets from each role's lowest non-zero address (a zero address is an unused register).
   std::array<std::uint32_t, operand_role_count> lowest;
   lowest.fill(0xffff'ffffu);
   for (const detail::captured_slot& s : slots)
-    if (s.address != 0)
+    if (s.address != 0 && !built)
       lowest[static_cast<std::size_t>(s.role)] = std::min(lowest[static_cast<std::size_t>(s.role)], s.address);
 
   // Whether a task relies on a register an earlier task of its register group wrote: one of
   // a block the task enables that it does not write itself.
-  bool delta = false;
-  {
+  bool delta = built && o.delta_tasks;
+  if (!built) {
     std::array<std::vector<entry>, 2> seen;  // a register write of each, per group
     for (std::size_t t = 0; t < tasks.size(); ++t) {
       const auto blocks = unpack<reg::GLOBAL_OPERATION_ENABLE>(entries[tasks[t].op_enable].value());
@@ -396,15 +410,22 @@ inline cpp_template make_cpp_template(std::span<const entry> entries, const cpp_
 
   std::string out;
   out += "#pragma once\n";
-  out += "// " + o.name + ": a captured regcmd program, as a template to patch (regcmd/programs/captured/patch.hpp).\n";
-  out += "// Written by regcmd-dis --format cpp from " + (o.source.empty() ? std::string("a dump") : comment_text(o.source)) + ": " +
+  out += "// " + o.name + (built ? ": a regcmd program" : ": a captured regcmd program") +
+         ", as a template to patch (regcmd/programs/captured/patch.hpp).\n";
+  out += std::string(built ? "// Written from " : "// Written by regcmd-dis --format cpp from ") +
+         (o.source.empty() ? std::string("a dump") : comment_text(o.source)) + ": " +
          std::to_string(entries.size()) + " entries, " + std::to_string(tasks.size()) +
          (tasks.size() == 1 ? " task" : " tasks") +
          (o.pingpong ? ", register groups alternating (ping-pong)" : ", one register group (no ping-pong)") +
          (delta ? ", delta tasks" : "") + ".\n";
-  out += "// Address registers are slots (role from the register, or intermediate where a later task reads\n";
-  out += "// bytes an earlier one wrote; offset from the role's lowest non-zero captured address); extents\n";
-  out += "// are read from the registers. Entry numbers are the dump's.\n";
+  if (built) {
+    out += "// Address registers are the program's slots, role and offset as it was built; extents are read\n";
+    out += "// from the registers. Entry numbers are the program's.\n";
+  } else {
+    out += "// Address registers are slots (role from the register, or intermediate where a later task reads\n";
+    out += "// bytes an earlier one wrote; offset from the role's lowest non-zero captured address); extents\n";
+    out += "// are read from the registers. Entry numbers are the dump's.\n";
+  }
   if (!left_out.empty()) {
     out += "// Left out:\n";
     for (const std::string& l : left_out) out += "//   " + l + "\n";
@@ -429,7 +450,8 @@ inline cpp_template make_cpp_template(std::span<const entry> entries, const cpp_
       if (next_slot < slots.size() && slots[next_slot].entry == i) {
         const detail::captured_slot& s = slots[next_slot++];
         out += "      w.put_slot<" + std::string(r->declared_as) + ">(operand_role::" + std::string(name_of(s.role)) +
-               ", " + detail::number(s.address ? s.address - lowest[static_cast<std::size_t>(s.role)] : 0) + ", 0);" + where + "\n";
+               ", " + detail::number(built ? s.address : s.address ? s.address - lowest[static_cast<std::size_t>(s.role)] : 0) +
+               ", 0);" + where + "\n";
       } else if (const auto typed =
                      r && (e.value() & ~r->defined_mask) == 0 ? detail::typed_put(*r, e.value()) : std::nullopt) {
         out += "      " + *typed + where + "\n";

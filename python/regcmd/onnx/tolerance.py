@@ -1,0 +1,28 @@
+"""How close the NPU's result of an imported model is to the reference, declared once (the
+conformance tests and `regcmd-onnx --run` both use it).
+
+A float tensor crosses the NPU in fp16: 11 significant bits, a unit roundoff of 2^-11 =
+4.9e-4 at each rounding (the inputs', each op's store), with sums accumulated in fp32
+(regcmd-isa-reference, "Precisions"); a table function adds its entry step (exp's table over
+[-16, 4] holds entries of 2^-9). A chain of a few roundings stays within rtol 1e-2; atol 1e-3
+covers results that cancel to near zero, where a relative bound says nothing. Integer
+results (max, min and clip of int8 and int16) are exact.
+"""
+
+import numpy as np
+
+FP16_RTOL, FP16_ATOL = 1e-2, 1e-3
+
+
+def close(result, reference):
+    """Whether `result` is within the bound of `reference`: (ok, the worst error's text)."""
+    result, reference = np.asarray(result), np.asarray(reference)
+    if result.shape != reference.shape:
+        return False, f"shape {result.shape}, the reference's {reference.shape}"
+    if not np.issubdtype(reference.dtype, np.floating):
+        wrong = int(np.count_nonzero(result != reference))
+        return wrong == 0, f"{wrong} of {reference.size} differ"
+    r, x = result.astype(np.float64), reference.astype(np.float64)
+    excess = np.abs(r - x) - (FP16_ATOL + FP16_RTOL * np.abs(x))
+    worst = float(np.max(np.abs(r - x))) if r.size else 0.0
+    return bool(np.all(excess <= 0)), f"max abs error {worst:.3g}"
