@@ -43,13 +43,36 @@ class ModelError(ValueError):
     """A model the importer refuses: what, naming the node or the value."""
 
 
-def _attributes(node):
+# The most elements a tensor of an imported model may hold: 2^26 (256 MiB of fp32), far
+# beyond any buffer a network on the NPU needs, and refused before anything is allocated.
+MAX_ELEMENTS = 1 << 26
+
+
+def _check_size(name, shape):
+    count = 1
+    for d in shape:
+        count *= int(d)
+    if count > MAX_ELEMENTS:
+        raise ModelError(f"value {name!r} {tuple(shape)} holds {count} elements, more than the {MAX_ELEMENTS} "
+                         "the importer takes")
+
+
+def _attribute(node, key, a):
     from onnx import helper
-    attrs = {}
-    for a in node.attribute:
+    try:
         v = helper.get_attribute_value(a)
-        attrs[a.name] = v.decode() if isinstance(v, bytes) else v
-    return attrs
+    except Exception:
+        raise ModelError(f"node {key} ({node.op_type}): attribute {a.name!r} does not read") from None
+    if isinstance(v, bytes):
+        try:
+            return v.decode()
+        except UnicodeDecodeError:
+            raise ModelError(f"node {key} ({node.op_type}): attribute {a.name!r} is no text") from None
+    return v
+
+
+def _attributes(node, key):
+    return {a.name: _attribute(node, key, a) for a in node.attribute}
 
 
 def _load(model):
@@ -69,10 +92,44 @@ def _load(model):
     for opset in model.opset_import:
         if opset.domain not in ("", "ai.onnx"):
             raise ModelError(f"operator set {opset.domain!r} is none the importer knows (ai.onnx only)")
+    _check_nodes(model.graph)
+    try:
+        onnx.checker.check_model(model)
+    except Exception as e:
+        raise ModelError(f"the model fails ONNX's checker: {_first_line(e)}") from None
     try:
         return onnx.shape_inference.infer_shapes(model, strict_mode=True)
     except Exception as e:
-        raise ModelError(f"the model's shapes do not infer: {e}") from None
+        raise ModelError(f"the model's shapes do not infer: {_first_line(e)}") from None
+
+
+# Attributes that must be positive where ONNX's own shape inference would divide by them.
+POSITIVE = ("strides", "dilations", "kernel_shape", "group")
+
+
+def _check_nodes(graph):
+    """What the importer refuses before ONNX's checker and shape inference see the model: an
+    operator it does not map (nor a Constant), and attributes ONNX 1.12's shape inference
+    divides by unchecked (a zero stride stops the process)."""
+    for i, n in enumerate(graph.node):
+        key = n.name or str(i)
+        if n.domain not in ("", "ai.onnx"):
+            raise ModelError(f"node {key} ({n.op_type}) is of domain {n.domain!r}, which the importer has not")
+        if n.op_type not in HOST_OPS and n.op_type != "Constant":
+            raise ModelError(f"node {key}: operator {n.op_type} is none the importer maps")
+        for a in n.attribute:
+            if a.name in POSITIVE:
+                values = _attribute(n, key, a)
+                values = values if isinstance(values, list) else [values]
+                if not all(isinstance(v, int) and v >= 1 for v in values):
+                    raise ModelError(f"node {key} ({n.op_type}): {a.name} {list(values)} must be positive")
+            elif a.name == "pads" and any(v < 0 for v in a.ints):
+                raise ModelError(f"node {key} ({n.op_type}): pads {list(a.ints)} must not be negative")
+
+
+def _first_line(e):
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
 
 
 def _numpy_type(elem_type):
@@ -86,6 +143,7 @@ def _value_infos(graph):
     from onnx import numpy_helper
     infos = {}
     for t in graph.initializer:
+        _check_size(t.name, t.dims)
         try:
             v = numpy_helper.to_array(t)
         except Exception as e:
@@ -104,6 +162,7 @@ def _value_infos(graph):
                 raise ModelError(f"value {vi.name!r} has a dynamic dimension {i} ({what}): the importer "
                                  "needs static shapes (fix it, e.g. onnx.tools.update_model_dims)")
             dims.append(d.dim_value)
+        _check_size(vi.name, dims)
         try:
             dtype = _numpy_type(tt.elem_type)
         except Exception:
@@ -131,6 +190,89 @@ def _normalize(node, infos, fresh, opset):
             while len(inputs) < i + 2:
                 inputs.append("")
             inputs[i + 1] = const
+
+
+def _expected_shape(node, infos):
+    """The output shape the operator's definition gives the node's inputs, where it is one of
+    the element-wise or product operators (the others' shapes are checked as they lower)."""
+    shapes = [tuple(infos[n].shape) for n in node.inputs if n]
+    op = node.op_type
+    try:
+        if op in ("Add", "Sub", "Mul", "Max", "Min", "PRelu", "Clip"):
+            return np.broadcast_shapes(*(shapes if op != "Clip" else shapes[:1]))
+        if op in ("Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Exp", "Elu", "Selu",
+                  "Softplus", "Identity", "BatchNormalization", "QuantizeLinear", "DequantizeLinear"):
+            return shapes[0]
+        if op in ("MatMul", "MatMulInteger", "QLinearMatMul"):
+            a, b = shapes[0], shapes[3 if op == "QLinearMatMul" else 1]
+            if len(a) < 2 or len(b) < 2 or a[-1] != b[-2]:
+                return "no product"
+            return np.broadcast_shapes(a[:-2], b[:-2]) + (a[-2], b[-1])
+        if op == "Gemm":
+            a, b = shapes[0], shapes[1]
+            if len(a) != 2 or len(b) != 2:
+                return "no product"
+            m, k = a[::-1] if node.attrs.get("transA", 0) else a
+            k2, n = b[::-1] if node.attrs.get("transB", 0) else b
+            if len(shapes) > 2 and np.broadcast_shapes(shapes[2], (m, n)) != (m, n):
+                return "no broadcast of C"
+            return (m, n) if k == k2 else "no product"
+        if op in ("Conv", "ConvInteger", "QLinearConv", "MaxPool", "AveragePool"):
+            return _windowed_shape(node, shapes)
+        if op in ("GlobalAveragePool", "GlobalMaxPool"):
+            return shapes[0][:2] + (1,) * (len(shapes[0]) - 2)
+        if op in LAYOUT_OPS:
+            count = int(np.prod(shapes[0], dtype=np.int64))
+            out = tuple(infos[node.outputs[0]].shape)
+            return out if int(np.prod(out, dtype=np.int64)) == count else f"{count} elements"
+    except ValueError:
+        return "no broadcast"
+    return None
+
+
+def _windowed_shape(node, shapes):
+    """A convolution's or a pooling's output shape, its attributes checked on the way."""
+    from .host_ops import pool_geometry, spatial_pads
+    x = shapes[0]
+    n = len(x) - 2
+    attrs = node.attrs
+    if n < 1:
+        return "no spatial axis"
+    conv = "Conv" in node.op_type
+    if conv:
+        w = shapes[3 if node.op_type == "QLinearConv" else 1]
+        group = attrs.get("group", 1)
+        if len(w) != len(x) or group < 1 or x[1] % group or w[0] % group or w[1] * group != x[1]:
+            return f"no convolution of {x} by weights {w} in {group} groups"
+        kernel = list(attrs.get("kernel_shape", w[2:]))
+        if kernel != list(w[2:]):
+            return f"kernel_shape {kernel} is not the weights' {list(w[2:])}"
+    else:
+        kernel = list(attrs.get("kernel_shape", []))
+    strides = list(attrs.get("strides", [1] * n))
+    dilations = list(attrs.get("dilations", [1] * n))
+    pads = list(attrs.get("pads", [0] * (2 * n)))
+    if len(kernel) != n or len(strides) != n or len(dilations) != n or len(pads) != 2 * n or \
+            min(kernel + strides + dilations) < 1 or min(pads) < 0:
+        return "kernel_shape, strides, dilations or pads that do not fit the input"
+    if conv:
+        begin, end = spatial_pads(attrs, x[2:], kernel, strides, dilations)
+        out = [(size + b + e - ((k - 1) * d + 1)) // s + 1
+               for size, b, e, k, d, s in zip(x[2:], begin, end, kernel, dilations, strides)]
+        return (x[0], w[0], *out) if min(out) >= 1 else "an empty output"
+    *_, out = pool_geometry(attrs, x[2:])
+    return (x[0], x[1], *out) if min(out) >= 1 else "an empty output"
+
+
+def _check_shapes(node, infos):
+    expected = _expected_shape(node, infos)
+    if expected is None:
+        return
+    out = tuple(infos[node.outputs[0]].shape)
+    if expected != out:
+        inputs = ", ".join(str(tuple(infos[n].shape)) for n in node.inputs if n)
+        raise ModelError(f"node {node.key} ({node.op_type}): inputs {inputs} give {expected}, "
+                         f"not the model's {out}")
 
 
 def _fold_batchnorm(nodes, infos, outputs):
@@ -369,17 +511,19 @@ def import_model(model, table_ranges=None, npu=True):
         counter[0] += 1
         return f"regcmd.{hint}.{counter[0]}"
 
+    available = set(graph_inputs) | initializers
     nodes = []
     for i, n in enumerate(graph.node):
         if n.domain not in ("", "ai.onnx"):
             raise ModelError(f"node {n.name or i} ({n.op_type}) is of domain {n.domain!r}, which the importer has not")
-        node = Node(i, n.name or str(i), n.op_type, _attributes(n), list(n.input), list(n.output))
+        node = Node(i, n.name or str(i), n.op_type, _attributes(n, n.name or str(i)), list(n.input), list(n.output))
         if node.op_type == "Constant":
             from onnx import numpy_helper
             if "value" not in n.attribute[0].name:
                 raise ModelError(f"node {node.key}: Constant {n.attribute[0].name} is not read")
             v = numpy_helper.to_array(n.attribute[0].t)
             infos[node.outputs[0]] = ValueInfo(tuple(v.shape), v.dtype, v)
+            available.add(node.outputs[0])
             continue
         if node.op_type not in HOST_OPS:
             raise ModelError(f"node {node.key}: operator {node.op_type} is none the importer maps")
@@ -387,11 +531,19 @@ def import_model(model, table_ranges=None, npu=True):
             raise ModelError(f"node {node.key}: MaxPool's Indices output is not computed")
         if node.op_type == "BatchNormalization" and node.attrs.get("training_mode", 0):
             raise ModelError(f"node {node.key}: BatchNormalization in training mode (inference only)")
+        for name in node.inputs:
+            if name and name not in available:
+                raise ModelError(f"node {node.key} ({node.op_type}) reads {name!r}, which nothing before it writes")
         for name in node.inputs + node.outputs:
             if name and name not in infos:
                 raise ModelError(f"node {node.key} ({node.op_type}): value {name!r} has no shape")
+        available.update(n for n in node.outputs if n)
         _normalize(node, infos, fresh, opset)
+        _check_shapes(node, infos)
         nodes.append(node)
+    for name in graph_outputs:
+        if name not in available:
+            raise ModelError(f"the model's output {name!r} is written by no node")
     folded = _fold_batchnorm(nodes, infos, set(graph_outputs))
 
     readers = {}
