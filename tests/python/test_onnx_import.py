@@ -1,0 +1,262 @@
+"""regcmd.onnx on models built here with onnx.helper: where each node runs, in how many
+submits, and what comes out, against references written here in float64 loops from the
+operators' definitions (onnx.ai/onnx/operators); the importer's refusals; regcmd-onnx; the
+backend's interface; a short run of the model fuzz (tests/onnx/fuzz_models.py)."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+import regcmd  # noqa: E402
+import regcmd.onnx as ro  # noqa: E402
+import regcmd.onnx.backend as backend  # noqa: E402
+from regcmd.onnx.tolerance import FP16_ATOL, FP16_RTOL  # noqa: E402
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+
+def model_of(nodes, inputs, outputs, initializers, opset=13):
+    graph = helper.make_graph(nodes, "test", inputs, outputs,
+                              [numpy_helper.from_array(np.asarray(v), k) for k, v in initializers.items()])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    onnx.checker.check_model(m)
+    return m
+
+
+def tensor(name, shape, elem=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+# --- references, by the definitions -----------------------------------------------------------
+
+def ref_conv(x, w, b=None, pad=0, groups=1):
+    """x [C, H, W], w [O, C/groups, K, K], stride 1, pads `pad` on every side."""
+    c, h, wd = x.shape
+    o, cg, k, _ = w.shape
+    xp = np.zeros((c, h + 2 * pad, wd + 2 * pad))
+    xp[:, pad:pad + h, pad:pad + wd] = x
+    oh, ow = h + 2 * pad - k + 1, wd + 2 * pad - k + 1
+    out = np.zeros((o, oh, ow))
+    for j in range(o):
+        g = j // (o // groups)
+        for y in range(oh):
+            for i in range(ow):
+                out[j, y, i] = np.sum(xp[g * cg:(g + 1) * cg, y:y + k, i:i + k] * w[j])
+        out[j] += 0 if b is None else b[j]
+    return out
+
+
+def ref_pool(x, k, stride, pad, average):
+    """Max or average (of the pixels inside the image only) over k x k windows."""
+    c, h, w = x.shape
+    oh, ow = (h + 2 * pad - k) // stride + 1, (w + 2 * pad - k) // stride + 1
+    out = np.zeros((c, oh, ow))
+    for y in range(oh):
+        for i in range(ow):
+            y0, x0 = y * stride - pad, i * stride - pad
+            win = x[:, max(y0, 0):min(y0 + k, h), max(x0, 0):min(x0 + k, w)]
+            out[:, y, i] = win.mean(axis=(1, 2)) if average else win.max(axis=(1, 2))
+    return out
+
+
+def assert_fp16_close(got, want):
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=FP16_RTOL, atol=FP16_ATOL)
+
+
+# --- a CNN in one submit -------------------------------------------------------------------------
+
+def cnn_model(rng):
+    w = {"w1": rng.standard_normal((32, 3, 3, 3)) * 0.3, "b1": rng.standard_normal(32) * 0.1,
+         "gamma": rng.uniform(0.5, 1.5, 32), "beta": rng.standard_normal(32) * 0.1,
+         "mean": rng.standard_normal(32) * 0.1, "var": rng.uniform(0.5, 1.5, 32),
+         "w2": rng.standard_normal((32, 1, 3, 3)) * 0.3, "lo": np.array(0.0), "hi": np.array(6.0),
+         "wf": rng.standard_normal((10, 32)) * 0.3, "bf": rng.standard_normal(10) * 0.1}
+    w = {k: np.asarray(v, dtype=np.float32) for k, v in w.items()}
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], name="conv1"),
+             helper.make_node("BatchNormalization", ["c1", "gamma", "beta", "mean", "var"], ["n1"], name="bn1"),
+             helper.make_node("Relu", ["n1"], ["r1"], name="relu1"),
+             helper.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2], name="pool1"),
+             helper.make_node("Conv", ["p1", "w2"], ["c2"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=32,
+                              name="dw2"),
+             helper.make_node("Clip", ["c2", "lo", "hi"], ["r2"], name="relu6"),
+             helper.make_node("Add", ["r2", "p1"], ["s2"], name="residual"),
+             helper.make_node("GlobalAveragePool", ["s2"], ["gp"], name="gap"),
+             helper.make_node("Flatten", ["gp"], ["f"], name="flatten"),
+             helper.make_node("Gemm", ["f", "wf", "bf"], ["y"], transB=1, name="fc")]
+    return model_of(nodes, [tensor("x", [1, 3, 16, 16])], [tensor("y", [1, 10])], w), w
+
+
+def cnn_reference(x, w):
+    c1 = ref_conv(x[0].astype(np.float64), w["w1"], w["b1"], pad=1)
+    scale = w["gamma"] / np.sqrt(w["var"].astype(np.float64) + 1e-5)
+    n1 = (c1 - w["mean"][:, None, None]) * scale[:, None, None] + w["beta"][:, None, None]
+    p1 = ref_pool(np.maximum(n1, 0), 2, 2, 0, average=False)
+    r2 = np.clip(ref_conv(p1, w["w2"], pad=1, groups=32), 0, 6)
+    gap = (r2 + p1).mean(axis=(1, 2))
+    return (gap @ w["wf"].T.astype(np.float64) + w["bf"])[None]
+
+
+def test_a_cnn_runs_in_one_submit():
+    rng = np.random.default_rng(3)
+    model, weights = cnn_model(rng)
+    compiled = ro.import_model(model)
+    assert compiled.placement == {"conv1": "npu", "bn1": "npu", "relu1": "npu", "pool1": "npu", "dw2": "npu",
+                                  "relu6": "npu", "residual": "npu", "gap": "npu", "flatten": "npu", "fc": "npu"}
+    assert compiled.reasons["bn1"] == "folded into conv1"
+    [stats] = compiled.stats()
+    assert stats["submits"] == 1
+    # conv1, its bias add, the ReLU, the max pool, the depthwise conv, the clip, the add, the
+    # global pool, the classifier and its bias: ten ops, one task each at these sizes
+    assert stats["tasks"] == 10
+    report = compiled.report()
+    assert "10 nodes: 10 on the NPU in 1 partitions (1 submits), 0 on the host" in report
+    for _ in range(2):
+        x = rng.uniform(-1, 1, (1, 3, 16, 16)).astype(np.float32)
+        [y] = compiled.run({"x": x})
+        assert y.dtype == np.float32 and y.shape == (1, 10)
+        assert_fp16_close(y, cnn_reference(x, weights))
+
+
+# --- a host node between two partitions --------------------------------------------------------
+
+def split_model(rng):
+    w = {"w1": (rng.standard_normal((8, 4, 3, 3)) * 0.3).astype(np.float32),
+         "w2": (rng.standard_normal((8, 8, 1, 1)) * 0.3).astype(np.float32)}
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], name="conv1"),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+             # ONNX's default count_include_pad=0 averages the image's pixels only; the PPU
+             # divides by the whole window
+             helper.make_node("AveragePool", ["r1"], ["a1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], name="avg"),
+             helper.make_node("Conv", ["a1", "w2"], ["c2"], kernel_shape=[1, 1], name="conv2"),
+             helper.make_node("Sigmoid", ["c2"], ["y"], name="sigmoid")]
+    return model_of(nodes, [tensor("x", [1, 4, 6, 6])], [tensor("y", [1, 8, 6, 6])], w), w
+
+
+def test_a_node_the_npu_cannot_run_goes_to_the_host_between_two_partitions():
+    rng = np.random.default_rng(4)
+    model, w = split_model(rng)
+    compiled = ro.import_model(model)
+    assert compiled.placement == {"conv1": "npu", "relu1": "npu", "avg": "host", "conv2": "npu", "sigmoid": "npu"}
+    assert "count_include_pad" in compiled.reasons["avg"]
+    assert [s["nodes"] for s in compiled.stats()] == [["conv1", "relu1"], ["conv2", "sigmoid"]]
+    assert "5 nodes: 4 on the NPU in 2 partitions (2 submits), 1 on the host" in compiled.report()
+    x = rng.uniform(-1, 1, (1, 4, 6, 6)).astype(np.float32)
+    [y] = compiled.run([x])
+    r1 = np.maximum(ref_conv(x[0], w["w1"], pad=1), 0)
+    c2 = ref_conv(ref_pool(r1, 3, 1, 1, average=True), w["w2"])
+    assert_fp16_close(y[0], 1 / (1 + np.exp(-c2)))
+
+
+def test_a_gemm_with_every_attribute_and_a_broadcast_bias():
+    rng = np.random.default_rng(5)
+    a, b = rng.uniform(-1, 1, (6, 5)).astype(np.float32), rng.uniform(-1, 1, (7, 6)).astype(np.float32)
+    c = rng.uniform(-1, 1, (1, 7)).astype(np.float32)
+    model = model_of([helper.make_node("Gemm", ["a", "b", "c"], ["y"], alpha=0.5, beta=2.0, transA=1, transB=1)],
+                     [tensor("a", [6, 5])], [tensor("y", [5, 7])], {"b": b, "c": c})
+    compiled = ro.import_model(model)
+    assert compiled.placement == {"0": "npu"}
+    [y] = compiled.run([a])
+    want = 0.5 * (a.T.astype(np.float64) @ b.T) + 2.0 * c
+    assert_fp16_close(y, want)
+
+
+# --- refusals ----------------------------------------------------------------------------------
+
+def relu_model(shape):
+    return model_of([helper.make_node("Relu", ["x"], ["y"])], [tensor("x", shape)], [tensor("y", shape)], {})
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: relu_model(["batch", 4]), "value 'x' has a dynamic dimension 0 (batch)"),
+    (lambda: model_of([helper.make_node("Softmax", ["x"], ["y"], name="sm")], [tensor("x", [2, 4])],
+                      [tensor("y", [2, 4])], {}), "node sm: operator Softmax is none the importer maps"),
+    (lambda: model_of([helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], strides=[0, 1], name="p")],
+                      [tensor("x", [1, 1, 4, 4])], [tensor("y", [1, 1, 3, 3])], {}),
+     "node p (MaxPool): strides [0, 1] must be positive"),
+    (lambda: relu_model([1 << 14, 1 << 13]), "holds 134217728 elements, more than the 67108864"),
+    (lambda: relu_model([2, 4]).SerializeToString()[:-7], "no ONNX model"),
+    (lambda: b"not a model at all", "no ONNX model"),
+])
+def test_a_model_the_importer_cannot_take_is_one_error_naming_what(make, message):
+    with pytest.raises(ro.ModelError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")
+                       .replace("]", r"\]")):
+        ro.import_model(make())
+
+
+def test_inputs_of_another_shape_or_missing_are_refused_by_name():
+    compiled = ro.import_model(relu_model([2, 4]))
+    with pytest.raises(ro.ModelError, match=r"input 'x' is \(3, 4\), the model's is \(2, 4\)"):
+        compiled.run({"x": np.zeros((3, 4), np.float32)})
+    with pytest.raises(ro.ModelError, match="the model reads input 'x': give it"):
+        compiled.run({})
+
+
+# --- the backend's interface -------------------------------------------------------------------
+
+def test_the_backend_prepares_runs_and_places():
+    model = relu_model([2, 8])
+    rep = backend.prepare(model, "CPU")
+    assert rep.placement == {"0": "npu"}
+    x = np.array([[-1, 2, -3, 4, -5, 6, -7, 8]] * 2, np.float32)
+    np.testing.assert_array_equal(rep.run([x])[0], np.maximum(x, 0))
+    np.testing.assert_array_equal(backend.run_model(model, [x])[0], np.maximum(x, 0))
+    assert backend.supports_device("CPU") and not backend.supports_device("CUDA")
+    node = helper.make_node("Relu", ["x"], ["y"])
+    np.testing.assert_array_equal(backend.run_node(node, [x])[0], np.maximum(x, 0))
+
+
+# --- regcmd-onnx --------------------------------------------------------------------------------
+
+def regcmd_onnx(*args):
+    tool = pathlib.Path(regcmd.__file__).resolve().parents[2] / "tools" / "regcmd-onnx"
+    return subprocess.run([str(tool), *map(str, args)], capture_output=True, text=True)
+
+
+def test_regcmd_onnx_prints_writes_and_runs(tmp_path):
+    model, _ = split_model(np.random.default_rng(4))
+    path = tmp_path / "split.onnx"
+    onnx.save(model, path)
+    shown = regcmd_onnx(path)
+    assert shown.returncode == 0, shown.stderr
+    assert "avg: host (" in shown.stdout and "partition 1: 2 nodes" in shown.stdout
+    ran = regcmd_onnx(path, "--run", "--seed", "2")
+    assert ran.returncode == 0 and "y: ok (max abs error" in ran.stdout, ran.stdout + ran.stderr
+    written = regcmd_onnx(path, "--format", "bin", "-o", tmp_path / "out")
+    assert written.returncode == 0, written.stderr
+    manifest = json.loads((tmp_path / "out" / "model.json").read_text())
+    assert [p["nodes"] for p in manifest["partitions"]] == [["conv1", "relu1"], ["conv2", "sigmoid"]]
+    first = manifest["partitions"][0]
+    entries = np.fromfile(tmp_path / "out" / first["program"], dtype="<u8")
+    assert len(entries) > 0 and all(int(e) >> 48 != 0 for e in entries[:4])
+    blob = (tmp_path / "out" / "weights.bin").read_bytes()
+    weight = first["buffers"]["weight"]
+    assert weight["blob_offset"] is not None and weight["blob_offset"] + weight["bytes"] <= len(blob)
+    assert {"direction": "input", "value": "x"}.items() <= first["tensors"][0].items()
+
+
+def test_regcmd_onnx_refuses_bad_input_in_one_line(tmp_path):
+    (tmp_path / "bad.onnx").write_bytes(b"\x08\x07garbage")
+    for args in ([tmp_path / "bad.onnx"], [tmp_path / "missing.onnx"], [tmp_path / "bad.onnx", "--format", "bin"]):
+        r = regcmd_onnx(*args)
+        assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1, r.stderr
+        assert r.stderr.startswith("regcmd-onnx: ")
+
+
+# --- the model fuzz, briefly (60 s in the full test command) -----------------------------------
+
+def test_mutated_models_end_in_errors_or_outputs():
+    sys.path.insert(0, str(HERE.parent / "onnx"))
+    try:
+        import fuzz_models
+    finally:
+        sys.path.pop(0)
+    outcomes = fuzz_models.fuzz(3, seed=11)
+    assert outcomes["ran"] > 0 and sum(outcomes.values()) > 100
