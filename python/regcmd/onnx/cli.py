@@ -68,11 +68,11 @@ def _tensor_table(model, p):
         if layout is not None:
             rows.append(("input", value, gname, layout))
     for value in p.needed:
-        if value in p.produced:
-            rows.append(("output", value, p.produced[value][0], p.produced[value][1]))
+        placed = p.placed[value]
+        if placed.batched:
+            rows.extend(("output", f"{value}[{i}]", g, placed.layout) for i, g in enumerate(placed.names))
         else:
-            parts, layout = p.stacked[value]
-            rows.extend(("output", f"{value}[{i}]", g, layout) for i, g in enumerate(parts))
+            rows.append(("output", value, placed.names[0], placed.layout))
     out = []
     for direction, value, gname, layout in rows:
         kind, role, offset, size = places[gname]

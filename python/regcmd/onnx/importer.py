@@ -312,6 +312,19 @@ class _Flush(Exception):
     """The node reads what the open partition holds in a way it cannot: start another."""
 
 
+@dataclass(frozen=True)
+class Placed:
+    """A value as a partition holds it: one graph tensor, or a batch of them (one per index of
+    its first axis, each of `part_shape`: a batched matmul's matrices, a batch's images)."""
+    names: tuple
+    layout: Layout
+    part_shape: tuple = None
+
+    @property
+    def batched(self):
+        return self.part_shape is not None
+
+
 @dataclass
 class Partition:
     """NPU nodes as one graph program."""
@@ -321,17 +334,15 @@ class Partition:
     reads: dict = field(default_factory=dict)  # graph name -> (value, layout or None, select)
     read_names: dict = field(default_factory=dict)  # (value, layout, cut key) -> graph name
     consts: dict = field(default_factory=dict)  # graph name -> host array
-    produced: dict = field(default_factory=dict)  # value -> (graph name, layout)
-    stacked: dict = field(default_factory=dict)  # value -> ([graph names], layout)
+    placed: dict = field(default_factory=dict)  # value -> Placed
     names: int = 0
     program: object = None
     needed: list = field(default_factory=list)  # values the host reads back
     keep: bool = False
 
     def copy(self):
-        p = Partition(self.index, list(self.nodes), list(self.lines), dict(self.reads), dict(self.read_names),
-                      dict(self.consts), dict(self.produced), dict(self.stacked), self.names)
-        return p
+        return Partition(self.index, list(self.nodes), list(self.lines), dict(self.reads), dict(self.read_names),
+                         dict(self.consts), dict(self.placed), self.names)
 
     def text(self):
         return "".join(f"{out} = {program} {' '.join(ins)} {options}\n" for out, program, ins, options in self.lines)
@@ -346,14 +357,20 @@ class Partition:
             inputs[gname] = to_host(v, layout) if layout is not None else np.ascontiguousarray(v, dtype=np.float32)
         out = device.run_graph(self.program, inputs)
         for value in self.needed:
-            info = infos[value]
-            if value in self.stacked:
-                parts, layout = self.stacked[value]
-                env[value] = np.stack([from_host(out[g], layout, (layout.M, layout.columns), info.dtype)
-                                       for g in parts]).reshape(info.shape)
+            info, placed = infos[value], self.placed[value]
+            if placed.batched:
+                env[value] = np.stack([from_host(out[g], placed.layout, placed.part_shape, info.dtype)
+                                       for g in placed.names]).reshape(info.shape)
             else:
-                gname, layout = self.produced[value]
-                env[value] = from_host(out[gname], layout, info.shape, info.dtype)
+                env[value] = from_host(out[placed.names[0]], placed.layout, info.shape, info.dtype)
+
+
+def _same_bytes(resident, wanted):
+    """Whether a tensor written in one layout can be read in another: equal, or flat rows of
+    the same elements (rows fold into one)."""
+    if resident.dtype != wanted.dtype:
+        return False
+    return resident == wanted or (resident.kind == wanted.kind == "flat" and resident.elements == wanted.elements)
 
 
 class _Context:
@@ -372,19 +389,21 @@ class _Context:
     def line(self, out, program, ins, options):
         self.p.lines.append((out, program, list(ins), options))
 
+    def placed(self, name):
+        return self.p.placed.get(name)
+
     def layout(self, name):
-        r = self.p.produced.get(name)
-        return r[1] if r else None
+        """The layout of a value the partition holds as one tensor, else None."""
+        r = self.p.placed.get(name)
+        return r.layout if r is not None and not r.batched else None
 
     def operand(self, name, layout, select=None, cut_key=None):
-        if name in self.p.stacked:
-            raise _Flush()
-        r = self.p.produced.get(name)
+        """The graph tensor an op reads `name` from in `layout`: the partition's, else an
+        input the host packs (through `select` first: a cut, a transpose, a broadcast)."""
+        r = self.p.placed.get(name)
         if r is not None:
-            gname, resident = r
-            same_bytes = resident.kind == layout.kind == "flat" and resident.elements == layout.elements
-            if select is None and (resident == layout or same_bytes) and resident.dtype == layout.dtype:
-                return gname
+            if select is None and not r.batched and _same_bytes(r.layout, layout):
+                return r.names[0]
             raise _Flush()
         key = (name, layout, cut_key if select is not None else None, select is not None)
         if key not in self.p.read_names:
@@ -393,8 +412,21 @@ class _Context:
             self.p.reads[gname] = (name, layout, select)
         return self.p.read_names[key]
 
+    def images(self, name, count, layout, reshape=None):
+        """The `count` images of a batch `name` (its first axis) as graph tensors in `layout`."""
+        r = self.p.placed.get(name)
+        if r is not None:
+            if len(r.names) == count and _same_bytes(r.layout, layout) and (count == 1 or r.batched):
+                return list(r.names)
+            raise _Flush()
+        if count == 1:
+            return [self.operand(name, layout, reshape)]
+        shape = reshape or (lambda v: v)
+        return [self.operand(name, layout, lambda v, n=n: shape(v[n:n + 1]), cut_key=("image", n))
+                for n in range(count)]
+
     def weights_of(self, name, transform, shape, cut_key=None):
-        if name in self.p.produced or name in self.p.stacked:
+        if name in self.p.placed:
             raise _Flush()  # the CNA reads weights only from the weight buffer (graph-weight-source)
         gname = self.fresh()
         self.p.reads[gname] = (name, None, transform)
@@ -416,14 +448,20 @@ class _Context:
         self.p.consts[gname] = to_host(array, layout)
         return gname
 
+    def flush(self):
+        """The node cannot read what the partition holds as it holds it: another partition."""
+        raise _Flush()
+
     def alias(self, name):
-        r = self.p.produced.get(name)
+        r = self.p.placed.get(name)
         if r is None:
             raise Unsupported("nothing to run: its input comes from the host")
         return r
 
-    def stacked(self, parts, layout):
-        return parts, layout
+    def result(self, names, layout, part_shape=None):
+        """What a node wrote: one tensor, or a batch of them of `part_shape` each."""
+        names = tuple(names)
+        return Placed(names, layout, tuple(part_shape) if len(names) > 1 else None)
 
 
 class CompiledModel:
@@ -562,11 +600,10 @@ def import_model(model, table_ranges=None, npu=True):
             current = None
             return
         members = set(current.nodes)
-        produced = list(current.produced) + list(current.stacked)
-        current.needed = [v for v in produced
+        current.needed = [v for v in current.placed
                           if v in graph_outputs or any(r not in members for r in readers.get(v, ()))]
         read_inside = {name for _, _, ins, _ in current.lines for name in ins}
-        current.keep = any(current.produced[v][0] in read_inside for v in current.needed if v in current.produced)
+        current.keep = any(g in read_inside for v in current.needed for g in current.placed[v].names)
         current.program = current.build(current.keep)
         steps.append(current)
         partitions.append(current)
@@ -576,13 +613,9 @@ def import_model(model, table_ranges=None, npu=True):
         trial = partition.copy()
         ctx = _Context(trial, infos, table_ranges or {})
         out = LOWERINGS[node.op_type](ctx, node)
-        if out is None:
-            return None
-        name = node.outputs[0]
-        if isinstance(out[0], list):
-            trial.stacked[name] = out
-        else:
-            trial.produced[name] = out
+        if isinstance(out, tuple):  # one tensor: (graph name, layout)
+            out = ctx.result([out[0]], out[1])
+        trial.placed[node.outputs[0]] = out
         trial.nodes.append(node.key)
         trial.build()
         return trial
@@ -646,11 +679,10 @@ def import_model(model, table_ranges=None, npu=True):
 def _alias(partition, node, infos):
     """A layout op over a tensor the partition holds as flat rows, or as a surface of one
     pixel (its channels in a row, padded to whole 16-byte atoms): the same bytes, renamed."""
-    src = node.inputs[0]
-    r = partition.produced.get(src)
-    if r is None:
+    r = partition.placed.get(node.inputs[0])
+    if r is None or r.batched:
         return False
-    gname, layout = r
+    gname, layout = r.names[0], r.layout
     shape = infos[node.outputs[0]].shape
     if layout.kind == "surface":
         if layout.M != 1:
@@ -665,5 +697,5 @@ def _alias(partition, node, infos):
             if n != layout.columns:
                 return False
             aliased = Layout("flat", "rows", m, layout.N, layout.dtype, n)
-    partition.produced[node.outputs[0]] = (gname, aliased)
+    partition.placed[node.outputs[0]] = Placed((gname,), aliased)
     return True

@@ -7,7 +7,7 @@ and a node whose ops do not build goes to the host with the rule's message.
 import numpy as np
 
 from .host_ops import Unsupported, pool_geometry, spatial_pads
-from .layouts import Layout, image_layout, is_image, natural_layout, npu_type, rows_layout
+from .layouts import Layout, natural_layout, npu_type
 
 FP16_MAX = 65504.0
 
@@ -115,6 +115,44 @@ def _wants_surface(ctx, first, layout, operands, out_shape):
     return layout
 
 
+EW_OPS = {"Add": "add", "Sub": "add", "Mul": "mul", "Max": "max", "Min": "min", "PRelu": "prelu"}
+
+
+def _binary_batch(ctx, op_type, first, rest, placed, out_shape, dtype):
+    """An element-wise op over a batch the partition holds image by image: each image with its
+    operand (a constant shared by all, or the same image of another batch or input)."""
+    if tuple(ctx.info(first).shape) != tuple(out_shape):
+        ctx.flush()
+    layout, outs = placed.layout, []
+    shared = {}
+    for n, a in enumerate(placed.names):
+        for name in rest:
+            info = ctx.info(name)
+            value = _scalar_const(ctx, name)
+            other = ctx.placed(name)
+            if value is not None and op_type != "PRelu" and (layout.dtype == "fp16" or op_type in ("Max", "Min")):
+                operand = ("value", value)
+            elif info.const is not None and layout.kind == "surface" and \
+                    _channel_vector(info, layout, placed.part_shape):
+                if name not in shared:
+                    shared[name] = ctx.const(np.asarray(info.const).reshape(-1))
+                operand = ("channel", shared[name])
+            elif other is not None:
+                if len(other.names) != len(placed.names) or other.layout != layout:
+                    ctx.flush()
+                operand = ("element", other.names[n])
+            else:
+                operand = ("element", ctx.operand(name, layout, lambda v, n=n: np.broadcast_to(v, out_shape)[n:n + 1],
+                                                  cut_key=("image", n)))
+            if op_type == "Sub":
+                operand = _negated(ctx, operand, layout, dtype)
+            out = ctx.fresh()
+            _ew_line(ctx, out, EW_OPS[op_type], a, layout, operand, dtype)
+            a = out
+        outs.append(a)
+    return ctx.result(outs, layout, placed.part_shape)
+
+
 def binary(ctx, node):
     """Add, Sub, Mul, Max, Min (two or more inputs) and PRelu on the SDP."""
     op_type = node.op_type
@@ -133,14 +171,17 @@ def binary(ctx, node):
     commutative = op_type in ("Add", "Mul", "Max", "Min")
     first = names[0] if not commutative or not full or names[0] in full else full[0]
     rest = [n for n in names if n != first] if first != names[0] else names[1:]
+    ew_op = EW_OPS[op_type]
+    placed = ctx.placed(first)
+    if placed is not None and placed.batched:
+        return _binary_batch(ctx, op_type, first, rest, placed, out_shape, dtype)
     layout = _full_layout(ctx, node, out_shape, dtype, first)
     layout = _wants_surface(ctx, first, layout, rest, out_shape)
     if tuple(ctx.info(first).shape) != tuple(out_shape) and ctx.layout(first) is not None:
         raise Unsupported(f"{first} is broadcast, and lies on the NPU")
     a = ctx.operand(first, layout, None if tuple(ctx.info(first).shape) == tuple(out_shape)
                     else lambda v: np.broadcast_to(v, out_shape))
-    ew_op = {"Add": "add", "Sub": "add", "Mul": "mul", "Max": "max", "Min": "min", "PRelu": "prelu"}[op_type]
-    for i, name in enumerate(rest):
+    for name in rest:
         operand = _operand(ctx, name, layout, out_shape, allow_value=op_type != "PRelu")
         if op_type == "Sub":
             operand = _negated(ctx, operand, layout, dtype)
@@ -165,11 +206,16 @@ def _act_line(ctx, out, x, layout, options):
     ctx.line(out, "act", [x], f"{options} --dtype {layout.dtype} -M {layout.M} -N {layout.N} --layout {layout.kind}")
 
 
-def _unary_input(ctx, node, fp16_only):
+def _unary_inputs(ctx, node, fp16_only):
+    """The tensors an element-wise op of one input reads: the input, or each image of a batch
+    the partition holds; their layout and the batch's part shape."""
     name = node.inputs[0]
     dtype = _precision(ctx, name, ("fp16",) if fp16_only else ("fp16", "int8", "int16"))
+    placed = ctx.placed(name)
+    if placed is not None and placed.batched:
+        return list(placed.names), placed.layout, placed.part_shape
     layout = _tensor_layout(ctx, name, ctx.info(name).shape, dtype)
-    return ctx.operand(name, layout), layout
+    return [ctx.operand(name, layout)], layout, None
 
 
 # The table functions whose ONNX definition is regcmd's, and the inputs their tables cover
@@ -180,35 +226,35 @@ TABLES = {"Sigmoid": ("sigmoid", None), "Tanh": ("tanh", None), "HardSwish": ("h
 
 def unary(ctx, node):
     """Relu, LeakyRelu, Clip, the table functions and HardSigmoid on the SDP."""
+    xs, layout, part_shape = _unary_inputs(ctx, node, fp16_only=node.op_type in TABLES or
+                                           node.op_type in ("HardSigmoid", "LeakyRelu"))
+    return ctx.result([_unary_one(ctx, node, x, layout) for x in xs], layout, part_shape)
+
+
+def _unary_one(ctx, node, x, layout):
     op, attrs = node.op_type, node.attrs
+    out = ctx.fresh()
     if op in TABLES:
-        x, layout = _unary_input(ctx, node, fp16_only=True)
         fn, table_range = TABLES[op]
         if op == "Exp" and "Exp" in ctx.table_ranges:
             table_range = ctx.table_ranges["Exp"]
-        out = ctx.fresh()
         _act_line(ctx, out, x, layout, f"--fn {fn}" + (f" --range {table_range[0]},{table_range[1]}" if table_range else ""))
-        return out, layout
-    if op == "HardSigmoid":
-        # clip(alpha x + beta, 0, 1): two immediates and a clip
-        x, layout = _unary_input(ctx, node, fp16_only=True)
-        scaled, shifted, out = ctx.fresh(), ctx.fresh(), ctx.fresh()
+    elif op == "HardSigmoid":
+        # clip(alpha x + beta, 0, 1): a product, an immediate sum and a clip
+        scaled, shifted = ctx.fresh(), ctx.fresh()
         _ew_line(ctx, scaled, "mul", x, layout, ("value", attrs.get("alpha", 0.2)), "fp16")
         _ew_line(ctx, shifted, "add", scaled, layout, ("value", attrs.get("beta", 0.5)), "fp16")
         _act_line(ctx, out, shifted, layout, "--fn clip --lo 0 --hi 1")
-        return out, layout
-    x, layout = _unary_input(ctx, node, fp16_only=False)
-    out = ctx.fresh()
-    if op == "Relu":
+    elif op == "Relu":
         _act_line(ctx, out, x, layout, "--fn relu")
     elif op == "LeakyRelu":
         alpha = attrs.get("alpha", 0.01)
-        if not 0 <= alpha < 1 or layout.dtype != "fp16":
-            raise Unsupported(f"LeakyRelu alpha {alpha}: the DPU's slope is in [0, 1), on fp16")
+        if not 0 <= alpha < 1:
+            raise Unsupported(f"LeakyRelu alpha {alpha}: the DPU's slope is in [0, 1)")
         _act_line(ctx, out, x, layout, f"--fn leaky --slope {_float_text(alpha)}")
-    elif op == "Clip":
+    else:
         return _clip(ctx, node, x, layout, out)
-    return out, layout
+    return out
 
 
 def _clip(ctx, node, x, layout, out):
@@ -223,8 +269,11 @@ def _clip(ctx, node, x, layout, out):
     if None not in bounds and bounds[0] < bounds[1]:
         fmt = _float_text if layout.dtype == "fp16" else (lambda v: str(int(v)))
         _act_line(ctx, out, x, layout, f"--fn clip --lo {fmt(bounds[0])} --hi {fmt(bounds[1])}")
-        return out, layout
+        return out
     # bounds given as tensors: max with the low one, then min with the high one
+    placed = ctx.placed(node.inputs[0])
+    if placed is not None and placed.batched:
+        ctx.flush()
     out_shape = ctx.info(node.inputs[0]).shape
     a = x
     for name, op in ((names[1], "max"), (names[2], "min")):
@@ -233,7 +282,7 @@ def _clip(ctx, node, x, layout, out):
         nxt = ctx.fresh()
         _ew_line(ctx, nxt, op, a, layout, _operand(ctx, name, layout, out_shape), layout.dtype)
         a = nxt
-    return a, layout
+    return a
 
 
 def matmul(ctx, node):
@@ -314,116 +363,132 @@ def _batched_matmul(ctx, node):
         out = ctx.fresh()
         ctx.line(out, "matmul", [a, b], f"--in fp16 --out fp16 -M {M} -K {K} -N {N}")
         parts.append(out)
-    return ctx.stacked(parts, matmul_output(M, N))
+    return ctx.result(parts, matmul_output(M, N), (M, N))
+
+
+def _image_dims(shape):
+    """C, H, W of an image of a 1-D (N, C, L) or 2-D (N, C, H, W) batch; 1-D runs one pixel tall."""
+    return (shape[1], 1, shape[2]) if len(shape) == 3 else tuple(shape[1:])
+
+
+def _batch_of(ctx, node):
+    x_shape = tuple(ctx.info(node.inputs[0]).shape)
+    if len(x_shape) not in (3, 4):
+        raise Unsupported(f"an input of {x_shape}: the NPU takes 1-D and 2-D images")
+    return x_shape, x_shape[0], (1,) + tuple(ctx.info(node.outputs[0]).shape[1:])
 
 
 def conv(ctx, node):
-    """Conv: conv2d (group 1) and depthwise (group = channels), fp16; a bias is a per-channel
-    add after it. 1-D convolutions run as images one pixel tall."""
+    """Conv: conv2d (group 1) and depthwise (group = channels), fp16, image by image; a bias is
+    a per-channel add after it. 1-D convolutions run as images one pixel tall."""
     x_name, w_name = node.inputs[0], node.inputs[1]
-    x_shape, w_info = tuple(ctx.info(x_name).shape), ctx.info(w_name)
+    w_info = ctx.info(w_name)
     _precision(ctx, x_name, ("fp16",))
-    if len(x_shape) not in (3, 4) or x_shape[0] != 1:
-        raise Unsupported(f"a Conv of input {x_shape}: the NPU convolves one image (batch 1, 1-D or 2-D)")
+    x_shape, batch, part_shape = _batch_of(ctx, node)
     attrs = node.attrs
-    one_d = len(x_shape) == 3
-    C, H, W = (x_shape[1], 1, x_shape[2]) if one_d else x_shape[1:]
+    C, H, W = _image_dims(x_shape)
     O = w_info.shape[0]
     kernel = list(attrs.get("kernel_shape", w_info.shape[2:]))
     n = len(kernel)
     strides = list(attrs.get("strides", [1] * n))
     dilations = list(attrs.get("dilations", [1] * n))
     begin, end = spatial_pads(attrs, x_shape[2:], kernel, strides, dilations)
-    if one_d:
+    if len(x_shape) == 3:
         kernel, strides, dilations, begin, end = [1] + kernel, [1] + strides, [1] + dilations, [0] + begin, [0] + end
     group = attrs.get("group", 1)
     depthwise = group == C and group > 1
     if group != 1 and not (depthwise and O == C):
         raise Unsupported(f"group {group} of {C} channels into {O}: the NPU runs group 1 and depthwise "
                           "(a channel multiplier of 1)")
-    image = Layout("surface", "nchw", H * W, C, "fp16")
-    reshape = (lambda v: v.reshape(1, C, H, W)) if one_d else None
-    x = ctx.operand(x_name, image, reshape)
 
     def ohwi(w):
         w = np.asarray(w, dtype=np.float64).reshape(O, -1, kernel[0], kernel[1])
         return w[:, 0].transpose(1, 2, 0)[None] if depthwise else w.transpose(0, 2, 3, 1)
     weights = ctx.weights(ohwi(w_info.const)) if w_info.const is not None else ctx.weights_of(w_name, ohwi, None)
-    out_h = (H + begin[0] + end[0] - ((kernel[0] - 1) * dilations[0] + 1)) // strides[0] + 1
-    out_w = (W + begin[1] + end[1] - ((kernel[1] - 1) * dilations[1] + 1)) // strides[1] + 1
-    out = ctx.fresh()
-    options = (f"--in fp16 --out fp16 -H {H} -W {W} -C {C} --out-channels {O} --kernel {kernel[0]}x{kernel[1]} "
-               f"--stride {strides[0]}x{strides[1]} --dilation {dilations[0]}x{dilations[1]} "
-               f"--pad {begin[0]},{end[0]},{begin[1]},{end[1]}" + (" --depthwise" if depthwise else ""))
-    ctx.line(out, "conv", [x, weights], options)
-    layout = Layout("surface", "nchw", out_h * out_w, O, "fp16")
+    bias = None
     if len(node.inputs) > 2 and node.inputs[2]:
         b_info = ctx.info(node.inputs[2])
         if b_info.const is None:
             raise Unsupported("a Conv bias from the graph's inputs")
-        biased = ctx.fresh()
-        _ew_line(ctx, biased, "add", out, layout, ("channel", ctx.const(np.asarray(b_info.const).reshape(-1))), "fp16")
-        out = biased
-    return out, layout
+        bias = ctx.const(np.asarray(b_info.const).reshape(-1))
+    out_h = (H + begin[0] + end[0] - ((kernel[0] - 1) * dilations[0] + 1)) // strides[0] + 1
+    out_w = (W + begin[1] + end[1] - ((kernel[1] - 1) * dilations[1] + 1)) // strides[1] + 1
+    options = (f"--in fp16 --out fp16 -H {H} -W {W} -C {C} --out-channels {O} --kernel {kernel[0]}x{kernel[1]} "
+               f"--stride {strides[0]}x{strides[1]} --dilation {dilations[0]}x{dilations[1]} "
+               f"--pad {begin[0]},{end[0]},{begin[1]},{end[1]}" + (" --depthwise" if depthwise else ""))
+    layout = Layout("surface", "nchw", out_h * out_w, O, "fp16")
+    outs = []
+    for x in ctx.images(x_name, batch, Layout("surface", "nchw", H * W, C, "fp16")):
+        out = ctx.fresh()
+        ctx.line(out, "conv", [x, weights], options)
+        if bias is not None:
+            biased = ctx.fresh()
+            _ew_line(ctx, biased, "add", out, layout, ("channel", bias), "fp16")
+            out = biased
+        outs.append(out)
+    return ctx.result(outs, layout, part_shape)
 
 
 def pool(ctx, node):
-    """MaxPool, AveragePool and the global poolings on the PPU (1-D and 2-D, batch 1)."""
+    """MaxPool, AveragePool and the global poolings on the PPU (1-D and 2-D), image by image."""
     op, attrs = node.op_type, node.attrs
     x_name = node.inputs[0]
-    x_shape = tuple(ctx.info(x_name).shape)
     average = "Average" in op
     dtype = _precision(ctx, x_name, ("fp16",) if average else ("fp16", "int8"))
-    if len(x_shape) not in (3, 4) or x_shape[0] != 1:
-        raise Unsupported(f"a pooling of input {x_shape}: the PPU pools one image (batch 1, 1-D or 2-D)")
+    x_shape, batch, part_shape = _batch_of(ctx, node)
     if len(node.outputs) > 1 and node.outputs[1]:
         raise Unsupported("MaxPool's Indices output")
-    one_d = len(x_shape) == 3
-    C, H, W = (x_shape[1], 1, x_shape[2]) if one_d else x_shape[1:]
-    image = Layout("surface", "nchw", H * W, C, dtype)
-    x = ctx.operand(x_name, image, (lambda v: v.reshape(1, C, H, W)) if one_d else None)
-    out = ctx.fresh()
+    C, H, W = _image_dims(x_shape)
     if op.startswith("Global"):
-        ctx.line(out, "pool", [x], f"--op {'global-avg' if average else 'global-max'} --dtype {dtype} -H {H} -W {W} -C {C}")
-        return out, Layout("surface", "nchw", 1, C, dtype)
-    kernel, strides, dilations, begin, end, out_size = pool_geometry(attrs, x_shape[2:])
-    if any(d != 1 for d in dilations):
-        raise Unsupported("a pooling with dilations: the PPU's window is dense")
-    # ceil_mode's last windows as end padding (-inf for max; an average's would be counted)
-    extra = [(o - 1) * s + k - (size + b + e) for o, s, k, size, b, e in
-             zip(out_size, strides, kernel, x_shape[2:], begin, end)]
-    padded = any(begin) or any(end)
-    if average and (any(x > 0 for x in extra) or (padded and not attrs.get("count_include_pad", 0))):
-        raise Unsupported("an average over padding it does not count: the PPU divides by the whole window "
-                          "(count_include_pad=1)")
-    end = [e + max(0, x) for e, x in zip(end, extra)]
-    if one_d:
-        kernel, strides, begin, end, out_size = [1] + kernel, [1] + strides, [0] + begin, [0] + end, [1] + out_size
-    ctx.line(out, "pool", [x], f"--op {'avg' if average else 'max'} --dtype {dtype} -H {H} -W {W} -C {C} "
-             f"--kernel {kernel[0]}x{kernel[1]} --stride {strides[0]}x{strides[1]} "
-             f"--pad {begin[0]},{end[0]},{begin[1]},{end[1]}")
-    return out, Layout("surface", "nchw", out_size[0] * out_size[1], C, dtype)
+        options = f"--op {'global-avg' if average else 'global-max'} --dtype {dtype} -H {H} -W {W} -C {C}"
+        layout = Layout("surface", "nchw", 1, C, dtype)
+    else:
+        kernel, strides, dilations, begin, end, out_size = pool_geometry(attrs, x_shape[2:])
+        if any(d != 1 for d in dilations):
+            raise Unsupported("a pooling with dilations: the PPU's window is dense")
+        # ceil_mode's last windows as end padding (-inf for max; an average's would be counted)
+        extra = [(o - 1) * s + k - (size + b + e) for o, s, k, size, b, e in
+                 zip(out_size, strides, kernel, x_shape[2:], begin, end)]
+        padded = any(begin) or any(end)
+        if average and (any(x > 0 for x in extra) or (padded and not attrs.get("count_include_pad", 0))):
+            raise Unsupported("an average over padding it does not count: the PPU divides by the whole window "
+                              "(count_include_pad=1)")
+        end = [e + max(0, x) for e, x in zip(end, extra)]
+        if len(x_shape) == 3:
+            kernel, strides, begin, end, out_size = [1] + kernel, [1] + strides, [0] + begin, [0] + end, [1] + out_size
+        options = (f"--op {'avg' if average else 'max'} --dtype {dtype} -H {H} -W {W} -C {C} "
+                   f"--kernel {kernel[0]}x{kernel[1]} --stride {strides[0]}x{strides[1]} "
+                   f"--pad {begin[0]},{end[0]},{begin[1]},{end[1]}")
+        layout = Layout("surface", "nchw", out_size[0] * out_size[1], C, dtype)
+    outs = []
+    for x in ctx.images(x_name, batch, Layout("surface", "nchw", H * W, C, dtype)):
+        out = ctx.fresh()
+        ctx.line(out, "pool", [x], options)
+        outs.append(out)
+    return ctx.result(outs, layout, part_shape)
 
 
 def batchnorm(ctx, node):
     """BatchNormalization at inference, alone (after a Conv it is folded into the Conv): a
-    per-channel product and sum on the SDP."""
-    if node.attrs.get("training_mode", 0):
-        raise Unsupported("BatchNormalization in training mode")
+    per-channel product and sum on the SDP, image by image."""
     x_name = node.inputs[0]
-    x_shape = tuple(ctx.info(x_name).shape)
     _precision(ctx, x_name, ("fp16",))
     consts = [ctx.info(n).const for n in node.inputs[1:5]]
-    if any(c is None for c in consts) or not is_image(x_shape):
-        raise Unsupported("a BatchNormalization of statistics from the graph's inputs, or not over one image")
+    if any(c is None for c in consts):
+        raise Unsupported("a BatchNormalization of statistics from the graph's inputs")
+    x_shape, batch, part_shape = _batch_of(ctx, node)
     scale, bias, mean, var = (np.asarray(c, dtype=np.float64) for c in consts)
     factor = scale / np.sqrt(var + node.attrs.get("epsilon", 1e-5))
-    layout = image_layout(x_shape, "fp16")
-    x = ctx.operand(x_name, layout)
-    scaled, out = ctx.fresh(), ctx.fresh()
-    _ew_line(ctx, scaled, "mul", x, layout, ("channel", ctx.const(factor)), "fp16")
-    _ew_line(ctx, out, "add", scaled, layout, ("channel", ctx.const(bias - mean * factor)), "fp16")
-    return out, layout
+    C, H, W = _image_dims(x_shape)
+    layout = Layout("surface", "nchw", H * W, C, "fp16")
+    mul, add = ctx.const(factor), ctx.const(bias - mean * factor)
+    outs = []
+    for x in ctx.images(x_name, batch, layout):
+        scaled, out = ctx.fresh(), ctx.fresh()
+        _ew_line(ctx, scaled, "mul", x, layout, ("channel", mul), "fp16")
+        _ew_line(ctx, out, "add", scaled, layout, ("channel", add), "fp16")
+        outs.append(out)
+    return ctx.result(outs, layout, part_shape)
 
 
 LOWERINGS = {
@@ -434,4 +499,4 @@ LOWERINGS = {
     "BatchNormalization": batchnorm,
 }
 
-__all__ = ["LOWERINGS", "rows_layout"]
+__all__ = ["LOWERINGS"]
