@@ -132,27 +132,43 @@ def split_model(rng):
          "w2": (rng.standard_normal((8, 8, 1, 1)) * 0.3).astype(np.float32)}
     nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], name="conv1"),
              helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
-             # ONNX's default count_include_pad=0 averages the image's pixels only; the PPU
-             # divides by the whole window
-             helper.make_node("AveragePool", ["r1"], ["a1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], name="avg"),
-             helper.make_node("Conv", ["a1", "w2"], ["c2"], kernel_shape=[1, 1], name="conv2"),
+             # the PPU's window is dense: a dilated one runs on the host
+             helper.make_node("MaxPool", ["r1"], ["m1"], kernel_shape=[2, 2], dilations=[2, 2], name="dilated"),
+             helper.make_node("Conv", ["m1", "w2"], ["c2"], kernel_shape=[1, 1], name="conv2"),
              helper.make_node("Sigmoid", ["c2"], ["y"], name="sigmoid")]
-    return model_of(nodes, [tensor("x", [1, 4, 6, 6])], [tensor("y", [1, 8, 6, 6])], w), w
+    return model_of(nodes, [tensor("x", [1, 4, 6, 6])], [tensor("y", [1, 8, 4, 4])], w), w
 
 
 def test_a_node_the_npu_cannot_run_goes_to_the_host_between_two_partitions():
     rng = np.random.default_rng(4)
     model, w = split_model(rng)
     compiled = ro.import_model(model)
-    assert compiled.placement == {"conv1": "npu", "relu1": "npu", "avg": "host", "conv2": "npu", "sigmoid": "npu"}
-    assert "count_include_pad" in compiled.reasons["avg"]
+    assert compiled.placement == {"conv1": "npu", "relu1": "npu", "dilated": "host", "conv2": "npu",
+                                  "sigmoid": "npu"}
+    assert compiled.reasons["dilated"] == "a pooling with dilations: the PPU's window is dense"
     assert [s["nodes"] for s in compiled.stats()] == [["conv1", "relu1"], ["conv2", "sigmoid"]]
     assert "5 nodes: 4 on the NPU in 2 partitions (2 submits), 1 on the host" in compiled.report()
     x = rng.uniform(-1, 1, (1, 4, 6, 6)).astype(np.float32)
     [y] = compiled.run([x])
     r1 = np.maximum(ref_conv(x[0], w["w1"], pad=1), 0)
-    c2 = ref_conv(ref_pool(r1, 3, 1, 1, average=True), w["w2"])
+    m1 = np.maximum(np.maximum(r1[:, :4, :4], r1[:, 2:, :4]), np.maximum(r1[:, :4, 2:], r1[:, 2:, 2:]))
+    c2 = ref_conv(m1, w["w2"])
     assert_fp16_close(y[0], 1 / (1 + np.exp(-c2)))
+
+
+def test_an_average_over_pads_it_does_not_count_runs_on_the_npu():
+    # ONNX's default count_include_pad=0 averages the image's pixels only; the PPU divides by
+    # the whole window, and a product by each window's size over its count corrects it
+    rng = np.random.default_rng(6)
+    model = model_of([helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                                       strides=[2, 2], name="avg")],
+                     [tensor("x", [2, 5, 7, 7])], [tensor("y", [2, 5, 4, 4])], {})
+    compiled = ro.import_model(model)
+    assert compiled.placement == {"avg": "npu"}
+    x = rng.uniform(-1, 1, (2, 5, 7, 7)).astype(np.float32)
+    [y] = compiled.run([x])
+    for n in range(2):
+        assert_fp16_close(y[n], ref_pool(x[n].astype(np.float64), 3, 2, 1, average=True))
 
 
 def test_a_gemm_with_every_attribute_and_a_broadcast_bias():
@@ -226,7 +242,7 @@ def test_regcmd_onnx_prints_writes_and_runs(tmp_path):
     onnx.save(model, path)
     shown = regcmd_onnx(path)
     assert shown.returncode == 0, shown.stderr
-    assert "avg: host (" in shown.stdout and "partition 1: 2 nodes" in shown.stdout
+    assert "dilated: host (" in shown.stdout and "partition 1: 2 nodes" in shown.stdout
     ran = regcmd_onnx(path, "--run", "--seed", "2")
     assert ran.returncode == 0 and "y: ok (max abs error" in ran.stdout, ran.stdout + ran.stderr
     written = regcmd_onnx(path, "--format", "bin", "-o", tmp_path / "out")

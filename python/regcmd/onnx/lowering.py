@@ -439,6 +439,7 @@ def pool(ctx, node):
     if len(node.outputs) > 1 and node.outputs[1]:
         raise Unsupported("MaxPool's Indices output")
     C, H, W = _image_dims(x_shape)
+    program, extra_inputs, correction = "pool", [], None
     if op.startswith("Global"):
         options = f"--op {'global-avg' if average else 'global-max'} --dtype {dtype} -H {H} -W {W} -C {C}"
         layout = Layout("surface", "nchw", 1, C, dtype)
@@ -446,26 +447,54 @@ def pool(ctx, node):
         kernel, strides, dilations, begin, end, out_size = pool_geometry(attrs, x_shape[2:])
         if any(d != 1 for d in dilations):
             raise Unsupported("a pooling with dilations: the PPU's window is dense")
-        # ceil_mode's last windows as end padding (-inf for max; an average's would be counted)
+        # ceil_mode's last windows as end padding (-inf for max, 0 for an average)
         extra = [(o - 1) * s + k - (size + b + e) for o, s, k, size, b, e in
                  zip(out_size, strides, kernel, x_shape[2:], begin, end)]
-        padded = any(begin) or any(end)
-        if average and (any(x > 0 for x in extra) or (padded and not attrs.get("count_include_pad", 0))):
-            raise Unsupported("an average over padding it does not count: the PPU divides by the whole window "
-                              "(count_include_pad=1)")
-        end = [e + max(0, x) for e, x in zip(end, extra)]
+        counted = [max(0, x) for x in extra]
+        end = [e + x for e, x in zip(end, counted)]
+        if average:
+            correction = _average_correction(attrs, x_shape[2:], kernel, strides, begin, end, counted, out_size)
         if len(x_shape) == 3:
             kernel, strides, begin, end, out_size = [1] + kernel, [1] + strides, [0] + begin, [0] + end, [1] + out_size
         options = (f"--op {'avg' if average else 'max'} --dtype {dtype} -H {H} -W {W} -C {C} "
                    f"--kernel {kernel[0]}x{kernel[1]} --stride {strides[0]}x{strides[1]} "
                    f"--pad {begin[0]},{end[0]},{begin[1]},{end[1]}")
+        if average and min(kernel) == 1:
+            # the PPU's reciprocal fp16(2^16 / k) has no value for k = 1 (pool-average-kernel):
+            # a depthwise convolution of weights 1 / (kh kw) sums the same window
+            weights = ctx.weights(np.full((1, kernel[0], kernel[1], C), 1.0 / (kernel[0] * kernel[1])))
+            program, extra_inputs = "conv", [weights]
+            options = (f"--in fp16 --out fp16 -H {H} -W {W} -C {C} --out-channels {C} --depthwise "
+                       f"--kernel {kernel[0]}x{kernel[1]} --stride {strides[0]}x{strides[1]} "
+                       f"--pad {begin[0]},{end[0]},{begin[1]},{end[1]}")
         layout = Layout("surface", "nchw", out_size[0] * out_size[1], C, dtype)
+    if correction is not None:
+        correction = ctx.const_tensor(np.broadcast_to(correction, (1, C) + correction.shape), layout)
     outs = []
     for x in ctx.images(x_name, batch, Layout("surface", "nchw", H * W, C, dtype)):
         out = ctx.fresh()
-        ctx.line(out, "pool", [x], options)
+        ctx.line(out, program, [x] + extra_inputs, options)
+        if correction is not None:
+            corrected = ctx.fresh()
+            _ew_line(ctx, corrected, "mul", out, layout, ("element", correction), dtype)
+            out = corrected
         outs.append(out)
     return ctx.result(outs, layout, part_shape)
+
+
+def _average_correction(attrs, size, kernel, strides, begin, end, counted, out_size):
+    """What turns the NPU's average, the window's sum over its whole size, into ONNX's: per
+    output pixel, the window's size over the pixels it counts (the image's, and with
+    count_include_pad its explicit pads, never ceil_mode's end); None where every window
+    counts its whole size."""
+    include = attrs.get("count_include_pad", 0)
+    factors = []
+    for n, k, s, b, e, c, o in zip(size, kernel, strides, begin, end, counted, out_size):
+        lo, hi = (-b, n + e - c) if include else (0, n)  # the positions counted along this axis
+        starts = np.arange(o) * s - b
+        factors.append(k / (np.minimum(starts + k, hi) - np.maximum(starts, lo)))
+    correction = factors[0] if len(factors) == 1 else np.outer(factors[0], factors[1])
+    return None if np.all(correction == 1) else correction.reshape(([1] if len(factors) == 1 else []) + list(correction.shape))
 
 
 def batchnorm(ctx, node):
