@@ -125,6 +125,10 @@ int main() {
       {"hardsigmoid", activation::hardsigmoid, [](double x) { return std::clamp(x + 3, 0.0, 6.0) / 6; }, -5, 5},
       {"exp", activation::exp, [](double x) { return std::exp(x); }, -20, 0},
       {"mish", activation::mish, [](double x) { return x * std::tanh(std::log1p(std::exp(x))); }, -15, 15},
+      {"elu", activation::elu, [](double x) { return x > 0 ? x : std::expm1(x); }, -10, 10},
+      {"selu", activation::selu,
+       [](double x) { return 1.0507009873554805 * (x > 0 ? x : 1.6732632423543772 * std::expm1(x)); }, -10, 10},
+      {"softplus", activation::softplus, [](double x) { return std::log1p(std::exp(x)); }, -10, 10},
   };
   std::printf("%-12s %-16s %10s %10s %10s\n", "function", "sweep (fp16)", "inputs", "max abs", "max rel");
   for (const row& r : rows) {

@@ -28,7 +28,8 @@ struct act_tolerance {
 inline constexpr act_tolerance act_tolerances[] = {
     {activation::sigmoid, 2e-3}, {activation::tanh, 2e-3},      {activation::silu, 1e-2},
     {activation::gelu, 1e-2},    {activation::gelu_erf, 1e-2},  {activation::hardswish, 1e-2},
-    {activation::hardsigmoid, 2e-3}, {activation::exp, 2e-3},  {activation::mish, 1e-2}};
+    {activation::hardsigmoid, 2e-3}, {activation::exp, 2e-3},  {activation::mish, 1e-2},
+    {activation::elu, 2e-3},     {activation::selu, 2e-3},      {activation::softplus, 2e-3}};
 
 inline double absolute_tolerance(activation f) {
   for (const act_tolerance& t : act_tolerances)
@@ -41,7 +42,7 @@ inline double absolute_tolerance(activation f) {
 inline std::string table_accuracy_problem(const act_spec& s, const lut_table& t) {
   const lut_range r = reference::range_of(s);
   const double tolerance = absolute_tolerance(s.fn);
-  auto f = [&](double x) { return reference::function(s.fn, x); };
+  auto f = [&](double x) { return reference::function(s.fn, x, s.alpha); };
   const double times = lut_error(f, r, t, [&](double y) { return std::max(tolerance, std::ldexp(std::abs(y), -10)); });
   if (times <= 1) return {};
   char line[320];

@@ -118,8 +118,9 @@ conv options:
 
 act options:
   --fn F              relu | relu6 | clip | leaky | sigmoid | tanh | silu | gelu |
-                      gelu-erf | hardswish | hardsigmoid | exp | mish (required); gelu is
-                      the tanh approximation, gelu-erf the exact x Phi(x)
+                      gelu-erf | hardswish | hardsigmoid | exp | mish | elu | selu |
+                      softplus (required); gelu is the tanh approximation, gelu-erf the
+                      exact x Phi(x); selu is PyTorch's (alpha 1.6733, scale 1.0507)
   --dtype P           fp16 | int8 | int16 (the table functions: fp16)  (default fp16)
   -M N, -N N          the shape (-M and -N, or --elements)
   --elements N        a vector of N elements: -M 1 -N N in the flat layout
@@ -127,12 +128,14 @@ act options:
   --lo X, --hi X      clip only: the bounds, lo < hi, integers for int8 and int16
                       (default 0 and 6)
   --slope A           leaky only: the slope for x < 0, 0 <= A < 1       (default 0.01)
+  --alpha A           elu only: negatives saturate at -A, -65504 to 65504 (default 1)
   --range LO,HI       table functions only: the inputs the table follows f over (default
                       the function's own: sigmoid -8,8, tanh -5,5, silu and mish -12,12,
-                      gelu -6,6, hardswish and hardsigmoid -4,4, exp -16,0); outside it
-                      f is held at the nearer bound, and beyond the table's end
-                      (max(|LO|, |HI|) a side) held or, with the function's linear tail
-                      (silu, gelu, hardswish, mish above), continued along f's secant over
+                      gelu -6,6, hardswish and hardsigmoid -4,4, exp -16,0, elu, selu and
+                      softplus -8,8); outside it f is held at the nearer bound, and beyond
+                      the table's end (max(|LO|, |HI|) a side) held or, with the function's
+                      linear tail (silu, gelu, hardswish, mish, elu, selu, softplus
+                      above), continued along f's secant over
                       [end, 2 end]: a range narrower than the function's own changes the
                       values beyond it. A range whose entries lie too far apart for the
                       tolerance regcmd-run checks f to is written with a warning

@@ -96,15 +96,17 @@ conv options (host tensors NHWC, weights OHWI; an output element out[h * W' + w]
                   --add-scale S (default the output's); quantized only, --add-* with --add
 act options (regcmd-gen --help has the details):
   --fn F          relu | relu6 | clip | leaky | sigmoid | tanh | silu | gelu | gelu-erf |
-                  hardswish | hardsigmoid | exp | mish (required)
+                  hardswish | hardsigmoid | exp | mish | elu | selu | softplus (required)
   --dtype P       fp16 | int8 | int16 (the table functions: fp16)  (default fp16)
   -M N, -N N, or --elements N (-M 1 -N N, flat)
   --layout L      flat | surface (not with --elements)      (default flat)
-  --lo X, --hi X  clip only (default 0 and 6); --slope A leaky only (default 0.01)
+  --lo X, --hi X  clip only (default 0 and 6); --slope A leaky only (default 0.01);
+                  --alpha A elu only (default 1)
   --range LO,HI   table functions only: the inputs the table follows f over (default the
                   function's own); outside it f is held at the nearer bound, and beyond
                   the table's end (max(|LO|, |HI|) a side) held or, with a linear tail
-                  (silu, gelu, hardswish, mish above), continued along f's secant: what
+                  (silu, gelu, hardswish, mish, elu, selu, softplus above), continued
+                  along f's secant: what
                   the check expects there. A range whose entries lie too far apart for
                   the function's tolerance inside it is refused (regcmd-gen warns)
   inputs: int8 and int16 uniform over the type; fp16 uniform, rounded to fp16, over
@@ -153,8 +155,8 @@ within (KH KW C + 2) * 2^-24 plus 2^-11 for an fp16 output plus 2^-11 with --add
 activation is checked against the exact function in double rounded to the output's type:
 the ReLU family exactly, with the leaky slope the program holds (fp16(a) for fp16;
 round(a * 2^15) / 2^15 for integers, the product rounded half up); a table function within
-max(its absolute tolerance, 2^-10 |expected|): sigmoid, tanh, hardsigmoid and exp 2e-3;
-silu, gelu, gelu-erf, hardswish and mish 1e-2. A pooling is checked against the host's,
+max(its absolute tolerance, 2^-10 |expected|): sigmoid, tanh, hardsigmoid, exp, elu,
+selu and softplus 2e-3; silu, gelu, gelu-erf, hardswish and mish 1e-2. A pooling is checked against the host's,
 padded taps -inf for max and 0 counted in the average (PyTorch's count_include_pad=True):
 max exactly; average, the mean in double of the fp16 inputs rounded to fp16, within 2^-9
 relative plus 2^-24 absolute, as the PPU multiplies the sum by fp16 reciprocals of the

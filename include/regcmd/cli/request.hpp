@@ -52,7 +52,8 @@ inline constexpr std::pair<std::string_view, activation> act_functions[] = {
     {"leaky", activation::leaky_relu},  {"sigmoid", activation::sigmoid},     {"tanh", activation::tanh},
     {"silu", activation::silu},         {"gelu", activation::gelu},           {"gelu-erf", activation::gelu_erf},
     {"hardswish", activation::hardswish}, {"hardsigmoid", activation::hardsigmoid}, {"exp", activation::exp},
-    {"mish", activation::mish}};
+    {"mish", activation::mish},         {"elu", activation::elu},             {"selu", activation::selu},
+    {"softplus", activation::softplus}};
 inline constexpr std::pair<std::string_view, pool_op> pool_ops[] = {
     {"max", pool_op::max}, {"avg", pool_op::average}, {"global-max", pool_op::global_max}, {"global-avg", pool_op::global_average}};
 inline constexpr std::pair<std::string_view, precision> pool_dtypes[] = {{"fp16", precision::fp16}, {"int8", precision::int8}};
@@ -180,6 +181,7 @@ inline constexpr request_option act_options[] = {
     {"--slope", [](request& r, auto a, auto v) {  // [0, 1): the rule's
        return finite_in(r.act.slope, a, v, 3.4028234663852886e38, "a finite number");
      }},
+    {"--alpha", [](request& r, auto a, auto v) { return finite_in(r.act.alpha, a, v, 65504.0, "a number from -65504 to 65504"); }},
     {"--range", [](request& r, auto a, auto v) { return range_in(r.act.range, a, v); }},  // the tails: complete_request
     {"--elements", [](request& r, auto a, auto v) {
        r.act.M = 1;
@@ -308,6 +310,7 @@ inline problem check_act(const request& r, const given_options& given) {
   }
   if (p.empty() && f != activation::clip) p = given.refuse_any({"--lo", "--hi"}, fn + " (clip's bounds)");
   if (p.empty() && f != activation::leaky_relu) p = given.refuse_any({"--slope"}, fn + " (leaky's slope)");
+  if (p.empty() && f != activation::elu) p = given.refuse_any({"--alpha"}, fn + " (elu's alpha)");
   if (p.empty() && !uses_lut(f)) p = given.refuse_any({"--range"}, fn + " (a lookup table's range)");
   if (p.empty() && given.has("--elements")) {
     for (std::string_view o : {"-M", "-N"})

@@ -50,7 +50,7 @@ inline double relu_family(const act_spec& s, double x) {
 
 // A table function in double, by its definition (PyTorch's for gelu, tanh-approximated,
 // and gelu_erf). NaN for a function that is not one of them.
-inline double function(activation f, double x) {
+inline double function(activation f, double x, double alpha = 1.0) {
   switch (f) {
     case activation::sigmoid: return 1 / (1 + std::exp(-x));
     case activation::tanh: return std::tanh(x);
@@ -61,6 +61,9 @@ inline double function(activation f, double x) {
     case activation::hardsigmoid: return std::clamp(x + 3, 0.0, 6.0) / 6;
     case activation::exp: return std::exp(x);
     case activation::mish: return x * std::tanh(std::log1p(std::exp(x)));
+    case activation::elu: return x > 0 ? x : alpha * std::expm1(x);
+    case activation::selu: return 1.0507009873554805 * (x > 0 ? x : 1.6732632423543772 * std::expm1(x));
+    case activation::softplus: return std::log1p(std::exp(x));
     default: return std::numeric_limits<double>::quiet_NaN();
   }
 }
@@ -79,6 +82,9 @@ inline lut_range default_range(activation f) {
     case activation::hardsigmoid: return a::hardsigmoid_range;
     case activation::exp: return a::exp_range;
     case activation::mish: return a::mish_range;
+    case activation::elu:
+    case activation::selu: return a::elu_range;
+    case activation::softplus: return a::softplus_range;
     default: return {};
   }
 }
@@ -93,7 +99,7 @@ inline lut_range range_of(const act_spec& s) { return s.range == lut_range{} ? d
 inline double designed_value(const act_spec& s, const lut_table& t, double x) {
   const lut_range r = range_of(s);
   const double end = t.end();
-  auto f = [&](double v) { return function(s.fn, v); };
+  auto f = [&](double v) { return function(s.fn, v, s.alpha); };
   if (x > r.hi) {
     const double held = f(r.hi);
     return x <= end || r.above == lut_tail::hold ? held : held + (f(2 * end) - f(end)) / end * (x - end);

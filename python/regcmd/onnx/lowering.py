@@ -221,13 +221,15 @@ def _unary_inputs(ctx, node, fp16_only):
 # The table functions whose ONNX definition is regcmd's, and the inputs their tables cover
 # (beyond them: the function's held or linear tail, regcmd-gen's --range).
 TABLES = {"Sigmoid": ("sigmoid", None), "Tanh": ("tanh", None), "HardSwish": ("hardswish", None),
-          "Exp": ("exp", (-16.0, 4.0))}
+          "Exp": ("exp", (-16.0, 4.0)), "Softplus": ("softplus", None)}
+# SELU's constants as ONNX's defaults give them (float32): the table of regcmd's selu
+SELU_ALPHA, SELU_GAMMA = 1.67326319217681884765625, 1.05070102214813232421875
 
 
 def unary(ctx, node):
     """Relu, LeakyRelu, Clip, the table functions and HardSigmoid on the SDP."""
     xs, layout, part_shape = _unary_inputs(ctx, node, fp16_only=node.op_type in TABLES or
-                                           node.op_type in ("HardSigmoid", "LeakyRelu"))
+                                           node.op_type in ("HardSigmoid", "LeakyRelu", "Elu", "Selu"))
     return ctx.result([_unary_one(ctx, node, x, layout) for x in xs], layout, part_shape)
 
 
@@ -245,6 +247,16 @@ def _unary_one(ctx, node, x, layout):
         _ew_line(ctx, scaled, "mul", x, layout, ("value", attrs.get("alpha", 0.2)), "fp16")
         _ew_line(ctx, shifted, "add", scaled, layout, ("value", attrs.get("beta", 0.5)), "fp16")
         _act_line(ctx, out, shifted, layout, "--fn clip --lo 0 --hi 1")
+    elif op == "Elu":
+        _act_line(ctx, out, x, layout, f"--fn elu --alpha {_float_text(attrs.get('alpha', 1.0))}")
+    elif op == "Selu":
+        alpha, gamma = attrs.get("alpha", SELU_ALPHA), attrs.get("gamma", SELU_GAMMA)
+        if abs(alpha - SELU_ALPHA) < 1e-6 and abs(gamma - SELU_GAMMA) < 1e-6:
+            _act_line(ctx, out, x, layout, "--fn selu")
+        else:  # gamma ELU_alpha: the table, then the product
+            elu = ctx.fresh()
+            _act_line(ctx, elu, x, layout, f"--fn elu --alpha {_float_text(alpha)}")
+            _ew_line(ctx, out, "mul", elu, layout, ("value", gamma), "fp16")
     elif op == "Relu":
         _act_line(ctx, out, x, layout, "--fn relu")
     elif op == "LeakyRelu":
@@ -522,7 +534,7 @@ def batchnorm(ctx, node):
 
 LOWERINGS = {
     **{op: binary for op in ("Add", "Sub", "Mul", "Max", "Min", "PRelu")},
-    **{op: unary for op in ("Relu", "LeakyRelu", "Clip", "HardSigmoid", *TABLES)},
+    **{op: unary for op in ("Relu", "LeakyRelu", "Clip", "HardSigmoid", "Elu", "Selu", *TABLES)},
     "MatMul": matmul, "Gemm": matmul, "Conv": conv,
     **{op: pool for op in ("MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool")},
     "BatchNormalization": batchnorm,

@@ -134,7 +134,8 @@ TEST_CASE("every table function on the model against the exact function, within 
       {activation::silu, -15, 15, 4e-3},        {activation::gelu, -7.5, 7.5, 1.5e-3},
       {activation::gelu_erf, -7.5, 7.5, 1.5e-3}, {activation::hardswish, -5, 5, 1.5e-3},
       {activation::hardsigmoid, -5, 5, 4e-4},   {activation::exp, -20, 0, 5e-4},
-      {activation::mish, -15, 15, 3e-3},
+      {activation::mish, -15, 15, 3e-3},        {activation::elu, -10, 10, 6.5e-4},
+      {activation::selu, -10, 10, 5.7e-3},      {activation::softplus, -10, 10, 3.1e-3},
   };
   for (const row& r : rows) {
     CAPTURE(static_cast<int>(r.fn));

@@ -10,7 +10,7 @@
 //                   BN ReLU + ReLUX alone is Mesa's fused ReLU6.
 //     leaky_relu    BN multiplier on the negatives only (BN_MUL_PRELU), slope a in [0, 1)
 //   Lookup tables (fp16): sigmoid, tanh, silu, gelu, gelu_erf, hardswish, hardsigmoid, exp,
-//     mish, or any constexpr function (lut_activation<F, range, spec>()): the BN stage scales
+//     mish, elu (α), selu, softplus, or any constexpr function (lut_activation<F, range, spec>()): the BN stage scales
 //     x into the table's index space, the EW stage's LUT reads the tables (programs/
 //     lut_table.hpp), the output conversion's MINUS_EXP scales the entries back. Every task
 //     uploads both tables first: the tables live in each core's DPU, so a task that relied
@@ -43,6 +43,7 @@ namespace regcmd {
 enum class activation : std::uint8_t {
   relu, relu6, clip, leaky_relu,                                             // DPU stages
   sigmoid, tanh, silu, gelu, gelu_erf, hardswish, hardsigmoid, exp, mish,  // lookup tables
+  elu, selu, softplus,
   custom,                                                                    // lut_activation<F>
 };
 
@@ -57,6 +58,7 @@ struct act_spec {
   tile_padding tile_pad = tile_padding::zero;
   float lo = 0.0f, hi = 6.0f;  // clip's bounds
   float slope = 0.01f;         // leaky_relu's slope for x < 0
+  float alpha = 1.0f;          // elu's α: negatives saturate at -α
   lut_range range{};           // a table's range; {0, 0}: the function's own (activation_functions.hpp)
   friend constexpr bool operator==(const act_spec&, const act_spec&) = default;
 };
@@ -137,7 +139,7 @@ constexpr void set_lut(act_geometry& g, const lut_table& table) {
 }
 
 // The built-in table of f, over the spec's range or the function's own.
-constexpr result<lut_table> builtin_table(activation f, const lut_range& asked) {
+constexpr result<lut_table> builtin_table(activation f, const lut_range& asked, double alpha) {
   namespace a = activations;
   const bool own = asked == lut_range{};
   auto with = [&](const auto& fn, const lut_range& r) { return make_lut_table(fn, own ? r : asked); };
@@ -151,6 +153,9 @@ constexpr result<lut_table> builtin_table(activation f, const lut_range& asked) 
     case activation::hardsigmoid: return with(a::hardsigmoid_fn{}, a::hardsigmoid_range);
     case activation::exp: return with(a::exp_fn{}, a::exp_range);
     case activation::mish: return with(a::mish_fn{}, a::mish_range);
+    case activation::elu: return with(a::elu_fn{alpha}, a::elu_range);
+    case activation::selu: return with(a::selu_fn{}, a::elu_range);
+    case activation::softplus: return with(a::softplus_fn{}, a::softplus_range);
     default: return make_error(rules::lut_range, "act");
   }
 }
@@ -187,7 +192,7 @@ template <class Soc = soc::rk3588>
 constexpr result<act_geometry> resolve_act(const act_spec& s) {
   result<act_geometry> g = resolve_act_shape<Soc>(s);
   if (!g || !uses_lut(s.fn)) return g;
-  const result<lut_table> table = detail::builtin_table(s.fn, s.range);
+  const result<lut_table> table = detail::builtin_table(s.fn, s.range, s.alpha);
   if (!table) return table.err();
   detail::set_lut(g.value(), table.value());
   return g;

@@ -2,8 +2,9 @@
 // The smooth activation functions regcmd tabulates, as constexpr callables, each with the
 // range its table covers by default. A range is chosen so that beyond it the held (or
 // linear) tail stays within fp16's resolution of the function: sigmoid at ±8 is within
-// 3.4e-4 of 0 and 1, tanh at ±5 within 9.1e-5 of ±1; SiLU, GELU and mish continue as x
-// above their range and hold ~0 below it; exp covers softmax's inputs (x - max <= 0).
+// 3.4e-4 of 0 and 1, tanh at ±5 within 9.1e-5 of ±1; SiLU, GELU, mish, ELU, SELU and
+// softplus continue as x above their range and hold ~0 (ELU: -α) below it; exp covers
+// softmax's inputs (x - max <= 0).
 
 #include <regcmd/core/constexpr_math.hpp>
 #include <regcmd/programs/activation/lut_table.hpp>
@@ -44,6 +45,19 @@ struct exp_fn {
 struct mish_fn {
   constexpr double operator()(double x) const { return x * cmath::tanh(cmath::log1p(cmath::exp(x))); }
 };
+// ELU: x above 0, α (e^x - 1) below (negatives saturate at -α); SELU is λ ELU_α with
+// PyTorch's (and ONNX's default) constants.
+struct elu_fn {
+  double alpha = 1.0;
+  constexpr double operator()(double x) const { return x > 0 ? x : alpha * (cmath::exp(x) - 1); }
+};
+inline constexpr double selu_alpha = 1.6732632423543772, selu_lambda = 1.0507009873554805;
+struct selu_fn {
+  constexpr double operator()(double x) const { return selu_lambda * elu_fn{selu_alpha}(x); }
+};
+struct softplus_fn {
+  constexpr double operator()(double x) const { return cmath::log1p(cmath::exp(x)); }
+};
 
 inline constexpr lut_range sigmoid_range{-8, 8};
 inline constexpr lut_range tanh_range{-5, 5};
@@ -53,5 +67,9 @@ inline constexpr lut_range hardsigmoid_range{-4, 4};
 inline constexpr lut_range hardswish_range{-4, 4, lut_tail::hold, lut_tail::linear};
 inline constexpr lut_range exp_range{-16, 0};
 inline constexpr lut_range mish_range{-12, 12, lut_tail::hold, lut_tail::linear};
+// e^-8 = 3.4e-4: ELU and SELU held within it of their floor below -8; softplus(-8) = 3.4e-4
+// held, and above 8 all three continue along their secant (x itself, to 3.4e-4 for softplus).
+inline constexpr lut_range elu_range{-8, 8, lut_tail::hold, lut_tail::linear};
+inline constexpr lut_range softplus_range{-8, 8, lut_tail::hold, lut_tail::linear};
 
 }  // namespace regcmd::activations
