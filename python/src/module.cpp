@@ -433,7 +433,8 @@ void pack_graph_inputs(const graph_geometry& g, const py::dict& inputs, const py
   std::size_t used = 0;
   for (std::uint32_t t = 0; t < g.tensor_count; ++t) {
     const graph_tensor& x = g.tensors[t];
-    if (x.writer != no_op) continue;
+    // what an op writes is no input; a quantized conv's bias has no name: it packs with the conv's weights
+    if (x.writer != no_op || x.name.view().empty()) continue;
     const std::string name(x.name.view());
     if (!inputs.contains(name)) {
       if (all_inputs) throw spec_problem{"the graph reads '" + name + "': give it in inputs"};

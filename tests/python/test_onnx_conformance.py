@@ -16,9 +16,7 @@ from onnx.backend.test.loader import load_model_tests  # noqa: E402
 
 import regcmd.onnx.backend as backend  # noqa: E402
 from regcmd.onnx.host_ops import HOST_OPS  # noqa: E402
-from regcmd.onnx.tolerance import FP16_ATOL, FP16_RTOL  # noqa: E402
-
-# The comparison: regcmd.onnx.tolerance says why these bounds.
+from regcmd.onnx.tolerance import close  # noqa: E402
 
 # Tests of mapped operators that do not run, each with why.
 EXCLUDED = {
@@ -53,10 +51,8 @@ class RegcmdBackendTest(onnx.backend.test.BackendTest):
         np.testing.assert_equal(len(outputs), len(ref_outputs))
         for ref, out in zip(ref_outputs, outputs):
             np.testing.assert_equal(out.dtype, ref.dtype)
-            if np.issubdtype(ref.dtype, np.floating):
-                np.testing.assert_allclose(out, ref, rtol=max(rtol, FP16_RTOL), atol=max(atol, FP16_ATOL))
-            else:
-                np.testing.assert_array_equal(out, ref)
+            ok, worst = close(out, ref)  # the bound regcmd.onnx.tolerance declares and justifies
+            assert ok, worst
 
 
 MAPPED = mapped_tests()

@@ -184,6 +184,42 @@ def test_a_gemm_with_every_attribute_and_a_broadcast_bias():
     assert_fp16_close(y, want)
 
 
+# --- quantized ops on the integer paths ----------------------------------------------------------
+
+def test_a_qlinear_conv_runs_on_the_uint8_path_within_one_step():
+    rng = np.random.default_rng(8)
+    x = rng.integers(0, 256, (1, 8, 6, 6)).astype(np.uint8)
+    w = rng.integers(0, 256, (16, 8, 3, 3)).astype(np.uint8)
+    bias = rng.integers(-2000, 2000, 16).astype(np.int32)
+    params = {"xs": np.float32(0.02), "xz": np.uint8(120), "ws": np.float32(0.01), "wz": np.uint8(130),
+              "ys": np.float32(0.4), "yz": np.uint8(100), "w": w, "b": bias}
+    node = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], ["y"],
+                            kernel_shape=[3, 3], pads=[1, 1, 1, 1], name="qconv")
+    model = model_of([node], [tensor("x", [1, 8, 6, 6], TensorProto.UINT8)],
+                     [tensor("y", [1, 16, 6, 6], TensorProto.UINT8)], params)
+    compiled = ro.import_model(model)
+    assert compiled.placement == {"qconv": "npu"}
+    [y] = compiled.run([x])
+    # the definition: the accumulator of the zero-point-shifted values plus the bias, times
+    # xs ws / ys, rounded (half to even), plus yz, saturated
+    acc = ref_conv(x[0].astype(np.float64) - 120, w.astype(np.float64) - 130, bias, pad=1)
+    want = np.clip(np.rint(acc * (0.02 * 0.01 / 0.4)) + 100, 0, 255)
+    # the DPU's multiplier is 15 bits and rounds half up: one step at most
+    assert y.dtype == np.uint8 and np.abs(y[0].astype(int) - want).max() <= 1
+
+
+def test_an_int8_matmul_integer_is_exact():
+    rng = np.random.default_rng(9)
+    a = rng.integers(-128, 128, (5, 70)).astype(np.int8)
+    b = rng.integers(-128, 128, (70, 40)).astype(np.int8)
+    model = model_of([helper.make_node("MatMulInteger", ["a", "b"], ["y"], name="mm")],
+                     [tensor("a", [5, 70], TensorProto.INT8)], [tensor("y", [5, 40], TensorProto.INT32)], {"b": b})
+    compiled = ro.import_model(model)
+    assert compiled.placement == {"mm": "npu"}
+    [y] = compiled.run([a])
+    np.testing.assert_array_equal(y, a.astype(np.int64) @ b.astype(np.int64))
+
+
 # --- refusals ----------------------------------------------------------------------------------
 
 def relu_model(shape):

@@ -16,24 +16,49 @@ def _tensor_type(dtype):
     return onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[np.dtype(dtype)]  # onnx before 1.13
 
 
+# The inputs of each operator that set what its program is rather than data it reads (a
+# scale, a zero point, a clip's bound, a bias, a shape): given as graph inputs, as the
+# conformance tests give them, the model is built for their values at its first run with them.
+PARAMETERS = {"Clip": (1, 2), "Conv": (2,), "QLinearConv": (1, 2, 4, 5, 6, 7, 8), "QLinearMatMul": (1, 2, 4, 5, 6, 7),
+              "QuantizeLinear": (1, 2), "DequantizeLinear": (1, 2), "ConvInteger": (2, 3), "MatMulInteger": (2, 3),
+              "Reshape": (1,), "Squeeze": (1,), "Unsqueeze": (1,)}
+
+
 class BackendRep(onnx.backend.base.BackendRep):
-    def __init__(self, compiled):
-        self.compiled = compiled
-        self.placement = compiled.placement
+    """A prepared model: imported once, and once more for each set of values of its
+    parameter inputs (PARAMETERS) it runs with."""
+
+    def __init__(self, model, **kwargs):
+        self.model, self.kwargs = model, kwargs
+        self.compiled = import_model(model, **kwargs)
+        initializers = {t.name for t in model.graph.initializer}
+        self.input_names = [i.name for i in model.graph.input if i.name not in initializers]
+        self.parameters = sorted({n.input[i] for n in model.graph.node for i in PARAMETERS.get(n.op_type, ())
+                                  if i < len(n.input) and n.input[i] in self.input_names})
+        self.built = {}
+
+    @property
+    def placement(self):
+        return self.compiled.placement
 
     def run(self, inputs, **kwargs):
-        if isinstance(inputs, dict):
-            return tuple(self.compiled.run(inputs))
-        if not isinstance(inputs, (list, tuple)):
-            inputs = [inputs]
-        return tuple(self.compiled.run(list(inputs)))
+        if not isinstance(inputs, dict):
+            inputs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+            inputs = dict(zip(self.input_names, inputs))
+        if self.parameters and all(p in inputs for p in self.parameters):
+            values = {p: np.asarray(inputs[p]) for p in self.parameters}
+            key = tuple((p, v.dtype.str, v.shape, v.tobytes()) for p, v in values.items())
+            if key not in self.built:
+                self.built[key] = import_model(self.model, constants=values, **self.kwargs)
+            self.compiled = self.built[key]
+        return tuple(self.compiled.run(inputs))
 
 
 class Backend(onnx.backend.base.Backend):
     @classmethod
     def prepare(cls, model, device="CPU", **kwargs):
         super().prepare(model, device, **kwargs)
-        return BackendRep(import_model(model, **kwargs))
+        return BackendRep(model, **kwargs)
 
     @classmethod
     def run_model(cls, model, inputs, device="CPU", **kwargs):

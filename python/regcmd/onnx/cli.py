@@ -57,7 +57,7 @@ def _model_bytes(path):
 def _partition_images(model):
     """Per partition: its program, and the bytes of each buffer with its constants packed."""
     for p in model.partitions:
-        yield p, _regcmd.pack_graph(p.program, p.consts)
+        yield p, _regcmd.pack_graph(p.program, p.consts, p.biases)
 
 
 def _tensor_table(model, p):

@@ -334,6 +334,7 @@ class Partition:
     reads: dict = field(default_factory=dict)  # graph name -> (value, layout or None, select)
     read_names: dict = field(default_factory=dict)  # (value, layout, cut key) -> graph name
     consts: dict = field(default_factory=dict)  # graph name -> host array
+    biases: dict = field(default_factory=dict)  # a quantized conv's output -> its int32 bias
     placed: dict = field(default_factory=dict)  # value -> Placed
     names: int = 0
     program: object = None
@@ -342,7 +343,7 @@ class Partition:
 
     def copy(self):
         return Partition(self.index, list(self.nodes), list(self.lines), dict(self.reads), dict(self.read_names),
-                         dict(self.consts), dict(self.placed), self.names)
+                         dict(self.consts), dict(self.biases), dict(self.placed), self.names)
 
     def text(self):
         return "".join(f"{out} = {program} {' '.join(ins)} {options}\n" for out, program, ins, options in self.lines)
@@ -354,8 +355,11 @@ class Partition:
         inputs = dict(self.consts)
         for gname, (value, layout, select) in self.reads.items():
             v = env[value] if select is None else select(env[value])
-            inputs[gname] = to_host(v, layout) if layout is not None else np.ascontiguousarray(v, dtype=np.float32)
-        out = device.run_graph(self.program, inputs)
+            if layout is not None:
+                inputs[gname] = to_host(v, layout)
+            else:  # weights: fp16 as floats, an integer type as it is
+                inputs[gname] = np.ascontiguousarray(v, dtype=np.float32 if np.issubdtype(v.dtype, np.floating) else None)
+        out = device.run_graph(self.program, inputs, self.biases)
         for value in self.needed:
             info, placed = infos[value], self.placed[value]
             if placed.batched:
@@ -432,10 +436,14 @@ class _Context:
         self.p.reads[gname] = (name, None, transform)
         return gname
 
-    def weights(self, array):
+    def weights(self, array, dtype=np.float32):
         gname = self.fresh()
-        self.p.consts[gname] = np.ascontiguousarray(array, dtype=np.float32)
+        self.p.consts[gname] = np.ascontiguousarray(array, dtype=dtype)
         return gname
+
+    def bias(self, conv, values):
+        """A quantized conv's int32 bias, packed with its weights (docs/graph.md)."""
+        self.p.biases[conv] = np.ascontiguousarray(values, dtype=np.int32)
 
     def const(self, vector):
         return self.weights(np.asarray(vector).reshape(-1))
@@ -531,16 +539,24 @@ class CompiledModel:
         return "\n".join(head + lines) + "\n"
 
 
-def import_model(model, table_ranges=None, npu=True):
+def import_model(model, table_ranges=None, npu=True, constants=None):
     """An ONNX model (a ModelProto, a path or bytes) as a CompiledModel. `table_ranges` gives a
     table function the inputs its table covers: {"Exp": (-16, 4)} is the default. With
     npu=False every node runs on the host (numpy): the reference `regcmd-onnx --run` checks
-    the NPU's results against."""
+    the NPU's results against. `constants` fixes graph inputs to values (a scale, a clip's
+    bound), as if they were initializers: the program is then built for those values."""
     model = _load(model)
     graph = model.graph
     opset = max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), default=1)
     infos = _value_infos(graph)
     initializers = {t.name for t in graph.initializer}
+    for name, value in (constants or {}).items():
+        info = infos.get(name)
+        value = np.asarray(value)
+        if info is None or name in initializers or tuple(value.shape) != tuple(info.shape):
+            raise ModelError(f"constant {name!r}: no graph input of shape {tuple(value.shape)}")
+        infos[name] = ValueInfo(info.shape, info.dtype, value.astype(info.dtype))
+        initializers.add(name)
     graph_inputs = [vi.name for vi in graph.input if vi.name not in initializers]
     graph_outputs = [vi.name for vi in graph.output]
     counter = [0]

@@ -21,7 +21,7 @@ NPU_TYPES = {
     np.dtype(np.int8): "int8",
     np.dtype(np.int16): "int16",
 }
-HOST_TYPES = {"fp16": np.float32, "int8": np.int8, "int16": np.int16}
+HOST_TYPES = {"fp16": np.float32, "int8": np.int8, "uint8": np.uint8, "int16": np.int16, "int32": np.int32}
 
 
 def npu_type(dtype):

@@ -353,6 +353,28 @@ def matmul_output(M, N):
     return Layout("flat", "rows", M, -(-N // 16) * 16, "fp16", N)
 
 
+def matmul_integer(ctx, node):
+    """MatMulInteger of int8 matrices without zero points: the CNA's int8 matmul, whose int32
+    accumulator is the exact product (a zero point would need each row's sum of A)."""
+    names = list(node.inputs) + [""] * 4
+    a_name, b_name = names[0], names[1]
+    a_info, b_info = ctx.info(a_name), ctx.info(b_name)
+    for name in (a_name, b_name):
+        if np.dtype(ctx.info(name).dtype) != np.dtype(np.int8):
+            raise Unsupported("a MatMulInteger of uint8: the CNA's integer matmul reads int8")
+    for name in names[2:4]:
+        if name and (ctx.info(name).const is None or np.any(ctx.info(name).const)):
+            raise Unsupported("a MatMulInteger with a zero point: the CNA adds none")
+    if len(a_info.shape) != 2 or len(b_info.shape) != 2:
+        raise Unsupported("a batched MatMulInteger")
+    (M, K), N = a_info.shape, b_info.shape[1]
+    a = ctx.operand(a_name, Layout("flat", "rows", M, K, "int8"))
+    b = ctx.weights(b_info.const, np.int8) if b_info.const is not None else ctx.weights_of(b_name, lambda v: v, (K, N))
+    out = ctx.fresh()
+    ctx.line(out, "matmul", [a, b], f"--in int8 --out int32 -M {M} -K {K} -N {N}")
+    return out, Layout("flat", "rows", M, -(-N // 32) * 32, "int32", N)
+
+
 def _batched_matmul(ctx, node):
     """A batched MatMul: one matmul op per matrix of the batch, the slices cut and the
     results stacked on the host."""
@@ -390,17 +412,11 @@ def _batch_of(ctx, node):
     return x_shape, x_shape[0], (1,) + tuple(ctx.info(node.outputs[0]).shape[1:])
 
 
-def conv(ctx, node):
-    """Conv: conv2d (group 1) and depthwise (group = channels), fp16, image by image; a bias is
-    a per-channel add after it. 1-D convolutions run as images one pixel tall."""
-    x_name, w_name = node.inputs[0], node.inputs[1]
-    w_info = ctx.info(w_name)
-    _precision(ctx, x_name, ("fp16",))
-    x_shape, batch, part_shape = _batch_of(ctx, node)
-    attrs = node.attrs
-    C, H, W = _image_dims(x_shape)
-    O = w_info.shape[0]
-    kernel = list(attrs.get("kernel_shape", w_info.shape[2:]))
+def _conv_geometry(attrs, x_shape, w_shape, C, O):
+    """A convolution's kernel, strides, dilations and pads as regcmd-gen's options (1-D as
+    one pixel tall), whether it is depthwise, and its output's pixels."""
+    _, H, W = _image_dims(x_shape)
+    kernel = list(attrs.get("kernel_shape", w_shape[2:]))
     n = len(kernel)
     strides = list(attrs.get("strides", [1] * n))
     dilations = list(attrs.get("dilations", [1] * n))
@@ -412,10 +428,34 @@ def conv(ctx, node):
     if group != 1 and not (depthwise and O == C):
         raise Unsupported(f"group {group} of {C} channels into {O}: the NPU runs group 1 and depthwise "
                           "(a channel multiplier of 1)")
+    out_h = (H + begin[0] + end[0] - ((kernel[0] - 1) * dilations[0] + 1)) // strides[0] + 1
+    out_w = (W + begin[1] + end[1] - ((kernel[1] - 1) * dilations[1] + 1)) // strides[1] + 1
+    options = (f"-H {H} -W {W} -C {C} --out-channels {O} --kernel {kernel[0]}x{kernel[1]} "
+               f"--stride {strides[0]}x{strides[1]} --dilation {dilations[0]}x{dilations[1]} "
+               f"--pad {begin[0]},{end[0]},{begin[1]},{end[1]}" + (" --depthwise" if depthwise else ""))
+    return dict(kernel=kernel, options=options, depthwise=depthwise, out_pixels=out_h * out_w)
+
+
+def _ohwi(w, O, kernel, depthwise):
+    """ONNX's OIHW weights (1-D: OIW) as the packer's OHWI; a depthwise conv's as 1 x KH x KW x C."""
+    w = w.reshape(O, -1, kernel[0], kernel[1])
+    return w[:, 0].transpose(1, 2, 0)[None] if depthwise else w.transpose(0, 2, 3, 1)
+
+
+def conv(ctx, node):
+    """Conv: conv2d (group 1) and depthwise (group = channels), fp16, image by image; a bias is
+    a per-channel add after it. 1-D convolutions run as images one pixel tall."""
+    x_name, w_name = node.inputs[0], node.inputs[1]
+    w_info = ctx.info(w_name)
+    _precision(ctx, x_name, ("fp16",))
+    x_shape, batch, part_shape = _batch_of(ctx, node)
+    C, H, W = _image_dims(x_shape)
+    O = w_info.shape[0]
+    geometry = _conv_geometry(node.attrs, x_shape, w_info.shape, C, O)
+    kernel, options, depthwise = geometry["kernel"], geometry["options"], geometry["depthwise"]
 
     def ohwi(w):
-        w = np.asarray(w, dtype=np.float64).reshape(O, -1, kernel[0], kernel[1])
-        return w[:, 0].transpose(1, 2, 0)[None] if depthwise else w.transpose(0, 2, 3, 1)
+        return _ohwi(np.asarray(w, dtype=np.float64), O, kernel, depthwise)
     weights = ctx.weights(ohwi(w_info.const)) if w_info.const is not None else ctx.weights_of(w_name, ohwi, None)
     bias = None
     if len(node.inputs) > 2 and node.inputs[2]:
@@ -423,20 +463,70 @@ def conv(ctx, node):
         if b_info.const is None:
             raise Unsupported("a Conv bias from the graph's inputs")
         bias = ctx.const(np.asarray(b_info.const).reshape(-1))
-    out_h = (H + begin[0] + end[0] - ((kernel[0] - 1) * dilations[0] + 1)) // strides[0] + 1
-    out_w = (W + begin[1] + end[1] - ((kernel[1] - 1) * dilations[1] + 1)) // strides[1] + 1
-    options = (f"--in fp16 --out fp16 -H {H} -W {W} -C {C} --out-channels {O} --kernel {kernel[0]}x{kernel[1]} "
-               f"--stride {strides[0]}x{strides[1]} --dilation {dilations[0]}x{dilations[1]} "
-               f"--pad {begin[0]},{end[0]},{begin[1]},{end[1]}" + (" --depthwise" if depthwise else ""))
-    layout = Layout("surface", "nchw", out_h * out_w, O, "fp16")
+    layout = Layout("surface", "nchw", geometry["out_pixels"], O, "fp16")
     outs = []
     for x in ctx.images(x_name, batch, Layout("surface", "nchw", H * W, C, "fp16")):
         out = ctx.fresh()
-        ctx.line(out, "conv", [x, weights], options)
+        ctx.line(out, "conv", [x, weights], f"--in fp16 --out fp16 {options}")
         if bias is not None:
             biased = ctx.fresh()
             _ew_line(ctx, biased, "add", out, layout, ("channel", bias), "fp16")
             out = biased
+        outs.append(out)
+    return ctx.result(outs, layout, part_shape)
+
+
+def _per_tensor(ctx, name, what):
+    """The value of a per-tensor quantization parameter (a constant of one element)."""
+    value = _scalar_const(ctx, name) if name else None
+    if value is None:
+        raise Unsupported(f"{what} is no constant of one element: the DPU requantizes with one scale per tensor")
+    return value
+
+
+def qlinear_conv(ctx, node):
+    """QLinearConv on the CNA's uint8 or int8 path: per-tensor scales and zero points, the
+    int32 bias packed with the weights, requantized by the DPU (within one step of ONNX's
+    rounding: a 15-bit multiplier, rounded half up)."""
+    names = list(node.inputs) + [""] * 9
+    x_name, w_name, b_name = names[0], names[3], names[8]
+    x_type = np.dtype(ctx.info(x_name).dtype)
+    if x_type not in (np.dtype(np.uint8), np.dtype(np.int8)) or np.dtype(ctx.info(w_name).dtype) != x_type or \
+            np.dtype(ctx.info(names[7]).dtype) != x_type:
+        raise Unsupported("input, weights and output of different 8-bit types: the CNA takes one")
+    dtype = "uint8" if x_type == np.dtype(np.uint8) else "int8"
+    quant = [(_per_tensor(ctx, names[i], what), flag) for i, what, flag in (
+        (1, "x_scale", "--input-scale"), (2, "x_zero_point", "--input-zero-point"),
+        (4, "w_scale", "--weight-scale"), (5, "w_zero_point", "--weight-zero-point"),
+        (6, "y_scale", "--output-scale"), (7, "y_zero_point", "--output-zero-point"))]
+    quant_options = " ".join(f"{flag} {int(v) if 'zero' in flag else _float_text(v)}" for v, flag in quant)
+    w_info = ctx.info(w_name)
+    x_shape, batch, part_shape = _batch_of(ctx, node)
+    C, H, W = _image_dims(x_shape)
+    O = w_info.shape[0]
+    geometry = _conv_geometry(node.attrs, x_shape, w_info.shape, C, O)
+    kernel, options = geometry["kernel"], geometry["options"]
+    depthwise = geometry["depthwise"]
+
+    def ohwi(w):
+        return _ohwi(np.asarray(w), O, kernel, depthwise)
+    host_type = np.uint8 if dtype == "uint8" else np.int8
+    weights = ctx.weights(ohwi(w_info.const), host_type) if w_info.const is not None else \
+        ctx.weights_of(w_name, ohwi, None)
+    bias = None
+    if b_name:
+        b = ctx.info(b_name).const
+        if b is None:
+            raise Unsupported("a QLinearConv bias from the graph's inputs")
+        bias = np.asarray(b).reshape(-1)
+    layout = Layout("surface", "nchw", geometry["out_pixels"], O, dtype)
+    outs = []
+    for x in ctx.images(x_name, batch, Layout("surface", "nchw", H * W, C, dtype)):
+        out = ctx.fresh()
+        ctx.line(out, "conv", [x, weights], f"--in {dtype} --out int8 {options} {quant_options}" +
+                 (" --bias" if bias is not None else ""))
+        if bias is not None:
+            ctx.bias(out, bias)
         outs.append(out)
     return ctx.result(outs, layout, part_shape)
 
@@ -535,7 +625,7 @@ def batchnorm(ctx, node):
 LOWERINGS = {
     **{op: binary for op in ("Add", "Sub", "Mul", "Max", "Min", "PRelu")},
     **{op: unary for op in ("Relu", "LeakyRelu", "Clip", "HardSigmoid", "Elu", "Selu", *TABLES)},
-    "MatMul": matmul, "Gemm": matmul, "Conv": conv,
+    "MatMul": matmul, "Gemm": matmul, "Conv": conv, "QLinearConv": qlinear_conv, "MatMulInteger": matmul_integer,
     **{op: pool for op in ("MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool")},
     "BatchNormalization": batchnorm,
 }
