@@ -280,6 +280,37 @@ py::array run_matmul_as(const npu_device& d, const built_program& p, const matmu
   return c;
 }
 
+// A planned matmul: its tiles and K slices in one run, the slices' partials summed on the
+// host (matmul::finish_plan); fp16 inputs as floats (C float), int8 as int8 (C int32).
+template <class In, class Out>
+py::array run_plan_as(const npu_device& d, const built_program& p, const plan_shape& shape, const py::object& a,
+                      const py::object& b) {
+  const matmul_geometry& g = shape.whole;
+  const std::uint32_t M = g.M, K = g.logical_K, N = g.logical_N;
+  const host_array<In> av = values_of<In>(a, std::size_t{M} * K, "a"), bv = values_of<In>(b, std::size_t{K} * N, "b");
+  runtime::buffer fa = make_buffer(d.dev, matmul::plan_feature_bytes(shape)), fb = make_buffer(d.dev, shape.weight_bytes()),
+                  fc = make_buffer(d.dev, matmul::plan_output_bytes(shape));
+  check(matmul::pack_features<In>(g, span_of(av), fa.bytes()));
+  check(matmul::pack_weights<In>(shape, span_of(bv), fb.bytes()));
+  submit(d, p, {.feature = &fa, .weight = &fb, .output = &fc});
+  py::array_t<Out> c({static_cast<py::ssize_t>(M), static_cast<py::ssize_t>(N)});
+  check(matmul::finish_plan<Out>(shape, fc.bytes(), std::span<Out>(c.mutable_data(), std::size_t{M} * N)));
+  return c;
+}
+
+// A pooling of one image, H x W x C (NHWC; fp16 as floats, int8), into out_h x out_w x C.
+template <class T>
+py::array run_pool_as(const npu_device& d, const built_program& p, const pool_geometry& g, const py::object& x) {
+  const sdp_shape in = detail::pool_image(g, false), out = detail::pool_image(g, true);
+  const host_array<T> xv = values_of<T>(x, std::size_t{g.H} * g.W * g.C, "a");
+  runtime::buffer fa = make_buffer(d.dev, in.tensor_bytes()), fc = make_buffer(d.dev, out.tensor_bytes());
+  check(sdp::pack_tensor<T>(in, span_of(xv), fa.bytes()));
+  submit(d, p, {.feature = &fa, .output = &fc});
+  py::array_t<T> c({static_cast<py::ssize_t>(g.out_h), static_cast<py::ssize_t>(g.out_w), static_cast<py::ssize_t>(g.C)});
+  check(sdp::unpack_tensor<T>(out, fc.bytes(), std::span<T>(c.mutable_data(), static_cast<std::size_t>(c.size()))));
+  return c;
+}
+
 // An element-wise op or an activation over M x N: a, and an element-wise op's second
 // operand b (M x N per element, N per channel, none for an immediate), in the element type
 // (fp16 as floats); the result M x N.
@@ -370,7 +401,8 @@ py::array run_conv_as(const npu_device& d, const built_program& p, const conv_ge
   return out;
 }
 
-// Runs a matmul, an element-wise op or an activation with numpy arrays in and out.
+// Runs a program with numpy arrays in and out: a matmul or a plan, an element-wise op, an
+// activation, a conv or a pooling.
 py::array run_program(const npu_device& d, const built_program& p, const py::object& a, const py::object& b,
                       const py::object& bias, const py::object& residual) {
   if (const auto* cv = std::get_if<runtime_program<conv_plan>>(&p.code)) {
@@ -389,9 +421,20 @@ py::array run_program(const npu_device& d, const built_program& p, const py::obj
     if (g.in == precision::int8) return run_matmul_as<std::int8_t, std::int32_t>(d, p, g, a, b);
     throw spec_problem{"an int4 matmul does not run from Python yet"};
   }
+  if (const auto* plan = std::get_if<runtime_program<plan_shape>>(&p.code)) {
+    const plan_shape& shape = plan->geometry;
+    if (shape.whole.in == precision::fp16) return run_plan_as<float, float>(d, p, shape, a, b);
+    if (shape.whole.in == precision::int8) return run_plan_as<std::int8_t, std::int32_t>(d, p, shape, a, b);
+    throw spec_problem{"an int4 plan does not run from Python yet"};
+  }
   if (const auto* ew = std::get_if<runtime_program<ew_geometry>>(&p.code)) return run_sdp(d, p, ew->geometry, a, b);
   if (const auto* act = std::get_if<runtime_program<act_geometry>>(&p.code)) return run_sdp(d, p, act->geometry, a, b);
-  throw spec_problem{"a " + p.kind + " program does not run from Python yet (matmul, ew, act and conv do)"};
+  if (const auto* pool = std::get_if<runtime_program<pool_geometry>>(&p.code)) {
+    refuse_unread(b, "a pooling reads one image");
+    if (pool->geometry.dtype == precision::fp16) return run_pool_as<float>(d, p, pool->geometry, a);
+    return run_pool_as<std::int8_t>(d, p, pool->geometry, a);
+  }
+  throw spec_problem{"a " + p.kind + " program does not run from Python: a fused chain runs as a graph (regcmd.graph)"};
 }
 
 // What a host array of a tensor holds: its element type from the tensor's format.
@@ -601,7 +644,8 @@ PYBIND11_MODULE(_regcmd, m) {
            "outputs by name (and its intermediates, when the graph keeps them).")
       .def("run", &run_program, py::arg("program"), py::arg("a"), py::arg("b") = py::none(), py::arg("bias") = py::none(),
            py::arg("residual") = py::none(),
-           "Runs a matmul (a: M x K, b: K x N; fp16 as floats, int8 as int8 with an int32 result), an element-wise "
+           "Runs a matmul or a plan (a: M x K, b: K x N; fp16 as floats, int8 as int8 with an int32 result; a plan's "
+           "K slices summed on the host), a pooling (a: H x W x C, the result out_h x out_w x C), an element-wise "
            "op (a: M x N; b: M x N per element, N per channel, none for an immediate), an activation (a: M x N) or a "
            "conv (a: H x W x C, b: OHWI weights, a quantized conv's int32 bias, add=True's residual; the output "
            "out_h x out_w x out_channels), with numpy arrays in and the result out.");

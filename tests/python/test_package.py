@@ -49,6 +49,25 @@ def test_a_matmul_runs_on_the_device_and_equals_the_hand_evaluated_product():
     assert (c == 12.0 * (np.arange(4)[:, None] + 1)).all()
 
 
+def test_a_plan_splits_k_and_sums_its_slices():
+    # K = 12000 is beyond one op (10752): the plan's slices write fp32 partials the host sums
+    p = regcmd.build("plan", M=2, K=12000, N=4, dtype="fp16", out_dtype="fp32")
+    assert p.task_count > 1
+    a = np.ones((2, 12000), np.float32)
+    b = np.tile((np.arange(4, dtype=np.float32) + 1) / 1024, (12000, 1))
+    c = regcmd.open_device().run(p, a, b)
+    np.testing.assert_array_equal(c, np.tile(12000 * (np.arange(4) + 1) / 1024, (2, 1)))
+
+
+def test_a_pooling_runs_on_an_nhwc_image():
+    # x[h][w][c] = 4 h + w + 16 c: a 2x2 window's max is its bottom-right pixel
+    p = regcmd.build("pool", op="max", H=4, W=4, C=8, kernel=2)
+    h, w, c = np.meshgrid(np.arange(4), np.arange(4), np.arange(8), indexing="ij")
+    y = regcmd.open_device().run(p, (4 * h + w + 16 * c).astype(np.float32))
+    i, j, k = np.meshgrid(np.arange(2), np.arange(2), np.arange(8), indexing="ij")
+    np.testing.assert_array_equal(y, 4 * (2 * i + 1) + 2 * j + 1 + 16 * k)
+
+
 def test_without_an_npu_the_device_is_the_emulated_one_in_this_process():
     device = regcmd.open_device(emulated=True)
     assert device.emulated
@@ -88,8 +107,11 @@ def test_a_refused_spec_is_a_spec_error_naming_the_keyword():
         device.run(matmul, np.zeros((4, 64)))
     with pytest.raises(regcmd.SpecError, match="b does not apply: an activation reads one tensor"):
         device.run(regcmd.build("act", fn="relu", M=2, N=16), np.zeros((2, 16)), np.zeros((2, 16)))
-    with pytest.raises(regcmd.SpecError, match="a pool program does not run from Python yet"):
-        device.run(regcmd.build("pool", op="max", H=4, W=4, C=16), np.zeros(256))
+    with pytest.raises(regcmd.SpecError, match="b does not apply: a pooling reads one image"):
+        device.run(regcmd.build("pool", op="max", H=4, W=4, C=16), np.zeros(256), np.zeros(256))
+    with pytest.raises(regcmd.SpecError, match="a matmul program does not run from Python: a fused chain runs as a graph"):
+        device.run(regcmd.build("matmul", M=4, K=64, N=32, out_dtype="fp16", then="ew", op="add", operand="immediate",
+                                value=1), np.zeros(1))
 
 
 def test_stats_count_what_the_program_moves():
