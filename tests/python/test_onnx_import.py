@@ -312,3 +312,36 @@ def test_mutated_models_end_in_errors_or_outputs():
         sys.path.pop(0)
     outcomes = fuzz_models.fuzz(3, seed=11)
     assert outcomes["ran"] > 0 and sum(outcomes.values()) > 100
+
+
+# --- a QDQ model ---------------------------------------------------------------------------------
+
+def test_a_qdq_conv_relu_runs_as_one_quantized_conv():
+    rng = np.random.default_rng(10)
+    wq = rng.integers(-127, 128, (8, 4, 3, 3)).astype(np.int8)
+    b = (rng.standard_normal(8) * 0.5).astype(np.float32)
+    params = {"s_in": np.float32(0.02), "z_in": np.int8(3), "s_w": np.float32(0.005), "z_w": np.int8(0), "wq": wq,
+              "b": b, "s_out": np.float32(0.05), "z_out": np.int8(-10)}
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s_in", "z_in"], ["xq"], name="q_in"),
+             helper.make_node("DequantizeLinear", ["xq", "s_in", "z_in"], ["xd"], name="dq_in"),
+             helper.make_node("DequantizeLinear", ["wq", "s_w", "z_w"], ["wd"], name="dq_w"),
+             helper.make_node("Conv", ["xd", "wd", "b"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], name="conv"),
+             helper.make_node("Relu", ["c"], ["r"], name="relu"),
+             helper.make_node("QuantizeLinear", ["r", "s_out", "z_out"], ["yq"], name="q_out"),
+             helper.make_node("DequantizeLinear", ["yq", "s_out", "z_out"], ["y"], name="dq_out")]
+    model = model_of(nodes, [tensor("x", [1, 4, 5, 5])], [tensor("y", [1, 8, 5, 5])], params)
+    compiled = ro.import_model(model)
+    # the input's quantization and the output's dequantization are the host's, at the boundaries
+    assert compiled.placement == {"q_in": "host", "dq_in": "npu", "dq_w": "npu", "conv": "npu", "relu": "npu",
+                                  "q_out": "npu", "dq_out": "host"}
+    assert compiled.reasons["relu"] == "folded into conv"
+    x = rng.uniform(-1, 1, (1, 4, 5, 5)).astype(np.float32)
+    [y] = compiled.run([x])
+    # the definitions in float64: quantize x (half to even, saturate), dequantize, convolve
+    # with the dequantized weights and the bias, ReLU, quantize and dequantize the result
+    xq = np.clip(np.rint(x[0] / np.float64(0.02)) + 3, -128, 127)
+    conv = ref_conv((xq - 3) * np.float64(0.02), wq.astype(np.float64) * np.float64(0.005), b, pad=1)
+    yq = np.clip(np.rint(np.maximum(conv, 0) / np.float64(0.05)) - 10, -128, 127)
+    # one step of the output's scale: the bias is quantized to x_scale w_scale, and the DPU
+    # requantizes with a 15-bit multiplier
+    assert np.abs(y[0] / np.float32(0.05) - (yq + 10)).max() <= 1 + 1e-3

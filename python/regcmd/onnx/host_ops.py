@@ -175,7 +175,10 @@ def _qlinear_conv(attrs, x, x_s, x_zp, w, w_s, w_zp, y_s, y_zp, bias=None):
     if bias is not None:
         acc = acc + bias.astype(np.int64).reshape(1, -1, *([1] * (x.ndim - 2)))
     scale = np.float64(x_s) * _axis_shape(w_s, 1, x.ndim).astype(np.float64) / np.float64(y_s)
-    return [_requantize(acc, scale, y_zp)]
+    y = _requantize(acc, scale, y_zp)
+    if attrs.get("regcmd_relu"):  # a Relu fused into it (fusion.py): real values below 0 clamp to the zero point
+        y = np.maximum(y, y_zp)
+    return [y]
 
 
 def _conv_integer(attrs, x, w, x_zp=None, w_zp=None):

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import _regcmd
+from .fusion import fold_batchnorm, fuse_qdq
 from .host_ops import HOST_OPS, LAYOUT_OPS, Unsupported, run_host
 from .layouts import Layout, from_host, to_host
 from .lowering import LOWERINGS
@@ -273,39 +274,6 @@ def _check_shapes(node, infos):
         inputs = ", ".join(str(tuple(infos[n].shape)) for n in node.inputs if n)
         raise ModelError(f"node {node.key} ({node.op_type}): inputs {inputs} give {expected}, "
                          f"not the model's {out}")
-
-
-def _fold_batchnorm(nodes, infos, outputs):
-    """Conv (constant weights) then BatchNormalization (constant statistics) as one Conv;
-    returns {the BatchNormalization's key: the Conv's key}."""
-    readers = {}
-    for n in nodes:
-        for name in n.inputs:
-            readers.setdefault(name, []).append(n)
-    folded = {}
-    for bn in [n for n in nodes if n.op_type == "BatchNormalization" and not n.attrs.get("training_mode", 0)]:
-        conv = next((n for n in nodes if bn.inputs[0] in n.outputs and n.op_type == "Conv"), None)
-        if conv is None or len(readers.get(conv.outputs[0], [])) != 1 or conv.outputs[0] in outputs:
-            continue
-        params = [infos[n].const for n in bn.inputs[1:5]]
-        w = infos[conv.inputs[1]].const
-        if w is None or any(p is None for p in params):
-            continue
-        b = infos[conv.inputs[2]].const if len(conv.inputs) > 2 and conv.inputs[2] else np.zeros(w.shape[0])
-        if b is None:
-            continue
-        scale, shift, mean, var = (np.asarray(p, dtype=np.float64) for p in params)
-        factor = scale / np.sqrt(var + bn.attrs.get("epsilon", 1e-5))
-        w2 = (w.astype(np.float64) * factor.reshape(-1, *([1] * (w.ndim - 1)))).astype(w.dtype)
-        b2 = ((b - mean) * factor + shift).astype(w.dtype)
-        wn, bname = f"{conv.inputs[1]}.bn", f"{conv.key}.bn_bias"
-        infos[wn] = ValueInfo(w2.shape, w2.dtype, w2)
-        infos[bname] = ValueInfo(b2.shape, b2.dtype, b2)
-        conv.inputs = [conv.inputs[0], wn, bname]
-        conv.outputs = [bn.outputs[0]]
-        nodes.remove(bn)
-        folded[bn.key] = conv.key
-    return folded
 
 
 class _Flush(Exception):
@@ -598,7 +566,8 @@ def import_model(model, table_ranges=None, npu=True, constants=None):
     for name in graph_outputs:
         if name not in available:
             raise ModelError(f"the model's output {name!r} is written by no node")
-    folded = _fold_batchnorm(nodes, infos, set(graph_outputs))
+    folded = fold_batchnorm(nodes, infos, set(graph_outputs))
+    folded.update(fuse_qdq(nodes, infos, set(graph_outputs)))
 
     readers = {}
     for n in nodes:
@@ -606,8 +575,8 @@ def import_model(model, table_ranges=None, npu=True, constants=None):
             readers.setdefault(name, set()).add(n.key)
 
     placement, reasons, steps, partitions = {}, {}, [], []
-    for key, conv in folded.items():
-        reasons[key] = f"folded into {conv}"
+    for key, into in folded.items():
+        reasons[key] = f"folded into {into}"
     current = None
 
     def flush():

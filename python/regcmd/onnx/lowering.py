@@ -524,7 +524,7 @@ def qlinear_conv(ctx, node):
     for x in ctx.images(x_name, batch, Layout("surface", "nchw", H * W, C, dtype)):
         out = ctx.fresh()
         ctx.line(out, "conv", [x, weights], f"--in {dtype} --out int8 {options} {quant_options}" +
-                 (" --bias" if bias is not None else ""))
+                 (" --bias" if bias is not None else "") + (" --relu" if node.attrs.get("regcmd_relu") else ""))
         if bias is not None:
             ctx.bias(out, bias)
         outs.append(out)

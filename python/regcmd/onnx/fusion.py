@@ -1,0 +1,120 @@
+"""Nodes the importer merges before it places them: a BatchNormalization into the Conv before
+it, and a quantized Conv written as QDQ (DequantizeLinear of its input and weights, a
+QuantizeLinear of its result) into one QLinearConv. Each pass returns {a merged node's key:
+the key of the node it went into}."""
+
+import numpy as np
+
+
+def _readers(nodes):
+    readers = {}
+    for n in nodes:
+        for name in n.inputs:
+            if name:
+                readers.setdefault(name, []).append(n)
+    return readers
+
+
+def _writer(nodes, name):
+    return next((n for n in nodes if name in n.outputs), None)
+
+
+def fold_batchnorm(nodes, infos, outputs):
+    """Conv (constant weights) then BatchNormalization (constant statistics) as one Conv;
+    returns {the BatchNormalization's key: the Conv's key}."""
+    readers = _readers(nodes)
+    folded = {}
+    for bn in [n for n in nodes if n.op_type == "BatchNormalization" and not n.attrs.get("training_mode", 0)]:
+        conv = next((n for n in nodes if bn.inputs[0] in n.outputs and n.op_type == "Conv"), None)
+        if conv is None or len(readers.get(conv.outputs[0], [])) != 1 or conv.outputs[0] in outputs:
+            continue
+        params = [infos[n].const for n in bn.inputs[1:5]]
+        w = infos[conv.inputs[1]].const
+        if w is None or any(p is None for p in params):
+            continue
+        b = infos[conv.inputs[2]].const if len(conv.inputs) > 2 and conv.inputs[2] else np.zeros(w.shape[0])
+        if b is None:
+            continue
+        scale, shift, mean, var = (np.asarray(p, dtype=np.float64) for p in params)
+        factor = scale / np.sqrt(var + bn.attrs.get("epsilon", 1e-5))
+        w2 = (w.astype(np.float64) * factor.reshape(-1, *([1] * (w.ndim - 1)))).astype(w.dtype)
+        b2 = ((b - mean) * factor + shift).astype(w.dtype)
+        wn, bname = f"{conv.inputs[1]}.bn", f"{conv.key}.bn_bias"
+        infos[wn] = _constant(w2)
+        infos[bname] = _constant(b2)
+        conv.inputs = [conv.inputs[0], wn, bname]
+        conv.outputs = [bn.outputs[0]]
+        nodes.remove(bn)
+        folded[bn.key] = conv.key
+    return folded
+
+
+def _constant(value):
+    from .importer import ValueInfo
+    return ValueInfo(tuple(value.shape), value.dtype, value)
+
+
+def _scalar(infos, name):
+    """A constant of one element, else None."""
+    c = infos[name].const if name else None
+    return None if c is None or c.size != 1 else c.reshape(())
+
+
+def _dequantized(nodes, infos, name):
+    """The DequantizeLinear writing `name` with per-tensor constant parameters: (node, the
+    quantized value, its scale's value name, its zero point's value name), else None."""
+    dq = _writer(nodes, name)
+    if dq is None or dq.op_type != "DequantizeLinear" or len(dq.inputs) < 3 or not dq.inputs[2]:
+        return None
+    if _scalar(infos, dq.inputs[1]) is None or _scalar(infos, dq.inputs[2]) is None:
+        return None
+    return dq
+
+
+def fuse_qdq(nodes, infos, outputs):
+    """DequantizeLinear(x), DequantizeLinear(w) -> Conv (-> Relu) -> QuantizeLinear as one
+    QLinearConv (a Relu as its regcmd_relu: the result clamped at the zero point); the bias,
+    a float constant, quantized to int32 at x_scale w_scale as QLinearConv takes it."""
+    from .importer import Node
+    fused = {}
+    for conv in [n for n in nodes if n.op_type == "Conv"]:
+        readers = _readers(nodes)
+        dqx, dqw = (_dequantized(nodes, infos, n) for n in conv.inputs[:2])
+        if dqx is None or dqw is None or infos[dqw.inputs[0]].const is None:
+            continue
+        chain, tail = [conv], conv.outputs[0]
+        after = readers.get(tail, [])
+        if len(after) == 1 and after[0].op_type == "Relu" and tail not in outputs:
+            chain.append(after[0])
+            tail = after[0].outputs[0]
+            after = readers.get(tail, [])
+        if len(after) != 1 or after[0].op_type != "QuantizeLinear" or tail in outputs:
+            continue
+        q = after[0]
+        if len(q.inputs) < 3 or _scalar(infos, q.inputs[1]) is None or _scalar(infos, q.inputs[2]) is None:
+            continue
+        types = {infos[dqx.inputs[0]].dtype, infos[dqw.inputs[0]].dtype, infos[q.inputs[2]].dtype}
+        if len(types) != 1 or next(iter(types)) not in (np.dtype(np.uint8), np.dtype(np.int8)):
+            continue
+        inputs = [dqx.inputs[0], dqx.inputs[1], dqx.inputs[2], dqw.inputs[0], dqw.inputs[1], dqw.inputs[2],
+                  q.inputs[1], q.inputs[2]]
+        if len(conv.inputs) > 2 and conv.inputs[2]:
+            b = infos[conv.inputs[2]].const
+            if b is None:
+                continue
+            step = float(_scalar(infos, dqx.inputs[1])) * float(_scalar(infos, dqw.inputs[1]))
+            bias = np.rint(np.asarray(b, dtype=np.float64) / step).astype(np.int32)
+            inputs.append(f"{conv.key}.qbias")
+            infos[inputs[-1]] = _constant(bias)
+        attrs = dict(conv.attrs, regcmd_relu=int(len(chain) == 2))
+        merged = Node(conv.index, conv.key, "QLinearConv", attrs, inputs, [q.outputs[0]])
+        nodes[nodes.index(conv)] = merged
+        for n in chain[1:] + [q]:
+            nodes.remove(n)
+            fused[n.key] = conv.key
+        for dq in (dqx, dqw):  # a DequantizeLinear nothing else reads goes too
+            if dq in nodes and not any(r is not merged for r in _readers(nodes).get(dq.outputs[0], [])) and \
+                    dq.outputs[0] not in outputs:
+                nodes.remove(dq)
+                fused[dq.key] = conv.key
+    return fused
