@@ -25,6 +25,11 @@ EXCLUDED = {
     "test_maxpool_with_argmax_2d_precomputed_pads": "MaxPool's second output (the argmax Indices) is not computed",
     "test_maxpool_with_argmax_2d_precomputed_strides": "MaxPool's second output (the argmax Indices) is not computed",
     "test_identity_opt": "an optional value, not a tensor",
+    # x rounds to fp16 with an error up to 2^-11 |x| (4.4e-4 at x = 1.88), which the
+    # normalisation multiplies by scale / sqrt(var + epsilon) = 3.05: 1.3e-3 where the result
+    # is near 0, beyond atol 1e-3 whatever the datapath does after the rounding (fp16
+    # features: regcmd-isa-reference, "DPU output stages")
+    "test_batchnorm_epsilon": "fp16 input rounding times a gain of 3.05 exceeds atol 1e-3 near 0",
     "test_identity_sequence": "a sequence value, not a tensor",
 }
 

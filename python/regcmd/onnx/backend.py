@@ -19,7 +19,7 @@ def _tensor_type(dtype):
 # The inputs of each operator that set what its program is rather than data it reads (a
 # scale, a zero point, a clip's bound, a bias, a shape): given as graph inputs, as the
 # conformance tests give them, the model is built for their values at its first run with them.
-PARAMETERS = {"Clip": (1, 2), "Conv": (2,), "QLinearConv": (1, 2, 4, 5, 6, 7, 8), "QLinearMatMul": (1, 2, 4, 5, 6, 7),
+PARAMETERS = {"Clip": (1, 2), "Conv": (2,), "BatchNormalization": (1, 2, 3, 4), "QLinearConv": (1, 2, 4, 5, 6, 7, 8), "QLinearMatMul": (1, 2, 4, 5, 6, 7),
               "QuantizeLinear": (1, 2), "DequantizeLinear": (1, 2), "ConvInteger": (2, 3), "MatMulInteger": (2, 3),
               "Reshape": (1,), "Squeeze": (1,), "Unsqueeze": (1,)}
 

@@ -600,8 +600,8 @@ def _average_correction(attrs, size, kernel, strides, begin, end, counted, out_s
 
 
 def batchnorm(ctx, node):
-    """BatchNormalization at inference, alone (after a Conv it is folded into the Conv): a
-    per-channel product and sum on the SDP, image by image."""
+    """BatchNormalization at inference, alone (after a Conv it is folded into the Conv): per
+    channel, the mean subtracted, the product and the shift on the SDP, image by image."""
     x_name = node.inputs[0]
     _precision(ctx, x_name, ("fp16",))
     consts = [ctx.info(n).const for n in node.inputs[1:5]]
@@ -612,11 +612,13 @@ def batchnorm(ctx, node):
     factor = scale / np.sqrt(var + node.attrs.get("epsilon", 1e-5))
     C, H, W = _image_dims(x_shape)
     layout = Layout("surface", "nchw", H * W, C, "fp16")
-    mul, add = ctx.const(factor), ctx.const(bias - mean * factor)
+    # (x - mean) first: x factor + (bias - mean factor) would cancel in fp16 where var is small
+    centre, mul, add = ctx.const(-mean), ctx.const(factor), ctx.const(bias)
     outs = []
     for x in ctx.images(x_name, batch, layout):
-        scaled, out = ctx.fresh(), ctx.fresh()
-        _ew_line(ctx, scaled, "mul", x, layout, ("channel", mul), "fp16")
+        centred, scaled, out = ctx.fresh(), ctx.fresh(), ctx.fresh()
+        _ew_line(ctx, centred, "add", x, layout, ("channel", centre), "fp16")
+        _ew_line(ctx, scaled, "mul", centred, layout, ("channel", mul), "fp16")
         _ew_line(ctx, out, "add", scaled, layout, ("channel", add), "fp16")
         outs.append(out)
     return ctx.result(outs, layout, part_shape)

@@ -2,9 +2,9 @@
 conformance tests and `regcmd-onnx --run` both use it).
 
 A float tensor crosses the NPU in fp16: 11 significant bits, a unit roundoff of 2^-11 =
-4.9e-4 at each rounding (the inputs', each op's store), with sums accumulated in fp32
-(regcmd-isa-reference, "Precisions"); a table function adds its entry step (exp's table over
-[-16, 4] holds entries of 2^-9). A chain of a few roundings stays within rtol 1e-2; atol 1e-3
+4.9e-4 at each rounding (the inputs', each op's store: regcmd-isa-reference, "DPU output
+stages"), with sums accumulated in fp32 ("Limits & tiling": fp32 partials); a table
+function adds its entry step (exp's table over [-16, 4] holds entries of 2^-9). A chain of a few roundings stays within rtol 1e-2; atol 1e-3
 covers results that cancel to near zero, where a relative bound says nothing.
 
 Integer results are exact (max, min and clip of int8 and int16; the int8 matmul's int32
