@@ -2,6 +2,8 @@
 #   libregcmd-dev  the headers, <regcmd/version.hpp>, the CMake package, the pkg-config files
 #   regcmd-tools   regcmd-dis, -diff, -gen, -run; libregcmd-emu.so and libregcmd-capture.so
 #                  in <libdir>/regcmd (for LD_PRELOAD); librknnrt.so in <libdir>/regcmd/rknn
+#   python3-regcmd the Python package regcmd (regcmd.onnx among it) and regcmd-onnx, where the
+#                  package is built (native builds: Debian's python3 is the build machine's)
 # The arm64 packages come from a cross build, where dpkg-shlibdeps cannot run: Depends are
 # written by hand, as the versions Debian 12 (bookworm) has, which the binaries are built
 # against there.
@@ -35,6 +37,9 @@ set(CPACK_COMPONENTS_ALL dev)
 if(REGCMD_BUILD_TOOLS)
   list(APPEND CPACK_COMPONENTS_ALL tools)
 endif()
+if(TARGET _regcmd)
+  list(APPEND CPACK_COMPONENTS_ALL python)
+endif()
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # <package>_<version>_<architecture>.deb
 set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE "${REGCMD_DEB_ARCHITECTURE}")
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS OFF)
@@ -64,5 +69,16 @@ results. In /usr/${CMAKE_INSTALL_LIBDIR}/regcmd, for LD_PRELOAD: libregcmd-emu.s
 device, and libregcmd-capture.so, which records every program submitted. In \
 /usr/${CMAKE_INSTALL_LIBDIR}/regcmd/rknn, for LD_LIBRARY_PATH: librknnrt.so, Rockchip's matmul API on \
 regcmd (on the vendor rknpu driver and the mainline rocket driver).")
+
+set(CPACK_DEBIAN_PYTHON_PACKAGE_NAME python3-regcmd)
+set(CPACK_DEBIAN_PYTHON_PACKAGE_SECTION python)
+# the module is built for Debian 12's python3 (3.11) and links libdrm and libstdc++
+set(CPACK_DEBIAN_PYTHON_PACKAGE_DEPENDS "python3 (>= 3.11), python3 (<< 3.12), python3-numpy, libc6 (>= 2.36), \
+libstdc++6 (>= 12), libgcc-s1 (>= 3.0), libdrm2 (>= 2.4.114)")
+set(CPACK_DEBIAN_PYTHON_PACKAGE_RECOMMENDS "python3-onnx")
+set(CPACK_DEBIAN_PYTHON_DESCRIPTION "Python package: regcmd programs built from keyword specs and graphs, \
+run with numpy arrays on the NPU or on the emulated device inside the Python process; regcmd.onnx \
+imports ONNX models into NPU partitions (an ONNX backend), and regcmd-onnx prints, runs and writes \
+them (programs, weights, C++ headers).")
 
 include(CPack)

@@ -2,13 +2,13 @@
 # The test suite. Usage: scripts/run-tests.sh [--full]
 #
 #   (no flag)  set up, build once (g++, Debug, the gcc preset) and run every unit, rule,
-#              compile-fail, tool, runtime, emulated-device, package and Python test: about 5 minutes
-#              on 2 cores with the packages installed.
+#              compile-fail, tool, runtime, emulated-device, package, Python and ONNX conformance
+#              test: about 6 minutes on 2 cores with the packages installed.
 #   --full     the matrix CI runs (.ci/run), about 30 minutes on 2 cores: clang; aarch64, the
 #              board's architecture (Debian's g++ cross compiler, the tests under qemu-user);
 #              g++ under AddressSanitizer + UBSan with the compile-fail tests; the runtime
-#              tests under ThreadSanitizer; each fuzz target for 60 seconds (clang, libFuzzer).
-#              Warnings are errors in each. The plain g++ build is left out: the ASan one
+#              tests under ThreadSanitizer; each fuzz target for 60 seconds (clang, libFuzzer),
+#              and mutated ONNX models into the importer for 60 seconds. Warnings are errors in each. The plain g++ build is left out: the ASan one
 #              builds and runs the same tests with more checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,6 +33,8 @@ if [ "$(dpkg --print-architecture)" != arm64 ]; then
 fi
 bash scripts/setup.sh pkg-config clang libclang-rt-14-dev "${python[@]}" "${cross[@]}"
 cmake --workflow --preset clang
+# mutated ONNX models into the importer for 60 seconds (the quick command runs 3 of them)
+PYTHONPATH=build/clang/python /usr/bin/python3 tests/onnx/fuzz_models.py 60
 if [ ${#cross[@]} -gt 0 ]; then
   cmake --workflow --preset aarch64
 fi

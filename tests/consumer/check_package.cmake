@@ -10,7 +10,11 @@ file(REMOVE_RECURSE "${WORK_DIR}")
 set(root "${WORK_DIR}/root")
 run("${CMAKE_COMMAND}" -E chdir "${BUILD_DIR}" "${CPACK}" -G DEB -B "${WORK_DIR}/packages")
 regex_of("${VERSION}" version)
-foreach(package IN ITEMS libregcmd-dev regcmd-tools)
+set(packages libregcmd-dev regcmd-tools)
+if(PYTHON)  # the Python package's, where it is built
+  list(APPEND packages python3-regcmd)
+endif()
+foreach(package IN LISTS packages)
   set(deb "${WORK_DIR}/packages/${package}_${VERSION}_${DEB_ARCH}.deb")
   if(NOT EXISTS "${deb}")
     file(GLOB made "${WORK_DIR}/packages/*.deb")
@@ -37,3 +41,12 @@ expect("${run_stdout}" "^regcmd-dis ${version}\n$" "the extracted regcmd-dis --v
 build_consumer_with_cmake("${WORK_DIR}/build" "${root}/usr")
 build_consumer_with_pkg_config("${WORK_DIR}/consumer-pkg-config" "${root}/usr/include"
                                "PKG_CONFIG_SYSROOT_DIR=${root};PKG_CONFIG_LIBDIR=${root}/usr/lib/${TRIPLET}/pkgconfig:${root}/usr/share/pkgconfig")
+if(PYTHON)
+  # the extracted package imported by the interpreter it is built for, and regcmd-onnx, which
+  # finds it beside itself
+  run("${CMAKE_COMMAND}" -E env "PYTHONPATH=${root}/usr/${PYTHON_DIR}" "${PYTHON_EXECUTABLE}" -c
+      "import regcmd\nprint(regcmd.build('ew', op='add', M=8, N=40))")
+  expect("${run_stdout}" "^<regcmd.Program ew: 1 tasks, [0-9]+ entries>\n$" "the extracted package")
+  run("${root}/usr/bin/regcmd-onnx" --help)
+  expect("${run_stdout}" "^usage: regcmd-onnx " "the extracted regcmd-onnx --help")
+endif()
