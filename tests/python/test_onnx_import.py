@@ -184,6 +184,19 @@ def test_a_gemm_with_every_attribute_and_a_broadcast_bias():
     assert_fp16_close(y, want)
 
 
+def test_an_integer_max_with_a_constant_reads_it_from_memory():
+    # the SDP's register immediate is for fp16 only: an int8 constant is a tensor of it
+    x = np.arange(-64, 64, dtype=np.int8).reshape(8, 16)
+    model = model_of([helper.make_node("Max", ["x", "c"], ["y"], name="max")], [tensor("x", [8, 16], TensorProto.INT8)],
+                     [tensor("y", [8, 16], TensorProto.INT8)], {"c": np.int8(5)})
+    compiled = ro.import_model(model)
+    assert compiled.placement == {"max": "npu"}
+    np.testing.assert_array_equal(compiled.run([x])[0], np.maximum(x, 5))
+    wide = model_of([helper.make_node("Max", ["x", "c"], ["y"], name="max")], [tensor("x", [8, 16], TensorProto.INT16)],
+                    [tensor("y", [8, 16], TensorProto.INT16)], {"c": np.int16(-1)})
+    assert ro.import_model(wide).placement == {"max": "npu"}
+
+
 # --- quantized ops on the integer paths ----------------------------------------------------------
 
 def test_a_qlinear_conv_runs_on_the_uint8_path_within_one_step():

@@ -16,11 +16,6 @@ def _float_text(v):
     return repr(float(v))
 
 
-def _pair(values, default):
-    values = list(values) if values is not None else [default, default]
-    return f"{values[0]}x{values[1]}"
-
-
 def _precision(ctx, name, allowed=("fp16", "int8", "int16")):
     p = npu_type(ctx.info(name).dtype)
     if p is None or p not in allowed:
@@ -35,7 +30,8 @@ def _scalar_const(ctx, name):
 
 
 def _channel_vector(info, layout, out_shape):
-    """The N values of an operand broadcast along a surface's channels, else None."""
+    """Whether an operand is one value per channel of `layout`, broadcast over the rest: [C, 1,
+    1] or [1, C, 1, 1] for an image, [N] or [1, N] for rows."""
     shape = tuple(info.shape)
     if layout.view == "nchw":
         ok = len(shape) <= 4 and all(s == 1 for i, s in enumerate(shape) if len(shape) - i != 3) and \
@@ -53,6 +49,15 @@ def _tensor_layout(ctx, name, shape, dtype):
 
 
 IMMEDIATE_OPS = ("add", "max", "min")
+INTEGER_RANGES = {"int8": (-128, 127), "int16": (-32768, 32767)}
+
+
+def _value(value, dtype):
+    """A constant scalar operand, ("value", x), where the element type holds it exactly."""
+    lo, hi = INTEGER_RANGES.get(dtype, (-FP16_MAX, FP16_MAX))
+    if not lo <= value <= hi or (dtype in INTEGER_RANGES and value != int(value)):
+        raise Unsupported(f"the constant {value:g} is no {dtype} value")
+    return ("value", value)
 
 
 def _as_rows(layout):
@@ -64,9 +69,9 @@ def _ew_line(ctx, out, op, a, layout, operand, dtype):
     """out = a (op) operand: operand is ("element", name), ("channel", name) or ("value", x)."""
     kind, arg = operand
     opts = f"--op {op} --dtype {dtype} -M {layout.M} -N {layout.N} --layout {layout.kind}"
-    if kind == "value" and op not in IMMEDIATE_OPS:
-        # the SDP's register immediate is known for add, max and min only (rule ew-immediate):
-        # a product by a constant reads it from memory
+    if kind == "value" and (op not in IMMEDIATE_OPS or dtype != "fp16"):
+        # the SDP's register immediate is known for fp16 add, max and min only (rule
+        # ew-immediate): a product by a constant, or an integer op's, reads it from memory
         kind, arg = "element", ctx.const_tensor(np.full((layout.M, layout.columns), arg), _as_rows(layout))
     if kind == "value":
         ctx.line(out, "ew", [a], opts + f" --operand immediate --value {_float_text(arg)}")
@@ -80,9 +85,8 @@ def _operand(ctx, name, layout, out_shape, allow_value=True):
     """How the second operand of an element-wise op over `layout` reads `name`."""
     info = ctx.info(name)
     value = _scalar_const(ctx, name)
-    if allow_value and value is not None and layout.dtype == "fp16" and abs(value) <= FP16_MAX and \
-            tuple(info.shape) != tuple(out_shape):
-        return ("value", value)
+    if allow_value and value is not None and tuple(info.shape) != tuple(out_shape):
+        return _value(value, layout.dtype)
     if tuple(info.shape) == tuple(out_shape) or (info.const is None and ctx.layout(name) == layout):
         return ("element", ctx.operand(name, layout))
     if _channel_vector(info, layout, out_shape) and layout.kind == "surface" and info.const is not None:
@@ -130,8 +134,8 @@ def _binary_batch(ctx, op_type, first, rest, placed, out_shape, dtype):
             info = ctx.info(name)
             value = _scalar_const(ctx, name)
             other = ctx.placed(name)
-            if value is not None and op_type != "PRelu" and (layout.dtype == "fp16" or op_type in ("Max", "Min")):
-                operand = ("value", value)
+            if value is not None and op_type != "PRelu":
+                operand = _value(value, layout.dtype)
             elif info.const is not None and layout.kind == "surface" and \
                     _channel_vector(info, layout, placed.part_shape):
                 if name not in shared:
@@ -178,7 +182,7 @@ def binary(ctx, node):
     layout = _full_layout(ctx, node, out_shape, dtype, first)
     layout = _wants_surface(ctx, first, layout, rest, out_shape)
     if tuple(ctx.info(first).shape) != tuple(out_shape) and ctx.layout(first) is not None:
-        raise Unsupported(f"{first} is broadcast, and lies on the NPU")
+        ctx.flush()  # a broadcast of a tensor the partition holds: from the host, next partition
     a = ctx.operand(first, layout, None if tuple(ctx.info(first).shape) == tuple(out_shape)
                     else lambda v: np.broadcast_to(v, out_shape))
     for name in rest:
