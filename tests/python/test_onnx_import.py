@@ -117,7 +117,7 @@ def test_a_cnn_runs_in_one_submit():
     # global pool, the classifier and its bias: ten ops, one task each at these sizes
     assert stats["tasks"] == 10
     report = compiled.report()
-    assert "10 nodes: 10 on the NPU in 1 partitions (1 submits), 0 on the host" in report
+    assert "10 nodes: 10 on the NPU in 1 partition (1 submit), 0 on the host" in report
     for _ in range(2):
         x = rng.uniform(-1, 1, (1, 3, 16, 16)).astype(np.float32)
         [y] = compiled.run({"x": x})

@@ -499,12 +499,16 @@ class CompiledModel:
             why = self.reasons.get(key)
             lines.append(f"  {key}: {where}" + (f" ({why})" if why else ""))
         npu = sum(1 for w in self.placement.values() if w == "npu")
-        head = [f"{len(self.placement)} nodes: {npu} on the NPU in {len(self.partitions)} partitions "
-                f"({len(self.partitions)} submits), {len(self.placement) - npu} on the host"]
+        head = [f"{_count(len(self.placement), 'node')}: {npu} on the NPU in {_count(len(self.partitions), 'partition')} "
+                f"({_count(sum(s['submits'] for s in self.stats()), 'submit')}), {len(self.placement) - npu} on the host"]
         for s in self.stats():
-            head.append(f"  partition {s['partition']}: {len(s['nodes'])} nodes, {s['tasks']} tasks, "
-                        f"{s['submits']} submit, {s['traffic']} bytes, bound {s['bound_ns'] / 1000:.2f} us")
+            head.append(f"  partition {s['partition']}: {_count(len(s['nodes']), 'node')}, {_count(s['tasks'], 'task')}, "
+                        f"{_count(s['submits'], 'submit')}, {s['traffic']} bytes, bound {s['bound_ns'] / 1000:.2f} us")
         return "\n".join(head + lines) + "\n"
+
+
+def _count(n, noun):
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def import_model(model, table_ranges=None, npu=True, constants=None):
