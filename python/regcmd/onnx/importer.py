@@ -72,6 +72,23 @@ def _attribute(node, key, a):
     return v
 
 
+def _constant_value(node, proto):
+    """A Constant node's value: a tensor, or one float or int, or a list of them."""
+    from onnx import numpy_helper
+    kinds = {"value_float": np.float32, "value_floats": np.float32, "value_int": np.int64, "value_ints": np.int64}
+    if len(proto.attribute) != 1 or len(node.outputs) != 1:
+        raise ModelError(f"node {node.key}: a Constant needs one value attribute and one output")
+    name, value = proto.attribute[0].name, node.attrs[proto.attribute[0].name]
+    if name == "value":
+        try:
+            return numpy_helper.to_array(value)
+        except Exception:
+            raise ModelError(f"node {node.key}: the Constant's tensor does not read") from None
+    if name in kinds:
+        return np.asarray(value, dtype=kinds[name])
+    raise ModelError(f"node {node.key}: a Constant's {name} is no value the importer reads")
+
+
 def _attributes(node, key):
     return {a.name: _attribute(node, key, a) for a in node.attribute}
 
@@ -544,10 +561,7 @@ def import_model(model, table_ranges=None, npu=True, constants=None):
             raise ModelError(f"node {n.name or i} ({n.op_type}) is of domain {n.domain!r}, which the importer has not")
         node = Node(i, n.name or str(i), n.op_type, _attributes(n, n.name or str(i)), list(n.input), list(n.output))
         if node.op_type == "Constant":
-            from onnx import numpy_helper
-            if "value" not in n.attribute[0].name:
-                raise ModelError(f"node {node.key}: Constant {n.attribute[0].name} is not read")
-            v = numpy_helper.to_array(n.attribute[0].t)
+            v = _constant_value(node, n)
             infos[node.outputs[0]] = ValueInfo(tuple(v.shape), v.dtype, v)
             available.add(node.outputs[0])
             continue
