@@ -536,7 +536,6 @@ def import_model(model, table_ranges=None, npu=True, constants=None):
     bound), as if they were initializers: the program is then built for those values."""
     model = _load(model)
     graph = model.graph
-    opset = max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), default=1)
     infos = _value_infos(graph)
     initializers = {t.name for t in graph.initializer}
     for name, value in (constants or {}).items():
@@ -548,13 +547,32 @@ def import_model(model, table_ranges=None, npu=True, constants=None):
         initializers.add(name)
     graph_inputs = [vi.name for vi in graph.input if vi.name not in initializers]
     graph_outputs = [vi.name for vi in graph.output]
+    opset = max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), default=1)
+    nodes = _read_nodes(graph, infos, set(graph_inputs) | initializers, set(graph_outputs), opset)
+    folded = fold_batchnorm(nodes, infos, set(graph_outputs))
+    folded.update(fuse_qdq(nodes, infos, set(graph_outputs)))
+    placer = _Placer(nodes, infos, graph_outputs, table_ranges or {})
+    for node in nodes:
+        placer.place(node, npu)
+    placer.flush()
+    placement = {}
+    for i, n in enumerate(graph.node):  # in the model's order, a merged node where it went
+        key = n.name or str(i)
+        if key in placer.placement or key in folded:
+            placement[key] = placer.placement[folded.get(key, key)]
+    reasons = dict(placer.reasons, **{key: f"folded into {into}" for key, into in folded.items()})
+    return CompiledModel(graph_inputs, graph_outputs, infos, placer.steps, placement, reasons, placer.partitions, folded)
+
+
+def _read_nodes(graph, infos, available, graph_outputs, opset):
+    """The model's nodes, each checked (its operator mapped, what it reads written before it,
+    its output's shape what its inputs give) and in today's terms; Constants as values."""
     counter = [0]
 
     def fresh(hint):
         counter[0] += 1
         return f"regcmd.{hint}.{counter[0]}"
 
-    available = set(graph_inputs) | initializers
     nodes = []
     for i, n in enumerate(graph.node):
         if n.domain not in ("", "ai.onnx"):
@@ -584,37 +602,40 @@ def import_model(model, table_ranges=None, npu=True, constants=None):
     for name in graph_outputs:
         if name not in available:
             raise ModelError(f"the model's output {name!r} is written by no node")
-    folded = fold_batchnorm(nodes, infos, set(graph_outputs))
-    folded.update(fuse_qdq(nodes, infos, set(graph_outputs)))
+    return nodes
 
-    readers = {}
-    for n in nodes:
-        for name in n.inputs:
-            readers.setdefault(name, set()).add(n.key)
 
-    placement, reasons, steps, partitions = {}, {}, [], []
-    for key, into in folded.items():
-        reasons[key] = f"folded into {into}"
-    current = None
+class _Placer:
+    """Places the nodes in order: a constant one computed at import, an NPU one into the open
+    partition (another when it does not fit there), any other on the host."""
 
-    def flush():
-        nonlocal current
-        if current is None or not current.nodes:
-            current = None
+    def __init__(self, nodes, infos, graph_outputs, table_ranges):
+        self.infos, self.graph_outputs, self.table_ranges = infos, graph_outputs, table_ranges
+        self.readers = {}
+        for n in nodes:
+            for name in n.inputs:
+                self.readers.setdefault(name, set()).add(n.key)
+        self.placement, self.reasons, self.steps, self.partitions = {}, {}, [], []
+        self.current = None  # the open partition
+
+    def flush(self):
+        """Closes the open partition: its program returns what the host reads after it."""
+        p, self.current = self.current, None
+        if p is None or not p.nodes:
             return
-        members = set(current.nodes)
-        current.needed = [v for v in current.placed
-                          if v in graph_outputs or any(r not in members for r in readers.get(v, ()))]
-        read_inside = {name for _, _, ins, _ in current.lines for name in ins}
-        current.keep = any(g in read_inside for v in current.needed for g in current.placed[v].names)
-        current.program = current.build(current.keep)
-        steps.append(current)
-        partitions.append(current)
-        current = None
+        members = set(p.nodes)
+        p.needed = [v for v in p.placed
+                    if v in self.graph_outputs or any(r not in members for r in self.readers.get(v, ()))]
+        read_inside = {name for _, _, ins, _ in p.lines for name in ins}
+        p.keep = any(g in read_inside for v in p.needed for g in p.placed[v].names)
+        p.program = p.build(p.keep)
+        self.steps.append(p)
+        self.partitions.append(p)
 
-    def try_lower(partition, node):
+    def _lowered(self, partition, node):
+        """The partition with the node's ops, built; raises what refuses them."""
         trial = partition.copy()
-        ctx = _Context(trial, infos, table_ranges or {})
+        ctx = _Context(trial, self.infos, self.table_ranges)
         out = LOWERINGS[node.op_type](ctx, node)
         if isinstance(out, tuple):  # one tensor: (graph name, layout)
             out = ctx.result([out[0]], out[1])
@@ -623,60 +644,50 @@ def import_model(model, table_ranges=None, npu=True, constants=None):
         trial.build()
         return trial
 
-    for node in nodes:
-        # constants fold on the host, at import
+    def _on_npu(self, node):
+        """The node in the open partition, or alone in a new one: (partition, None), or (None,
+        why it stays on the host)."""
+        for _ in range(2):
+            base = self.current if self.current is not None else Partition(len(self.partitions))
+            try:
+                return self._lowered(base, node), None
+            except _Flush:
+                self.flush()
+            except Unsupported as e:
+                return None, str(e)
+            except (_regcmd.SpecError, _regcmd.RuleError) as e:
+                if not base.nodes:
+                    return None, str(e)
+                self.flush()  # the open partition may be what it does not fit: alone, once more
+        return None, "no partition holds it"
+
+    def place(self, node, npu):
+        infos = self.infos
         if all(not n or infos[n].const is not None for n in node.inputs):
             values = run_host(node.op_type, node.attrs, [infos[n].const if n else None for n in node.inputs])
             for name, v in zip(node.outputs, values):
                 infos[name] = ValueInfo(tuple(np.shape(v)), np.asarray(v).dtype, np.asarray(v))
-            placement[node.key], reasons[node.key] = "host", "constant, folded at import"
-            continue
-        if node.op_type in LAYOUT_OPS and current is not None and _alias(current, node, infos):
-            placement[node.key] = "npu"
-            current.nodes.append(node.key)
-            continue
-        lowered, why = None, None
+            self.placement[node.key], self.reasons[node.key] = "host", "constant, folded at import"
+            return
+        if node.op_type in LAYOUT_OPS and self.current is not None and _alias(self.current, node, infos):
+            self.placement[node.key] = "npu"
+            self.current.nodes.append(node.key)
+            return
         if not npu:
-            why = "the host reference"
-        elif node.op_type in LOWERINGS and node.op_type not in LAYOUT_OPS:
-            for attempt in range(2):
-                base = current if current is not None else Partition(len(partitions))
-                try:
-                    lowered = try_lower(base, node)
-                    break
-                except _Flush:
-                    flush()
-                except Unsupported as e:
-                    why = str(e)
-                    break
-                except (_regcmd.SpecError, _regcmd.RuleError) as e:
-                    if base.nodes:
-                        flush()  # the open partition may be what it does not fit: alone, once more
-                        continue
-                    why = str(e)
-                    break
+            partition, why = None, "the host reference"
         elif node.op_type in LAYOUT_OPS:
-            why = "a view of values on the host: no data moves"
+            partition, why = None, "a view of values on the host: no data moves"
+        elif node.op_type in LOWERINGS:
+            partition, why = self._on_npu(node)
         else:
-            why = "no NPU path"
-        if lowered is not None:
-            current = lowered
-            placement[node.key] = "npu"
-            continue
-        flush()
-        placement[node.key] = "host"
-        if why:
-            reasons[node.key] = why
-        steps.append(node)
-    flush()
-    ordered = {}
-    for n in graph.node:
-        key = n.name or str(list(graph.node).index(n))
-        if key in placement:
-            ordered[key] = placement[key]
-        elif key in folded:
-            ordered[key] = placement[folded[key]]
-    return CompiledModel(graph_inputs, graph_outputs, infos, steps, ordered, reasons, partitions, folded)
+            partition, why = None, "no NPU path"
+        if partition is not None:
+            self.current = partition
+            self.placement[node.key] = "npu"
+            return
+        self.flush()
+        self.placement[node.key], self.reasons[node.key] = "host", why
+        self.steps.append(node)
 
 
 def _alias(partition, node, infos):
