@@ -23,7 +23,7 @@ conformance = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(conformance)
 
 
-def data_sets(model_dir, model):
+def data_sets(model_dir):
     for d in sorted(glob.glob(os.path.join(model_dir, "test_data_set*"))):
         inputs = [numpy_helper.to_array(onnx.load_tensor(f)) for f in sorted(glob.glob(d + "/input_*.pb"))]
         outputs = [numpy_helper.to_array(onnx.load_tensor(f)) for f in sorted(glob.glob(d + "/output_*.pb"))]
@@ -36,7 +36,7 @@ def data_sets(model_dir, model):
 def run(test):
     model = onnx.load(os.path.join(test.model_dir, "model.onnx"))
     rep = backend.prepare(model)
-    for inputs, outputs in data_sets(test.model_dir, model):
+    for inputs, outputs in data_sets(test.model_dir):
         got = rep.run(inputs)
         for g, want in zip(got, outputs):
             ok, worst = close(g, want)

@@ -12,7 +12,6 @@ import time
 import warnings
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 import regcmd

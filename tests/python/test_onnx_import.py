@@ -4,7 +4,6 @@ operators' definitions (onnx.ai/onnx/operators); the importer's refusals; regcmd
 backend's interface; a short run of the model fuzz (tests/onnx/fuzz_models.py)."""
 
 import json
-import os
 import pathlib
 import subprocess
 import sys

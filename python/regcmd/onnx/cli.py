@@ -60,7 +60,7 @@ def _partition_images(model):
         yield p, _regcmd.pack_graph(p.program, p.consts, p.biases)
 
 
-def _tensor_table(model, p):
+def _tensor_table(p):
     """Where each value a partition reads from or returns to the host lies in its buffers."""
     places = {name: (kind, role, offset, size) for name, kind, role, offset, size in p.program.tensors}
     rows = []
@@ -96,7 +96,7 @@ def _write(model, fmt, directory, name):
             images[role] = dict(bytes=len(data), blob_offset=len(blob))
             blob.extend(data)
         entry = dict(index=p.index, nodes=p.nodes, tasks=p.program.task_count, buffers=images,
-                     tensors=_tensor_table(model, p), graph=p.text())
+                     tensors=_tensor_table(p), graph=p.text())
         if fmt == "bin":
             entry["program"] = f"partition{p.index}.bin"
             np.asarray(p.program.entries, dtype="<u8").tofile(os.path.join(directory, entry["program"]))

@@ -109,17 +109,17 @@ def _matmul(attrs, a, b):
     return [a @ b]
 
 
-def _zero_point(zp, dtype=np.int32):
+def _zero_point(zp):
     return np.int32(0) if zp is None else zp.astype(np.int32)
 
 
 def _matmul_integer(attrs, a, b, a_zp=None, b_zp=None):
-    a32 = a.astype(np.int32) - _per_row(_zero_point(a_zp), a.ndim)
+    a32 = a.astype(np.int32) - _per_row(_zero_point(a_zp))
     b32 = b.astype(np.int32) - _zero_point(b_zp)
     return [np.matmul(a32, b32).astype(np.int32)]
 
 
-def _per_row(zp, ndim):
+def _per_row(zp):
     # MatMulInteger's a_zero_point is a scalar or one per row of A (M)
     zp = np.asarray(zp)
     return zp.reshape(-1, 1) if zp.ndim == 1 and zp.size > 1 else zp
@@ -264,7 +264,6 @@ def pool_geometry(attrs, in_shape):
 
 def _pool(attrs, x, average):
     kernel, strides, dilations, begin, end, out_shape = pool_geometry(attrs, x.shape[2:])
-    n = len(kernel)
     # explicit pads: zeros an average counts (count_include_pad), else nothing; past them
     # (ceil_mode's last windows) nothing
     extra = [max(0, (o - 1) * s + (k - 1) * d + 1 - (size + b + e))

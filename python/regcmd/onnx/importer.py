@@ -414,7 +414,7 @@ class _Context:
         return [self.operand(name, layout, lambda v, n=n: shape(v[n:n + 1]), cut_key=("image", n))
                 for n in range(count)]
 
-    def weights_of(self, name, transform, shape, cut_key=None):
+    def weights_of(self, name, transform):
         if name in self.p.placed:
             raise _Flush()  # the CNA reads weights only from the weight buffer (graph-weight-source)
         gname = self.fresh()

@@ -29,7 +29,7 @@ def _scalar_const(ctx, name):
     return None if c is None or c.size != 1 else float(c.reshape(()))
 
 
-def _channel_vector(info, layout, out_shape):
+def _channel_vector(info, layout):
     """Whether an operand is one value per channel of `layout`, broadcast over the rest: [C, 1,
     1] or [1, C, 1, 1] for an image, [N] or [1, N] for rows."""
     shape = tuple(info.shape)
@@ -89,7 +89,7 @@ def _operand(ctx, name, layout, out_shape, allow_value=True):
         return _value(value, layout.dtype)
     if tuple(info.shape) == tuple(out_shape) or (info.const is None and ctx.layout(name) == layout):
         return ("element", ctx.operand(name, layout))
-    if _channel_vector(info, layout, out_shape) and layout.kind == "surface" and info.const is not None:
+    if _channel_vector(info, layout) and layout.kind == "surface" and info.const is not None:
         return ("channel", ctx.const(np.asarray(info.const).reshape(-1)))
     if ctx.layout(name) is None:
         # a broadcast the SDP has no form for, of a tensor from the host: expanded as it is packed
@@ -98,7 +98,7 @@ def _operand(ctx, name, layout, out_shape, allow_value=True):
                       "is none the SDP reads (per element, per channel, a constant scalar)")
 
 
-def _full_layout(ctx, node, out_shape, dtype, first):
+def _full_layout(ctx, out_shape, dtype, first):
     """The layout of an element-wise op's result: its first tensor operand's."""
     info = ctx.info(first)
     if tuple(info.shape) == tuple(out_shape):
@@ -114,7 +114,7 @@ def _wants_surface(ctx, first, layout, operands, out_shape):
     for name in operands:
         info = ctx.info(name)
         if info.const is not None and tuple(info.shape) != tuple(out_shape) and info.const.size > 1 and \
-                _channel_vector(info, layout, out_shape):
+                _channel_vector(info, layout):
             return Layout("surface", layout.view, layout.M, layout.N, layout.dtype)
     return layout
 
@@ -137,7 +137,7 @@ def _binary_batch(ctx, op_type, first, rest, placed, out_shape, dtype):
             if value is not None and op_type != "PRelu":
                 operand = _value(value, layout.dtype)
             elif info.const is not None and layout.kind == "surface" and \
-                    _channel_vector(info, layout, placed.part_shape):
+                    _channel_vector(info, layout):
                 if name not in shared:
                     shared[name] = ctx.const(np.asarray(info.const).reshape(-1))
                 operand = ("channel", shared[name])
@@ -179,7 +179,7 @@ def binary(ctx, node):
     placed = ctx.placed(first)
     if placed is not None and placed.batched:
         return _binary_batch(ctx, op_type, first, rest, placed, out_shape, dtype)
-    layout = _full_layout(ctx, node, out_shape, dtype, first)
+    layout = _full_layout(ctx, out_shape, dtype, first)
     layout = _wants_surface(ctx, first, layout, rest, out_shape)
     if tuple(ctx.info(first).shape) != tuple(out_shape) and ctx.layout(first) is not None:
         ctx.flush()  # a broadcast of a tensor the partition holds: from the host, next partition
@@ -323,7 +323,7 @@ def matmul(ctx, node):
         b = ctx.weights(np.asarray(weights(b_info.const), dtype=np.float64) * alpha)
         alpha = 1.0
     else:
-        b = ctx.weights_of(b_name, weights, (K, N))
+        b = ctx.weights_of(b_name, weights)
     out = ctx.fresh()
     ctx.line(out, "matmul", [a, b], f"--in fp16 --out fp16 -M {M} -K {K} -N {N}")
     layout = matmul_output(M, N)
@@ -373,7 +373,7 @@ def matmul_integer(ctx, node):
         raise Unsupported("a batched MatMulInteger")
     (M, K), N = a_info.shape, b_info.shape[1]
     a = ctx.operand(a_name, Layout("flat", "rows", M, K, "int8"))
-    b = ctx.weights(b_info.const, np.int8) if b_info.const is not None else ctx.weights_of(b_name, lambda v: v, (K, N))
+    b = ctx.weights(b_info.const, np.int8) if b_info.const is not None else ctx.weights_of(b_name, lambda v: v)
     out = ctx.fresh()
     ctx.line(out, "matmul", [a, b], f"--in int8 --out int32 -M {M} -K {K} -N {N}")
     return out, Layout("flat", "rows", M, -(-N // 32) * 32, "int32", N)
@@ -397,7 +397,7 @@ def _batched_matmul(ctx, node):
         if ctx.info(b_name).const is not None:
             b = ctx.weights(cut(ctx.info(b_name).const).astype(np.float64))
         else:
-            b = ctx.weights_of(b_name, cut, (K, N), cut_key=index)
+            b = ctx.weights_of(b_name, cut)
         out = ctx.fresh()
         ctx.line(out, "matmul", [a, b], f"--in fp16 --out fp16 -M {M} -K {K} -N {N}")
         parts.append(out)
@@ -460,7 +460,7 @@ def conv(ctx, node):
 
     def ohwi(w):
         return _ohwi(np.asarray(w, dtype=np.float64), O, kernel, depthwise)
-    weights = ctx.weights(ohwi(w_info.const)) if w_info.const is not None else ctx.weights_of(w_name, ohwi, None)
+    weights = ctx.weights(ohwi(w_info.const)) if w_info.const is not None else ctx.weights_of(w_name, ohwi)
     bias = None
     if len(node.inputs) > 2 and node.inputs[2]:
         b_info = ctx.info(node.inputs[2])
@@ -516,7 +516,7 @@ def qlinear_conv(ctx, node):
         return _ohwi(np.asarray(w), O, kernel, depthwise)
     host_type = np.uint8 if dtype == "uint8" else np.int8
     weights = ctx.weights(ohwi(w_info.const), host_type) if w_info.const is not None else \
-        ctx.weights_of(w_name, ohwi, None)
+        ctx.weights_of(w_name, ohwi)
     bias = None
     if b_name:
         b = ctx.info(b_name).const
