@@ -155,6 +155,19 @@ def test_a_node_the_npu_cannot_run_goes_to_the_host_between_two_partitions():
     assert_fp16_close(y[0], 1 / (1 + np.exp(-c2)))
 
 
+def test_a_gemm_with_a_zero_bias_adds_nothing_after_another_op():
+    # the classifier of a freshly built torchvision network: its bias all zeros
+    rng = np.random.default_rng(12)
+    w = rng.uniform(-1, 1, (32, 64)).astype(np.float32)
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Gemm", ["r", "w", "b"], ["y"], transB=1, name="fc")]
+    model = model_of(nodes, [tensor("x", [1, 64])], [tensor("y", [1, 32])], {"w": w, "b": np.zeros(32, np.float32)})
+    compiled = ro.import_model(model)
+    assert compiled.placement == {"relu": "npu", "fc": "npu"} and len(compiled.partitions) == 1
+    x = rng.uniform(-1, 1, (1, 64)).astype(np.float32)
+    assert_fp16_close(compiled.run([x])[0], np.maximum(x, 0).astype(np.float64) @ w.T)
+
+
 def test_an_average_over_pads_it_does_not_count_runs_on_the_npu():
     # ONNX's default count_include_pad=0 averages the image's pixels only; the PPU divides by
     # the whole window, and a product by each window's size over its count corrects it

@@ -336,9 +336,9 @@ def matmul(ctx, node):
         c_info = ctx.info(c_name)
         if c_info.const is not None:
             c = np.broadcast_to(np.asarray(c_info.const, dtype=np.float64) * beta, (M, N))
-            operand = ("value", float(c.flat[0])) if c_info.const.size == 1 else ("element", ctx.const_tensor(c, layout))
-            if not c.any():
+            if not c.any():  # a zero bias adds nothing (torchvision's classifiers start so)
                 return out, layout
+            operand = ("value", float(c.flat[0])) if c_info.const.size == 1 else ("element", ctx.const_tensor(c, layout))
         else:
             operand = _operand(ctx, c_name, layout, (M, N))
             if beta != 1.0:
