@@ -1050,11 +1050,11 @@ regcmd::result<std::vector<double>> read_tensor(const regcmd::runtime::graph_buf
 // that op's bound: a wrong intermediate is that op's failure, whatever the ops after it do.
 // Then the program regcmd-gen writes (its arena shared by tensors that do not live
 // together) runs on the same inputs, and its outputs must equal the checked ones bit for bit.
-int run_graph(const regcmd::runtime::device& dev, const regcmd::graph_spec& spec, const run_settings& settings) {
+int run_graph(const regcmd::runtime::device& dev, const regcmd::large_graph_spec& spec, const run_settings& settings) {
   using namespace regcmd;
   const auto written = build(spec);
   if (!written) return fail(written.err());
-  graph_spec kept_spec = spec;
+  large_graph_spec kept_spec = spec;
   kept_spec.keep_intermediates = true;
   const auto built = build(kept_spec);
   if (!built) {
@@ -1064,8 +1064,8 @@ int run_graph(const regcmd::runtime::device& dev, const regcmd::graph_spec& spec
                   " bytes: regcmd-run cannot check every op of it (" + cli::describe(built.err()) + ")");
     return fail(built.err());
   }
-  const graph_geometry& g = built.value().geometry;
-  const graph_geometry& gw = written.value().geometry;
+  const large_graph_geometry& g = built.value().geometry;
+  const large_graph_geometry& gw = written.value().geometry;
   auto io = runtime::graph_buffers::create(dev, g);
   if (!io) return fail(io.err());
   auto io_written = runtime::graph_buffers::create(dev, gw);

@@ -75,7 +75,7 @@ std::optional<std::string> value_text(const std::string& keyword, const py::hand
 
 using built = std::variant<runtime_program<matmul_geometry>, runtime_program<plan_shape>, runtime_program<ew_geometry>,
                            runtime_program<act_geometry>, runtime_program<conv_plan>, runtime_program<pool_geometry>,
-                           runtime_program<fused_geometry>, runtime_program<graph_geometry>>;
+                           runtime_program<fused_geometry>, runtime_program<large_graph_geometry>>;
 
 // A built program: its kind and what the door built.
 struct built_program {
@@ -141,7 +141,7 @@ built_program build_graph_text(const std::string& text, bool keep_intermediates)
   file.graph.keep_intermediates = keep_intermediates;
   auto built = build(file.graph);
   if (!built) {
-    const std::size_t line = cli::failing_line(file, [](const graph_spec& g) { return build(g).ok(); });
+    const std::size_t line = cli::failing_line(file, [](const large_graph_spec& g) { return build(g).ok(); });
     throw rule_broken{std::string(built.err().id()), "line " + std::to_string(line) + ": " + cli::describe(built.err())};
   }
   return {"graph", std::move(built).value()};
@@ -461,8 +461,8 @@ std::vector<py::ssize_t> written_shape(const graph_step& s) {
   return {};
 }
 
-const graph_geometry& graph_of(const built_program& p) {
-  const auto* built_graph = std::get_if<runtime_program<graph_geometry>>(&p.code);
+const large_graph_geometry& graph_of(const built_program& p) {
+  const auto* built_graph = std::get_if<runtime_program<large_graph_geometry>>(&p.code);
   if (!built_graph) throw spec_problem{"a graph program is needed, not " + p.kind};
   return built_graph->geometry;
 }
@@ -471,7 +471,7 @@ const graph_geometry& graph_of(const built_program& p) {
 // int32 bias by the conv's output name in `biases`) into the bytes of their roles' buffers,
 // `bytes(role)`. With `all_inputs`, every input the graph reads must be given.
 template <class Bytes>
-void pack_graph_inputs(const graph_geometry& g, const py::dict& inputs, const py::dict& biases, bool all_inputs,
+void pack_graph_inputs(const large_graph_geometry& g, const py::dict& inputs, const py::dict& biases, bool all_inputs,
                        Bytes&& bytes) {
   std::size_t used = 0;
   for (std::uint32_t t = 0; t < g.tensor_count; ++t) {
@@ -522,7 +522,7 @@ void pack_graph_inputs(const graph_geometry& g, const py::dict& inputs, const py
 // The bytes of each buffer a graph's tensors live in, with the given inputs and weights
 // packed (the others' bytes zero): what a firmware image stores for the constants.
 py::dict pack_graph(const built_program& p, const py::dict& inputs, const py::dict& biases) {
-  const graph_geometry& g = graph_of(p);
+  const large_graph_geometry& g = graph_of(p);
   std::vector<std::vector<std::uint8_t>> buffers(operand_role_count);
   for (std::size_t r = 0; r < operand_role_count; ++r) buffers[r].resize(g.buffer_bytes[r]);
   pack_graph_inputs(g, inputs, biases, false,
@@ -537,7 +537,7 @@ py::dict pack_graph(const built_program& p, const py::dict& inputs, const py::di
 
 // A graph with its inputs and weights by name (pack_graph_inputs); its outputs by name.
 py::dict run_graph(const npu_device& d, const built_program& p, const py::dict& inputs, const py::dict& biases) {
-  const graph_geometry& g = graph_of(p);
+  const large_graph_geometry& g = graph_of(p);
   auto io = runtime::graph_buffers::create(d.dev, g);
   if (!io) raise(io.err());
   pack_graph_inputs(g, inputs, biases, true, [&](operand_role r) { return io.value().bytes(r); });
@@ -602,7 +602,7 @@ PYBIND11_MODULE(_regcmd, m) {
            "The program as a C++ header: a constexpr template (regcmd/programs/captured.hpp) with its slots as built, "
            "checked by every program rule where it compiles.")
       .def_property_readonly("tensors", [](const built_program& p) {
-        const graph_geometry& g = graph_of(p);
+        const large_graph_geometry& g = graph_of(p);
         py::list out;
         for (std::uint32_t t = 0; t < g.tensor_count; ++t) {
           const graph_tensor& x = g.tensors[t];
@@ -613,7 +613,7 @@ PYBIND11_MODULE(_regcmd, m) {
         return out;
       }, "A graph's tensors: (name, kind, buffer role, byte offset in it, bytes).")
       .def_property_readonly("buffer_bytes", [](const built_program& p) {
-        const graph_geometry& g = graph_of(p);
+        const large_graph_geometry& g = graph_of(p);
         py::dict out;
         for (std::size_t r = 0; r < operand_role_count; ++r)
           if (g.buffer_bytes[r]) out[py::str(std::string(name_of(static_cast<operand_role>(r))))] = g.buffer_bytes[r];

@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (built.value().view().tasks.empty()) __builtin_trap();
     return 0;
   }
-  const std::size_t line = regcmd::cli::failing_line(f, [](const regcmd::graph_spec& g) { return regcmd::build(g).ok(); });
+  const std::size_t line = regcmd::cli::failing_line(f, [](const regcmd::large_graph_spec& g) { return regcmd::build(g).ok(); });
   if (std::find(f.lines.begin(), f.lines.end(), line) == f.lines.end()) __builtin_trap();
   return 0;
 }

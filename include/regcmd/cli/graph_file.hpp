@@ -38,7 +38,7 @@ namespace regcmd::cli {
 
 // A graph file's ops and the line of each, or the line that is wrong.
 struct graph_file {
-  graph_spec graph{};
+  large_graph_spec graph{};
   std::vector<std::size_t> lines;  // of each op, from 1
   std::size_t problem_line = 0;    // 0: the file as a whole
   std::string problem;             // empty when the file is a graph
@@ -213,7 +213,7 @@ inline std::string located(const std::string& path, std::size_t line, const std:
 template <class Build>
 std::size_t failing_line(const graph_file& f, Build build) {
   for (std::uint32_t n = 1; n < f.graph.count; ++n) {
-    graph_spec prefix = f.graph;
+    large_graph_spec prefix = f.graph;
     prefix.count = n;
     if (!build(prefix)) return f.lines[n - 1];
   }
@@ -230,9 +230,9 @@ inline problem graph_file_argument(int argc, char** argv) {
 
 // The graph in the file at `path`, read, parsed and built: its ops and its program, or the
 // one-line problem naming the file and the line.
-using built_graph = std::decay_t<decltype(build(graph_spec{}).value())>;
+using built_graph = std::decay_t<decltype(build(large_graph_spec{}).value())>;
 struct loaded_graph {
-  graph_spec spec{};
+  large_graph_spec spec{};
   std::optional<built_graph> built;
   std::string problem;
 };
@@ -241,7 +241,7 @@ inline loaded_graph load_graph_file(const std::string& path) {
   if (!file.problem.empty()) return {{}, {}, file.problem_line ? located(path, file.problem_line, file.problem) : file.problem};
   auto built = build(file.graph);
   if (!built) {
-    const std::size_t line = failing_line(file, [](const graph_spec& g) { return build(g).ok(); });
+    const std::size_t line = failing_line(file, [](const large_graph_spec& g) { return build(g).ok(); });
     return {{}, {}, located(path, line, describe(built.err()))};
   }
   return {file.graph, std::move(built).value(), {}};

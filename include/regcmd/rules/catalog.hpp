@@ -305,7 +305,7 @@
 // Rules on a graph (regcmd/programs/graph/graph.hpp): its wiring and every boundary between its ops.
 #define REGCMD_GRAPH_RULES(X)                                                                        \
   X(graph_capacity, "graph-capacity",                                                                \
-    "a graph holds 1 to 16 ops (and at most 48 tensors): split a larger one into several graphs",    \
+    "a graph holds 1 to 16 ops and 64 tensors (built at run time: 128 ops, 512): split it",          \
     "regcmd")                                                                                        \
   X(graph_operands, "graph-operands",                                                                \
     "an op names the tensors it uses: every op its output and first operand, a matmul its weights, " \

@@ -29,9 +29,9 @@ namespace regcmd::runtime {
 
 class graph_buffers {
  public:
-  static result<graph_buffers> create(const device& dev, const graph_geometry& g) {
+  static result<graph_buffers> create(const device& dev, const graph_view& g) {
     graph_buffers out;
-    out.geometry_ = &g;
+    out.geometry_ = g;
     for (operand_role r : roles) {
       const std::uint32_t bytes = g.buffer_bytes[static_cast<std::size_t>(r)];
       if (bytes == 0) continue;
@@ -45,19 +45,19 @@ class graph_buffers {
   // An input's or a weight's host values into its buffer.
   template <class T>
   status pack(std::string_view tensor, std::span<const T> host) {
-    const graph_tensor* x = geometry_->find(tensor);
-    return pack_tensor<T>(*geometry_, tensor, host, x ? bytes(x->role) : std::span<std::uint8_t>{});
+    const graph_tensor* x = geometry_.find(tensor);
+    return pack_tensor<T>(geometry_, tensor, host, x ? bytes(x->role) : std::span<std::uint8_t>{});
   }
   // A conv's weights and (quantized) its bias, by the conv's output name.
   template <class T>
   status pack_conv(std::string_view conv, std::span<const T> weights, std::span<const std::int32_t> bias = {}) {
-    return regcmd::pack_conv<T>(*geometry_, conv, weights, bias, bytes(operand_role::weight), bytes(operand_role::bias));
+    return regcmd::pack_conv<T>(geometry_, conv, weights, bias, bytes(operand_role::weight), bytes(operand_role::bias));
   }
   // An output's values back to the host.
   template <class T>
   status unpack(std::string_view tensor, std::span<T> host) const {
-    const graph_tensor* x = geometry_->find(tensor);
-    return unpack_tensor<T>(*geometry_, tensor, x ? bytes(x->role) : std::span<const std::uint8_t>{}, host);
+    const graph_tensor* x = geometry_.find(tensor);
+    return unpack_tensor<T>(geometry_, tensor, x ? bytes(x->role) : std::span<const std::uint8_t>{}, host);
   }
 
   // The buffers to bind: nullptr for a role without tensors.
@@ -84,10 +84,10 @@ class graph_buffers {
                                            operand_role::residual,   operand_role::bias,     operand_role::intermediate,
                                            operand_role::output};
   // A buffer for each role the geometry gives bytes to.
-  bool made(operand_role r) const { return geometry_->buffer_bytes[static_cast<std::size_t>(r)] > 0; }
+  bool made(operand_role r) const { return geometry_.buffer_bytes[static_cast<std::size_t>(r)] > 0; }
   const buffer* of(operand_role r) const { return made(r) ? &buffers_[static_cast<std::size_t>(r)] : nullptr; }
 
-  const graph_geometry* geometry_ = nullptr;
+  graph_view geometry_{};
   std::array<buffer, operand_role_count> buffers_{};
 };
 

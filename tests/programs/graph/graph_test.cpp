@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <string_view>
 #include <tuple>
 #include <utility>
@@ -199,6 +200,26 @@ TEST_CASE("a graph's tensors by name: unknown names and the wrong direction are 
   CHECK_BREAKS(unpack_tensor<float>(g, "x", buffer, out), rules::tensor_direction);     // an input
   CHECK_BREAKS(pack_tensor<float>(g, "x", x, std::span<std::uint8_t>(buffer).first(100)), rules::buffer_size);
   CHECK(pack_tensor<float>(g, "x", x, buffer).ok());
+}
+
+TEST_CASE("a graph built at run time holds 128 ops: a whole network in one program") {
+  const act_spec relu{.fn = activation::relu, .M = 4, .N = 96};
+  large_graph_spec chain;
+  for (int i = 0; i < 128; ++i) {
+    const std::string in = "t" + std::to_string(i), out = "t" + std::to_string(i + 1);
+    REQUIRE(add_op(chain, graph_act(graph_name::of(out), graph_name::of(in), relu)).ok());
+  }
+  CHECK_BREAKS(add_op(chain, graph_act("t129", "t128", relu)), rules::graph_capacity);
+  const auto built = build(chain);
+  REQUIRE(built.ok());
+  const large_graph_geometry& g = built.value().geometry;
+  CHECK(g.step_count == 128);
+  CHECK(g.tensor_count == 129);
+  CHECK(built.value().view().tasks.size() == 128);  // one task an activation, all in one program
+  // two tensors live at once: the arena holds two 4 x 96 fp16 rows, 768 bytes each
+  CHECK(g.arena_bytes() == 2 * 768);
+  CHECK(g.find("t0")->kind == tensor_kind::input);
+  CHECK(g.find("t128")->kind == tensor_kind::output);
 }
 
 TEST_CASE("every graph rule refuses its graph at run time with its id") {

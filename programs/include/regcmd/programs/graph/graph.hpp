@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include <regcmd/core/error.hpp>
@@ -73,10 +74,28 @@ struct graph_tensor {
   friend constexpr bool operator==(const graph_tensor&, const graph_tensor&) = default;
 };
 
-struct graph_geometry {
-  std::array<graph_step, graph_max_ops> steps{};
+// What packing and the runtime read of a resolved graph, whatever its capacity: views into
+// its geometry, which must outlive them.
+struct graph_view {
+  std::span<const graph_step> steps;
+  std::span<const graph_tensor> tensors;
+  std::array<std::uint32_t, operand_role_count> buffer_bytes{};
+  bool intermediates_kept = false;
+
+  constexpr const graph_tensor* find(std::string_view name) const {
+    for (const graph_tensor& x : tensors)
+      if (!name.empty() && x.name.view() == name) return &x;
+    return nullptr;
+  }
+};
+
+template <std::size_t MaxOps>
+struct basic_graph_geometry {
+  static constexpr std::size_t max_ops = MaxOps;
+  static constexpr std::size_t max_tensors = graph_max_tensors_of(MaxOps);
+  std::array<graph_step, MaxOps> steps{};
   std::uint32_t step_count = 0;
-  std::array<graph_tensor, graph_max_tensors> tensors{};
+  std::array<graph_tensor, max_tensors> tensors{};
   std::uint32_t tensor_count = 0;
   std::array<std::uint32_t, operand_role_count> buffer_bytes{};  // per role: what bind needs
   std::uint32_t intermediates_total = 0;  // every intermediate's bytes added: the arena without reuse
@@ -91,7 +110,12 @@ struct graph_geometry {
   constexpr std::uint32_t arena_bytes() const {
     return buffer_bytes[static_cast<std::size_t>(operand_role::intermediate)];
   }
+  constexpr operator graph_view() const {  // NOLINT: every geometry is read as a view
+    return {{steps.data(), step_count}, {tensors.data(), tensor_count}, buffer_bytes, intermediates_kept};
+  }
 };
+using graph_geometry = basic_graph_geometry<graph_max_ops>;
+using large_graph_geometry = basic_graph_geometry<large_graph_max_ops>;
 
 namespace detail {
 
@@ -110,7 +134,8 @@ constexpr status resolve_step(const graph_op& op, graph_step& s) {
 }
 
 
-constexpr std::uint32_t index_of(const graph_geometry& g, const graph_name& name) {
+template <class G>
+constexpr std::uint32_t index_of(const G& g, const graph_name& name) {
   for (std::uint32_t t = 0; t < g.tensor_count; ++t)
     if (g.tensors[t].name == name) return t;
   return no_op;
@@ -136,10 +161,11 @@ constexpr bool views_flat(const graph_tensor& x, const tensor_use& use) {
 
 // A read of `use` by op i: a new input (or weight), or another use of a known tensor; a
 // flat view of it where the op takes one.
-constexpr result<std::uint32_t> read(graph_geometry& g, const tensor_use& use, std::uint32_t i, bool flat_view = false) {
+template <class G>
+constexpr result<std::uint32_t> read(G& g, const tensor_use& use, std::uint32_t i, bool flat_view = false) {
   std::uint32_t t = index_of(g, *use.name);
   if (t == no_op) {
-    if (g.tensor_count == graph_max_tensors)
+    if (g.tensor_count == G::max_tensors)
       return make_error(rules::graph_capacity, "graph", "tensors", g.tensor_count + 1);
     t = g.tensor_count++;
     g.tensors[t] = {.name = *use.name,
@@ -163,13 +189,14 @@ constexpr result<std::uint32_t> read(graph_geometry& g, const tensor_use& use, s
 }
 
 // The write of `use` by op i: a tensor no op has used yet.
-constexpr result<std::uint32_t> write(graph_geometry& g, const tensor_use& use, std::uint32_t i) {
+template <class G>
+constexpr result<std::uint32_t> write(G& g, const tensor_use& use, std::uint32_t i) {
   if (const std::uint32_t t = index_of(g, *use.name); t != no_op) {
     if (g.tensors[t].writer != no_op)
       return make_error(rules::graph_written_twice, "graph", "tensor").with_note(use.name->view());
     return make_error(rules::graph_read_before_write, "graph", "tensor").with_note(use.name->view());
   }
-  if (g.tensor_count == graph_max_tensors)
+  if (g.tensor_count == G::max_tensors)
     return make_error(rules::graph_capacity, "graph", "tensors", g.tensor_count + 1);
   const std::uint32_t t = g.tensor_count++;
   g.tensors[t] = {.name = *use.name,
@@ -189,9 +216,10 @@ constexpr std::uint64_t aligned(std::uint64_t at) { return round_up(at, graph_te
 
 // A tensor of op i's own, which no other op names: a K-split's partials and running sums
 // (intermediates), a quantized conv's bias (a weight: the host packs it, pack_conv).
-constexpr result<std::uint32_t> own_tensor(graph_geometry& g, std::uint32_t bytes, std::uint32_t i,
+template <class G>
+constexpr result<std::uint32_t> own_tensor(G& g, std::uint32_t bytes, std::uint32_t i,
                                            tensor_kind kind = tensor_kind::intermediate) {
-  if (g.tensor_count == graph_max_tensors)
+  if (g.tensor_count == G::max_tensors)
     return make_error(rules::graph_capacity, "graph", "tensors", g.tensor_count + 1);
   const std::uint32_t t = g.tensor_count++;
   graph_tensor& x = g.tensors[t];
@@ -207,8 +235,8 @@ constexpr result<std::uint32_t> own_tensor(graph_geometry& g, std::uint32_t byte
 // Inputs, weights and outputs one after another in their buffers; intermediates in the
 // arena at the lowest offset clear of every placed intermediate whose lifetime meets theirs
 // (of every placed intermediate, when they are kept).
-template <class Soc>
-constexpr status place(graph_geometry& g) {
+template <class Soc, class G>
+constexpr status place(G& g) {
   for (std::uint32_t t = 0; t < g.tensor_count; ++t) {
     graph_tensor& x = g.tensors[t];
     // what the host fills sits in the buffer its first reader reads it from, as in that op's own
@@ -246,11 +274,10 @@ constexpr status place(graph_geometry& g) {
 
 }  // namespace detail
 
-template <class Soc = soc::rk3588>
-constexpr result<graph_geometry> resolve_graph(const graph_spec& spec) {
-  if (spec.count == 0 || spec.count > graph_max_ops)
-    return make_error(rules::graph_capacity, "graph", "ops", spec.count);
-  graph_geometry g;
+template <class Soc = soc::rk3588, std::size_t MaxOps>
+constexpr result<basic_graph_geometry<MaxOps>> resolve_graph(const basic_graph_spec<MaxOps>& spec) {
+  if (spec.count == 0 || spec.count > MaxOps) return make_error(rules::graph_capacity, "graph", "ops", spec.count);
+  basic_graph_geometry<MaxOps> g;
   g.step_count = spec.count;
   g.intermediates_kept = spec.keep_intermediates;
   for (std::uint32_t i = 0; i < spec.count; ++i) {
@@ -298,7 +325,8 @@ constexpr result<graph_geometry> resolve_graph(const graph_spec& spec) {
   return g;
 }
 
-constexpr program_size graph_size(const graph_geometry& g) {
+template <std::size_t MaxOps>
+constexpr program_size graph_size(const basic_graph_geometry<MaxOps>& g) {
   program_size total;
   for (std::uint32_t i = 0; i < g.step_count; ++i) {
     const program_size s = with_step_kind(g.steps[i].kind, [&](auto k) { return decltype(k)::size(g.steps[i]); });
@@ -321,7 +349,8 @@ struct tensor_binding {
     plus[static_cast<std::size_t>(r)] = offset;
     return *this;
   }
-  constexpr operand_binding in(const graph_geometry& g) const {
+  template <class G>
+  constexpr operand_binding in(const G& g) const {
     operand_binding b;
     for (std::size_t r = 0; r < operand_role_count; ++r)
       if (const std::uint32_t t = tensor[r]; t != no_op)
@@ -333,8 +362,8 @@ struct tensor_binding {
 // An op written with its slots bound to its tensors. Each slot's register must address the
 // buffer it was bound to (rule address-slots: the CNA reads weights only from the weight
 // buffer, the DPU writes only outputs and intermediates).
-template <class Emit>
-constexpr void emit_bound(program_writer& w, const graph_geometry& g, const tensor_binding& at, Emit&& emit) {
+template <class G, class Emit>
+constexpr void emit_bound(program_writer& w, const G& g, const tensor_binding& at, Emit&& emit) {
   const std::uint32_t first = w.slot_count();
   w.bind(at.in(g));
   emit();
@@ -361,8 +390,8 @@ constexpr void check_op(program_writer& w, std::uint32_t first_task, std::uint32
 
 // A K-split matmul's sums: partial 0 + partial 1, then the running sum + partial k, the
 // last add into the output. Every add is the same op: the first is checked.
-template <class Soc>
-constexpr void emit_slice_sums(program_writer& w, const graph_geometry& g, const graph_step& s) {
+template <class Soc, class G>
+constexpr void emit_slice_sums(program_writer& w, const G& g, const graph_step& s) {
   const std::uint32_t slices = s.matmul.slices;
   const std::uint32_t slice_bytes = matmul::plan_output_bytes(s.matmul) / slices;
   for (std::uint32_t k = 1; k < slices && w.ok(); ++k) {
@@ -381,8 +410,8 @@ constexpr void emit_slice_sums(program_writer& w, const graph_geometry& g, const
 // the graph is not checked again), its slots bound to its tensors. The boundaries between ops
 // are the graph's rules (resolve_graph); the whole program's structure, tails and links are
 // checked once it is written (graph_kind).
-template <class Soc = soc::rk3588>
-constexpr void emit_graph(program_writer& w, const graph_geometry& g) {
+template <class Soc = soc::rk3588, std::size_t MaxOps>
+constexpr void emit_graph(program_writer& w, const basic_graph_geometry<MaxOps>& g) {
   for (std::uint32_t i = 0; i < g.step_count && w.ok(); ++i) {
     const graph_step& s = g.steps[i];
     const std::uint32_t first_task = w.task_count(), first = w.slot_count();
@@ -405,9 +434,10 @@ constexpr void emit_graph(program_writer& w, const graph_geometry& g) {
 
 // A graph program: every op's tasks chained in one submit, each op checked as it was
 // emitted (emit_graph), the whole program's structure once written.
-struct graph_kind {
-  using spec = graph_spec;
-  using geometry = graph_geometry;
+template <std::size_t MaxOps>
+struct basic_graph_kind {
+  using spec = basic_graph_spec<MaxOps>;
+  using geometry = basic_graph_geometry<MaxOps>;
   static constexpr std::string_view name = "graph";
   template <class Soc>
   static constexpr result<geometry> resolve(const spec& s) {
@@ -422,7 +452,9 @@ struct graph_kind {
   static constexpr program_checks checks = program_checks::structure;
 };
 
-graph_kind program_kind_of(const graph_spec&);
+using graph_kind = basic_graph_kind<graph_max_ops>;
+template <std::size_t MaxOps>
+basic_graph_kind<MaxOps> program_kind_of(const basic_graph_spec<MaxOps>&);
 
 // A preset of its own spec (fused.hpp, chain.hpp): the spec turned into a graph, whose
 // program it is. Its geometry holds the graph's as `.graph`, beside what its packers read.

@@ -2,7 +2,7 @@
 // A graph's tensors between the host and their buffers, by name: each input and weight is
 // laid out by the packer of the op that reads it first (the format every other reader
 // agreed to), each output read back by the unpacker of the op that wrote it. `buffer` is
-// the whole buffer of the tensor's role (graph_geometry::buffer_bytes); the tensor sits at
+// the whole buffer of the tensor's role (graph_view::buffer_bytes); the tensor sits at
 // its offset in it. Host arrays are row-major: [M][K] features, [K][N] weights, [M][N]
 // outputs, [N] per-channel vectors; a conv's NHWC features, outputs and residuals, OHWI
 // weights (a quantized conv's with its bias: pack_conv).
@@ -22,7 +22,7 @@
 namespace regcmd {
 
 namespace detail {
-constexpr result<const graph_tensor*> tensor_named(const graph_geometry& g, std::string_view name, bool written) {
+constexpr result<const graph_tensor*> tensor_named(const graph_view& g, std::string_view name, bool written) {
   const graph_tensor* x = g.find(name);
   if (!x) return make_error(rules::unknown_tensor, "graph", "tensor").with_note(name);
   const bool npu_written = x->kind == tensor_kind::intermediate || x->kind == tensor_kind::output;
@@ -114,7 +114,7 @@ constexpr status unpack_result(graph_step_of<graph_op_kind::pool>, const graph_s
 
 // An input or weight of the graph from the host into its buffer.
 template <class T>
-constexpr status pack_tensor(const graph_geometry& g, std::string_view name, std::span<const T> host,
+constexpr status pack_tensor(const graph_view& g, std::string_view name, std::span<const T> host,
                              std::span<std::uint8_t> buffer) {
   const result<const graph_tensor*> x = detail::tensor_named(g, name, false);
   if (!x) return x.err();
@@ -130,7 +130,7 @@ constexpr status pack_tensor(const graph_geometry& g, std::string_view name, std
 // conv::pack_bias). `conv` is the conv's output name; `weight_buffer` and `bias_buffer` the
 // whole buffers of those roles (an fp16 conv has no bias: an empty span).
 template <class T>
-constexpr status pack_conv(const graph_geometry& g, std::string_view conv, std::span<const T> weights,
+constexpr status pack_conv(const graph_view& g, std::string_view conv, std::span<const T> weights,
                            std::span<const std::int32_t> bias, std::span<std::uint8_t> weight_buffer,
                            std::span<std::uint8_t> bias_buffer) {
   const graph_tensor* out = g.find(conv);
@@ -152,7 +152,7 @@ constexpr status pack_conv(const graph_geometry& g, std::string_view conv, std::
 
 // An output of the graph from its buffer back to the host.
 template <class T>
-constexpr status unpack_tensor(const graph_geometry& g, std::string_view name, std::span<const std::uint8_t> buffer,
+constexpr status unpack_tensor(const graph_view& g, std::string_view name, std::span<const std::uint8_t> buffer,
                                std::span<T> host) {
   const result<const graph_tensor*> x = detail::tensor_named(g, name, true);
   if (!x) return x.err();

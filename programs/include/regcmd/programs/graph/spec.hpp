@@ -125,18 +125,36 @@ constexpr graph_op graph_pool(graph_name out, graph_name a, const pool_spec& s) 
 }
 
 // The ops a graph holds at most, and the tensors (every op adds at most one written tensor,
-// two read ones and one of its own, or a conv three read ones and its bias).
+// two read ones and one of its own, or a conv three read ones and its bias). A graph written
+// in code (make_graph, a template argument) holds 16; one built at run time from a graph file
+// or a model (large_graph_spec) holds 128: a whole network in one submit.
 inline constexpr std::size_t graph_max_ops = 16;
-inline constexpr std::size_t graph_max_tensors = 4 * graph_max_ops;
+inline constexpr std::size_t large_graph_max_ops = 128;
+constexpr std::size_t graph_max_tensors_of(std::size_t max_ops) { return 4 * max_ops; }
+inline constexpr std::size_t graph_max_tensors = graph_max_tensors_of(graph_max_ops);
 
-struct graph_spec {
-  std::array<graph_op, graph_max_ops> ops{};
+template <std::size_t MaxOps>
+struct basic_graph_spec {
+  static constexpr std::size_t max_ops = MaxOps;
+  std::array<graph_op, MaxOps> ops{};
   std::uint32_t count = 0;
   // Every intermediate in bytes of its own, none reused when its lifetime ends: each can be
   // read back after the run (to check every op, as regcmd-run does), for a larger arena.
   bool keep_intermediates = false;
-  friend constexpr bool operator==(const graph_spec&, const graph_spec&) = default;
+  friend constexpr bool operator==(const basic_graph_spec&, const basic_graph_spec&) = default;
 };
+// Graphs of two capacities are equal when they hold the same ops (a graph file's against one
+// written in code).
+template <std::size_t A, std::size_t B>
+  requires(A != B)
+constexpr bool operator==(const basic_graph_spec<A>& x, const basic_graph_spec<B>& y) {
+  if (x.count != y.count || x.keep_intermediates != y.keep_intermediates) return false;
+  for (std::uint32_t i = 0; i < x.count; ++i)
+    if (!(x.ops[i] == y.ops[i])) return false;
+  return true;
+}
+using graph_spec = basic_graph_spec<graph_max_ops>;
+using large_graph_spec = basic_graph_spec<large_graph_max_ops>;
 
 // A graph of the given ops, in the order they run. More than graph_max_ops ops do not
 // compile; at run time, add ops with add_op (which says when the graph is full).
@@ -149,8 +167,9 @@ constexpr graph_spec make_graph(const Ops&... ops) {
   return g;
 }
 
-constexpr status add_op(graph_spec& g, const graph_op& op) {
-  if (g.count == graph_max_ops) return make_error(rules::graph_capacity, "graph", "ops", g.count + 1);
+template <std::size_t MaxOps>
+constexpr status add_op(basic_graph_spec<MaxOps>& g, const graph_op& op) {
+  if (g.count == MaxOps) return make_error(rules::graph_capacity, "graph", "ops", g.count + 1);
   g.ops[g.count++] = op;
   return {};
 }
