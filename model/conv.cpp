@@ -38,8 +38,9 @@
 //               requantization_rounding: no reference states it.
 //   fp16        fp32 products and sums in tap then channel order, BS bypassed (the fp16
 //               output hangs with it active, as the matmul's), BN multiplier (a fp16 operand,
-//               MUL_PRELU) and ReLU/ReLUX, EW residual
-//               add of a binary16 operand; fp16 out rounded to nearest even, or fp32 out.
+//               MUL_PRELU) and ReLU/ReLUX, EW add of a binary16 operand per pixel (a
+//               residual) or per channel (a bias: EW_DATA_MODE 0, contiguous, as the SDP's
+//               per-channel operand); fp16 out rounded to nearest even, or fp32 out.
 // Faults, before anything is computed: the int8 entry wedge; a CBUF_CON0 outside the
 // 12-bank split (hang); a fp16 output with the BS stage active (hang, as the matmul's);
 // DPU_SURFACE_ADD other than DST_SURF_STRIDE·(SIZE_E + 1) (hang); a DMA range outside
@@ -266,7 +267,8 @@ const char* stage_problem(const alu_stage& s, bool is_bs, bool fp, bool dpu_rdma
   return nullptr;
 }
 
-// The EW stage: the per-pixel residual add (ops-reference §2.1, Mesa's fused add).
+// The EW stage: the per-pixel residual add (ops-reference §2.1, Mesa's fused add), or an
+// fp16 operand per channel.
 struct residual_stage {
   bool active = false;   // EW_BYPASS clear
   bool convert = false;  // EW_OP_CVT_BYPASS clear: requantize the operand first
@@ -274,6 +276,7 @@ struct residual_stage {
   std::uint32_t relux_cmp = 0;
   std::int64_t cvt_offset = 0;
   std::uint32_t cvt_scale = 0, cvt_shift = 0;
+  bool per_channel = false;  // EW_DATA_MODE 0: one value per output channel
 };
 
 template <class Group>
@@ -287,7 +290,8 @@ residual_stage read_ew(const Group& r) {
           static_cast<std::uint32_t>(read<DPU_EW_RELUX_CMP_VALUE>(r).EW_RELUX_CMP_DAT.value()),
           static_cast<std::int32_t>(read<DPU_EW_CVT_OFFSET_VALUE>(r).EW_OP_CVT_OFFSET.value()),
           static_cast<std::uint32_t>(scale.EW_OP_CVT_SCALE.value()),
-          static_cast<std::uint32_t>(scale.EW_OP_CVT_SHIFT.value())};
+          static_cast<std::uint32_t>(scale.EW_OP_CVT_SHIFT.value()),
+          ew.EW_DATA_MODE.value() == ew_data_mode::per_channel};
 }
 
 // Why an active EW stage is not the residual add the contract describes, or nullptr.
@@ -301,9 +305,12 @@ const char* ew_problem(const Group& r, const conv_walk& g, bool dpu_rdma) {
   if (ew.EW_OP_BYPASS.value() || ew.EW_OP_TYPE.value() != ew_op_type::alu || ew.EW_ALU_ALGO.value() != alu_algo::SUM ||
       ew.EW_BINARY_EN.value() || ew.EW_EQUAL_EN.value())
     return "an EW stage other than an ALU add (SUM)";
-  if (ew.EW_OP_SRC.value() != operand_source::memory || ew.EW_DATA_MODE.value() != ew_data_mode::per_pixel ||
-      ew.EDATA_SIZE.value() != size)
-    return "an EW operand other than a per-pixel tensor from memory of the input's element size";
+  const bool per_channel = ew.EW_DATA_MODE.value() == ew_data_mode::per_channel;
+  if (ew.EW_OP_SRC.value() != operand_source::memory || ew.EDATA_SIZE.value() != size ||
+      (ew.EW_DATA_MODE.value() != ew_data_mode::per_pixel && !(per_channel && g.in == precision::fp16)))
+    return "an EW operand other than a per-pixel tensor (or, fp16, a per-channel vector) from memory of the input's "
+           "element size";
+  if (per_channel && g.ew_surface != 16) return "a per-channel EW operand with EW_SURF_STRIDE other than 1 (contiguous)";
   if (!dpu_rdma || erdma.ERDMA_DISABLE.value() || erdma.ERDMA_DATA_MODE.value() != ew.EW_DATA_MODE.value() ||
       erdma.ERDMA_DATA_SIZE.value() != ew.EDATA_SIZE.value())
     return "the EW operand's read (DPU_RDMA enabled, ERDMA_CFG) disagrees with DPU_EW_CFG";
@@ -430,7 +437,8 @@ struct dpu_pipeline {
     float v = acc;  // BS is bypassed and BN has no ALU operand (checked): BN multiplies, activates
     if (bn.active) v = activate(bn.relu, bn.relux, bn.relux_cmp, multiply(bn, v));
     if (ew.active) {
-      const auto bits = static_cast<std::uint16_t>(load_bits(residual + g.residual_at(oy, ox, o), 2));
+      const std::uint64_t at = ew.per_channel ? std::uint64_t{o} * 2 : g.residual_at(oy, ox, o);
+      const auto bits = static_cast<std::uint16_t>(load_bits(residual + at, 2));
       v = activate(ew.relu, ew.relux, ew.relux_cmp, v + half_to_float(bits));
     }
     return v;
@@ -522,13 +530,14 @@ void npu::run_conv(iova_space& memory, const registers& r, std::uint32_t task, b
   iova_space::region* features = memory.find(feature_address, g.feature_extent());
   iova_space::region* weights = memory.find(weight_address, g.weight_extent());
   iova_space::region* bias = reads_bias ? memory.find(bias_address, bias_bytes) : nullptr;
-  iova_space::region* residual = ew.active ? memory.find(residual_address, g.residual_extent()) : nullptr;
+  const std::uint64_t residual_extent = ew.per_channel ? std::uint64_t{g.computed} * 2 : g.residual_extent();
+  iova_space::region* residual = ew.active ? memory.find(residual_address, residual_extent) : nullptr;
   iova_space::region* output = memory.find(output_address, g.output_extent());
   if (!features) return report.wild(feature_address, g.feature_extent(), "a feature read outside every buffer");
   if (!weights) return report.wild(weight_address, g.weight_extent(), "a weight read outside every buffer");
   if (reads_bias && !bias) return report.wild(bias_address, bias_bytes, "the bias read lies outside every buffer");
   if (ew.active && !residual)
-    return report.wild(residual_address, g.residual_extent(), "the residual operand read lies outside every buffer");
+    return report.wild(residual_address, residual_extent, "the EW operand read lies outside every buffer");
   if (!output) return report.wild(output_address, g.output_extent(), "the output write lands outside every buffer");
 
   // What the CBUF makes of the result: the task's rows and the weights must fit their banks.

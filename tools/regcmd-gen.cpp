@@ -101,7 +101,7 @@ conv options:
   --dilation D|DYxDX  the dilation: both axes, or y then x             (default 1)
   --pad P             valid | same (TFLite's) | T,B,L,R                (default valid)
   --depthwise         one kernel per channel (channel multiplier 1)
-  --bias              an int32 bias per output channel (quantized only)
+  --bias              a bias per output channel (int32 quantized, fp16 for fp16)
   --relu, --relu6     clamp the output at 0, or to [0, 6] (real values)
   --leaky A           leaky ReLU: negatives times A, 0 <= A < 1 (not with --add); one of
                       --relu, --relu6, --leaky

@@ -85,7 +85,7 @@ conv options (host tensors NHWC, weights OHWI; an output element out[h * W' + w]
   --kernel K|KHxKW, --stride S|SYxSX, --dilation D|DYxDX    (default 1 each)
   --pad P         valid | same | T,B,L,R                    (default valid)
   --depthwise     one kernel per channel
-  --bias          a random int32 bias per output channel (quantized only)
+  --bias          a random bias per output channel (int32 quantized, fp16 in [-1, 1])
   --relu, --relu6 clamp at 0, or to [0, 6]
   --leaky A       leaky ReLU, negatives times A (0 <= A < 1, not with --add); one of the three
   --add           a random residual added before the clamp
@@ -535,7 +535,7 @@ int run_conv_typed(const regcmd::runtime::device& dev, const regcmd::conv_spec& 
   const conv_geometry& g = built.value().geometry.conv;
   const bool quantized = g.quantized(), add = spec.residual_add, depthwise = spec.depthwise;
   auto bufs = buffers(dev, {conv::feature_bytes(g), conv::weight_bytes(g), conv::output_bytes(g),
-                            quantized ? conv::bias_bytes(g) : 0, add ? conv::residual_bytes(g) : 0});
+                            quantized || spec.bias ? conv::bias_bytes(g) : 0, add ? conv::residual_bytes(g) : 0});
   if (!bufs) return fail(bufs.err());
   runtime::buffer &feature = bufs.value()[0], &weight = bufs.value()[1], &output = bufs.value()[2];
   runtime::buffer &bias_buf = bufs.value()[3], &residual_buf = bufs.value()[4];
@@ -550,15 +550,18 @@ int run_conv_typed(const regcmd::runtime::device& dev, const regcmd::conv_spec& 
     else return static_cast<T>(std::uniform_int_distribution<int>(std::numeric_limits<T>::min(), std::numeric_limits<T>::max())(rng));
   };
   std::vector<T> x(std::size_t{H} * W * C), w(kernels * KH * KW * C), r(add ? out_count : 0);
-  std::vector<std::int32_t> bias(spec.bias ? OC : 0);
+  std::vector<std::int32_t> bias(spec.bias && quantized ? OC : 0);
+  std::vector<float> fp16_bias(spec.bias && !quantized ? OC : 0);  // in [-1, 1], fp16 values
   for (T& v : x) v = draw();
   for (T& v : w) v = draw();
   for (std::int32_t& v : bias) v = std::uniform_int_distribution<std::int32_t>(-5000, 5000)(rng);
+  for (float& v : fp16_bias) v = to_fp16(std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng));
   for (T& v : r) v = draw();
   status packed = conv::pack_features<T>(g, x, tensor_order::nhwc, feature.bytes());
   if (packed) packed = conv::pack_weights<T>(g, w, conv_weight_order::ohwi, weight.bytes());
   if constexpr (!std::is_same_v<T, float>)  // the operand carries the zero points' correction, bias or not
     if (packed) packed = conv::pack_bias<T>(g, bias, w, conv_weight_order::ohwi, bias_buf.bytes());
+  if (packed && !fp16_bias.empty()) packed = conv::pack_fp16_bias(g, fp16_bias, bias_buf.bytes());
   if (packed && add) packed = conv::pack_residual<T>(g, r, tensor_order::nhwc, residual_buf.bytes());
   if (!packed) return fail(packed.err());
 
@@ -576,16 +579,17 @@ int run_conv_typed(const regcmd::runtime::device& dev, const regcmd::conv_spec& 
           const double residual = add ? double(r[i]) : 0;
           ref[i] = reference::quantized_output(spec, p.sum + (spec.bias ? bias[oc] : 0), add ? &residual : nullptr);
         } else {
-          ref[i] = activate(spec.activation, spec.leaky_slope, false, p.sum + (add ? double(r[i]) : 0.0));
-          scale[i] = std::max(p.magnitude + (add ? std::abs(double(r[i])) : 0.0), std::numeric_limits<double>::min());
+          const double added = add ? double(r[i]) : spec.bias ? double(fp16_bias[oc]) : 0.0;  // one of them (conv-fp16-bias)
+          ref[i] = activate(spec.activation, spec.leaky_slope, false, p.sum + added);
+          scale[i] = std::max(p.magnitude + std::abs(added), std::numeric_limits<double>::min());
         }
       }
   // quantized: within 1 in output units; fp16: the matmul's bound over KH KW C products, an
-  // fp16 rounding of the output and one of the sum with the residual
+  // fp16 rounding of the output and one of the sum with the residual or the bias
   const double products = double(KH) * KW * (depthwise ? 1.0 : double(C)), fp16_rounding = std::ldexp(1.0, -11);
   const double tolerance = quantized ? 1.0
                                      : (products + 2.0) * std::ldexp(1.0, -24) + (spec.out_dtype == precision::fp16 ? fp16_rounding : 0.0) +
-                                           (add ? fp16_rounding : 0.0);
+                                           (add || spec.bias ? fp16_rounding : 0.0);
 
   std::vector<O> out(out_count);
   auto verify = [&]() -> result<check> {
@@ -597,7 +601,8 @@ int run_conv_typed(const regcmd::runtime::device& dev, const regcmd::conv_spec& 
   };
   runtime::session npu{dev};
   const auto ran = run(npu, built.value().view(),
-                       {.feature = &feature, .weight = &weight, .output = &output, .bias = quantized ? &bias_buf : nullptr,
+                       {.feature = &feature, .weight = &weight, .output = &output,
+                        .bias = quantized || spec.bias ? &bias_buf : nullptr,
                         .residual = add ? &residual_buf : nullptr},
                        settings, verify);
   if (!ran) return fail(ran.err());
@@ -815,7 +820,7 @@ double operand_of(const regcmd::ew_spec& s, const host_tensor* b, std::size_t i,
 // A quantized conv (reference::quantized_output), values in quantized units; each output's
 // bound its inputs' bounds through |w - zw| at the output's scale, plus one step.
 host_tensor quantized_conv(const regcmd::conv_geometry& g, const host_tensor& x, const host_tensor& w,
-                           const std::vector<std::int32_t>& bias, const host_tensor* residual) {
+                           const std::vector<double>& bias, const host_tensor* residual) {
   using namespace regcmd;
   const conv_spec& s = g.spec;
   const double to_out = double(s.input.scale) * s.weights.scale / s.output.scale;
@@ -835,10 +840,10 @@ host_tensor quantized_conv(const regcmd::conv_geometry& g, const host_tensor& x,
   return out;
 }
 
-// The op's output on the host, from its operands' host values (a quantized conv's bias: its
-// int32 values, empty without one).
+// The op's output on the host, from its operands' host values (a conv's bias: a quantized
+// conv's int32 values or an fp16 conv's fp16 ones, empty without one).
 host_tensor host_op(const regcmd::graph_op& op, const regcmd::graph_step& step, const host_tensor& a, const host_tensor* b,
-                    const std::vector<std::int32_t>& bias, const host_tensor* residual) {
+                    const std::vector<double>& bias, const host_tensor* residual) {
   using namespace regcmd;
   host_tensor out;
   auto store = [&](double v, double carried, bool fp16) {
@@ -920,6 +925,9 @@ host_tensor host_op(const regcmd::graph_op& op, const regcmd::graph_step& step, 
               const std::size_t i = window.out_index(oy, ox, o);
               sum += residual->value[i];
               carried += residual->bound[i] + store_bound(sum);
+            } else if (s.bias) {  // the EW stage's add, the same way
+              sum += bias[o];
+              carried += store_bound(sum);
             }
             store(activate(s.activation, s.leaky_slope, false, sum), carried, s.out_dtype == precision::fp16);
           }
@@ -1074,7 +1082,7 @@ int run_graph(const regcmd::runtime::device& dev, const regcmd::large_graph_spec
   // Inputs drawn and packed into both programs' buffers; every op reads whole tensors.
   std::mt19937_64 rng(settings.seed);
   std::vector<host_tensor> host(g.tensor_count);
-  std::vector<std::vector<std::int32_t>> biases(spec.count);  // the quantized convs' int32 biases
+  std::vector<std::vector<double>> biases(spec.count);  // the convs' biases: int32 quantized, fp16 values
   for (std::uint32_t i = 0; i < spec.count; ++i) {
     const graph_op& op = spec.ops[i];
     const graph_step& step = g.steps[i];
@@ -1083,21 +1091,30 @@ int run_graph(const regcmd::runtime::device& dev, const regcmd::large_graph_spec
       if (t == no_op) continue;
       const graph_tensor& x = g.tensors[t];
       const std::size_t count = elements_read(op, step, which);
-      // a quantized conv's weights pack with its bias (drawn here: +-1000 at the
-      // accumulator's scale), each conv's; every other input once, alone
+      // a conv's weights pack with its bias (drawn here: a quantized conv's +-1000 at the
+      // accumulator's scale, an fp16 conv's in [-1, 1]), each conv's; every other input once, alone
       const bool with_bias = which == 1 && step.bias != no_op;
+      const bool fp16_bias = with_bias && !step.conv.conv.quantized();
       if (x.writer == no_op && (host[t].value.empty() || with_bias)) {
         if (host[t].value.empty()) host[t] = random_input(op, step, which, count, x.format, rng);
         if (with_bias) {
           biases[i].resize(op.conv.bias ? op.conv.out_channels : 0);
-          for (std::int32_t& v : biases[i]) v = std::uniform_int_distribution<std::int32_t>(-1000, 1000)(rng);
+          for (double& v : biases[i])
+            v = fp16_bias ? double(to_fp16(std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng)))
+                          : double(std::uniform_int_distribution<std::int32_t>(-1000, 1000)(rng));
         }
         const std::string_view name = with_bias ? op.out.view() : x.name.view();
+        std::vector<std::int32_t> int32_bias;
+        std::vector<float> fp16_values;
+        for (double v : biases[i])
+          if (fp16_bias) fp16_values.push_back(static_cast<float>(v));
+          else int32_bias.push_back(static_cast<std::int32_t>(v));
         auto pack = [&](auto element) -> status {
           using T = decltype(element);
           const std::vector<T> v(host[t].value.begin(), host[t].value.end());
           for (runtime::graph_buffers* into : {&io.value(), &io_written.value()}) {
-            const status s = with_bias ? into->pack_conv<T>(name, v, biases[i]) : into->pack<T>(name, v);
+            status s = with_bias ? into->pack_conv<T>(name, v, int32_bias) : into->pack<T>(name, v);
+            if (s && fp16_bias) s = into->pack_fp16_conv_bias(name, fp16_values);
             if (!s) return s;
           }
           return {};

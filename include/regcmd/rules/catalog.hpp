@@ -189,9 +189,10 @@
     "after the conv",                                                                                \
     "rknpu-uapi-and-register-map §4 (DPU_EW_CFG EW_MUL_PRELU, DPU_BN_MUL_CFG)")                      \
   X(conv_fp16_bias, "conv-fp16-bias",                                                                \
-    "an fp16 conv takes no bias: no source gives the DPU's BS operand format for fp16 (the vendor's " \
-    "fp16 conv bypasses BS); add the bias on the host or as an element-wise op",                     \
-    "ops-reference §4.2, §8; docs/conv-values.md")                                                   \
+    "an fp16 conv's bias is the EW stage's per-channel operand (no source gives the BS operand's "   \
+    "fp16 format): it cannot also add a residual or follow a leaky ReLU; add the bias in the "       \
+    "residual's producer, or run the add or the activation as its own op",                           \
+    "ops-reference §4.2, §8; regcmd-isa-reference (per-channel ERDMA operand); docs/conv-values.md") \
   X(conv_cbuf_row, "conv-cbuf-row",                                                                  \
     "the input rows one output row needs (the dilated kernel height x W x C, in CBUF entries) "      \
     "exceed the 11 data banks a task can have: narrow the image or split the input channels",        \

@@ -201,8 +201,8 @@ constexpr std::uint32_t completion_interrupts(const task& k) {
 
 // The roles an address register can take: the DPU and the PPU write, the PC fetches regcmd,
 // the CNA reads weights from the weight buffer, the DPU_RDMA's BS read a bias (or, for an
-// SDP op, its operand) and its EW read a residual (or an operand), the other DMAs read
-// operands.
+// SDP op, its operand) and its EW read a residual, an operand or an fp16 conv's bias, the
+// other DMAs read operands.
 constexpr bool role_fits(std::uint16_t address_register_offset, operand_role role) {
   using namespace reg;
   const bool fetched = role == operand_role::regcmd || role == operand_role::next_program;
@@ -213,7 +213,7 @@ constexpr bool role_fits(std::uint16_t address_register_offset, operand_role rol
     case PPU_DST_BASE_ADDR::offset: return npu_writes(role);
     case CNA_DCOMP_ADDR0::offset: return role == operand_role::weight;
     case DPU_RDMA_RDMA_BS_BASE_ADDR::offset: return role == operand_role::bias || role == operand_role::ew_operand;
-    case DPU_RDMA_RDMA_EW_BASE_ADDR::offset: return !fetched && role != operand_role::output && role != operand_role::bias;
+    case DPU_RDMA_RDMA_EW_BASE_ADDR::offset: return !fetched && role != operand_role::output;
     default:
       return !fetched && role != operand_role::output && role != operand_role::bias && role != operand_role::residual;
   }

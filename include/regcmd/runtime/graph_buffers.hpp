@@ -53,6 +53,10 @@ class graph_buffers {
   status pack_conv(std::string_view conv, std::span<const T> weights, std::span<const std::int32_t> bias = {}) {
     return regcmd::pack_conv<T>(geometry_, conv, weights, bias, bytes(operand_role::weight), bytes(operand_role::bias));
   }
+  // An fp16 conv's bias, by the conv's output name.
+  status pack_fp16_conv_bias(std::string_view conv, std::span<const float> bias) {
+    return regcmd::pack_fp16_conv_bias(geometry_, conv, bias, bytes(operand_role::bias));
+  }
   // An output's values back to the host.
   template <class T>
   status unpack(std::string_view tensor, std::span<T> host) const {

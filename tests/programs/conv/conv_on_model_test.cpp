@@ -86,15 +86,18 @@ outcome run_fp16(const conv_spec& s, std::uint64_t seed) {
   const std::size_t kernels = s.depthwise ? 1 : s.out_channels;
   std::vector<float> x(std::size_t{s.H} * s.W * s.C), w(kernels * s.kernel_h * s.kernel_w * s.C);
   std::vector<float> r(s.residual_add ? std::size_t{g.out_h} * g.out_w * s.out_channels : 0);
+  std::vector<float> b(s.bias ? s.out_channels : 0);
   for (float& v : x) v = half();
   for (float& v : w) v = half();
   for (float& v : r) v = 4 * half();
+  for (float& v : b) v = 2 * half();
 
   testing::model_board board;
   REQUIRE(conv::pack_features<float>(g, x, tensor_order::nhwc, board.allocate(operand_role::feature, conv::feature_bytes(g))).ok());
   REQUIRE(conv::pack_weights<float>(g, w, conv_weight_order::ohwi, board.allocate(operand_role::weight, conv::weight_bytes(g))).ok());
   if (s.residual_add)
     REQUIRE(conv::pack_residual<float>(g, r, tensor_order::nhwc, board.allocate(operand_role::residual, conv::residual_bytes(g))).ok());
+  if (s.bias) REQUIRE(conv::pack_fp16_bias(g, b, board.allocate(operand_role::bias, conv::bias_bytes(g))).ok());
   board.allocate(operand_role::output, conv::output_bytes(g), 0xa5);
   const model::run_result ran = board.run(built.value().view());
   for (const model::fault& f : ran.faults) FAIL_CHECK("task ", f.task, ": ", model::name_of(f.kind), ": ", f.what);
@@ -111,6 +114,7 @@ outcome run_fp16(const conv_spec& s, std::uint64_t seed) {
         double v = p.sum;
         const std::size_t i = h.out_index(oy, ox, c);
         if (s.residual_add) v += r[i];
+        if (s.bias) v += b[static_cast<std::size_t>(c)];
         v = reference::activate(s.activation, s.leaky_slope, false, v);
         // fp32 accumulation, then one fp16 rounding of the output
         const double allowed = (size + std::abs(v)) * (h.taps() + 2) * std::ldexp(1.0, -24) +
@@ -221,6 +225,16 @@ TEST_CASE("fp16 convs on the model agree with the host convolution within fp32 a
       {"3x3 SAME, leaky ReLU 0.1 (fp16 multiplier 0x2e66), fp16 out",
        {.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 8, .W = 7, .C = 16, .out_channels = 24, .kernel_h = 3,
         .kernel_w = 3, .padding = conv_padding::same, .activation = output_activation::leaky_relu, .leaky_slope = 0.1f}},
+      {"3x3 SAME, 40 kernels, a bias per channel and ReLU6 (the EW stage)",
+       {.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 10, .W = 9, .C = 32, .out_channels = 40, .kernel_h = 3,
+        .kernel_w = 3, .padding = conv_padding::same, .bias = true, .activation = output_activation::relu6}},
+      {"depthwise 3x3 s2 C 24, a bias, ReLU",
+       {.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 9, .W = 9, .C = 24, .out_channels = 24, .kernel_h = 3,
+        .kernel_w = 3, .stride_y = 2, .stride_x = 2, .padding = conv_padding::same, .depthwise = true, .bias = true,
+        .activation = output_activation::relu}},
+      {"3x3 C 256 into 256 kernels in groups, a bias: each group reads its channels' biases",
+       {.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 4, .W = 4, .C = 256, .out_channels = 256, .kernel_h = 3,
+        .kernel_w = 3, .padding = conv_padding::same, .bias = true}},
       {"7x7 s1 SAME, C 3, fp32 out",
        {.dtype = conv_data::fp16, .out_dtype = precision::fp32, .H = 12, .W = 12, .C = 3, .out_channels = 8, .kernel_h = 7,
         .kernel_w = 7, .padding = conv_padding::same}},

@@ -258,6 +258,30 @@ TEST_CASE("ReLU6 clamps in the BN stage at 6 in accumulator units, and a residua
   CHECK(slot_of(p, 0, operand_role::residual).extent == 2 * 64 * 16);  // 32 computed channels
 }
 
+TEST_CASE("an fp16 conv's bias is the EW stage's per-channel operand, its clamp after it") {
+  const auto r = built({.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 6, .W = 6, .C = 16, .out_channels = 40,
+                        .kernel_h = 3, .kernel_w = 3, .padding = conv_padding::same, .bias = true,
+                        .activation = output_activation::relu6});
+  const program_view p = r.view();
+  CHECK_REGISTER(p, reg::DPU_BS_CFG::from_bits(0x53), testing::in_task{0});  // BS and BN bypassed
+  CHECK_REGISTER(p, reg::DPU_BN_CFG::from_bits(0x53), testing::in_task{0});
+  // EW: memory operand (bit 6), LUT and CVT bypassed (7, 8), ReLU on (9 clear), ReLUX (10),
+  // SUM (16-19 = 2), two bytes (22-23 = 2), per channel (28-29 = 0)
+  CHECK_REGISTER(p, reg::DPU_EW_CFG::from_bits(0x008205c0), testing::in_task{0});
+  CHECK_REGISTER(p, reg::DPU_EW_RELUX_CMP_VALUE::from_bits(0x40c00000), testing::in_task{0});  // 6.0f
+  // the ERDMA per channel, two bytes (regcmd-isa-reference: fp16 per-channel 0x00000008), contiguous
+  CHECK_REGISTER(p, reg::DPU_RDMA_RDMA_ERDMA_CFG::from_bits(0x8), testing::in_task{0});
+  CHECK_REGISTER(p, reg::DPU_RDMA_RDMA_EW_SURF_STRIDE::from_bits(1u << 4), testing::in_task{0});
+  CHECK(slot_of(p, 0, operand_role::bias).extent == 48 * 2);  // 48 computed channels of fp16
+  // what the EW stage cannot also do
+  conv_spec both{.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 4, .W = 4, .C = 16, .out_channels = 16,
+                 .bias = true, .residual_add = true};
+  CHECK_BREAKS(build(both), rules::conv_fp16_bias);
+  both.residual_add = false;
+  both.activation = output_activation::leaky_relu;
+  CHECK_BREAKS(build(both), rules::conv_fp16_bias);
+}
+
 TEST_CASE("leaky ReLU in the BN multiplier: PReLU on, ReLU bypassed, and refused after a residual add") {
   const auto q = built({.dtype = conv_data::int8, .H = 4, .W = 4, .C = 16, .out_channels = 16, .input = {0.05f, 0},
                         .weights = {0.01f, 0}, .output = {1.0f, 0}, .activation = output_activation::leaky_relu,
@@ -289,8 +313,8 @@ TEST_CASE("the CBUF rules refuse what no plan fits") {
                  .input = {0.1f, 0}, .weights = {0.1f, 0}, .output = {0.1f, 0}}), rules::conv_cbuf_weights);
 }
 
-TEST_CASE("the output-stage rules: fp16 bias, the residual's scale, ReLU6's bound") {
-  CHECK_BREAKS(build(conv_spec{.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 4, .W = 4, .C = 16, .out_channels = 16, .bias = true}), rules::conv_fp16_bias);
+TEST_CASE("the output-stage rules: fp16 bias with a residual, the residual's scale, ReLU6's bound") {
+  CHECK_BREAKS(build(conv_spec{.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 4, .W = 4, .C = 16, .out_channels = 16, .bias = true, .residual_add = true}), rules::conv_fp16_bias);
   // residual 1.0 over an accumulator scale of 1e-6: a multiplier of 10^6 > 32767
   CHECK_BREAKS(build(conv_spec{.dtype = conv_data::int8, .H = 4, .W = 4, .C = 16, .out_channels = 16, .input = {0.001f, 0},
                  .weights = {0.001f, 0}, .output = {0.1f, 0}, .residual_add = true, .residual = {1.0f, 0}}), rules::conv_residual_scale);

@@ -21,6 +21,7 @@
 //   weight    the packed kernels                         (CNA_DCOMP_ADDR0)
 //   output    NC1HWC2 output of the computed channels    (DPU_DST_BASE_ADDR)
 //   bias      int32 per computed channel (quantized)     (DPU_RDMA_RDMA_BS_BASE_ADDR)
+//             fp16 per computed channel (fp16)           (DPU_RDMA_RDMA_EW_BASE_ADDR)
 //   residual  the output's layout                        (DPU_RDMA_RDMA_EW_BASE_ADDR)
 
 #include <cstdint>
@@ -122,13 +123,17 @@ constexpr task_desc make_task(const conv_plan& p, std::uint32_t j, std::uint32_t
   } else {
     dpu.out_convert = {.scale = {.OUT_CVT_SCALE = 1, .FP32TOFP16_EN = s.out_dtype == precision::fp16}};
   }
-  if (s.residual_add) {
+  // The EW stage adds a residual per pixel, or an fp16 bias per channel (the SDP's
+  // per-channel operand, regcmd-isa-reference's ERDMA_CFG: contiguous, DATA_MODE 0).
+  const bool ew_bias = g.ew_bias();
+  const ew_data_mode ew_mode = ew_bias ? ew_data_mode::per_channel : ew_data_mode::per_pixel;
+  if (s.residual_add || ew_bias) {
     dpu.ew = {.cfg = {.EW_OP_SRC = operand_source::memory, .EW_LUT_BYPASS = 1, .EW_OP_CVT_BYPASS = !quantized,
                       // the clamp after the add (ReLU, ReLU6 as ReLUX at its bound)
                       .EW_RELU_BYPASS = s.activation == output_activation::none,
                       .EW_RELUX_EN = s.activation == output_activation::relu6, .EW_ALU_ALGO = alu_algo::SUM,
                       .EDATA_SIZE = quantized ? data_size::one_byte : data_size::two_byte,
-                      .EW_DATA_MODE = ew_data_mode::per_pixel, .EW_CVT_TYPE = quantized},
+                      .EW_DATA_MODE = ew_mode, .EW_CVT_TYPE = quantized},
               .cvt_offset = {.EW_OP_CVT_OFFSET = quantized ? static_cast<std::uint32_t>(g.residual_cvt.offset) : 0u},
               .cvt_scale = {.EW_OP_CVT_SCALE = quantized ? g.residual_cvt.scale : 1u,
                             .EW_OP_CVT_SHIFT = quantized ? g.residual_cvt.shift : 0u},
@@ -138,7 +143,7 @@ constexpr task_desc make_task(const conv_plan& p, std::uint32_t j, std::uint32_t
   }
   task.dpu = dpu;
 
-  if (quantized || s.residual_add) {
+  if (quantized || s.residual_add || ew_bias) {
     dpu_rdma_stage rdma{
         .cube_width = {.WIDTH = g.out_w - 1},
         .cube_height = {.HEIGHT = r.out_rows - 1},
@@ -150,9 +155,14 @@ constexpr task_desc make_task(const conv_plan& p, std::uint32_t j, std::uint32_t
       rdma.brdma_cfg = {.BRDMA_DATA_USE = 1};
       rdma.bs_operand = address{operand_role::bias, first * 4, channels * 4};
     }
+    if (ew_bias) {
+      rdma.erdma_cfg = {.ERDMA_DATA_SIZE = data_size::two_byte, .ERDMA_DATA_MODE = ew_mode};
+      rdma.ew_operand = address{operand_role::bias, first * 2, channels * 2};
+      rdma.ew_surf_stride = {.EW_SURF_STRIDE = 1};  // contiguous (register map: 1 per channel)
+    }
     if (s.residual_add) {
       rdma.erdma_cfg = {.ERDMA_DATA_SIZE = quantized ? data_size::one_byte : data_size::two_byte,
-                        .ERDMA_DATA_MODE = ew_data_mode::per_pixel};
+                        .ERDMA_DATA_MODE = ew_mode};
       const std::uint32_t rb = quantized ? 1 : 2;  // the residual's element bytes
       rdma.ew_operand = address{operand_role::residual, (first * rb / 16) * out_surface * 16 + r.out_first * g.out_w * 16,
                                 static_cast<std::uint32_t>(((std::uint64_t{channels} * rb + 15) / 16 - 1) * out_surface * 16 +

@@ -104,8 +104,11 @@ constexpr std::size_t residual_bytes(const conv_geometry& g) {
   return (std::size_t{g.computed_channels()} * conv::input_bytes_of(g.spec.dtype) + 15) / 16 * g.out_h * g.out_w * 16;
 }
 
-// Bytes of the bias operand: an int32 per computed channel.
-constexpr std::size_t bias_bytes(const conv_geometry& g) { return std::size_t{g.computed_channels()} * 4; }
+// Bytes of the bias operand: an int32 per computed channel (quantized), or an fp16 one
+// (contiguous, as the ERDMA reads a per-channel operand: regcmd-isa-reference, ERDMA_CFG).
+constexpr std::size_t bias_bytes(const conv_geometry& g) {
+  return std::size_t{g.computed_channels()} * (g.quantized() ? 4 : 2);
+}
 
 // Bytes from the output's base address through its last real channel.
 constexpr std::size_t output_extent(const conv_geometry& g) {
@@ -259,6 +262,16 @@ constexpr status pack_weights(const conv_geometry& g, std::span<const T> host, c
                         : pad_bits;
           detail::store_le(out, detail::conv_weight_offset(s, o, i, kh, kw) * bytes, v, bytes);
         }
+  return {};
+}
+
+// An fp16 conv's bias per kernel as fp16, the computed channels past the real ones 0.
+constexpr status pack_fp16_bias(const conv_geometry& g, std::span<const float> bias, std::span<std::uint8_t> out) {
+  if (!g.ew_bias()) return make_error(rules::host_size, "conv bias", "an fp16 conv with spec.bias");
+  if (bias.size() != g.spec.out_channels) return make_error(rules::host_size, "conv bias");
+  if (out.size() < conv::bias_bytes(g)) return make_error(rules::buffer_size, "conv bias", "", out.size());
+  for (std::uint32_t o = 0; o < g.computed_channels(); ++o)
+    detail::store_le(out, std::size_t{o} * 2, o < bias.size() ? float_to_half(bias[o]) : 0u, 2);
   return {};
 }
 

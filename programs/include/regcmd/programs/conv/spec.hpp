@@ -54,7 +54,7 @@ struct conv_spec {
   padding_sides pad{};  // conv_padding::explicit_sides only
   bool depthwise = false;
   quantization input{}, weights{}, output{};  // uint8 and int8 only
-  bool bias = false;                         // int32 per output channel (quantized), fp16 or fp32 otherwise
+  bool bias = false;                         // per output channel: int32 (quantized) or fp16
   bool residual_add = false;
   quantization residual{};  // the residual's quantization (uint8, int8); its shape is the output's
   output_activation activation = output_activation::none;
@@ -85,6 +85,8 @@ struct conv_geometry {
   bn_activation activation{};
   constexpr bool quantized() const { return spec.dtype != conv_data::fp16; }
   constexpr bool pointwise() const { return spec.kernel_h == 1 && spec.kernel_w == 1; }
+  // An fp16 conv's bias: the EW stage's per-channel operand, the activation after it.
+  constexpr bool ew_bias() const { return !quantized() && spec.bias; }
   // The channels the DPU computes and writes for `real` output channels
   // (DPU_DATA_CUBE_CHANNEL.CHANNEL + 1): int8 aligned to 32, depthwise to 64 (Mesa,
   // ops-reference §2.1, §3), fp16 to 16 (the second fp16 implementation, §4.1).
@@ -219,8 +221,9 @@ constexpr result<conv_geometry> resolve_conv(const conv_spec& s) {
       if (bound >= 2147483648.0) return make_error(rules::conv_activation_range, "conv", "input.scale * weights.scale");
       g.activation.clamp_max = static_cast<std::uint32_t>(bound);
     }
-  } else {
-    if (s.bias) return make_error(rules::conv_fp16_bias, "conv", "bias");
+  } else if (s.bias && (s.residual_add || s.activation == output_activation::leaky_relu)) {
+    // the bias takes the EW stage, which a residual needs and a leaky ReLU's BN stage precedes
+    return make_error(rules::conv_fp16_bias, "conv", s.residual_add ? "residual_add" : "activation");
   }
   // The EW stage's multiplier would read the residual, not a slope: no stage after the add.
   if (s.activation == output_activation::leaky_relu && s.residual_add) return make_error(rules::conv_leaky_residual, "conv");

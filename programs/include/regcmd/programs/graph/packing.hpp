@@ -5,7 +5,7 @@
 // the whole buffer of the tensor's role (graph_view::buffer_bytes); the tensor sits at
 // its offset in it. Host arrays are row-major: [M][K] features, [K][N] weights, [M][N]
 // outputs, [N] per-channel vectors; a conv's NHWC features, outputs and residuals, OHWI
-// weights (a quantized conv's with its bias: pack_conv).
+// weights (a quantized conv's with its bias: pack_conv; an fp16 conv's bias: pack_fp16_conv_bias).
 
 #include <cstdint>
 #include <span>
@@ -128,7 +128,7 @@ constexpr status pack_tensor(const graph_view& g, std::string_view name, std::sp
 // A conv's weights (OHWI) and, for a quantized conv, its bias operand: the int32 bias (empty
 // without spec.bias) less the input zero point's correction (conv_packing.hpp:
 // conv::pack_bias). `conv` is the conv's output name; `weight_buffer` and `bias_buffer` the
-// whole buffers of those roles (an fp16 conv has no bias: an empty span).
+// whole buffers of those roles (an fp16 conv takes an empty bias here: pack_fp16_conv_bias).
 template <class T>
 constexpr status pack_conv(const graph_view& g, std::string_view conv, std::span<const T> weights,
                            std::span<const std::int32_t> bias, std::span<std::uint8_t> weight_buffer,
@@ -141,13 +141,26 @@ constexpr status pack_conv(const graph_view& g, std::string_view conv, std::span
   const result<std::span<std::uint8_t>> w_bytes = detail::tensor_bytes(w, weight_buffer);
   if (!w_bytes) return w_bytes.err();
   if (status r = conv::pack_weights<T>(s.conv.conv, weights, conv_weight_order::ohwi, w_bytes.value()); !r) return r;
-  if (s.bias == no_op) {
-    if (!bias.empty()) return make_error(rules::host_size, "conv bias").with_note(conv);  // an fp16 conv has none
+  if (!s.conv.conv.quantized()) {  // an fp16 conv's bias packs apart (pack_fp16_conv_bias)
+    if (!bias.empty()) return make_error(rules::host_size, "conv bias").with_note(conv);
     return {};
   }
   const result<std::span<std::uint8_t>> b_bytes = detail::tensor_bytes(g.tensors[s.bias], bias_buffer);
   if (!b_bytes) return b_bytes.err();
   return conv::pack_bias<T>(s.conv.conv, bias, weights, conv_weight_order::ohwi, b_bytes.value());
+}
+
+// An fp16 conv's bias (spec.bias), by the conv's output name, into the whole bias buffer.
+constexpr status pack_fp16_conv_bias(const graph_view& g, std::string_view conv, std::span<const float> bias,
+                                     std::span<std::uint8_t> bias_buffer) {
+  const graph_tensor* out = g.find(conv);
+  if (!out || out->writer == no_op || g.steps[out->writer].kind != graph_op_kind::conv)
+    return make_error(rules::unknown_tensor, "graph", "conv").with_note(conv);
+  const graph_step& s = g.steps[out->writer];
+  if (!s.conv.conv.ew_bias()) return make_error(rules::host_size, "conv bias", "an fp16 conv with spec.bias").with_note(conv);
+  const result<std::span<std::uint8_t>> b_bytes = detail::tensor_bytes(g.tensors[s.bias], bias_buffer);
+  if (!b_bytes) return b_bytes.err();
+  return conv::pack_fp16_bias(s.conv.conv, bias, b_bytes.value());
 }
 
 // An output of the graph from its buffer back to the host.

@@ -278,9 +278,10 @@ struct graph_step_of<graph_op_kind::conv> : detail::step_defaults {
       u(op.c, operand_role::residual, detail::conv_residual_format(g), conv::residual_bytes(g));
     return u(op.out, operand_role::output, detail::conv_output_format(g), conv::output_bytes(g));
   }
-  // A quantized conv's bias (and the correction every quantized conv reads with it).
+  // A quantized conv's bias (and the correction every quantized conv reads with it), an
+  // fp16 conv's bias.
   static constexpr std::uint64_t bias_bytes(const graph_step& s) {
-    return s.conv.conv.quantized() ? conv::bias_bytes(s.conv.conv) : 0;
+    return s.conv.conv.quantized() || s.conv.conv.ew_bias() ? conv::bias_bytes(s.conv.conv) : 0;
   }
   static constexpr bool on_sdp(const graph_step&) { return false; }
   static constexpr program_size size(const graph_step& s) {
