@@ -18,9 +18,10 @@ case "${1-}" in
   --full) full=1 ;;
   *) echo "usage: scripts/run-tests.sh [--full]" >&2; exit 2 ;;
 esac
-# The Python package's build and its tests, the ONNX conformance data among them (Debian's
-# interpreter: python/CMakeLists.txt).
-python=(pybind11-dev python3-dev python3-numpy python3-pytest python3-onnx libonnx-testdata)
+# The Python package's build and its tests, the ONNX conformance data among them, PyTorch and
+# torchvision as the whole networks' reference (Debian's interpreter: python/CMakeLists.txt).
+python=(pybind11-dev python3-dev python3-numpy python3-pytest python3-onnx libonnx-testdata python3-torch
+        python3-torchvision)
 if [ "$full" -eq 0 ]; then
   bash scripts/setup.sh pkg-config "${python[@]}"
   cmake --workflow --preset gcc

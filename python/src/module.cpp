@@ -467,8 +467,8 @@ const large_graph_geometry& graph_of(const built_program& p) {
   return built_graph->geometry;
 }
 
-// Packs a graph's inputs and weights given by name (a conv's weights OHWI, a quantized conv's
-// int32 bias by the conv's output name in `biases`) into the bytes of their roles' buffers,
+// Packs a graph's inputs and weights given by name (a conv's weights OHWI, its bias by the
+// conv's output name in `biases`: int32 quantized, fp16 values) into the bytes of their roles' buffers,
 // `bytes(role)`. With `all_inputs`, every input the graph reads must be given.
 template <class Bytes>
 void pack_graph_inputs(const large_graph_geometry& g, const py::dict& inputs, const py::dict& biases, bool all_inputs,
@@ -504,6 +504,11 @@ void pack_graph_inputs(const large_graph_geometry& g, const py::dict& inputs, co
         return pack_conv<T>(g, conv, span_of(host_values<T>(host, name)), bias, bytes(operand_role::weight),
                             bytes(operand_role::bias));
       }));
+      if (s.conv.conv.ew_bias()) {  // an fp16 conv's bias: fp16 values, packed apart
+        if (!biases.contains(conv)) throw spec_problem{"the conv '" + conv + "' adds a bias: give it in biases"};
+        const host_array<float> b = values_of<float>(biases[conv.c_str()], c.out_channels, "a bias");
+        check(pack_fp16_conv_bias(g, conv, std::span<const float>(b.data(), b.size()), bytes(operand_role::bias)));
+      }
     }
     if (conv_weights) continue;
     check(with_host_type(x.format, [&](auto element) {

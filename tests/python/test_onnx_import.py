@@ -110,11 +110,13 @@ def test_a_cnn_runs_in_one_submit():
     assert compiled.placement == {"conv1": "npu", "bn1": "npu", "relu1": "npu", "pool1": "npu", "dw2": "npu",
                                   "relu6": "npu", "residual": "npu", "gap": "npu", "flatten": "npu", "fc": "npu"}
     assert compiled.reasons["bn1"] == "folded into conv1"
+    assert compiled.reasons["relu1"] == "folded into conv1"  # after the bias, in the DPU's EW stage
+    assert compiled.reasons["relu6"] == "folded into dw2"
     [stats] = compiled.stats()
     assert stats["submits"] == 1
-    # conv1, its bias add, the ReLU, the max pool, the depthwise conv, the clip, the add, the
-    # global pool, the classifier and its bias: ten ops, one task each at these sizes
-    assert stats["tasks"] == 10
+    # conv1 with its bias and ReLU, the max pool, the depthwise conv with its clip, the add,
+    # the global pool, the classifier and its bias: seven ops, one task each at these sizes
+    assert stats["tasks"] == 7
     report = compiled.report()
     assert "10 nodes: 10 on the NPU in 1 partition (1 submit), 0 on the host" in report
     for _ in range(2):
@@ -145,7 +147,7 @@ def test_a_node_the_npu_cannot_run_goes_to_the_host_between_two_partitions():
     assert compiled.placement == {"conv1": "npu", "relu1": "npu", "dilated": "host", "conv2": "npu",
                                   "sigmoid": "npu"}
     assert compiled.reasons["dilated"] == "a pooling with dilations: the PPU's window is dense"
-    assert [s["nodes"] for s in compiled.stats()] == [["conv1", "relu1"], ["conv2", "sigmoid"]]
+    assert [s["nodes"] for s in compiled.stats()] == [["conv1"], ["conv2", "sigmoid"]]  # relu1 folded into conv1
     assert "5 nodes: 4 on the NPU in 2 partitions (2 submits), 1 on the host" in compiled.report()
     x = rng.uniform(-1, 1, (1, 4, 6, 6)).astype(np.float32)
     [y] = compiled.run([x])
@@ -309,7 +311,7 @@ def test_regcmd_onnx_prints_writes_and_runs(tmp_path):
     written = regcmd_onnx(path, "--format", "bin", "-o", tmp_path / "out")
     assert written.returncode == 0, written.stderr
     manifest = json.loads((tmp_path / "out" / "model.json").read_text())
-    assert [p["nodes"] for p in manifest["partitions"]] == [["conv1", "relu1"], ["conv2", "sigmoid"]]
+    assert [p["nodes"] for p in manifest["partitions"]] == [["conv1"], ["conv2", "sigmoid"]]  # relu1 folded into conv1
     first = manifest["partitions"][0]
     entries = np.fromfile(tmp_path / "out" / first["program"], dtype="<u8")
     assert len(entries) > 0 and all(int(e) >> 48 != 0 for e in entries[:4])

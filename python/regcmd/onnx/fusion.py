@@ -1,5 +1,6 @@
 """Nodes the importer merges before it places them: a BatchNormalization into the Conv before
-it, and a quantized Conv written as QDQ (DequantizeLinear of its input and weights, a
+it, a Relu or a Clip to [0, 6] into the float Conv before it (the DPU clamps after the bias),
+and a quantized Conv written as QDQ (DequantizeLinear of its input and weights, a
 QuantizeLinear of its result) into one QLinearConv. Each pass returns {a merged node's key:
 the key of the node it went into}."""
 
@@ -47,6 +48,40 @@ def fold_batchnorm(nodes, infos, outputs):
         nodes.remove(bn)
         folded[bn.key] = conv.key
     return folded
+
+
+def _clip_activation(node, infos):
+    """"relu" for a Relu, "relu6" for a Clip to [0, 6] (attributes or constant inputs), else None."""
+    if node.op_type == "Relu":
+        return "relu"
+    if node.op_type != "Clip":
+        return None
+    names = node.inputs[1:3] + [""] * (3 - len(node.inputs))
+    bounds = [_scalar(infos, name) if name else None for name in names[:2]]
+    lo = float(bounds[0]) if bounds[0] is not None else node.attrs.get("min")
+    hi = float(bounds[1]) if bounds[1] is not None else node.attrs.get("max")
+    if any(name and b is None for name, b in zip(names[:2], bounds)):
+        return None  # a bound the graph computes
+    return "relu6" if lo == 0.0 and hi == 6.0 else None
+
+
+def fuse_conv_activation(nodes, infos, outputs):
+    """A float Conv then a Relu, or a Clip to [0, 6], that alone reads it as one Conv with its
+    regcmd_act; returns {the activation's key: the Conv's key}."""
+    readers = _readers(nodes)
+    fused = {}
+    for conv in [n for n in nodes if n.op_type == "Conv" and not n.attrs.get("regcmd_act")]:
+        after = readers.get(conv.outputs[0], [])
+        if len(after) != 1 or conv.outputs[0] in outputs or infos[conv.outputs[0]].dtype != np.dtype(np.float32):
+            continue
+        act = _clip_activation(after[0], infos)
+        if act is None:
+            continue
+        conv.attrs = dict(conv.attrs, regcmd_act=act)
+        conv.outputs = [after[0].outputs[0]]
+        nodes.remove(after[0])
+        fused[after[0].key] = conv.key
+    return fused
 
 
 def _constant(value):

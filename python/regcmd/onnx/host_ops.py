@@ -237,10 +237,15 @@ def conv_nd(attrs, x, w):
     return out
 
 
+CONV_ACTIVATIONS = {"relu": (0.0, np.inf), "relu6": (0.0, 6.0)}  # a Relu or Clip fused into a Conv (fusion.py)
+
+
 def _conv(attrs, x, w, b=None):
     out = conv_nd(attrs, x.astype(np.float64), w.astype(np.float64))
     if b is not None:
         out += b.reshape(1, -1, *([1] * (x.ndim - 2)))
+    if attrs.get("regcmd_act"):
+        out = np.clip(out, *CONV_ACTIVATIONS[attrs["regcmd_act"]])
     return [out.astype(x.dtype)]
 
 
@@ -363,6 +368,7 @@ HOST_OPS = {
     "BatchNormalization": _batchnorm,
     "Flatten": _flatten, "Reshape": _reshape, "Squeeze": _squeeze, "Unsqueeze": _unsqueeze,
     "Identity": lambda attrs, x: [x],
+    "Concat": lambda attrs, *xs: [np.concatenate(xs, axis=attrs["axis"])],
 }
 
 # Ops whose output is their input's bytes under another shape: no data moves.

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import _regcmd
-from .fusion import fold_batchnorm, fuse_qdq
+from .fusion import fold_batchnorm, fuse_conv_activation, fuse_qdq
 from .host_ops import HOST_OPS, LAYOUT_OPS, Unsupported, run_host
 from .layouts import Layout, from_host, to_host
 from .lowering import LOWERINGS
@@ -237,6 +237,15 @@ def _expected_shape(node, infos):
             return (m, n) if k == k2 else "no product"
         if op in ("Conv", "ConvInteger", "QLinearConv", "MaxPool", "AveragePool"):
             return _windowed_shape(node, shapes)
+        if op == "Concat":
+            axis = node.attrs.get("axis")
+            if axis is None or not -len(shapes[0]) <= axis < len(shapes[0]):
+                return "no axis"
+            axis %= len(shapes[0])
+            if any(len(s) != len(shapes[0]) or s[:axis] + s[axis + 1:] != shapes[0][:axis] + shapes[0][axis + 1:]
+                   for s in shapes):
+                return "no concatenation"
+            return shapes[0][:axis] + (sum(s[axis] for s in shapes),) + shapes[0][axis + 1:]
         if op in ("GlobalAveragePool", "GlobalMaxPool"):
             return shapes[0][:2] + (1,) * (len(shapes[0]) - 2)
         if op in LAYOUT_OPS:
@@ -319,7 +328,7 @@ class Partition:
     reads: dict = field(default_factory=dict)  # graph name -> (value, layout or None, select)
     read_names: dict = field(default_factory=dict)  # (value, layout, cut key) -> graph name
     consts: dict = field(default_factory=dict)  # graph name -> host array
-    biases: dict = field(default_factory=dict)  # a quantized conv's output -> its int32 bias
+    biases: dict = field(default_factory=dict)  # a conv's output -> its bias (int32 quantized, fp16 values)
     placed: dict = field(default_factory=dict)  # value -> Placed
     names: int = 0
     program: object = None
@@ -426,9 +435,10 @@ class _Context:
         self.p.consts[gname] = np.ascontiguousarray(array, dtype=dtype)
         return gname
 
-    def bias(self, conv, values):
-        """A quantized conv's int32 bias, packed with its weights (docs/graph.md)."""
-        self.p.biases[conv] = np.ascontiguousarray(values, dtype=np.int32)
+    def bias(self, conv, values, dtype=np.int32):
+        """A conv's bias, packed with its weights (docs/graph.md): a quantized conv's int32, an
+        fp16 conv's values."""
+        self.p.biases[conv] = np.ascontiguousarray(values, dtype=dtype)
 
     def const(self, vector):
         return self.weights(np.asarray(vector).reshape(-1))
@@ -551,6 +561,7 @@ def import_model(model, table_ranges=None, npu=True, constants=None):
     nodes = _read_nodes(graph, infos, set(graph_inputs) | initializers, set(graph_outputs), opset)
     folded = fold_batchnorm(nodes, infos, set(graph_outputs))
     folded.update(fuse_qdq(nodes, infos, set(graph_outputs)))
+    folded.update(fuse_conv_activation(nodes, infos, set(graph_outputs)))
     placer = _Placer(nodes, infos, graph_outputs, table_ranges or {})
     for node in nodes:
         placer.place(node, npu)

@@ -447,8 +447,9 @@ def _ohwi(w, O, kernel, depthwise):
 
 
 def conv(ctx, node):
-    """Conv: conv2d (group 1) and depthwise (group = channels), fp16, image by image; a bias is
-    a per-channel add after it. 1-D convolutions run as images one pixel tall."""
+    """Conv: conv2d (group 1) and depthwise (group = channels), fp16, image by image; its bias
+    and a fused Relu or ReLU6 (fusion.py) in the DPU's output stage. 1-D convolutions run as
+    images one pixel tall."""
     x_name, w_name = node.inputs[0], node.inputs[1]
     w_info = ctx.info(w_name)
     _precision(ctx, x_name, ("fp16",))
@@ -466,16 +467,18 @@ def conv(ctx, node):
         b_info = ctx.info(node.inputs[2])
         if b_info.const is None:
             raise Unsupported("a Conv bias from the graph's inputs")
-        bias = ctx.const(np.asarray(b_info.const).reshape(-1))
+        bias = np.asarray(b_info.const, dtype=np.float64).reshape(-1)
+        if not bias.any():
+            bias = None  # a zero bias adds nothing
+    act = node.attrs.get("regcmd_act")
+    stage = (" --bias" if bias is not None else "") + (f" --{act}" if act else "")
     layout = Layout("surface", "nchw", geometry["out_pixels"], O, "fp16")
     outs = []
     for x in ctx.images(x_name, batch, Layout("surface", "nchw", H * W, C, "fp16")):
         out = ctx.fresh()
-        ctx.line(out, "conv", [x, weights], f"--in fp16 --out fp16 {options}")
+        ctx.line(out, "conv", [x, weights], f"--in fp16 --out fp16 {options}{stage}")
         if bias is not None:
-            biased = ctx.fresh()
-            _ew_line(ctx, biased, "add", out, layout, ("channel", bias), "fp16")
-            out = biased
+            ctx.bias(out, bias, np.float32)
         outs.append(out)
     return ctx.result(outs, layout, part_shape)
 
