@@ -5,6 +5,7 @@ backend's interface; a short run of the model fuzz (tests/onnx/fuzz_models.py)."
 
 import json
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -308,6 +309,18 @@ def test_regcmd_onnx_prints_writes_and_runs(tmp_path):
     assert "dilated: host (" in shown.stdout and "partition 1: 2 nodes" in shown.stdout
     ran = regcmd_onnx(path, "--run", "--seed", "2")
     assert ran.returncode == 0 and "y: ok (max abs error" in ran.stdout, ran.stdout + ran.stderr
+    # --top: the K largest outputs with their indices (a classifier's classes) and the time
+    x = np.random.default_rng(6).uniform(-1, 1, (1, 4, 6, 6)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    top = regcmd_onnx(path, "--run", "--top", "3", "--input", f"x={tmp_path / 'x.npy'}")
+    assert top.returncode == 0, top.stdout + top.stderr
+    assert re.search(r"^run: [0-9.]+ ms on the emulated device and the host \(2 submits\)$", top.stdout, re.M)
+    line = next(text for text in top.stdout.splitlines() if text.startswith("y top-3: "))
+    shown = [(int(i), float(v.strip("()"))) for i, v in (item.split(" ") for item in line[len("y top-3: "):].split(", "))]
+    want = ro.import_model(model, npu=False).run({"x": x})[0].reshape(-1).astype(np.float64)
+    assert len({i for i, _ in shown}) == 3 and [v for _, v in shown] == sorted((v for _, v in shown), reverse=True)
+    for i, v in shown:  # the NPU's values, among the reference's three largest within fp16's bound
+        assert abs(v - want[i]) <= 2e-3 and want[i] >= np.sort(want)[-3] - 4e-3
     written = regcmd_onnx(path, "--format", "bin", "-o", tmp_path / "out")
     assert written.returncode == 0, written.stderr
     manifest = json.loads((tmp_path / "out" / "model.json").read_text())

@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -35,6 +36,9 @@ def _parser():
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                    help="with --run: an input's values (default: seeded random ones)")
     p.add_argument("--seed", type=int, default=0, help="with --run: the random inputs' seed (default 0)")
+    p.add_argument("--top", type=int, default=0, metavar="K",
+                   help="with --run: each output's K largest values and their indices (a classifier's top-K "
+                        "classes), and the run's time")
     p.add_argument("--exp-range", metavar="LO,HI", help="the inputs Exp's table covers (default -16,4)")
     return p
 
@@ -210,7 +214,19 @@ def main(argv=None):
             sys.stdout.write(model.report())
         if args.run:
             inputs = _inputs(model, args.input, args.seed)
-            results = model.run(inputs)
+            device = _regcmd.open_device()
+            model.run(inputs, device)  # the first run places the weights
+            start = time.perf_counter()
+            results = model.run(inputs, device)
+            elapsed = time.perf_counter() - start
+            if args.top > 0:
+                where = "the emulated device" if device.emulated else "the NPU"
+                submits = sum(s["submits"] for s in model.stats())
+                print(f"run: {elapsed * 1000:.1f} ms on {where} and the host ({submits} submit{'' if submits == 1 else 's'})")
+                for name, got in zip(model.output_names, results):
+                    flat = np.asarray(got, dtype=np.float64).reshape(-1)
+                    best = np.argsort(flat)[::-1][:args.top]
+                    print(f"{name} top-{len(best)}: " + ", ".join(f"{i} ({flat[i]:.4g})" for i in best))
             reference = import_model(data, table_ranges=ranges, npu=False).run(inputs)
             failed = False
             for name, got, want in zip(model.output_names, results, reference):
