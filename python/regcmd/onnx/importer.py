@@ -713,7 +713,7 @@ def _alias(partition, node, infos):
         if layout.M != 1:
             return False
         atom = 8 if layout.dtype == "fp16" else 16
-        aliased = Layout("flat", "rows", 1, -(-layout.N // atom) * atom, layout.dtype, layout.N)
+        aliased = Layout("flat", "rows", 1, -(-layout.N // atom) * atom, layout.dtype, layout.columns)
     else:
         n = shape[-1] if shape else 1
         m = int(np.prod(shape[:-1], dtype=np.int64)) if len(shape) > 1 else 1

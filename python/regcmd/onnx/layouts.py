@@ -57,9 +57,23 @@ def rows_of(shape):
     return (int(np.prod(shape[:-1], dtype=np.int64)) if len(shape) > 1 else 1), int(n)
 
 
+def image_channels(c, dtype):
+    """The channels an fp16 image holds on the NPU: a conv reads its input and writes its
+    output in sixteens (the input cube's C16, the DPU's computed channels: conv/spec.hpp), so
+    every op on an image runs over that many, the padding channels zero where the host packs
+    them and where a conv writes them (zero kernels, zero bias)."""
+    return -(-c // 16) * 16 if dtype == "fp16" else c
+
+
+def image_surface(pixels, c, dtype):
+    """An image of `c` channels as the NPU holds it: a surface of image_channels(c)."""
+    n = image_channels(c, dtype)
+    return Layout("surface", "nchw", pixels, n, dtype, c if n != c else 0)
+
+
 def image_layout(shape, dtype):
     _, c, h, w = shape
-    return Layout("surface", "nchw", h * w, c, dtype)
+    return image_surface(h * w, c, dtype)
 
 
 def rows_layout(shape, dtype, kind="flat"):

@@ -7,7 +7,7 @@ and a node whose ops do not build goes to the host with the rule's message.
 import numpy as np
 
 from .host_ops import Unsupported, pool_geometry, spatial_pads
-from .layouts import Layout, natural_layout, npu_type
+from .layouts import Layout, image_surface, natural_layout, npu_type
 
 FP16_MAX = 65504.0
 
@@ -35,10 +35,16 @@ def _channel_vector(info, layout):
     shape = tuple(info.shape)
     if layout.view == "nchw":
         ok = len(shape) <= 4 and all(s == 1 for i, s in enumerate(shape) if len(shape) - i != 3) and \
-            len(shape) >= 3 and shape[-3] == layout.N
+            len(shape) >= 3 and shape[-3] == layout.columns
     else:
         ok = len(shape) >= 1 and shape[-1] == layout.N and all(s == 1 for s in shape[:-1])
     return ok
+
+
+def _channel_const(ctx, values, layout):
+    """A per-channel operand of `layout`: its values, zero on the padding channels."""
+    values = np.asarray(values).reshape(-1)
+    return ctx.const(np.pad(values, (0, layout.N - values.size)))
 
 
 def _tensor_layout(ctx, name, shape, dtype):
@@ -90,7 +96,7 @@ def _operand(ctx, name, layout, out_shape, allow_value=True):
     if tuple(info.shape) == tuple(out_shape) or (info.const is None and ctx.layout(name) == layout):
         return ("element", ctx.operand(name, layout))
     if _channel_vector(info, layout) and layout.kind == "surface" and info.const is not None:
-        return ("channel", ctx.const(np.asarray(info.const).reshape(-1)))
+        return ("channel", _channel_const(ctx, info.const, layout))
     if ctx.layout(name) is None:
         # a broadcast the SDP has no form for, of a tensor from the host: expanded as it is packed
         return ("element", ctx.operand(name, layout, lambda v: np.broadcast_to(v, out_shape)))
@@ -115,7 +121,7 @@ def _wants_surface(ctx, first, layout, operands, out_shape):
         info = ctx.info(name)
         if info.const is not None and tuple(info.shape) != tuple(out_shape) and info.const.size > 1 and \
                 _channel_vector(info, layout):
-            return Layout("surface", layout.view, layout.M, layout.N, layout.dtype)
+            return Layout("surface", layout.view, layout.M, layout.N, layout.dtype, layout.valid)
     return layout
 
 
@@ -139,7 +145,7 @@ def _binary_batch(ctx, op_type, first, rest, placed, out_shape, dtype):
             elif info.const is not None and layout.kind == "surface" and \
                     _channel_vector(info, layout):
                 if name not in shared:
-                    shared[name] = ctx.const(np.asarray(info.const).reshape(-1))
+                    shared[name] = _channel_const(ctx, info.const, layout)
                 operand = ("channel", shared[name])
             elif other is not None:
                 if len(other.names) != len(placed.names) or other.layout != layout:
@@ -416,9 +422,10 @@ def _batch_of(ctx, node):
     return x_shape, x_shape[0], (1,) + tuple(ctx.info(node.outputs[0]).shape[1:])
 
 
-def _conv_geometry(attrs, x_shape, w_shape, C, O):
+def _conv_geometry(attrs, x_shape, w_shape, C, O, held=None):
     """A convolution's kernel, strides, dilations and pads as regcmd-gen's options (1-D as
-    one pixel tall), whether it is depthwise, and its output's pixels."""
+    one pixel tall), whether it is depthwise, and its output's pixels. `held`: the channels
+    of its input and output as the NPU holds them (C, O otherwise)."""
     _, H, W = _image_dims(x_shape)
     kernel = list(attrs.get("kernel_shape", w_shape[2:]))
     n = len(kernel)
@@ -434,16 +441,22 @@ def _conv_geometry(attrs, x_shape, w_shape, C, O):
                           "(a channel multiplier of 1)")
     out_h = (H + begin[0] + end[0] - ((kernel[0] - 1) * dilations[0] + 1)) // strides[0] + 1
     out_w = (W + begin[1] + end[1] - ((kernel[1] - 1) * dilations[1] + 1)) // strides[1] + 1
-    options = (f"-H {H} -W {W} -C {C} --out-channels {O} --kernel {kernel[0]}x{kernel[1]} "
+    held_c, held_o = held or (C, O)
+    options = (f"-H {H} -W {W} -C {held_c} --out-channels {held_o} --kernel {kernel[0]}x{kernel[1]} "
                f"--stride {strides[0]}x{strides[1]} --dilation {dilations[0]}x{dilations[1]} "
                f"--pad {begin[0]},{end[0]},{begin[1]},{end[1]}" + (" --depthwise" if depthwise else ""))
     return dict(kernel=kernel, options=options, depthwise=depthwise, out_pixels=out_h * out_w)
 
 
-def _ohwi(w, O, kernel, depthwise):
-    """ONNX's OIHW weights (1-D: OIW) as the packer's OHWI; a depthwise conv's as 1 x KH x KW x C."""
+def _ohwi(w, O, kernel, depthwise, held=None):
+    """ONNX's OIHW weights (1-D: OIW) as the packer's OHWI; a depthwise conv's as 1 x KH x KW x C.
+    `held` (the input's and output's channels on the NPU): zero kernels and channels up to them."""
     w = w.reshape(O, -1, kernel[0], kernel[1])
-    return w[:, 0].transpose(1, 2, 0)[None] if depthwise else w.transpose(0, 2, 3, 1)
+    w = w[:, 0].transpose(1, 2, 0)[None] if depthwise else w.transpose(0, 2, 3, 1)
+    if held is None:
+        return w
+    c, o = held
+    return np.pad(w, ((0, 0 if depthwise else o - w.shape[0]), (0, 0), (0, 0), (0, c - w.shape[3])))
 
 
 def conv(ctx, node):
@@ -456,11 +469,15 @@ def conv(ctx, node):
     x_shape, batch, part_shape = _batch_of(ctx, node)
     C, H, W = _image_dims(x_shape)
     O = w_info.shape[0]
-    geometry = _conv_geometry(node.attrs, x_shape, w_info.shape, C, O)
+    x_layout = image_surface(H * W, C, "fp16")
+    out_pixels = _conv_geometry(node.attrs, x_shape, w_info.shape, C, O)["out_pixels"]
+    layout = image_surface(out_pixels, O, "fp16")
+    held = (x_layout.N, layout.N)  # zero channels and kernels up to them
+    geometry = _conv_geometry(node.attrs, x_shape, w_info.shape, C, O, held)
     kernel, options, depthwise = geometry["kernel"], geometry["options"], geometry["depthwise"]
 
     def ohwi(w):
-        return _ohwi(np.asarray(w, dtype=np.float64), O, kernel, depthwise)
+        return _ohwi(np.asarray(w, dtype=np.float64), O, kernel, depthwise, held)
     weights = ctx.weights(ohwi(w_info.const)) if w_info.const is not None else ctx.weights_of(w_name, ohwi)
     bias = None
     if len(node.inputs) > 2 and node.inputs[2]:
@@ -468,13 +485,11 @@ def conv(ctx, node):
         if b_info.const is None:
             raise Unsupported("a Conv bias from the graph's inputs")
         bias = np.asarray(b_info.const, dtype=np.float64).reshape(-1)
-        if not bias.any():
-            bias = None  # a zero bias adds nothing
+        bias = np.pad(bias, (0, layout.N - O)) if bias.any() else None  # a zero bias adds nothing
     act = node.attrs.get("regcmd_act")
     stage = (" --bias" if bias is not None else "") + (f" --{act}" if act else "")
-    layout = Layout("surface", "nchw", geometry["out_pixels"], O, "fp16")
     outs = []
-    for x in ctx.images(x_name, batch, Layout("surface", "nchw", H * W, C, "fp16")):
+    for x in ctx.images(x_name, batch, x_layout):
         out = ctx.fresh()
         ctx.line(out, "conv", [x, weights], f"--in fp16 --out fp16 {options}{stage}")
         if bias is not None:
@@ -548,10 +563,12 @@ def pool(ctx, node):
     if len(node.outputs) > 1 and node.outputs[1]:
         raise Unsupported("MaxPool's Indices output")
     C, H, W = _image_dims(x_shape)
+    x_layout = image_surface(H * W, C, dtype)
+    held = x_layout.N  # every channel the NPU holds, padding included: pooled apart
     program, extra_inputs, correction = "pool", [], None
     if op.startswith("Global"):
-        options = f"--op {'global-avg' if average else 'global-max'} --dtype {dtype} -H {H} -W {W} -C {C}"
-        layout = Layout("surface", "nchw", 1, C, dtype)
+        options = f"--op {'global-avg' if average else 'global-max'} --dtype {dtype} -H {H} -W {W} -C {held}"
+        layout = image_surface(1, C, dtype)
     else:
         kernel, strides, dilations, begin, end, out_size = pool_geometry(attrs, x_shape[2:])
         if any(d != 1 for d in dilations):
@@ -565,22 +582,22 @@ def pool(ctx, node):
             correction = _average_correction(attrs, x_shape[2:], kernel, strides, begin, end, counted, out_size)
         if len(x_shape) == 3:
             kernel, strides, begin, end, out_size = [1] + kernel, [1] + strides, [0] + begin, [0] + end, [1] + out_size
-        options = (f"--op {'avg' if average else 'max'} --dtype {dtype} -H {H} -W {W} -C {C} "
+        options = (f"--op {'avg' if average else 'max'} --dtype {dtype} -H {H} -W {W} -C {held} "
                    f"--kernel {kernel[0]}x{kernel[1]} --stride {strides[0]}x{strides[1]} "
                    f"--pad {begin[0]},{end[0]},{begin[1]},{end[1]}")
         if average and min(kernel) == 1:
             # the PPU's reciprocal fp16(2^16 / k) has no value for k = 1 (pool-average-kernel):
             # a depthwise convolution of weights 1 / (kh kw) sums the same window
-            weights = ctx.weights(np.full((1, kernel[0], kernel[1], C), 1.0 / (kernel[0] * kernel[1])))
+            weights = ctx.weights(np.full((1, kernel[0], kernel[1], held), 1.0 / (kernel[0] * kernel[1])))
             program, extra_inputs = "conv", [weights]
-            options = (f"--in fp16 --out fp16 -H {H} -W {W} -C {C} --out-channels {C} --depthwise "
+            options = (f"--in fp16 --out fp16 -H {H} -W {W} -C {held} --out-channels {held} --depthwise "
                        f"--kernel {kernel[0]}x{kernel[1]} --stride {strides[0]}x{strides[1]} "
                        f"--pad {begin[0]},{end[0]},{begin[1]},{end[1]}")
-        layout = Layout("surface", "nchw", out_size[0] * out_size[1], C, dtype)
+        layout = image_surface(out_size[0] * out_size[1], C, dtype)
     if correction is not None:
         correction = ctx.const_tensor(np.broadcast_to(correction, (1, C) + correction.shape), layout)
     outs = []
-    for x in ctx.images(x_name, batch, Layout("surface", "nchw", H * W, C, dtype)):
+    for x in ctx.images(x_name, batch, x_layout):
         out = ctx.fresh()
         ctx.line(out, program, [x] + extra_inputs, options)
         if correction is not None:
@@ -618,9 +635,9 @@ def batchnorm(ctx, node):
     scale, bias, mean, var = (np.asarray(c, dtype=np.float64) for c in consts)
     factor = scale / np.sqrt(var + node.attrs.get("epsilon", 1e-5))
     C, H, W = _image_dims(x_shape)
-    layout = Layout("surface", "nchw", H * W, C, "fp16")
+    layout = image_surface(H * W, C, "fp16")
     # (x - mean) first: x factor + (bias - mean factor) would cancel in fp16 where var is small
-    centre, mul, add = ctx.const(-mean), ctx.const(factor), ctx.const(bias)
+    centre, mul, add = (_channel_const(ctx, v, layout) for v in (-mean, factor, bias))
     outs = []
     for x in ctx.images(x_name, batch, layout):
         centred, scaled, out = ctx.fresh(), ctx.fresh(), ctx.fresh()
