@@ -950,6 +950,14 @@ host_tensor host_op(const regcmd::graph_op& op, const regcmd::graph_step& step, 
           }
       return out;
     }
+    case graph_op_kind::concat: {  // each pixel's channels of a, then of b: exact
+      const std::size_t ca = op.concat.channels_a, cb = op.concat.channels_b;
+      for (std::size_t p = 0; p < op.concat.pixels; ++p) {
+        for (std::size_t c = 0; c < ca; ++c) store(a.value[p * ca + c], a.bound[p * ca + c], false);
+        for (std::size_t c = 0; c < cb; ++c) store(b->value[p * cb + c], b->bound[p * cb + c], false);
+      }
+      return out;
+    }
   }
   return out;
 }
@@ -972,6 +980,7 @@ std::size_t elements_read(const regcmd::graph_op& op, const regcmd::graph_step& 
                         : std::size_t{s.depthwise ? 1 : s.out_channels} * s.kernel_h * s.kernel_w * s.C;
     }
     case graph_op_kind::pool: return std::size_t{step.pool.H} * step.pool.W * step.pool.C;
+    case graph_op_kind::concat: return std::size_t{op.concat.pixels} * (which == 0 ? op.concat.channels_a : op.concat.channels_b);
   }
   return 0;
 }
@@ -1014,6 +1023,7 @@ std::uint32_t row_length(const regcmd::graph_op& op, const regcmd::graph_step& s
     case graph_op_kind::act: return op.act.N;
     case graph_op_kind::conv: return op.conv.out_channels;
     case graph_op_kind::pool: return step.pool.C;
+    case graph_op_kind::concat: return step.concat.N;
   }
   return 1;
 }
@@ -1027,6 +1037,7 @@ std::size_t elements_written(const regcmd::graph_op& op, const regcmd::graph_ste
     case graph_op_kind::act: return std::size_t{op.act.M} * op.act.N;
     case graph_op_kind::conv: return std::size_t{step.conv.conv.out_h} * step.conv.conv.out_w * op.conv.out_channels;
     case graph_op_kind::pool: return std::size_t{step.pool.out_h} * step.pool.out_w * step.pool.C;
+    case graph_op_kind::concat: return std::size_t{op.concat.pixels} * step.concat.N;
   }
   return 0;
 }

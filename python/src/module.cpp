@@ -457,6 +457,7 @@ std::vector<py::ssize_t> written_shape(const graph_step& s) {
     case graph_op_kind::act: return {n(s.act.M), n(s.act.N)};
     case graph_op_kind::conv: return {n(s.conv.conv.out_h), n(s.conv.conv.out_w), n(s.conv.conv.spec.out_channels)};
     case graph_op_kind::pool: return {n(s.pool.out_h), n(s.pool.out_w), n(s.pool.C)};
+    case graph_op_kind::concat: return {n(s.concat.M), n(s.concat.N)};
   }
   return {};
 }

@@ -91,14 +91,44 @@ inline std::size_t inputs_of(const request& r) {
   return 2;  // matmul, conv: the features and the weights
 }
 
+// `OUT = concat A B --dtype fp16|int8 -M PIXELS --channels CA,CB`: no program of its own,
+// so its options are its line's (graph/spec.hpp, concat_spec).
+inline problem parse_concat(const std::vector<std::string_view>& words, graph_op& op) {
+  if (words.size() < 5 || words[3][0] == '-' || words[4][0] == '-') return "concat reads 2 tensors: OUT = concat A B ...";
+  for (std::size_t i = 0; i < 5; i += (i == 0 ? 3 : 1))
+    if (problem p = check_name(words[i], i == 0 ? "the output" : "the input"); !p.empty()) return p;
+  concat_spec s;
+  given_options given;
+  for (std::size_t i = 5; i < words.size(); i += 2) {
+    const std::string_view a = words[i];
+    if (problem twice = given.add(a); !twice.empty()) return twice;
+    if (a != "--dtype" && a != "-M" && a != "--channels")
+      return a[0] == '-' ? "option " + cli::quoted(a) + " does not apply to concat (--dtype, -M, --channels)"
+                         : "concat reads 2 tensors, not " + cli::quoted(a) + " as well";
+    if (i + 1 == words.size()) return std::string(a) + " needs a value";
+    const std::string_view v = words[i + 1];
+    problem p;
+    if (a == "--dtype") p = one_of(s.dtype, a, v, pool_dtypes);
+    else if (a == "-M") p = number_in(s.pixels, a, v, 1, detail::u32_max);
+    else if (const std::size_t comma = v.find(','); comma == std::string_view::npos) p = takes(a, "CA,CB", v);
+    else if ((p = number_in(s.channels_a, a, v.substr(0, comma), 1, detail::u32_max)).empty())
+      p = number_in(s.channels_b, a, v.substr(comma + 1), 1, detail::u32_max);
+    if (!p.empty()) return p;
+  }
+  if (!given.has("-M") || !given.has("--channels")) return "concat needs -M (the pixels) and --channels CA,CB";
+  op = graph_concat(graph_name::of(words[0]), graph_name::of(words[3]), graph_name::of(words[4]), s);
+  return {};
+}
+
 // One op line's words into an op, or the problem.
 inline problem parse_op(const std::vector<std::string_view>& words, graph_op& op) {
   if (words.size() < 3 || words[1] != "=") return "an op is 'OUT = PROGRAM IN... OPTIONS'";
   const std::string_view program = words[2];
+  if (program == "concat") return parse_concat(words, op);
   request r{.elementwise = program == "ew", .convolution = program == "conv", .activation = program == "act",
             .pooling = program == "pool"};
   if (program != "matmul" && !r.elementwise && !r.convolution && !r.activation && !r.pooling)
-    return "unknown program " + cli::quoted(program) + ": matmul, ew, conv, act or pool";
+    return "unknown program " + cli::quoted(program) + ": matmul, ew, conv, act, pool or concat";
   if (problem p = check_name(words[0], "the output"); !p.empty()) return p;
   std::size_t i = 3;
   std::vector<std::string_view> inputs;

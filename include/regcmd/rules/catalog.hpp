@@ -315,6 +315,19 @@
   X(graph_written_twice, "graph-written-twice",                                                      \
     "two ops write the same tensor: give each result its own name",                                  \
     "regcmd")                                                                                        \
+  X(concat_shape, "concat-shape",                                                                    \
+    "a concatenation joins two fp16 or int8 surfaces of some pixels and channels: give the dtype, "  \
+    "the pixels and both parts' channels",                                                           \
+    "regcmd")                                                                                        \
+  X(concat_atoms, "concat-atoms",                                                                    \
+    "a concatenation's first part fills whole 16-byte atoms (8 fp16 or 16 int8 channels), so the "   \
+    "second's atom planes follow its last: pad its channels, or put the other part first",           \
+    "regcmd-isa-reference \"SDP element-wise\" (NC1HWC2, C2 = 16 bytes)")                            \
+  X(graph_concat_source, "graph-concat-source",                                                      \
+    "a concatenation's parts are written in place by earlier ops of the graph, each part into one "  \
+    "concatenation, of the surface the part reads: an input or a weight, a part taken twice or "     \
+    "written in another format has no op to write it there; copy it with an op first",               \
+    "regcmd")                                                                                        \
   X(graph_read_before_write, "graph-read-before-write",                                              \
     "an op reads a tensor that a later op writes (or its own output): order the ops so that every "  \
     "intermediate is written before it is read",                                                     \

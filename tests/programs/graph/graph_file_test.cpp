@@ -61,7 +61,7 @@ TEST_CASE("a graph file's problems name their line") {
       {"# only a comment\n\n", 0, "holds no op (an op is 'OUT = PROGRAM IN... OPTIONS')"},
       {"y matmul x w\n", 1, "an op is 'OUT = PROGRAM IN... OPTIONS'"},
       {"y =\n", 1, "an op is 'OUT = PROGRAM IN... OPTIONS'"},
-      {"\ny = conv2d x w\n", 2, "unknown program 'conv2d': matmul, ew, conv, act or pool"},
+      {"\ny = conv2d x w\n", 2, "unknown program 'conv2d': matmul, ew, conv, act, pool or concat"},
       {"y = matmul x --in fp16 -M 1 -K 64 -N 64\n", 1, "matmul reads 2 tensors, not 1"},
       {"y = act x z --fn relu -M 1 -N 8\n", 1, "act reads 1 tensor, not 2"},
       {"y = ew x z --operand immediate --value 2 -M 1 -N 8\n", 1, "ew reads 1 tensor, not 2"},
@@ -83,6 +83,12 @@ TEST_CASE("a graph file's problems name their line") {
        "the output 'a_name_of_twenty_four_ch' is longer than 23 characters"},
       {"y = act x --fn relu\x01 -M 1 -N 8\n", 1, "byte 0x1 at column 20 is not text (a graph file is ASCII)"},
       {"y = act caf\xc3\xa9 --fn relu -M 1 -N 8\n", 1, "byte 0xc3 at column 12 is not text (a graph file is ASCII)"},
+      {"y = concat a -M 4 --channels 8,8\n", 1, "concat reads 2 tensors: OUT = concat A B ..."},
+      {"y = concat a b c -M 4 --channels 8,8\n", 1, "concat reads 2 tensors, not 'c' as well"},
+      {"y = concat a b -M 4 --channels 8\n", 1, "--channels takes CA,CB, not '8'"},
+      {"y = concat a b -M 4 --channels 8,8 --kernel 3\n", 1, "option '--kernel' does not apply to concat (--dtype, -M, --channels)"},
+      {"y = concat a b --channels 8,8\n", 1, "concat needs -M (the pixels) and --channels CA,CB"},
+      {"y = concat a b -M 4 --channels 8,8 --dtype int16\n", 1, "--dtype takes fp16 | int8, not 'int16'"},
   };
   for (const bad& b : cases) {
     CAPTURE(b.text);
@@ -90,6 +96,15 @@ TEST_CASE("a graph file's problems name their line") {
     CHECK(f.problem_line == b.line);
     CHECK(f.problem == b.problem);
   }
+}
+
+TEST_CASE("a graph file's concat: its parts, pixels and channels") {
+  const cli::graph_file f = parse(
+      "a = conv x k1 --in fp16 -H 4 -W 4 -C 16 --out-channels 16\n"
+      "b = conv x k2 --in fp16 -H 4 -W 4 -C 16 --out-channels 32 --kernel 3 --pad same\n"
+      "y = concat a b --dtype fp16 -M 16 --channels 16,32\n");
+  REQUIRE(f.problem == "");
+  CHECK(f.graph.ops[2] == graph_concat("y", "a", "b", {.dtype = precision::fp16, .pixels = 16, .channels_a = 16, .channels_b = 32}));
 }
 
 TEST_CASE("a graph file of more than 128 ops is refused at the 129th") {

@@ -222,6 +222,67 @@ TEST_CASE("a graph built at run time holds 128 ops: a whole network in one progr
   CHECK(g.find("t128")->kind == tensor_kind::output);
 }
 
+TEST_CASE("a concat places its parts side by side in its own bytes: the convs writing them write it") {
+  const conv_spec squeeze{.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 8, .W = 8, .C = 32, .out_channels = 16};
+  conv_spec expand1 = squeeze, expand3 = squeeze, next = squeeze;
+  expand1.C = expand3.C = 16;
+  expand1.out_channels = 32;
+  expand3.out_channels = 48;
+  expand3.kernel_h = expand3.kernel_w = 3;
+  expand3.padding = conv_padding::same;
+  next.C = 80;
+  const auto built = build(make_graph(
+      graph_conv("s", "x", "k_s", squeeze), graph_conv("a", "s", "k_a", expand1), graph_conv("b", "s", "k_b", expand3),
+      graph_concat("y", "a", "b", {.dtype = precision::fp16, .pixels = 64, .channels_a = 32, .channels_b = 48}),
+      graph_conv("z", "y", "k_z", next)));
+  REQUIRE(built.ok());
+  const graph_geometry& g = built.value().geometry;
+  const graph_tensor &s = *g.find("s"), &a = *g.find("a"), &b = *g.find("b"), &y = *g.find("y");
+  // 64 pixels of 16 bytes a plane: s 2 planes, a 4, b 6, y 10 = a's then b's
+  CHECK(s.bytes == 2 * 1024);
+  CHECK(y.bytes == 10 * 1024);
+  CHECK(a.offset == y.offset);
+  CHECK(b.offset == y.offset + 4 * 1024);
+  CHECK(a.role == operand_role::intermediate);
+  CHECK(b.role == operand_role::intermediate);
+  // y lives from a's writer on, so it is placed clear of s (read by b's conv after a is written)
+  CHECK((y.offset >= s.offset + s.bytes || y.offset + y.bytes <= s.offset));
+  CHECK(g.arena_bytes() == 12 * 1024);
+  CHECK(built.value().view().tasks.size() == 4);  // the convs: the concat has no task
+  // b's conv (task 2) writes its output where y's planes 4 to 9 are
+  const program_view p = built.value().view();
+  const task& third = p.tasks[2];
+  CHECK(std::any_of(p.slots.begin(), p.slots.end(), [&](const slot& x) {
+    return x.entry >= third.first && x.entry < third.first + third.count && x.role == operand_role::intermediate &&
+           x.offset == b.offset && x.extent == 6 * 1024;
+  }));
+}
+
+TEST_CASE("the concat rules refuse at run time") {
+  const conv_spec part{.dtype = conv_data::fp16, .out_dtype = precision::fp16, .H = 4, .W = 4, .C = 16, .out_channels = 16};
+  const concat_spec both{.dtype = precision::fp16, .pixels = 16, .channels_a = 16, .channels_b = 16};
+  const graph_op a = graph_conv("a", "x", "k1", part), b = graph_conv("b", "x", "k2", part);
+  concat_spec no_pixels = both, int16 = both, inside_an_atom = both, wide = both;
+  no_pixels.pixels = 0;
+  int16.dtype = precision::int16;
+  inside_an_atom.channels_a = 12;
+  conv_spec twelve = part;
+  twelve.out_channels = 12;
+  wide.channels_a = 8;  // a's conv writes 16 computed channels: more planes than the part holds
+  CHECK_BREAKS(build(make_graph(a, b, graph_concat("y", "a", "b", no_pixels))), rules::concat_shape);
+  CHECK_BREAKS(build(make_graph(a, b, graph_concat("y", "a", "b", int16))), rules::concat_shape);
+  CHECK_BREAKS(build(make_graph(graph_conv("a", "x", "k1", twelve), b, graph_concat("y", "a", "b", inside_an_atom))),
+               rules::concat_atoms);
+  CHECK_BREAKS(build(make_graph(a, b, graph_concat("y", "a", "x", both))), rules::graph_concat_source);   // an input
+  CHECK_BREAKS(build(make_graph(a, b, graph_concat("y", "a", "a", both))), rules::graph_concat_source);   // twice
+  CHECK_BREAKS(build(make_graph(a, b, graph_concat("y", "a", "b", both), graph_concat("y2", "a", "b", both))),
+               rules::graph_concat_source);  // in two concats
+  conv_spec eight = part;
+  eight.out_channels = 8;
+  CHECK_BREAKS(build(make_graph(graph_conv("a", "x", "k1", eight), b, graph_concat("y", "a", "b", wide))),
+               rules::graph_concat_source);
+}
+
 TEST_CASE("every graph rule refuses its graph at run time with its id") {
   const matmul_spec mm = fp16_matmul(4, 64, 96);
   const act_spec silu{.fn = activation::silu, .M = 4, .N = 96};

@@ -71,6 +71,9 @@ struct graph_tensor {
   // The op whose packer lays it out on the host, and the operand it is of that op.
   std::uint32_t packer_op = 0;
   operand_role packer_role{};
+  // A concatenation's part: the tensor whose bytes hold it (no_op: none), and where in them.
+  std::uint32_t parent = no_op;
+  std::uint32_t parent_offset = 0;
   friend constexpr bool operator==(const graph_tensor&, const graph_tensor&) = default;
 };
 
@@ -124,7 +127,7 @@ namespace detail {
 template <class Soc>
 constexpr status resolve_step(const graph_op& op, graph_step& s) {
   s.kind = op.kind;
-  const bool needs_b = op.kind == graph_op_kind::matmul || op.kind == graph_op_kind::conv ||
+  const bool needs_b = op.kind == graph_op_kind::matmul || op.kind == graph_op_kind::conv || op.kind == graph_op_kind::concat ||
                        (op.kind == graph_op_kind::ew && op.ew.operand != ew_operand::immediate);
   if (op.out.empty() || op.a.empty() || needs_b == op.b.empty())
     return make_error(rules::graph_operands, "graph", "op").with_note(op.out.view());
@@ -232,13 +235,42 @@ constexpr result<std::uint32_t> own_tensor(G& g, std::uint32_t bytes, std::uint3
   return t;
 }
 
+// A concatenation's parts (step s's a and b) as slices of its result, the second right after
+// the first's planes: each written by an earlier op exactly as the part reads it (no more
+// planes), into one concatenation only.
+template <class G>
+constexpr status join_parts(G& g, const graph_step& s) {
+  using concat = graph_step_of<graph_op_kind::concat>;
+  std::uint32_t at = 0;
+  for (const bool second : {false, true}) {
+    graph_tensor& x = g.tensors[second ? s.b : s.a];
+    const std::uint32_t bytes = concat::part(s, second).tensor_bytes();
+    if (x.writer == no_op || x.parent != no_op || s.a == s.b || x.bytes != bytes)
+      return make_error(rules::graph_concat_source, "graph", "tensor").with_note(x.name.view());
+    x.parent = s.out;
+    x.parent_offset = at;
+    at += bytes;
+  }
+  return {};
+}
+
 // Inputs, weights and outputs one after another in their buffers; intermediates in the
 // arena at the lowest offset clear of every placed intermediate whose lifetime meets theirs
-// (of every placed intermediate, when they are kept).
+// (of every placed intermediate, when they are kept). A concatenation's parts take their
+// result's place (join_parts): the result lives while any part does.
 template <class Soc, class G>
 constexpr status place(G& g) {
   for (std::uint32_t t = 0; t < g.tensor_count; ++t) {
     graph_tensor& x = g.tensors[t];
+    if (x.parent != no_op) {
+      graph_tensor& whole = g.tensors[x.parent];
+      whole.first_use = std::min(whole.first_use, x.first_use);
+      whole.last_use = std::max(whole.last_use, x.last_use);
+    }
+  }
+  for (std::uint32_t t = 0; t < g.tensor_count; ++t) {
+    graph_tensor& x = g.tensors[t];
+    if (x.parent != no_op) continue;  // placed with its whole, below
     // what the host fills sits in the buffer its first reader reads it from, as in that op's own
     // program: features, weights, an element-wise op's second operand, a residual, a bias
     x.role = x.kind == tensor_kind::input || x.kind == tensor_kind::weight ? x.packer_role
@@ -252,7 +284,7 @@ constexpr status place(G& g) {
         moved = false;
         for (std::uint32_t o = 0; o < t; ++o) {
           const graph_tensor& y = g.tensors[o];
-          const bool live_together = y.kind == tensor_kind::intermediate &&
+          const bool live_together = y.kind == tensor_kind::intermediate && y.parent == no_op &&
                                      (g.intermediates_kept || (y.first_use <= x.last_use && x.first_use <= y.last_use));
           if (live_together && at < y.offset + std::uint64_t{y.bytes} && y.offset < at + x.bytes) {
             at = aligned(y.offset + std::uint64_t{y.bytes});
@@ -268,6 +300,13 @@ constexpr status place(G& g) {
     x.offset = static_cast<std::uint32_t>(at);
     std::uint32_t& end = g.buffer_bytes[static_cast<std::size_t>(x.role)];
     end = std::max(end, static_cast<std::uint32_t>(at + x.bytes));
+  }
+  for (std::uint32_t t = 0; t < g.tensor_count; ++t) {
+    graph_tensor& x = g.tensors[t];
+    if (x.parent == no_op) continue;
+    const graph_tensor& whole = g.tensors[x.parent];
+    x.role = whole.role;
+    x.offset = whole.offset + x.parent_offset;
   }
   return {};
 }
@@ -308,6 +347,8 @@ constexpr result<basic_graph_geometry<MaxOps>> resolve_graph(const basic_graph_s
     const result<std::uint32_t> t = detail::write(g, u.uses[u.count - 1], i);
     if (!t) return t.err();
     s.out = t.value();
+    if (op.kind == graph_op_kind::concat)
+      if (status r = detail::join_parts(g, s); !r) return r.err();
     if (viewed) g.tensors[s.out].packer_op = viewed->packer_op;
     if (s.sums_slices()) {
       // S partials; S - 1 adds, all but the last into a running sum (two, alternating)

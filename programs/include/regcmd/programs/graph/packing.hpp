@@ -84,6 +84,17 @@ constexpr status pack_operand(graph_step_of<graph_op_kind::pool>, const graph_st
   return sdp::pack_tensor<T>(pool_image(s.pool, false), host, out);
 }
 
+template <class T>  // never reached: a concatenation's parts are written by ops (graph-concat-source)
+constexpr status pack_operand(graph_step_of<graph_op_kind::concat>, const graph_step& s, operand_role, std::string_view,
+                              std::span<const T> host, std::span<std::uint8_t> out) {
+  return sdp::pack_tensor<T>(s.concat, host, out);
+}
+
+template <class T>
+constexpr status unpack_result(graph_step_of<graph_op_kind::concat>, const graph_step& s, std::span<const std::uint8_t> in,
+                               std::span<T> host) {
+  return sdp::unpack_tensor<T>(s.concat, in, host);
+}
 template <class T>
 constexpr status unpack_result(graph_step_of<graph_op_kind::matmul>, const graph_step& s, std::span<const std::uint8_t> in,
                                std::span<T> host) {

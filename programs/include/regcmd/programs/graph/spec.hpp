@@ -58,12 +58,22 @@ struct graph_name {
   friend constexpr bool operator==(const graph_name&, const graph_name&) = default;
 };
 
-enum class graph_op_kind : std::uint8_t { matmul, ew, act, conv, pool };
+enum class graph_op_kind : std::uint8_t { matmul, ew, act, conv, pool, concat };
+
+// Two NC1HWC2 surfaces of the same pixels joined along their channels, as the graph places
+// them: the second operand's atom planes right after the first's, both inside the result's
+// bytes, so the ops writing them write the result and nothing is copied (graph.hpp).
+struct concat_spec {
+  precision dtype = precision::fp16;  // fp16 or int8
+  std::uint32_t pixels = 0;
+  std::uint32_t channels_a = 0, channels_b = 0;
+  friend constexpr bool operator==(const concat_spec&, const concat_spec&) = default;
+};
 
 // One op: the tensor it writes (out), its first operand (a), its second (b: a matmul's or
-// a conv's weights, an element-wise op's second operand; empty for an activation, a pooling
-// or an immediate) and a conv's residual (c: with residual_add only). Only the spec of its
-// kind is read.
+// a conv's weights, an element-wise op's second operand, a concatenation's second part;
+// empty for an activation, a pooling or an immediate) and a conv's residual (c: with
+// residual_add only). Only the spec of its kind is read.
 struct graph_op {
   graph_op_kind kind{};
   graph_name out, a, b;
@@ -73,6 +83,7 @@ struct graph_op {
   conv_spec conv{};
   pool_spec pool{};
   graph_name c;
+  concat_spec concat{};
   friend constexpr bool operator==(const graph_op&, const graph_op&) = default;
 };
 
@@ -121,6 +132,12 @@ constexpr graph_op graph_conv(graph_name out, graph_name a, graph_name weights, 
 constexpr graph_op graph_pool(graph_name out, graph_name a, const pool_spec& s) {
   graph_op op = detail::op_of(graph_op_kind::pool, out, a);
   op.pool = s;
+  return op;
+}
+// out = a then b along the channels: no task; the ops writing a and b write into out.
+constexpr graph_op graph_concat(graph_name out, graph_name a, graph_name b, const concat_spec& s) {
+  graph_op op = detail::op_of(graph_op_kind::concat, out, a, b);
+  op.concat = s;
   return op;
 }
 

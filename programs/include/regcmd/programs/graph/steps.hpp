@@ -49,6 +49,8 @@ struct graph_step {
   act_geometry act{};
   conv_plan conv{};
   pool_geometry pool{};
+  sdp_shape concat{};                // the result's surface
+  std::uint32_t concat_first = 0;   // channels of the first part
   std::uint32_t out = no_op, a = no_op, b = no_op;
   std::uint32_t c = no_op;     // a conv's residual
   std::uint32_t bias = no_op;  // a quantized conv's bias (its own tensor, in the bias buffer)
@@ -316,6 +318,45 @@ struct graph_step_of<graph_op_kind::pool> : detail::step_defaults {
   }
 };
 
+// A concatenation along channels: no task. Its parts are surfaces of whole atoms inside its
+// result, which the graph places (graph.hpp, place), so the ops writing them write it.
+template <>
+struct graph_step_of<graph_op_kind::concat> : detail::step_defaults {
+  static constexpr graph_op_kind kind = graph_op_kind::concat;
+  template <class Soc>
+  static constexpr status resolve(const graph_op& op, graph_step& s) {
+    const concat_spec& c = op.concat;
+    if ((c.dtype != precision::fp16 && c.dtype != precision::int8) || c.pixels == 0 || c.channels_a == 0 ||
+        c.channels_b == 0 || std::uint64_t{c.channels_a} + c.channels_b > UINT32_MAX)
+      return make_error(rules::concat_shape, "graph", "concat").with_note(op.out.view());
+    const std::uint32_t atom = 16 / static_cast<std::uint32_t>(bytes_of(c.dtype, 1));
+    if (c.channels_a % atom != 0) return make_error(rules::concat_atoms, "graph", "channels_a", c.channels_a);
+    s.concat = {.dtype = c.dtype, .layout = operand_layout::surface, .M = c.pixels, .N = c.channels_a + c.channels_b,
+                .atom = atom, .padded_N = static_cast<std::uint32_t>(round_up(std::uint64_t{c.channels_a} + c.channels_b, atom))};
+    s.concat_first = c.channels_a;
+    if (!fits_address_space<Soc>(s.concat.surfaces() * std::uint64_t{c.pixels} * 16))
+      return make_error(rules::operand_size, "graph", "concat", s.concat.surfaces() * std::uint64_t{c.pixels} * 16);
+    return {};
+  }
+  static constexpr sdp_shape part(const graph_step& s, bool second) {
+    sdp_shape p = s.concat;
+    p.N = second ? s.concat.N - s.concat_first : s.concat_first;
+    p.padded_N = static_cast<std::uint32_t>(round_up(p.N, p.atom));
+    return p;
+  }
+  static constexpr detail::op_uses uses(const graph_op& op, const graph_step& s) {
+    const sdp_shape a = part(s, false), b = part(s, true);
+    return detail::op_uses{}(op.a, operand_role::feature, detail::sdp_format(a), a.tensor_bytes())(
+        op.b, operand_role::feature, detail::sdp_format(b), b.tensor_bytes())(
+        op.out, operand_role::output, detail::sdp_format(s.concat), s.concat.tensor_bytes());
+  }
+  static constexpr bool on_sdp(const graph_step&) { return false; }
+  static constexpr program_size size(const graph_step&) { return {0, 0, 0}; }
+  template <class Soc>
+  static constexpr void emit(program_writer&, const graph_step&) {}
+  static constexpr bool checks_itself = true;  // nothing to check: no task
+};
+
 // f(graph_step_of<K>{}) for the op kind K named at run time: the one place the graph turns
 // a kind into its interface.
 template <class F>
@@ -325,6 +366,7 @@ constexpr decltype(auto) with_step_kind(graph_op_kind kind, F&& f) {
     case graph_op_kind::ew: return f(graph_step_of<graph_op_kind::ew>{});
     case graph_op_kind::act: return f(graph_step_of<graph_op_kind::act>{});
     case graph_op_kind::conv: return f(graph_step_of<graph_op_kind::conv>{});
+    case graph_op_kind::concat: return f(graph_step_of<graph_op_kind::concat>{});
     case graph_op_kind::pool: break;
   }
   return f(graph_step_of<graph_op_kind::pool>{});
