@@ -300,6 +300,36 @@ def regcmd_onnx(*args):
     return subprocess.run([str(tool), *map(str, args)], capture_output=True, text=True)
 
 
+def test_a_fire_module_concatenates_in_place_and_a_concat_of_the_input_runs_on_the_host():
+    """SqueezeNet's fire module: the two expand convs write the Concat's halves (no copy, no
+    task of its own), the conv after it reads all 40 channels; then a Concat of the model's
+    input, which no op writes in place, on the host."""
+    rng = np.random.default_rng(8)
+    w = {k: np.asarray(v, dtype=np.float32) for k, v in {
+        "ws": rng.standard_normal((8, 16, 1, 1)) * 0.3, "bs": rng.standard_normal(8) * 0.1,
+        "w1": rng.standard_normal((16, 8, 1, 1)) * 0.3, "w3": rng.standard_normal((24, 8, 3, 3)) * 0.2,
+        "wz": rng.standard_normal((4, 40, 1, 1)) * 0.3}.items()}
+    nodes = [helper.make_node("Conv", ["x", "ws", "bs"], ["s"], kernel_shape=[1, 1], name="squeeze"),
+             helper.make_node("Relu", ["s"], ["sr"], name="squeeze_relu"),
+             helper.make_node("Conv", ["sr", "w1"], ["e1"], kernel_shape=[1, 1], name="expand1"),
+             helper.make_node("Conv", ["sr", "w3"], ["e3"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], name="expand3"),
+             helper.make_node("Concat", ["e1", "e3"], ["y"], axis=1, name="concat"),
+             helper.make_node("Conv", ["y", "wz"], ["z"], kernel_shape=[1, 1], name="next"),
+             helper.make_node("Concat", ["z", "x"], ["out"], axis=1, name="concat_input")]
+    model = model_of(nodes, [tensor("x", [1, 16, 6, 6])], [tensor("out", [1, 20, 6, 6])], w)
+    compiled = ro.import_model(model)
+    assert compiled.placement["concat"] == "npu" and compiled.placement["concat_input"] == "host"
+    assert compiled.reasons["concat_input"] == "a Concat of a value from the host: no op writes it in place"
+    [stats] = compiled.stats()
+    assert stats["tasks"] == 4  # the four convs: the concat writes nothing of its own
+    x = rng.uniform(-1, 1, (1, 16, 6, 6)).astype(np.float32)
+    [got] = compiled.run({"x": x})
+    s_ = np.maximum(ref_conv(x[0].astype(np.float64), w["ws"], w["bs"]), 0)
+    y = np.concatenate([ref_conv(s_, w["w1"]), ref_conv(s_, w["w3"], pad=1)])
+    want = np.concatenate([ref_conv(y, w["wz"]), x[0]])[None]
+    assert_fp16_close(got, want)
+
+
 def test_regcmd_onnx_prints_writes_and_runs(tmp_path):
     model, _ = split_model(np.random.default_rng(4))
     path = tmp_path / "split.onnx"

@@ -23,6 +23,9 @@ from .layouts import Layout, from_host, to_host
 from .lowering import LOWERINGS
 
 
+CONSTANT_FOLDED = "constant, folded at import"  # a node of constants only: computed once, on the host
+
+
 @dataclass
 class ValueInfo:
     shape: tuple
@@ -526,8 +529,11 @@ class CompiledModel:
             why = self.reasons.get(key)
             lines.append(f"  {key}: {where}" + (f" ({why})" if why else ""))
         npu = sum(1 for w in self.placement.values() if w == "npu")
+        constants = sum(1 for key in self.placement if self.reasons.get(key) == CONSTANT_FOLDED)
         head = [f"{_count(len(self.placement), 'node')}: {npu} on the NPU in {_count(len(self.partitions), 'partition')} "
-                f"({_count(sum(s['submits'] for s in self.stats()), 'submit')}), {len(self.placement) - npu} on the host"]
+                f"({_count(sum(s['submits'] for s in self.stats()), 'submit')}), "
+                f"{len(self.placement) - npu - constants} on the host" +
+                (f", {_count(constants, 'constant')} folded at import" if constants else "")]
         for s in self.stats():
             head.append(f"  partition {s['partition']}: {_count(len(s['nodes']), 'node')}, {_count(s['tasks'], 'task')}, "
                         f"{_count(s['submits'], 'submit')}, {s['traffic']} bytes, bound {s['bound_ns'] / 1000:.2f} us")
@@ -678,7 +684,7 @@ class _Placer:
             values = run_host(node.op_type, node.attrs, [infos[n].const if n else None for n in node.inputs])
             for name, v in zip(node.outputs, values):
                 infos[name] = ValueInfo(tuple(np.shape(v)), np.asarray(v).dtype, np.asarray(v))
-            self.placement[node.key], self.reasons[node.key] = "host", "constant, folded at import"
+            self.placement[node.key], self.reasons[node.key] = "host", CONSTANT_FOLDED
             return
         if node.op_type in LAYOUT_OPS and self.current is not None and _alias(self.current, node, infos):
             self.placement[node.key] = "npu"

@@ -648,12 +648,35 @@ def batchnorm(ctx, node):
     return ctx.result(outs, layout, part_shape)
 
 
+def concat(ctx, node):
+    """Concat of two fp16 images along their channels, both written in this partition: the
+    graph places them side by side in the result's bytes, so the ops writing them write it and
+    nothing is copied (docs/graph.md, "Concat"). The first part must hold its channels without
+    padding (a multiple of 16), or its padding would fall inside the result."""
+    names = [n for n in node.inputs if n]
+    shape = tuple(ctx.info(node.outputs[0]).shape)
+    _precision(ctx, names[0], ("fp16",))
+    if len(names) != 2 or len(shape) != 4 or shape[0] != 1 or node.attrs.get("axis") % 4 != 1:
+        raise Unsupported("a Concat other than of two images along their channels")
+    placed = [ctx.placed(n) for n in names]
+    if any(p is None or p.batched for p in placed):
+        raise Unsupported("a Concat of a value from the host: no op writes it in place")
+    (first, second), pixels = placed, shape[2] * shape[3]
+    if first.layout != image_surface(pixels, ctx.info(names[0]).shape[1], "fp16") or first.layout.valid or \
+            second.layout != image_surface(pixels, ctx.info(names[1]).shape[1], "fp16"):
+        raise Unsupported("a Concat whose first part pads its channels (not a multiple of 16)")
+    out = ctx.fresh()
+    ctx.line(out, "concat", [first.names[0], second.names[0]],
+             f"--dtype fp16 -M {pixels} --channels {first.layout.N},{second.layout.N}")
+    return out, image_surface(pixels, shape[1], "fp16")
+
+
 LOWERINGS = {
     **{op: binary for op in ("Add", "Sub", "Mul", "Max", "Min", "PRelu")},
     **{op: unary for op in ("Relu", "LeakyRelu", "Clip", "HardSigmoid", "Elu", "Selu", *TABLES)},
     "MatMul": matmul, "Gemm": matmul, "Conv": conv, "QLinearConv": qlinear_conv, "MatMulInteger": matmul_integer,
     **{op: pool for op in ("MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool")},
-    "BatchNormalization": batchnorm,
+    "BatchNormalization": batchnorm, "Concat": concat,
 }
 
 __all__ = ["LOWERINGS"]
