@@ -7,7 +7,8 @@
 # Usage: scripts/run-bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh pkg-config clang time
+bash scripts/setup.sh pkg-config clang time pybind11-dev python3-dev python3-numpy python3-onnx python3-torch \
+  python3-torchvision
 cmake --workflow --preset release >/dev/null
 bin=build/release/bench
 work=$(mktemp -d)
@@ -55,6 +56,8 @@ echo "== whole blocks in one submit"
 run_on_npu bench_graph "the host times on the emulated device's rknpu node" /dev/dri/card1
 echo "== the matmul API: host time of rknn_matmul_run against a session run"
 run_on_npu bench_rknn "on the emulated device's rknpu node, its submit time left out" /dev/dri/card1
+echo "== whole networks: submits, traffic against the minimum, the bound (regcmd.onnx, torchvision)"
+run env PYTHONPATH=build/release/python /usr/bin/python3 bench/bench_networks.py
 echo "== the functional model"
 run "$bin/bench_model"
 echo "== compile time"
