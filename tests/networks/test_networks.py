@@ -83,6 +83,60 @@ def test_network_matches_pytorch(name):
     assert top1 >= 15
 
 
+def test_quantized_mobilenet_v2_matches_pytorch_within_one_step():
+    """MobileNetV2 quantized by PyTorch (post-training static, qnnpack: per-tensor uint8
+    activations, int8 weights; batch-norm statistics calibrated as above, the observers on four
+    seeded batches of two), exported as QDQ: every convolution a QLinearConv on the CNA's uint8
+    path (the int8 weights moved up by 128 with their zero point), the global average pool a
+    depthwise QLinearConv of unit weights at scale 1/49; against PyTorch's quantized model on 16
+    seeded inputs: the logits on the classifier's output grid within one step, the same top-1."""
+    from torchvision.models.quantization import mobilenet_v2
+    torch.manual_seed(0)
+    net = mobilenet_v2(weights=None, quantize=False)
+    net.train()
+    with torch.no_grad():
+        for _ in range(3):
+            net(torch.randn(4, 3, 224, 224))
+    net.eval()
+    net.fuse_model()
+    torch.backends.quantized.engine = "qnnpack"
+    net.qconfig = torch.ao.quantization.get_default_qconfig("qnnpack")
+    torch.ao.quantization.prepare(net, inplace=True)
+    calibration = torch.Generator().manual_seed(2)
+    with torch.no_grad():
+        for _ in range(4):
+            net(torch.randn(2, 3, 224, 224, generator=calibration))
+    torch.ao.quantization.convert(net, inplace=True)
+    buffer = io.BytesIO()
+    torch.onnx.export(net, torch.randn(1, 3, 224, 224), buffer, opset_version=13, input_names=["x"],
+                      output_names=["logits"])
+    compiled = regcmd.onnx.import_model(onnx.load_from_string(buffer.getvalue()))
+    stats = compiled.stats()
+    host = _host_nodes(compiled)
+    convs = [k for k, where in compiled.placement.items() if k.endswith("/Conv") or k.endswith("GlobalAveragePool")]
+    assert convs and all(compiled.placement[k] == "npu" for k in convs)
+    print(f"\nquantized mobilenet_v2: {len(compiled.partitions)} partitions, {sum(s['tasks'] for s in stats)} tasks; "
+          f"on the host: {sorted({n.split('/')[-1].rstrip('_0123456789') for n in host})}")
+
+    device = regcmd.open_device(emulated=True)
+    generator = torch.Generator().manual_seed(1)
+    step = net.classifier[1].scale
+    steps, top1 = [], 0
+    for _ in range(INPUTS):
+        x = torch.randn(1, 3, 224, 224, generator=generator)
+        with torch.no_grad():
+            want = net(x).numpy().astype(np.float64).reshape(-1)
+        got = np.asarray(compiled.run({"x": x.numpy()}, device)[0], dtype=np.float64).reshape(-1)
+        steps.append(np.abs(got - want) / step)
+        top1 += int(np.argmax(got) == np.argmax(want))
+    steps = np.concatenate(steps)
+    within = float(np.mean(steps <= 1 + 1e-3))
+    print(f"quantized mobilenet_v2: {within:.4f} of the logits within one step ({step:.3g}), at most "
+          f"{steps.max():.2f} steps, top-1 {top1}/{INPUTS}")
+    assert within >= 0.99
+    assert top1 >= 15
+
+
 def test_a_network_on_the_rocket_node_says_what_its_kernel_refuses():
     """rocket turns ping-pong on for every task, which an SDP op (a residual Add) cannot run
     with: the partition holding one is refused with the rule, nothing runs wrong."""

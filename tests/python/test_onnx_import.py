@@ -386,6 +386,35 @@ def test_mutated_models_end_in_errors_or_outputs():
 
 # --- a QDQ model ---------------------------------------------------------------------------------
 
+def test_quantized_average_pools_run_as_depthwise_convs_of_unit_weights():
+    """DequantizeLinear -> AveragePool 2x2 / GlobalAveragePool -> QuantizeLinear on uint8: a
+    depthwise QLinearConv of weights 1 at scale 1/(kh kw), within one step of the definition
+    (the PPU's int8 average stays refused: no source gives its arithmetic)."""
+    rng = np.random.default_rng(12)
+    params = {"s_in": np.float32(0.05), "z_in": np.uint8(128), "s_a": np.float32(0.04), "z_a": np.uint8(120),
+              "s_g": np.float32(0.01), "z_g": np.uint8(100)}
+    nodes = [helper.make_node("DequantizeLinear", ["x", "s_in", "z_in"], ["xd"], name="dq"),
+             helper.make_node("AveragePool", ["xd"], ["a"], kernel_shape=[2, 2], strides=[2, 2], name="avg"),
+             helper.make_node("QuantizeLinear", ["a", "s_a", "z_a"], ["aq"], name="q_avg"),
+             helper.make_node("GlobalAveragePool", ["xd"], ["g"], name="gap"),
+             helper.make_node("QuantizeLinear", ["g", "s_g", "z_g"], ["gq"], name="q_gap")]
+    model = model_of(nodes, [tensor("x", [1, 16, 6, 6], TensorProto.UINT8)],
+                     [tensor("aq", [1, 16, 3, 3], TensorProto.UINT8), tensor("gq", [1, 16, 1, 1], TensorProto.UINT8)],
+                     params)
+    compiled = ro.import_model(model)
+    assert compiled.placement == {"dq": "npu", "avg": "npu", "q_avg": "npu", "gap": "npu", "q_gap": "npu"}
+    assert compiled.reasons["q_avg"] == "folded into avg" and compiled.reasons["q_gap"] == "folded into gap"
+    x = rng.integers(0, 256, (1, 16, 6, 6)).astype(np.uint8)
+    aq, gq = compiled.run([x])
+    real = (x[0].astype(np.float64) - 128) * 0.05
+    avg = real.reshape(16, 3, 2, 3, 2).mean(axis=(2, 4))
+    want_a = np.clip(np.rint(avg / np.float64(np.float32(0.04))) + 120, 0, 255)
+    want_g = np.clip(np.rint(real.mean(axis=(1, 2)) / np.float64(np.float32(0.01))) + 100, 0, 255)
+    assert np.abs(aq[0].astype(np.int64) - want_a).max() <= 1
+    assert np.abs(gq[0, :, 0, 0].astype(np.int64) - want_g).max() <= 1
+    assert np.abs(aq[0].astype(np.int64) - want_a).mean() < 0.5  # mostly exact
+
+
 def test_a_qdq_conv_relu_runs_as_one_quantized_conv():
     rng = np.random.default_rng(10)
     wq = rng.integers(-127, 128, (8, 4, 3, 3)).astype(np.int8)

@@ -106,6 +106,71 @@ def _dequantized(nodes, infos, name):
     return dq
 
 
+def _constant_value(nodes, infos, name):
+    """A constant's value, or a DequantizeLinear's of constants (a quantized bias as
+    PyTorch exports it): (the value, the DequantizeLinear or None), else (None, None)."""
+    if infos[name].const is not None:
+        return infos[name].const, None
+    dq = _writer(nodes, name)
+    if dq is None or dq.op_type != "DequantizeLinear" or any(not n or infos[n].const is None for n in dq.inputs[:3]):
+        return None, None
+    q, scale, zp = (np.asarray(infos[n].const, dtype=np.float64) for n in dq.inputs[:3])
+    return (q - zp) * scale, dq
+
+
+def _weights_as(infos, dqw, x_type, key):
+    """A DequantizeLinear's constant weights and zero point as `x_type`: int8 weights of a
+    uint8 input (PyTorch's quint8 activations, qint8 weights) move up by 128 with their zero
+    point, the same real values in the type the CNA reads both in; other weights as they are."""
+    w, zp = dqw.inputs[0], dqw.inputs[2]
+    if np.dtype(x_type) != np.dtype(np.uint8) or np.dtype(infos[w].dtype) != np.dtype(np.int8):
+        return w, zp
+    shifted = (infos[w].const.astype(np.int16) + 128).astype(np.uint8)
+    infos[f"{key}.w_u8"], infos[f"{key}.w_u8_zp"] = _constant(shifted), _constant(
+        np.asarray(int(_scalar(infos, zp)) + 128, dtype=np.uint8))
+    return f"{key}.w_u8", f"{key}.w_u8_zp"
+
+
+def fuse_qdq_average(nodes, infos, outputs):
+    """DequantizeLinear(x) -> GlobalAveragePool or AveragePool (no padding, no ceil_mode) ->
+    QuantizeLinear as one depthwise QLinearConv of unit weights at scale 1 / (kh kw): the window's
+    sum requantized by x_scale / (kh kw y_scale), an arithmetic the DPU's requantization is
+    known to do (the PPU's int8 average is not: pool-average-int8)."""
+    from .importer import Node
+    fused = {}
+    readers = _readers(nodes)
+    for pool in [n for n in nodes if n.op_type in ("GlobalAveragePool", "AveragePool")]:
+        dqx = _dequantized(nodes, infos, pool.inputs[0])
+        after = readers.get(pool.outputs[0], [])
+        if dqx is None or len(after) != 1 or after[0].op_type != "QuantizeLinear" or pool.outputs[0] in outputs:
+            continue
+        q, shape = after[0], infos[pool.inputs[0]].shape
+        if len(q.inputs) < 3 or _scalar(infos, q.inputs[1]) is None or _scalar(infos, q.inputs[2]) is None or \
+                len(shape) != 4 or np.dtype(infos[q.inputs[2]].dtype) != np.dtype(infos[dqx.inputs[0]].dtype):
+            continue
+        attrs = pool.attrs
+        if pool.op_type == "AveragePool" and (any(attrs.get("pads", [0])) or attrs.get("ceil_mode", 0) or
+                                              attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID")):
+            continue  # a window over padding divides by what it counts
+        kernel = list(shape[2:]) if pool.op_type == "GlobalAveragePool" else list(attrs["kernel_shape"])
+        x_type = infos[dqx.inputs[0]].dtype
+        ones = np.ones((shape[1], 1, *kernel), dtype=x_type)
+        w, w_scale, w_zp = (f"{pool.key}.{n}" for n in ("ones", "scale", "zp"))
+        infos[w], infos[w_zp] = _constant(ones), _constant(np.asarray(0, dtype=x_type))
+        infos[w_scale] = _constant(np.asarray(1.0 / np.prod(kernel), dtype=np.float32))
+        conv_attrs = {"kernel_shape": kernel, "group": shape[1], "strides": list(attrs.get("strides", [1, 1]))}
+        merged = Node(pool.index, pool.key, "QLinearConv", conv_attrs,
+                      [dqx.inputs[0], dqx.inputs[1], dqx.inputs[2], w, w_scale, w_zp, q.inputs[1], q.inputs[2]],
+                      [q.outputs[0]])
+        nodes[nodes.index(pool)] = merged
+        nodes.remove(q)
+        fused[q.key] = pool.key
+        if not any(r is not merged for r in _readers(nodes).get(dqx.outputs[0], [])) and dqx.outputs[0] not in outputs:
+            nodes.remove(dqx)
+            fused[dqx.key] = pool.key
+    return fused
+
+
 def fuse_qdq(nodes, infos, outputs):
     """DequantizeLinear(x), DequantizeLinear(w) -> Conv (-> Relu) -> QuantizeLinear as one
     QLinearConv (a Relu as its regcmd_relu: the result clamped at the zero point); the bias,
@@ -128,13 +193,14 @@ def fuse_qdq(nodes, infos, outputs):
         q = after[0]
         if len(q.inputs) < 3 or _scalar(infos, q.inputs[1]) is None or _scalar(infos, q.inputs[2]) is None:
             continue
-        types = {infos[dqx.inputs[0]].dtype, infos[dqw.inputs[0]].dtype, infos[q.inputs[2]].dtype}
+        w, w_zp = _weights_as(infos, dqw, infos[dqx.inputs[0]].dtype, conv.key)
+        types = {infos[dqx.inputs[0]].dtype, infos[w].dtype, infos[q.inputs[2]].dtype}
         if len(types) != 1 or next(iter(types)) not in (np.dtype(np.uint8), np.dtype(np.int8)):
             continue
-        inputs = [dqx.inputs[0], dqx.inputs[1], dqx.inputs[2], dqw.inputs[0], dqw.inputs[1], dqw.inputs[2],
-                  q.inputs[1], q.inputs[2]]
+        inputs = [dqx.inputs[0], dqx.inputs[1], dqx.inputs[2], w, dqw.inputs[1], w_zp, q.inputs[1], q.inputs[2]]
+        bias_dq = None
         if len(conv.inputs) > 2 and conv.inputs[2]:
-            b = infos[conv.inputs[2]].const
+            b, bias_dq = _constant_value(nodes, infos, conv.inputs[2])
             if b is None:
                 continue
             step = float(_scalar(infos, dqx.inputs[1])) * float(_scalar(infos, dqw.inputs[1]))
@@ -147,7 +213,7 @@ def fuse_qdq(nodes, infos, outputs):
         for n in chain[1:] + [q]:
             nodes.remove(n)
             fused[n.key] = conv.key
-        for dq in (dqx, dqw):  # a DequantizeLinear nothing else reads goes too
+        for dq in (dqx, dqw, bias_dq):  # a DequantizeLinear nothing else reads goes too
             if dq in nodes and not any(r is not merged for r in _readers(nodes).get(dq.outputs[0], [])) and \
                     dq.outputs[0] not in outputs:
                 nodes.remove(dq)

@@ -249,6 +249,21 @@ def _conv(attrs, x, w, b=None):
     return [out.astype(x.dtype)]
 
 
+def numpy_type(elem_type):
+    """The numpy type of an ONNX element type."""
+    import onnx
+    if hasattr(onnx.helper, "tensor_dtype_to_np_dtype"):
+        return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type))
+    return np.dtype(onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[elem_type])  # onnx before 1.13
+
+
+def _constant_of_shape(attrs, shape):
+    from onnx import numpy_helper
+    value = attrs.get("value")
+    fill = numpy_helper.to_array(value).reshape(-1) if value is not None else np.zeros(1, np.float32)
+    return np.full(tuple(int(d) for d in np.asarray(shape).reshape(-1)), fill[0], dtype=fill.dtype)
+
+
 def pool_geometry(attrs, in_shape):
     """Kernel, strides, dilations, begin and end pads, and the output size of each axis."""
     kernel = list(attrs["kernel_shape"])
@@ -369,6 +384,8 @@ HOST_OPS = {
     "Flatten": _flatten, "Reshape": _reshape, "Squeeze": _squeeze, "Unsqueeze": _unsqueeze,
     "Identity": lambda attrs, x: [x],
     "Concat": lambda attrs, *xs: [np.concatenate(xs, axis=attrs["axis"])],
+    "Cast": lambda attrs, x: [x.astype(numpy_type(attrs["to"]))],
+    "ConstantOfShape": lambda attrs, shape: [_constant_of_shape(attrs, shape)],
 }
 
 # Ops whose output is their input's bytes under another shape: no data moves.

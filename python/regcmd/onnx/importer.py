@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import _regcmd
-from .fusion import fold_batchnorm, fuse_conv_activation, fuse_qdq
-from .host_ops import HOST_OPS, LAYOUT_OPS, Unsupported, run_host
+from .fusion import fold_batchnorm, fuse_conv_activation, fuse_qdq, fuse_qdq_average
+from .host_ops import HOST_OPS, LAYOUT_OPS, Unsupported, numpy_type, run_host
 from .layouts import Layout, from_host, to_host
 from .lowering import LOWERINGS
 
@@ -154,10 +154,7 @@ def _first_line(e):
 
 
 def _numpy_type(elem_type):
-    import onnx
-    if hasattr(onnx.helper, "tensor_dtype_to_np_dtype"):
-        return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type))
-    return np.dtype(onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[elem_type])  # onnx before 1.13
+    return numpy_type(elem_type)
 
 
 def _value_infos(graph):
@@ -196,6 +193,8 @@ def _value_infos(graph):
 # become constant inputs; PRelu before opset 7 took a slope per channel (axis 1).
 def _normalize(node, infos, fresh, opset):
     attrs, inputs = node.attrs, node.inputs
+    if node.op_type == "Cast" and np.dtype(infos[inputs[0]].dtype) == np.dtype(infos[node.outputs[0]].dtype):
+        node.op_type, node.attrs = "Identity", {}  # to its own type (PyTorch's quantized export): a rename
     if node.op_type == "PRelu" and opset < 7:
         x, slope = infos[inputs[0]], infos[inputs[1]]
         if slope.const is not None and slope.const.ndim == 1 and len(x.shape) > 2 and slope.const.size == x.shape[1]:
@@ -564,14 +563,18 @@ def import_model(model, table_ranges=None, npu=True, constants=None):
     graph_inputs = [vi.name for vi in graph.input if vi.name not in initializers]
     graph_outputs = [vi.name for vi in graph.output]
     opset = max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), default=1)
-    nodes = _read_nodes(graph, infos, set(graph_inputs) | initializers, set(graph_outputs), opset)
+    constants = []  # the nodes of constants only, computed at import
+    nodes = _read_nodes(graph, infos, set(graph_inputs) | initializers, set(graph_outputs), opset, constants)
     folded = fold_batchnorm(nodes, infos, set(graph_outputs))
     folded.update(fuse_qdq(nodes, infos, set(graph_outputs)))
+    folded.update(fuse_qdq_average(nodes, infos, set(graph_outputs)))
     folded.update(fuse_conv_activation(nodes, infos, set(graph_outputs)))
     placer = _Placer(nodes, infos, graph_outputs, table_ranges or {})
     for node in nodes:
         placer.place(node, npu)
     placer.flush()
+    for key in constants:
+        placer.placement[key], placer.reasons[key] = "host", CONSTANT_FOLDED
     placement = {}
     for i, n in enumerate(graph.node):  # in the model's order, a merged node where it went
         key = n.name or str(i)
@@ -581,7 +584,13 @@ def import_model(model, table_ranges=None, npu=True, constants=None):
     return CompiledModel(graph_inputs, graph_outputs, infos, placer.steps, placement, reasons, placer.partitions, folded)
 
 
-def _read_nodes(graph, infos, available, graph_outputs, opset):
+def _fold(node, infos):
+    values = run_host(node.op_type, node.attrs, [infos[n].const if n else None for n in node.inputs])
+    for name, v in zip(node.outputs, values):
+        infos[name] = ValueInfo(tuple(np.shape(v)), np.asarray(v).dtype, np.asarray(v))
+
+
+def _read_nodes(graph, infos, available, graph_outputs, opset, constants):
     """The model's nodes, each checked (its operator mapped, what it reads written before it,
     its output's shape what its inputs give) and in today's terms; Constants as values."""
     counter = [0]
@@ -615,6 +624,12 @@ def _read_nodes(graph, infos, available, graph_outputs, opset):
         available.update(n for n in node.outputs if n)
         _normalize(node, infos, fresh, opset)
         _check_shapes(node, infos)
+        # a node of constants only is computed here, once (a DequantizeLinear's stays a node:
+        # the fusions read the quantized weights and biases behind it)
+        if node.op_type != "DequantizeLinear" and all(not n or infos[n].const is not None for n in node.inputs):
+            _fold(node, infos)
+            constants.append(node.key)
+            continue
         nodes.append(node)
     for name in graph_outputs:
         if name not in available:
@@ -681,9 +696,7 @@ class _Placer:
     def place(self, node, npu):
         infos = self.infos
         if all(not n or infos[n].const is not None for n in node.inputs):
-            values = run_host(node.op_type, node.attrs, [infos[n].const if n else None for n in node.inputs])
-            for name, v in zip(node.outputs, values):
-                infos[name] = ValueInfo(tuple(np.shape(v)), np.asarray(v).dtype, np.asarray(v))
+            _fold(node, infos)
             self.placement[node.key], self.reasons[node.key] = "host", CONSTANT_FOLDED
             return
         if node.op_type in LAYOUT_OPS and self.current is not None and _alias(self.current, node, infos):
@@ -709,8 +722,12 @@ class _Placer:
 
 def _alias(partition, node, infos):
     """A layout op over a tensor the partition holds as flat rows, or as a surface of one
-    pixel (its channels in a row, padded to whole 16-byte atoms): the same bytes, renamed."""
+    pixel (its channels in a row, padded to whole 16-byte atoms), or an Identity of anything
+    it holds: the same bytes, renamed."""
     r = partition.placed.get(node.inputs[0])
+    if r is not None and node.op_type == "Identity":  # the same value under another name, in any layout
+        partition.placed[node.outputs[0]] = r
+        return True
     if r is None or r.batched:
         return False
     gname, layout = r.names[0], r.layout
