@@ -35,6 +35,26 @@ def seed_models():
     graph = helper.make_graph(nodes, "cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], [w, b, fc])
     models = [helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString()]
+    # PyTorch's quantized export: Cast to its own type, a zero point from ConstantOfShape, an
+    # int32 bias behind a DequantizeLinear, a quantized global average pool
+    q = {"s": np.float32(0.05), "z": np.uint8(128), "sw": np.float32(0.01), "wq": rng.integers(-9, 9, (8, 3, 1, 1)),
+         "bq": rng.integers(-99, 99, 8), "shape": np.array([1], np.int64), "s2": np.float32(0.1), "z2": np.uint8(3)}
+    q = [numpy_helper.from_array(np.asarray(v, dtype=np.int8 if k == "wq" else np.int32 if k == "bq" else None), k)
+         for k, v in q.items()]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"]),
+             helper.make_node("Cast", ["xq"], ["xc"], to=TensorProto.UINT8),
+             helper.make_node("DequantizeLinear", ["xc", "s", "z"], ["xd"]),
+             helper.make_node("ConstantOfShape", ["shape"], ["zero"], value=helper.make_tensor("v", TensorProto.INT8, [1], [0])),
+             helper.make_node("DequantizeLinear", ["wq", "sw", "zero"], ["wd"]),
+             helper.make_node("Conv", ["xd", "wd"], ["c"], kernel_shape=[1, 1]),
+             helper.make_node("QuantizeLinear", ["c", "s2", "z2"], ["cq"]),
+             helper.make_node("DequantizeLinear", ["cq", "s2", "z2"], ["cd"]),
+             helper.make_node("GlobalAveragePool", ["cd"], ["g"]),
+             helper.make_node("QuantizeLinear", ["g", "s2", "z2"], ["gq"]),
+             helper.make_node("DequantizeLinear", ["gq", "s2", "z2"], ["y"])]
+    graph = helper.make_graph(nodes, "qdq", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 1, 1])], q)
+    models.append(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
     for test in ("test_add_bcast", "test_maxpool_2d_ceil", "test_gemm_all_attributes", "test_clip"):
         path = os.path.join(DATA, test, "model.onnx")
         if os.path.exists(path):

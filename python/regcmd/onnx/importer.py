@@ -294,6 +294,13 @@ def _windowed_shape(node, shapes):
 
 
 def _check_shapes(node, infos):
+    if node.op_type in ("QuantizeLinear", "DequantizeLinear"):
+        names = node.inputs + [""] * 3
+        allowed = (np.uint8, np.int8) + ((np.int32,) if node.op_type == "DequantizeLinear" else ())
+        if names[2] and np.dtype(infos[names[2]].dtype) not in [np.dtype(t) for t in allowed]:
+            raise ModelError(f"node {node.key} ({node.op_type}): a zero point of type {infos[names[2]].dtype}")
+        if not np.issubdtype(np.dtype(infos[names[1]].dtype), np.floating):
+            raise ModelError(f"node {node.key} ({node.op_type}): a scale of type {infos[names[1]].dtype}")
     expected = _expected_shape(node, infos)
     if expected is None:
         return
@@ -585,7 +592,12 @@ def import_model(model, table_ranges=None, npu=True, constants=None):
 
 
 def _fold(node, infos):
-    values = run_host(node.op_type, node.attrs, [infos[n].const if n else None for n in node.inputs])
+    """A node of constants only, computed: its outputs become constants. What the operator's
+    definition refuses of its values (shapes that do not broadcast, say) refuses the model."""
+    try:
+        values = run_host(node.op_type, node.attrs, [infos[n].const if n else None for n in node.inputs])
+    except (ValueError, TypeError, IndexError, KeyError, OverflowError, MemoryError) as e:
+        raise ModelError(f"node {node.key} ({node.op_type}) of constants: {_first_line(e)}") from None
     for name, v in zip(node.outputs, values):
         infos[name] = ValueInfo(tuple(np.shape(v)), np.asarray(v).dtype, np.asarray(v))
 
