@@ -137,12 +137,15 @@ def test_quantized_mobilenet_v2_matches_pytorch_within_one_step():
     assert top1 >= 15
 
 
-def test_a_network_on_the_rocket_node_says_what_its_kernel_refuses():
-    """rocket turns ping-pong on for every task, which an SDP op (a residual Add) cannot run
-    with: the partition holding one is refused with the rule, nothing runs wrong."""
-    _, model = _exported("resnet18")
-    compiled = regcmd.onnx.import_model(model)
+def test_the_rocket_node_says_what_its_kernel_refuses_of_each_network():
+    """The mainline rocket kernel turns ping-pong on for every task, which an SDP op (a
+    residual Add) cannot run with, and ends a task only on a DPU interrupt, which a PPU
+    pooling does not raise: each network's program is refused with the rule it breaks before
+    anything runs (on the rknpu node they run, above)."""
     rocket = regcmd.open_device("/dev/accel/accel0", emulated=True)
-    with pytest.raises(regcmd.RuleError) as refused:
-        compiled.run({"x": np.zeros((1, 3, 224, 224), np.float32)}, rocket)
-    assert refused.value.rule == "rocket-pingpong"
+    x = {"x": np.zeros((1, 3, 224, 224), np.float32)}
+    for name, rule in (("resnet18", "rocket-pingpong"), ("squeezenet1_1", "rocket-interrupt")):
+        compiled = regcmd.onnx.import_model(_exported(name)[1])
+        with pytest.raises(regcmd.RuleError) as refused:
+            compiled.run(x, rocket)
+        assert refused.value.rule == rule, name
