@@ -512,7 +512,7 @@ void pack_graph_inputs(const large_graph_geometry& g, const py::dict& inputs, co
       if (s.conv.conv.ew_bias()) {  // an fp16 conv's bias: fp16 values, packed apart
         if (!biases.contains(conv)) throw spec_problem{"the conv '" + conv + "' adds a bias: give it in biases"};
         const host_array<float> b = values_of<float>(biases[conv.c_str()], c.out_channels, "a bias");
-        check(pack_fp16_conv_bias(g, conv, std::span<const float>(b.data(), b.size()), bytes(operand_role::bias)));
+        check(pack_fp16_conv_bias(g, conv, span_of(b), bytes(operand_role::bias)));
       }
     }
     if (conv_weights) continue;
