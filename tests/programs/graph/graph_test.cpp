@@ -205,9 +205,13 @@ TEST_CASE("a graph's tensors by name: unknown names and the wrong direction are 
 TEST_CASE("a graph built at run time holds 128 ops: a whole network in one program") {
   const act_spec relu{.fn = activation::relu, .M = 4, .N = 96};
   large_graph_spec chain;
+  // t1 = relu t0, t2 = relu t1, ... (names appended, not "t" + a string: g++ 12's -Wrestrict)
+  std::string in = "t0";
   for (int i = 0; i < 128; ++i) {
-    const std::string in = "t" + std::to_string(i), out = "t" + std::to_string(i + 1);
+    std::string out(1, 't');
+    out += std::to_string(i + 1);
     REQUIRE(add_op(chain, graph_act(graph_name::of(out), graph_name::of(in), relu)).ok());
+    in = out;
   }
   CHECK_BREAKS(add_op(chain, graph_act("t129", "t128", relu)), rules::graph_capacity);
   const auto built = build(chain);
