@@ -7,7 +7,7 @@ and a node whose ops do not build goes to the host with the rule's message.
 import numpy as np
 
 from .host_ops import Unsupported, pool_geometry, spatial_pads
-from .layouts import Layout, image_surface, natural_layout, npu_type
+from .layouts import Layout, image_channels, image_surface, natural_layout, npu_type
 
 FP16_MAX = 65504.0
 
@@ -469,12 +469,10 @@ def conv(ctx, node):
     x_shape, batch, part_shape = _batch_of(ctx, node)
     C, H, W = _image_dims(x_shape)
     O = w_info.shape[0]
-    x_layout = image_surface(H * W, C, "fp16")
-    out_pixels = _conv_geometry(node.attrs, x_shape, w_info.shape, C, O)["out_pixels"]
-    layout = image_surface(out_pixels, O, "fp16")
-    held = (x_layout.N, layout.N)  # zero channels and kernels up to them
+    held = (image_channels(C, "fp16"), image_channels(O, "fp16"))  # zero channels and kernels up to them
     geometry = _conv_geometry(node.attrs, x_shape, w_info.shape, C, O, held)
     kernel, options, depthwise = geometry["kernel"], geometry["options"], geometry["depthwise"]
+    x_layout, layout = image_surface(H * W, C, "fp16"), image_surface(geometry["out_pixels"], O, "fp16")
 
     def ohwi(w):
         return _ohwi(np.asarray(w, dtype=np.float64), O, kernel, depthwise, held)
