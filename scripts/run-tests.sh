@@ -4,7 +4,7 @@
 #   (no flag)  set up, build once (g++, Debug, the gcc preset) and run every unit, rule,
 #              compile-fail, tool, runtime, emulated-device, package, Python and ONNX conformance
 #              test: about 8 minutes on 2 cores with the packages installed.
-#   --full     the matrix CI runs (.ci/run), about 34 minutes on 2 cores: clang; aarch64, the
+#   --full     the matrix CI runs (.ci/run), about 38 minutes on 2 cores: clang; aarch64, the
 #              board's architecture (Debian's g++ cross compiler, the tests under qemu-user);
 #              g++ under AddressSanitizer + UBSan with the compile-fail tests; the runtime
 #              tests under ThreadSanitizer; each fuzz target for 60 seconds (clang, libFuzzer),
