@@ -106,6 +106,19 @@ def _dequantized(nodes, infos, name):
     return dq
 
 
+def _per_tensor(infos, q):
+    """Whether a QuantizeLinear has constant per-tensor parameters."""
+    return len(q.inputs) >= 3 and _scalar(infos, q.inputs[1]) is not None and _scalar(infos, q.inputs[2]) is not None
+
+
+def _drop_unread(nodes, dq, merged, outputs, fused):
+    """A DequantizeLinear that nothing but the merged node reads goes with it."""
+    if dq in nodes and not any(r is not merged for r in _readers(nodes).get(dq.outputs[0], [])) and \
+            dq.outputs[0] not in outputs:
+        nodes.remove(dq)
+        fused[dq.key] = merged.key
+
+
 def _constant_value(nodes, infos, name):
     """A constant's value, or a DequantizeLinear's of constants (a quantized bias as
     PyTorch exports it): (the value, the DequantizeLinear or None), else (None, None)."""
@@ -145,8 +158,8 @@ def fuse_qdq_average(nodes, infos, outputs):
         if dqx is None or len(after) != 1 or after[0].op_type != "QuantizeLinear" or pool.outputs[0] in outputs:
             continue
         q, shape = after[0], infos[pool.inputs[0]].shape
-        if len(q.inputs) < 3 or _scalar(infos, q.inputs[1]) is None or _scalar(infos, q.inputs[2]) is None or \
-                len(shape) != 4 or np.dtype(infos[q.inputs[2]].dtype) != np.dtype(infos[dqx.inputs[0]].dtype):
+        if not _per_tensor(infos, q) or len(shape) != 4 or \
+                np.dtype(infos[q.inputs[2]].dtype) != np.dtype(infos[dqx.inputs[0]].dtype):
             continue
         attrs = pool.attrs
         if pool.op_type == "AveragePool" and (any(attrs.get("pads", [0])) or attrs.get("ceil_mode", 0) or
@@ -165,9 +178,7 @@ def fuse_qdq_average(nodes, infos, outputs):
         nodes[nodes.index(pool)] = merged
         nodes.remove(q)
         fused[q.key] = pool.key
-        if not any(r is not merged for r in _readers(nodes).get(dqx.outputs[0], [])) and dqx.outputs[0] not in outputs:
-            nodes.remove(dqx)
-            fused[dqx.key] = pool.key
+        _drop_unread(nodes, dqx, merged, outputs, fused)
     return fused
 
 
@@ -191,7 +202,7 @@ def fuse_qdq(nodes, infos, outputs):
         if len(after) != 1 or after[0].op_type != "QuantizeLinear" or tail in outputs:
             continue
         q = after[0]
-        if len(q.inputs) < 3 or _scalar(infos, q.inputs[1]) is None or _scalar(infos, q.inputs[2]) is None:
+        if not _per_tensor(infos, q):
             continue
         w, w_zp = _weights_as(infos, dqw, infos[dqx.inputs[0]].dtype, conv.key)
         types = {infos[dqx.inputs[0]].dtype, infos[w].dtype, infos[q.inputs[2]].dtype}
@@ -213,9 +224,6 @@ def fuse_qdq(nodes, infos, outputs):
         for n in chain[1:] + [q]:
             nodes.remove(n)
             fused[n.key] = conv.key
-        for dq in (dqx, dqw, bias_dq):  # a DequantizeLinear nothing else reads goes too
-            if dq in nodes and not any(r is not merged for r in _readers(nodes).get(dq.outputs[0], [])) and \
-                    dq.outputs[0] not in outputs:
-                nodes.remove(dq)
-                fused[dq.key] = conv.key
+        for dq in (dqx, dqw, bias_dq):
+            _drop_unread(nodes, dq, merged, outputs, fused)
     return fused

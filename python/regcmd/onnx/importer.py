@@ -153,10 +153,6 @@ def _first_line(e):
     return text.splitlines()[0] if text else type(e).__name__
 
 
-def _numpy_type(elem_type):
-    return numpy_type(elem_type)
-
-
 def _value_infos(graph):
     from onnx import numpy_helper
     infos = {}
@@ -182,7 +178,7 @@ def _value_infos(graph):
             dims.append(d.dim_value)
         _check_size(vi.name, dims)
         try:
-            dtype = _numpy_type(tt.elem_type)
+            dtype = numpy_type(tt.elem_type)
         except Exception:
             raise ModelError(f"value {vi.name!r} has element type {tt.elem_type}, which numpy has not") from None
         infos[vi.name] = ValueInfo(tuple(dims), dtype)
