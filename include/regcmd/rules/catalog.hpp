@@ -315,6 +315,10 @@
   X(graph_written_twice, "graph-written-twice",                                                      \
     "two ops write the same tensor: give each result its own name",                                  \
     "regcmd")                                                                                        \
+  X(rms_norm_shape, "rms-norm-shape",                                                                \
+    "an RMSNorm normalizes rows of 1 to 16384 fp16 elements with an epsilon of 0 to 65504 "          \
+    "(its sums' weights are fp16 powers of two): split a longer row or clamp epsilon",               \
+    "regcmd/programs/norm/rms_norm.hpp")                                                             \
   X(concat_shape, "concat-shape",                                                                    \
     "a concatenation joins two fp16 or int8 surfaces of some pixels and channels: give the dtype, "  \
     "the pixels and both parts' channels",                                                           \

@@ -315,6 +315,7 @@ constexpr status place(G& g) {
 
 template <class Soc = soc::rk3588, std::size_t MaxOps>
 constexpr result<basic_graph_geometry<MaxOps>> resolve_graph(const basic_graph_spec<MaxOps>& spec) {
+  if (spec.refused) return make_error(*spec.refused, "graph", "preset");
   if (spec.count == 0 || spec.count > MaxOps) return make_error(rules::graph_capacity, "graph", "ops", spec.count);
   basic_graph_geometry<MaxOps> g;
   g.step_count = spec.count;

@@ -158,6 +158,9 @@ struct basic_graph_spec {
   // Every intermediate in bytes of its own, none reused when its lifetime ends: each can be
   // read back after the run (to check every op, as regcmd-run does), for a larger arena.
   bool keep_intermediates = false;
+  // The rule a preset's request broke (add_rms_norm, ...), which building the graph reports
+  // before anything else: a preset that could not add its ops leaves a graph that says why.
+  const rule* refused = nullptr;
   friend constexpr bool operator==(const basic_graph_spec&, const basic_graph_spec&) = default;
 };
 // Graphs of two capacities are equal when they hold the same ops (a graph file's against one
@@ -165,7 +168,7 @@ struct basic_graph_spec {
 template <std::size_t A, std::size_t B>
   requires(A != B)
 constexpr bool operator==(const basic_graph_spec<A>& x, const basic_graph_spec<B>& y) {
-  if (x.count != y.count || x.keep_intermediates != y.keep_intermediates) return false;
+  if (x.count != y.count || x.keep_intermediates != y.keep_intermediates || x.refused != y.refused) return false;
   for (std::uint32_t i = 0; i < x.count; ++i)
     if (!(x.ops[i] == y.ops[i])) return false;
   return true;
