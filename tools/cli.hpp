@@ -30,7 +30,7 @@ inline constexpr act_tolerance act_tolerances[] = {
     {activation::gelu, 1e-2},    {activation::gelu_erf, 1e-2},  {activation::hardswish, 1e-2},
     {activation::hardsigmoid, 2e-3}, {activation::exp, 2e-3},  {activation::mish, 1e-2},
     {activation::elu, 2e-3},     {activation::selu, 2e-3},      {activation::softplus, 2e-3},
-    {activation::rsqrt_band, 2e-3}};
+    {activation::rsqrt_band, 2e-3}, {activation::reciprocal_band, 2e-3}};
 
 inline double absolute_tolerance(activation f) {
   for (const act_tolerance& t : act_tolerances)

@@ -145,7 +145,7 @@ editable door_program(reader& in) {
       break;
     case 4: {
       // the ReLU family (any dtype) or a table (fp16) over an SDP tensor
-      const auto fn = static_cast<activation>(b % (static_cast<std::uint32_t>(activation::rsqrt_band) + 1));
+      const auto fn = static_cast<activation>(b % (static_cast<std::uint32_t>(activation::reciprocal_band) + 1));
       const act_spec act{.fn = fn, .dtype = ew.dtype, .M = ew.M, .N = ew.N, .layout = ew.layout, .lo = -2, .hi = 3};
       p = take_program(build(act), "act");
       if (!p) p = take_program(build(act_spec{.fn = activation::sigmoid, .M = 4, .N = 16}), "act");

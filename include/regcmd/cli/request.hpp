@@ -53,7 +53,8 @@ inline constexpr std::pair<std::string_view, activation> act_functions[] = {
     {"silu", activation::silu},         {"gelu", activation::gelu},           {"gelu-erf", activation::gelu_erf},
     {"hardswish", activation::hardswish}, {"hardsigmoid", activation::hardsigmoid}, {"exp", activation::exp},
     {"mish", activation::mish},         {"elu", activation::elu},             {"selu", activation::selu},
-    {"softplus", activation::softplus}, {"rsqrt-band", activation::rsqrt_band}};
+    {"softplus", activation::softplus}, {"rsqrt-band", activation::rsqrt_band},
+    {"reciprocal-band", activation::reciprocal_band}};
 inline constexpr std::pair<std::string_view, pool_op> pool_ops[] = {
     {"max", pool_op::max}, {"avg", pool_op::average}, {"global-max", pool_op::global_max}, {"global-avg", pool_op::global_average}};
 inline constexpr std::pair<std::string_view, precision> pool_dtypes[] = {{"fp16", precision::fp16}, {"int8", precision::int8}};

@@ -65,6 +65,7 @@ inline double function(activation f, double x, double alpha = 1.0) {
     case activation::selu: return 1.0507009873554805 * (x > 0 ? x : 1.6732632423543772 * std::expm1(x));
     case activation::softplus: return std::log1p(std::exp(x));
     case activation::rsqrt_band: return 1 / std::sqrt(std::clamp(x, 1.0, 4.0)) - 0.5;
+    case activation::reciprocal_band: return 1 / std::clamp(x, 1.0, 4.0) - 0.25;
     default: return std::numeric_limits<double>::quiet_NaN();
   }
 }
@@ -86,7 +87,8 @@ inline lut_range default_range(activation f) {
     case activation::elu:
     case activation::selu: return a::elu_range;
     case activation::softplus: return a::softplus_range;
-    case activation::rsqrt_band: return a::rsqrt_band_range;
+    case activation::rsqrt_band:
+    case activation::reciprocal_band: return a::band_range;
     default: return {};
   }
 }

@@ -48,25 +48,26 @@ norm_run run_on_model(const rms_norm_spec& s, const std::vector<float>& x, const
 
 TEST_CASE("rms norm: the bands' weights are powers of two whose square roots telescope") {
   // D = 64: ρ = 1, S's column j = 4^(j-7) / 64, G's = 2^(j-7); the constant column √u_0 = 2^-7
-  CHECK(norm::sum_weight(64, 0) == std::ldexp(1.0, -20));
-  CHECK(norm::sum_weight(64, 16) == std::ldexp(1.0, 12));
-  CHECK(norm::sum_weight(64, 17) == 0);
-  CHECK(norm::scale_weight(64, 3) == std::ldexp(1.0, -4));
-  CHECK(norm::scale_weight(64, 17) == std::ldexp(1.0, -7));
-  CHECK(norm::scale_weight(64, 18) == 0);
+  const norm::band_set d64 = norm::rms_bands(64), d4096 = norm::rms_bands(4096), d3 = norm::rms_bands(3);
+  CHECK(d64.sum_weight(0) == std::ldexp(1.0, -20));
+  CHECK(d64.sum_weight(16) == std::ldexp(1.0, 12));
+  CHECK(d64.sum_weight(17) == 0);
+  CHECK(d64.coefficient(3) == std::ldexp(1.0, -4));
+  CHECK(d64.coefficient(17) == std::ldexp(1.0, -7));
+  CHECK(d64.coefficient(18) == 0);
   // D = 4096: band 0's 2^-26 is below fp16's least subnormal: gone, the sum starts at band 1
-  CHECK(norm::sum_weight(4096, 0) == 0);
-  CHECK(norm::sum_weight(4096, 1) == std::ldexp(1.0, -24));
-  CHECK(norm::scale_weight(4096, 17) == std::ldexp(1.0, -6));
+  CHECK(d4096.sum_weight(0) == 0);
+  CHECK(d4096.sum_weight(1) == std::ldexp(1.0, -24));
+  CHECK(d4096.coefficient(17) == std::ldexp(1.0, -6));
   // D = 3: ρ = 3/4; band 16's 2^16 is beyond fp16
-  CHECK(norm::sum_weight(3, 16) == 0);
-  CHECK(norm::scale_weight(3, 15) == doctest::Approx(std::sqrt(0.75 * std::ldexp(1.0, 16))));
-  // The identity itself, with the exact band function: Σ √u_j band(s u_j) + √u_0 / 2 = 1/√s
+  CHECK(d3.sum_weight(16) == 0);
+  CHECK(d3.coefficient(15) == doctest::Approx(std::sqrt(0.75 * std::ldexp(1.0, 16))));
+  // The identity itself, with the exact band function: Σ c_j band(y_j) = 1/√s
   for (const double s : {4e-6, 1e-3, 0.37, 1.0, 5.0, 2000.0, 60000.0}) {
     double sum = 0;
     for (std::uint32_t j = 0; j < norm::band_columns; ++j) {
-      const double y = s * 64 * norm::sum_weight(64, j);
-      sum += norm::scale_weight(64, j) * (1 / std::sqrt(std::clamp(y, 1.0, 4.0)) - 0.5);
+      const double y = s * 64 * d64.sum_weight(j);
+      sum += d64.coefficient(j) * (1 / std::sqrt(std::clamp(y, 1.0, 4.0)) - 0.5);
     }
     CHECK(sum == doctest::Approx(1 / std::sqrt(s)).epsilon(1e-12));
   }

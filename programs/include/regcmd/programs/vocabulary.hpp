@@ -91,6 +91,15 @@ constexpr tensor_format surface_format(precision p, std::uint32_t pixels, std::u
   if (pixels == 1) return row_format(p, 1, cols, 0);
   return {p, tensor_layout::surface, pixels, cols, 0, false, channels};
 }
+// An NC1HWC2 surface of one full atom of channels is the same bytes as its pixels' rows
+// ([pixels][atom], contiguous): a pooling over a row-major matrix viewed 8 fp16 channels wide
+// reads what a matmul wrote. Other formats are their own.
+constexpr tensor_format as_laid_out(const tensor_format& f) {
+  if (f.layout == tensor_layout::surface && f.cols == f.channels && bytes_of(f.type, f.cols) == 16)
+    return row_format(f.type, 1, f.rows * f.cols, 0);
+  return f;
+}
+constexpr bool same_bytes(const tensor_format& a, const tensor_format& b) { return as_laid_out(a) == as_laid_out(b); }
 constexpr tensor_format vector_format(precision p, std::uint32_t channels) {
   return {p, tensor_layout::vector, 1, channels, 0};
 }

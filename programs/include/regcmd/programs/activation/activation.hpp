@@ -43,7 +43,7 @@ namespace regcmd {
 enum class activation : std::uint8_t {
   relu, relu6, clip, leaky_relu,                                             // DPU stages
   sigmoid, tanh, silu, gelu, gelu_erf, hardswish, hardsigmoid, exp, mish,  // lookup tables
-  elu, selu, softplus, rsqrt_band,
+  elu, selu, softplus, rsqrt_band, reciprocal_band,
   custom,                                                                    // lut_activation<F>
 };
 
@@ -156,7 +156,8 @@ constexpr result<lut_table> builtin_table(activation f, const lut_range& asked, 
     case activation::elu: return with(a::elu_fn{alpha}, a::elu_range);
     case activation::selu: return with(a::selu_fn{}, a::elu_range);
     case activation::softplus: return with(a::softplus_fn{}, a::softplus_range);
-    case activation::rsqrt_band: return with(a::rsqrt_band_fn{}, a::rsqrt_band_range);
+    case activation::rsqrt_band: return with(a::rsqrt_band_fn{}, a::band_range);
+    case activation::reciprocal_band: return with(a::reciprocal_band_fn{}, a::band_range);
     default: return make_error(rules::lut_range, "act");
   }
 }

@@ -58,12 +58,15 @@ struct selu_fn {
 struct softplus_fn {
   constexpr double operator()(double x) const { return cmath::log1p(cmath::exp(x)); }
 };
-// One band of 1/√y for the norms (regcmd/programs/norm/band.hpp): 1/√clamp(y, 1, 4) - 1/2,
-// so 1/2 below the band, 0 above it. A row's sum scaled by powers of 4, one band each, and
-// the bands' outputs weighted by the powers' square roots add up to 1/√sum over the whole
-// fp16 range, while the table's entries are spaced for [1, 4] alone.
+// One band of 1/√y and of 1/y for the norms and softmax (regcmd/programs/norm/band.hpp):
+// F(clamp(y, 1, 4)) - F(4), constant below the band, 0 above it. A row's sum scaled by powers
+// of 4, one band each, and the bands' outputs weighted add up to F(sum) over the whole fp16
+// range, while the table's entries are spaced for [1, 4] alone.
 struct rsqrt_band_fn {
   constexpr double operator()(double y) const { return 1.0 / cmath::sqrt(y < 1 ? 1.0 : y > 4 ? 4.0 : y) - 0.5; }
+};
+struct reciprocal_band_fn {
+  constexpr double operator()(double y) const { return 1.0 / (y < 1 ? 1.0 : y > 4 ? 4.0 : y) - 0.25; }
 };
 
 inline constexpr lut_range sigmoid_range{-8, 8};
@@ -78,7 +81,8 @@ inline constexpr lut_range mish_range{-12, 12, lut_tail::hold, lut_tail::linear}
 // held, and above 8 all three continue along their secant (x itself, to 3.4e-4 for softplus).
 inline constexpr lut_range elu_range{-8, 8, lut_tail::hold, lut_tail::linear};
 inline constexpr lut_range softplus_range{-8, 8, lut_tail::hold, lut_tail::linear};
-// [0, 4]: entries 1/128 apart over the band, whose interpolation strays by 6e-6 at most.
-inline constexpr lut_range rsqrt_band_range{0, 4};
+// [0, 4]: entries 1/128 apart over the band, whose interpolation strays by 6e-6 (1/√y) and
+// 8e-6 (1/y) at most.
+inline constexpr lut_range band_range{0, 4};
 
 }  // namespace regcmd::activations

@@ -151,7 +151,7 @@ constexpr std::uint32_t index_of(const G& g, const graph_name& name) {
 constexpr bool reads_as(const tensor_format& written, const tensor_format& read) {
   tensor_format padded = read;
   padded.cols = written.cols;
-  return written == read || (read.layout == tensor_layout::surface && written == padded && read.cols <= written.cols);
+  return same_bytes(written, read) || (read.layout == tensor_layout::surface && written == padded && read.cols <= written.cols);
 }
 
 // Whether `use` reads all of x, which an earlier op wrote, as one flat vector of x's
@@ -183,7 +183,7 @@ constexpr result<std::uint32_t> read(G& g, const tensor_use& use, std::uint32_t 
   if (use.role == operand_role::weight && x.writer != no_op)
     return make_error(rules::graph_weight_source, "graph", "tensor").with_note(use.name->view());
   const bool viewed = flat_view && views_flat(x, use);
-  if (!viewed && (x.writer == no_op ? x.format != use.format : !reads_as(x.format, use.format)))
+  if (!viewed && (x.writer == no_op ? !same_bytes(x.format, use.format) : !reads_as(x.format, use.format)))
     return make_error(rules::graph_tensor_format, "graph", "tensor").with_note(use.name->view());
   x.bytes = std::max(x.bytes, use.extent);  // equal formats reach equal bytes: only inputs grow
   if (x.writer != no_op) x.kind = tensor_kind::intermediate;

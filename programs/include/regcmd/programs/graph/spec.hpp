@@ -49,6 +49,16 @@ struct graph_name {
     return n;
   }
   static constexpr bool fits(std::string_view s) { return !s.empty() && s.size() <= capacity; }
+  // "<prefix>.<what>": a preset's own tensors (norm/); empty when it does not fit.
+  static constexpr graph_name prefixed(std::string_view prefix, std::string_view what) {
+    graph_name n;
+    if (prefix.size() + 1 + what.size() > capacity) return n;
+    std::size_t at = 0;
+    for (char c : prefix) n.text[at++] = c;
+    n.text[at++] = '.';
+    for (char c : what) n.text[at++] = c;
+    return n;
+  }
   constexpr std::string_view view() const {
     std::size_t n = 0;
     while (n < capacity && text[n] != 0) ++n;

@@ -3,26 +3,20 @@
 //
 //   y[m][n] = x[m][n] · γ[n] / √(mean_k x[m][k]² + ε)
 //
-// The hardware has no divide and no square root, and its tables interpolate linearly
-// between entries spaced evenly (ops-reference §6.2), so one table of 1/√ over the whole fp16
-// range would be useless near 0. The row's sum goes into bands instead:
+// The hardware has no divide and no square root: the row's mean goes into bands (band.hpp).
 //
 //   sq    = x ⊙ x                              SDP, flat
-//   sum   = sq · S       [D][32]               CNA: column j = the mean · u_j, u_j = ρ · 4^(j-7)
+//   sum   = sq · S       [D][32]               CNA: column j = the mean · u_j, clamped at 6
+//                                              in fp32 (a fused ReLU6: past its band the
+//                                              table reads 0 either way, and fp16 holds it)
 //   sum  += ε · u_j      (ε > 0)               SDP, a constant [M][32]
 //   band  = rsqrt_band(sum)                    SDP table: 1/√clamp(y, 1, 4) - 1/2
-//   scale = band · G     [32][D]               CNA: G[j][n] = γ[n] · √u_j
+//   scale = band · G     [32][D]               CNA: G[j][n] = γ[n] · c_j, so scale = γ / √(mean + ε)
 //   y     = x ⊙ scale                          SDP, flat
 //
-// With y_j = s · u_j and u_{j+1} = 4 u_j, band j is 1/2 below its band, 1/√y_j - 1/2 inside,
-// 0 above, so Σ_j √u_j band_j telescopes to 1/√s - √u_0 / 2 for every s whose band exists;
-// column 17 has no weights (y = 0, band = 1/2) and carries √u_0 back. The 17 bands cover
-// s · ρ from 4^-9 to 4^8, all a mean of fp16 squares can be (|x| ≤ 255: x² is fp16). ρ =
-// D / 2^⌈log2 D⌉ keeps every weight of S a power of two, exact in fp16 from its least
-// subnormal 2^-24 to 2^15; a weight beyond is 0 and its band gone: past D = 1024 the top
-// bands' (D = 4096: a mean square past 4^7, an rms of 128, reads 1/√ at that bound; D =
-// 16384: past 4^6), below D = 5 the bottom bands' (D = 1: below 4^-7). Rule rms-norm-shape:
-// D ≤ 16384.
+// The bands cover a mean of 4^-9 .. 4^8 (|x| ≤ 255: x² is fp16). Past D = 1024 the top bands'
+// weights fall below fp16's least subnormal and are gone: at D = 4096 a mean square past 4^7
+// (an rms of 128) reads 1/√ at that bound, at D = 16384 past 4^6. Rule rms-norm-shape: D ≤ 16384.
 
 #include <algorithm>
 #include <array>
@@ -37,6 +31,7 @@
 #include <regcmd/core/precision.hpp>
 #include <regcmd/programs/graph/packing.hpp>
 #include <regcmd/programs/graph/spec.hpp>
+#include <regcmd/programs/norm/band.hpp>
 #include <regcmd/rules/catalog.hpp>
 
 namespace regcmd {
@@ -49,35 +44,9 @@ struct rms_norm_spec {
 };
 
 namespace norm {
-inline constexpr std::uint32_t band_count = 17;      // columns 0..16
-inline constexpr std::uint32_t band_constant = 17;   // no weights: band 1/2, weighted √u of the first band
-inline constexpr std::uint32_t band_columns = 32;    // two weight tiles of N; 18..31 unused
 inline constexpr std::uint32_t max_D = 1u << 14;
-
-// ⌈log2 D⌉ and ρ = D / 2^⌈log2 D⌉ in (1/2, 1].
-constexpr int ceil_log2(std::uint32_t D) {
-  int p = 0;
-  while ((std::uint64_t{1} << p) < D) ++p;
-  return p;
-}
-inline double rho(std::uint32_t D) { return std::ldexp(static_cast<double>(D), -ceil_log2(D)); }
-// u_j = ρ 4^(j-7): the factor on the row's mean in column j.
-inline double band_factor(std::uint32_t D, std::uint32_t j) { return rho(D) * std::ldexp(1.0, 2 * static_cast<int>(j) - 14); }
-// S[k][j] = 4^(j-7) / 2^⌈log2 D⌉, a power of two; 0 where fp16 cannot hold it (below its
-// least subnormal 2^-24, above 2^15) and outside the bands.
-inline double sum_weight(std::uint32_t D, std::uint32_t j) {
-  const int e = 2 * static_cast<int>(j) - 14 - ceil_log2(D);
-  return j < band_count && e >= -24 && e <= 15 ? std::ldexp(1.0, e) : 0;
-}
-// G[j][n] / γ[n]: √u_j on the bands that have weights, and on the constant column √u of the
-// first of them, where the telescoping sum starts.
-inline double scale_weight(std::uint32_t D, std::uint32_t j) {
-  if (j < band_count) return sum_weight(D, j) != 0 ? std::sqrt(band_factor(D, j)) : 0;
-  if (j != band_constant) return 0;
-  std::uint32_t first = 0;
-  while (sum_weight(D, first) == 0) ++first;
-  return std::sqrt(band_factor(D, first));
-}
+// The mean of x² in bands of 1/√ (band.hpp), over 4^-9 .. 4^8: all a mean of fp16 squares can be.
+inline band_set rms_bands(std::uint32_t D) { return {band_function::rsqrt, 7, D}; }
 }  // namespace norm
 
 // The rule of an RMSNorm request: rows of D = 1 to 2^14 elements, M ≥ 1, ε in [0, 65504].
@@ -88,18 +57,6 @@ constexpr status check_rms_norm(const rms_norm_spec& s) {
   return {};
 }
 
-namespace detail {
-// "<prefix>.<what>", or an empty name when it does not fit (graph-operands then names it).
-constexpr graph_name joined(std::string_view prefix, std::string_view what) {
-  char text[graph_name::capacity + 1]{};
-  if (prefix.size() + 1 + what.size() > graph_name::capacity) return {};
-  std::size_t n = 0;
-  for (char c : prefix) text[n++] = c;
-  text[n++] = '.';
-  for (char c : what) text[n++] = c;
-  return graph_name::of(std::string_view(text, n));
-}
-}  // namespace detail
 
 // The ops of y = RMSNorm(x) appended to g: x and y by name, the op's own tensors as
 // "<prefix>.sq", ".sum", ".sum_w", ".eps", ".sume", ".band", ".gamma_w", ".scale" (pack
@@ -112,21 +69,21 @@ constexpr status add_rms_norm(basic_graph_spec<MaxOps>& g, graph_name y, graph_n
     g.refused = c.err().violated;
     return c;
   }
-  auto name = [&](std::string_view what) { return detail::joined(prefix, what); };
+  auto name = [&](std::string_view what) { return graph_name::prefixed(prefix, what); };
   const auto flat = [](ew_op op, std::uint32_t M, std::uint32_t N) {
     return ew_spec{.op = op, .M = M, .N = N, .layout = operand_layout::row_major};
   };
-  const auto fp16 = [](std::uint32_t M, std::uint32_t K, std::uint32_t N) {
+  const auto fp16 = [](std::uint32_t M, std::uint32_t K, std::uint32_t N, output_activation a) {
     return matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp16, .M = M, .K = K, .N = N,
-                       .tile_pad = tile_padding::zero};
+                       .tile_pad = tile_padding::zero, .activation = a};
   };
   const graph_name sum = name("sum"), banded = s.eps > 0 ? name("sume") : sum;
   const graph_op ops[] = {
       graph_ew(name("sq"), x, x, flat(ew_op::mul, s.M, s.D)),
-      graph_matmul(sum, name("sq"), name("sum_w"), fp16(s.M, s.D, norm::band_columns)),
+      graph_matmul(sum, name("sq"), name("sum_w"), fp16(s.M, s.D, norm::band_columns, output_activation::relu6)),
       graph_ew(name("sume"), sum, name("eps"), flat(ew_op::add, s.M, norm::band_columns)),
       graph_act(name("band"), banded, {.fn = activation::rsqrt_band, .M = s.M, .N = norm::band_columns}),
-      graph_matmul(name("scale"), name("band"), name("gamma_w"), fp16(s.M, norm::band_columns, s.D)),
+      graph_matmul(name("scale"), name("band"), name("gamma_w"), fp16(s.M, norm::band_columns, s.D, output_activation::none)),
       graph_ew(y, x, name("scale"), flat(ew_op::mul, s.M, s.D)),
   };
   for (const graph_op& op : ops) {
@@ -144,19 +101,20 @@ inline status pack_rms_norm(const graph_view& g, std::string_view prefix, const 
   if (status c = check_rms_norm(s); !c) return c;
   if (gamma.size() != s.D) return make_error(rules::host_size, "rms_norm", "gamma", gamma.size());
   const std::uint32_t C = norm::band_columns;
+  const norm::band_set bands = norm::rms_bands(s.D);
   std::vector<float> S(std::size_t{s.D} * C), G(std::size_t{C} * s.D), E(std::size_t{s.M} * C);
   for (std::uint32_t k = 0; k < s.D; ++k)
-    for (std::uint32_t j = 0; j < C; ++j) S[std::size_t{k} * C + j] = static_cast<float>(norm::sum_weight(s.D, j));
+    for (std::uint32_t j = 0; j < C; ++j) S[std::size_t{k} * C + j] = static_cast<float>(bands.sum_weight(j));
   for (std::uint32_t j = 0; j < C; ++j)
     for (std::uint32_t n = 0; n < s.D; ++n)
-      G[std::size_t{j} * s.D + n] = static_cast<float>(gamma[n] * norm::scale_weight(s.D, j));
+      G[std::size_t{j} * s.D + n] = static_cast<float>(gamma[n] * bands.coefficient(j));
   for (std::uint32_t m = 0; m < s.M; ++m)
     for (std::uint32_t j = 0; j < norm::band_count; ++j)
-      E[std::size_t{m} * C + j] = static_cast<float>(std::min(s.eps * norm::band_factor(s.D, j), 65504.0));
-  if (status c = pack_tensor<float>(g, detail::joined(prefix, "sum_w").view(), S, weight_buffer); !c) return c;
-  if (status c = pack_tensor<float>(g, detail::joined(prefix, "gamma_w").view(), G, weight_buffer); !c) return c;
+      E[std::size_t{m} * C + j] = static_cast<float>(std::min(s.eps * bands.factor(j), 65504.0));
+  if (status c = pack_tensor<float>(g, graph_name::prefixed(prefix, "sum_w").view(), S, weight_buffer); !c) return c;
+  if (status c = pack_tensor<float>(g, graph_name::prefixed(prefix, "gamma_w").view(), G, weight_buffer); !c) return c;
   if (s.eps == 0) return {};
-  return pack_tensor<float>(g, detail::joined(prefix, "eps").view(), E, ew_operand_buffer);
+  return pack_tensor<float>(g, graph_name::prefixed(prefix, "eps").view(), E, ew_operand_buffer);
 }
 
 // y = RMSNorm(x) alone: inputs x (row-major [M][D]) and the constants (pack_rms_norm with
