@@ -315,14 +315,19 @@
   X(graph_written_twice, "graph-written-twice",                                                      \
     "two ops write the same tensor: give each result its own name",                                  \
     "regcmd")                                                                                        \
-  X(rms_norm_shape, "rms-norm-shape",                                                                \
-    "an RMSNorm normalizes rows of 1 to 16384 fp16 elements with an epsilon of 0 to 65504 "          \
-    "(its sums' weights are fp16 powers of two): split a longer row or clamp epsilon",               \
+  X(norm_shape, "norm-shape",                                                                \
+    "an RMSNorm or a LayerNorm normalizes rows of 1 to 16384 fp16 elements with an epsilon of 0 "    \
+    "to 65504 (its sums' weights are fp16 powers of two): split a longer row or clamp epsilon",      \
     "regcmd/programs/norm/rms_norm.hpp")                                                             \
   X(softmax_shape, "softmax-shape",                                                                  \
     "a softmax's rows hold a multiple of 32 elements, at most 8192, whose N / 32 pooling windows "  \
     "fit two passes of 16: hold the row in softmax_row_length(n) elements and mask the rest",      \
     "regcmd/programs/norm/softmax.hpp")                                                              \
+  X(reduce_shape, "reduce-shape",                                                                    \
+    "a row reduction reads rows of a multiple of 32 elements, counts at most all of them, and a "  \
+    "maximum pools them as softmax does, its padding hidden by a mask: hold the row padded and "   \
+    "give count (and the mask)",                                                                   \
+    "regcmd/programs/norm/reduce.hpp")                                                               \
   X(concat_shape, "concat-shape",                                                                    \
     "a concatenation joins two fp16 or int8 surfaces of some pixels and channels: give the dtype, "  \
     "the pixels and both parts' channels",                                                           \

@@ -30,7 +30,7 @@ double tree_shift(const norm::tree_weights& t, const std::vector<double>& partia
     v = next;
   }
   double neg = 0;
-  for (std::size_t k = 0; k < 32; ++k) neg += v[k] * t.neg[k];
+  for (std::size_t k = 0; k < 32; ++k) neg += v[k] * t.shift[k];
   return -neg;
 }
 

@@ -16,7 +16,7 @@
 //
 // The bands cover a mean of 4^-9 .. 4^8 (|x| ≤ 255: x² is fp16). Past D = 1024 the top bands'
 // weights fall below fp16's least subnormal and are gone: at D = 4096 a mean square past 4^7
-// (an rms of 128) reads 1/√ at that bound, at D = 16384 past 4^6. Rule rms-norm-shape: D ≤ 16384.
+// (an rms of 128) reads 1/√ at that bound, at D = 16384 past 4^6. Rule norm-shape: D ≤ 16384.
 
 #include <algorithm>
 #include <array>
@@ -52,39 +52,32 @@ inline band_set rms_bands(std::uint32_t D) { return {band_function::rsqrt, 7, D}
 // The rule of an RMSNorm request: rows of D = 1 to 2^14 elements, M ≥ 1, ε in [0, 65504].
 constexpr status check_rms_norm(const rms_norm_spec& s) {
   if (s.M == 0 || s.D == 0) return make_error(rules::shape_nonzero, "rms_norm");
-  if (s.D > norm::max_D) return make_error(rules::rms_norm_shape, "rms_norm", "D", s.D);
-  if (!(s.eps >= 0) || s.eps > 65504.0f) return make_error(rules::rms_norm_shape, "rms_norm", "eps");
+  if (s.D > norm::max_D) return make_error(rules::norm_shape, "rms_norm", "D", s.D);
+  if (!(s.eps >= 0) || s.eps > 65504.0f) return make_error(rules::norm_shape, "rms_norm", "eps");
   return {};
 }
 
 
-// The ops of y = RMSNorm(x) appended to g: x and y by name, the op's own tensors as
-// "<prefix>.sq", ".sum", ".sum_w", ".eps", ".sume", ".band", ".gamma_w", ".scale" (pack
-// .sum_w, .gamma_w and .eps with pack_rms_norm). A request that breaks a rule adds nothing
-// and marks g refused with it.
+namespace detail {
+constexpr ew_spec flat_ew(ew_op op, std::uint32_t M, std::uint32_t N) {
+  return {.op = op, .M = M, .N = N, .layout = operand_layout::row_major};
+}
+constexpr matmul_spec norm_matmul(std::uint32_t M, std::uint32_t K, std::uint32_t N, output_activation a) {
+  return {.dtype = precision::fp16, .out_dtype = precision::fp16, .M = M, .K = K, .N = N,
+          .tile_pad = tile_padding::zero, .activation = a};
+}
+
+// "<prefix>.scale" = γ / √(mean x² + ε) in every column of x's rows (the first five ops above).
 template <std::size_t MaxOps>
-constexpr status add_rms_norm(basic_graph_spec<MaxOps>& g, graph_name y, graph_name x, std::string_view prefix,
-                              const rms_norm_spec& s) {
-  if (status c = check_rms_norm(s); !c) {
-    g.refused = c.err().violated;
-    return c;
-  }
+constexpr status add_norm_scale(basic_graph_spec<MaxOps>& g, graph_name x, std::string_view prefix, const rms_norm_spec& s) {
   auto name = [&](std::string_view what) { return graph_name::prefixed(prefix, what); };
-  const auto flat = [](ew_op op, std::uint32_t M, std::uint32_t N) {
-    return ew_spec{.op = op, .M = M, .N = N, .layout = operand_layout::row_major};
-  };
-  const auto fp16 = [](std::uint32_t M, std::uint32_t K, std::uint32_t N, output_activation a) {
-    return matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp16, .M = M, .K = K, .N = N,
-                       .tile_pad = tile_padding::zero, .activation = a};
-  };
   const graph_name sum = name("sum"), banded = s.eps > 0 ? name("sume") : sum;
   const graph_op ops[] = {
-      graph_ew(name("sq"), x, x, flat(ew_op::mul, s.M, s.D)),
-      graph_matmul(sum, name("sq"), name("sum_w"), fp16(s.M, s.D, norm::band_columns, output_activation::relu6)),
-      graph_ew(name("sume"), sum, name("eps"), flat(ew_op::add, s.M, norm::band_columns)),
+      graph_ew(name("sq"), x, x, flat_ew(ew_op::mul, s.M, s.D)),
+      graph_matmul(sum, name("sq"), name("sum_w"), norm_matmul(s.M, s.D, norm::band_columns, output_activation::relu6)),
+      graph_ew(name("sume"), sum, name("eps"), flat_ew(ew_op::add, s.M, norm::band_columns)),
       graph_act(name("band"), banded, {.fn = activation::rsqrt_band, .M = s.M, .N = norm::band_columns}),
-      graph_matmul(name("scale"), name("band"), name("gamma_w"), fp16(s.M, norm::band_columns, s.D, output_activation::none)),
-      graph_ew(y, x, name("scale"), flat(ew_op::mul, s.M, s.D)),
+      graph_matmul(name("scale"), name("band"), name("gamma_w"), norm_matmul(s.M, norm::band_columns, s.D, output_activation::none)),
   };
   for (const graph_op& op : ops) {
     if (op.out == name("sume") && s.eps == 0) continue;
@@ -93,13 +86,12 @@ constexpr status add_rms_norm(basic_graph_spec<MaxOps>& g, graph_name y, graph_n
   return {};
 }
 
-// The constants of an RMSNorm added as `prefix` (add_rms_norm), γ its D weights: S and G into
-// the weight buffer, ε's [M][32] into the element-wise operands' buffer.
-inline status pack_rms_norm(const graph_view& g, std::string_view prefix, const rms_norm_spec& s,
-                            std::span<const float> gamma, std::span<std::uint8_t> weight_buffer,
-                            std::span<std::uint8_t> ew_operand_buffer) {
-  if (status c = check_rms_norm(s); !c) return c;
-  if (gamma.size() != s.D) return make_error(rules::host_size, "rms_norm", "gamma", gamma.size());
+// add_norm_scale's constants: S and G into the weight buffer, ε's [M][32] into the
+// element-wise operands' buffer.
+inline status pack_norm_scale(const graph_view& g, std::string_view prefix, const rms_norm_spec& s,
+                              std::span<const float> gamma, std::span<std::uint8_t> weight_buffer,
+                              std::span<std::uint8_t> ew_operand_buffer) {
+  if (gamma.size() != s.D) return make_error(rules::host_size, "norm", "gamma", gamma.size());
   const std::uint32_t C = norm::band_columns;
   const norm::band_set bands = norm::rms_bands(s.D);
   std::vector<float> S(std::size_t{s.D} * C), G(std::size_t{C} * s.D), E(std::size_t{s.M} * C);
@@ -116,9 +108,33 @@ inline status pack_rms_norm(const graph_view& g, std::string_view prefix, const 
   if (s.eps == 0) return {};
   return pack_tensor<float>(g, graph_name::prefixed(prefix, "eps").view(), E, ew_operand_buffer);
 }
+}  // namespace detail
+
+// The ops of y = RMSNorm(x) appended to g: x and y by name, the op's own tensors as
+// "<prefix>.sq", ".sum", ".sum_w", ".eps", ".sume", ".band", ".gamma_w", ".scale" (pack
+// .sum_w, .gamma_w and .eps with pack_rms_norm). A request that breaks a rule adds nothing
+// and marks g refused with it.
+template <std::size_t MaxOps>
+constexpr status add_rms_norm(basic_graph_spec<MaxOps>& g, graph_name y, graph_name x, std::string_view prefix,
+                              const rms_norm_spec& s) {
+  if (status c = check_rms_norm(s); !c) {
+    g.refused = c.err().violated;
+    return c;
+  }
+  if (status c = detail::add_norm_scale(g, x, prefix, s); !c) return c;
+  return add_op(g, graph_ew(y, x, graph_name::prefixed(prefix, "scale"), detail::flat_ew(ew_op::mul, s.M, s.D)));
+}
+
+// The constants of an RMSNorm added as `prefix` (add_rms_norm), γ its D weights.
+inline status pack_rms_norm(const graph_view& g, std::string_view prefix, const rms_norm_spec& s,
+                            std::span<const float> gamma, std::span<std::uint8_t> weight_buffer,
+                            std::span<std::uint8_t> ew_operand_buffer) {
+  if (status c = check_rms_norm(s); !c) return c;
+  return detail::pack_norm_scale(g, prefix, s, gamma, weight_buffer, ew_operand_buffer);
+}
 
 // y = RMSNorm(x) alone: inputs x (row-major [M][D]) and the constants (pack_rms_norm with
-// prefix "norm"), output y. A request that breaks rms-norm-shape gives a graph that build()
+// prefix "norm"), output y. A request that breaks norm-shape gives a graph that build()
 // and fixed<>() refuse with that rule.
 constexpr graph_spec rms_norm(const rms_norm_spec& s) {
   graph_spec g;

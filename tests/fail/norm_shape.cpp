@@ -1,5 +1,5 @@
 // An RMSNorm over rows longer than its sums' weights reach.
-// EXPECT: regcmd rule rms-norm-shape:
+// EXPECT: regcmd rule norm-shape:
 #include <regcmd/programs/norm/rms_norm.hpp>
 
 using namespace regcmd;
