@@ -11,7 +11,8 @@
 //   y    = matmul h w_down --in fp16 --out fp16 -M 1 -K 256 -N 64
 //
 // PROGRAM is one of regcmd-gen's (matmul, ew, conv, act, pool) and takes its options, read
-// by the same parsers; IN are the tensors it reads: a matmul's features and weights, a
+// by the same parsers, or concat or one of the norm family (softmax, rmsnorm, layernorm,
+// reduce: several ops a line, parse_preset); IN are the tensors it reads: a matmul's features and weights, a
 // conv's input and weights (and with --add its residual), an ew op's two operands (one
 // with --operand immediate), an act's or a pool's input. '#' starts a comment. Every problem is one line naming the line
 // of the file it is on.
@@ -31,15 +32,43 @@
 
 #include <regcmd/programs/graph/graph.hpp>
 #include <regcmd/programs/graph/spec.hpp>
+#include <regcmd/programs/norm/layer_norm.hpp>
+#include <regcmd/programs/norm/reduce.hpp>
+#include <regcmd/programs/norm/rms_norm.hpp>
+#include <regcmd/programs/norm/softmax.hpp>
 
 #include <regcmd/cli/request.hpp>
 
 namespace regcmd::cli {
 
+// A line of the norm family (softmax, rmsnorm, layernorm, reduce): several ops, named after
+// its output, and constants the host packs (constants_of), from γ and β for the norms.
+struct graph_preset {
+  enum class family : std::uint8_t { softmax, rms_norm, layer_norm, reduce } what{};
+  std::string prefix;  // the output's name: the ops' tensors are "<prefix>.<part>"
+  softmax_spec softmax{};
+  layer_norm_spec norm{};  // rms_norm: bias false, eps, M, D
+  row_reduce_spec reduce{};
+  std::string gamma, beta;  // the host tensors γ and β are given by (norms)
+};
+
+// A preset's constants: γ and β as the line names them (empty for the others).
+inline result<std::vector<norm_constant>> constants_of(const graph_preset& p, std::span<const float> gamma,
+                                                       std::span<const float> beta) {
+  switch (p.what) {
+    case graph_preset::family::softmax: return softmax_constants(p.prefix, p.softmax);
+    case graph_preset::family::rms_norm: return rms_norm_constants(p.prefix, rms_part(p.norm), gamma);
+    case graph_preset::family::layer_norm: return layer_norm_constants(p.prefix, p.norm, gamma, beta);
+    case graph_preset::family::reduce: return row_reduce_constants(p.prefix, p.reduce);
+  }
+  return make_error(rules::unknown_tensor, "preset");
+}
+
 // A graph file's ops and the line of each, or the line that is wrong.
 struct graph_file {
   large_graph_spec graph{};
   std::vector<std::size_t> lines;  // of each op, from 1
+  std::vector<graph_preset> presets;
   std::size_t problem_line = 0;    // 0: the file as a whole
   std::string problem;             // empty when the file is a graph
 };
@@ -120,6 +149,100 @@ inline problem parse_concat(const std::vector<std::string_view>& words, graph_op
   return {};
 }
 
+// The norm family's lines, several ops each:
+//   OUT = softmax X -M ROWS -N HELD [--mask]                   (mask: OUT.mask)
+//   OUT = rmsnorm X GAMMA -M ROWS -D N [--eps E]
+//   OUT = layernorm X GAMMA [BETA] -M ROWS -D N [--eps E]
+//   OUT = reduce X --op sum|mean|max -M ROWS -N HELD [--count C] [--mask]
+inline bool is_preset(std::string_view program) {
+  return program == "softmax" || program == "rmsnorm" || program == "layernorm" || program == "reduce";
+}
+inline constexpr std::pair<std::string_view, row_reduce_op> reduce_ops[] = {
+    {"sum", row_reduce_op::sum}, {"mean", row_reduce_op::mean}, {"max", row_reduce_op::max}};
+// The longest part a preset names: "<OUT>.negmean_w".
+inline constexpr std::size_t preset_output_capacity = graph_name::capacity - 10;
+
+inline problem parse_preset(const std::vector<std::string_view>& words, graph_preset& p) {
+  const std::string_view program = words[2];
+  if (problem bad = check_name(words[0], "the output"); !bad.empty()) return bad;
+  if (words[0].size() > preset_output_capacity)
+    return "a " + std::string(program) + " names its tensors after its output: at most " +
+           std::to_string(preset_output_capacity) + " characters, not " + cli::quoted(words[0]);
+  std::vector<std::string_view> inputs;
+  std::size_t i = 3;
+  for (; i < words.size() && words[i][0] != '-'; ++i) {
+    if (problem bad = check_name(words[i], "the input"); !bad.empty()) return bad;
+    inputs.push_back(words[i]);
+  }
+  const bool norm = program == "rmsnorm" || program == "layernorm";
+  const std::size_t least = norm ? 2 : 1, most = program == "layernorm" ? 3 : least;
+  if (inputs.size() < least || inputs.size() > most)
+    return std::string(program) + " reads " + (norm ? "X and GAMMA" : "X") + (most == 3 ? " (and BETA)" : "") +
+           ", not " + std::to_string(inputs.size()) + " tensor" + (inputs.size() == 1 ? "" : "s");
+  p = {};
+  p.prefix = std::string(words[0]);
+  std::uint32_t M = 0, N = 0, count = 0;
+  float eps = 1e-5f;
+  bool mask = false;
+  row_reduce_op op{};
+  given_options given;
+  for (; i < words.size(); ++i) {
+    const std::string_view a = words[i];
+    if (problem twice = given.add(a); !twice.empty()) return twice;
+    const bool applies = a == "-M" || (a == "-N" && !norm) || (a == "-D" && norm) || (a == "--eps" && norm) ||
+                         (a == "--mask" && !norm) || ((a == "--op" || a == "--count") && program == "reduce");
+    if (!applies)
+      return a[0] == '-' ? "option " + cli::quoted(a) + " does not apply to " + std::string(program)
+                         : "the input " + cli::quoted(a) + " comes after an option: the inputs come first";
+    if (a == "--mask") {
+      mask = true;
+      continue;
+    }
+    if (i + 1 == words.size()) return std::string(a) + " needs a value";
+    const std::string_view v = words[++i];
+    problem bad;
+    if (a == "-M") bad = number_in(M, a, v, 1, detail::u32_max);
+    else if (a == "-N" || a == "-D") bad = number_in(N, a, v, 1, detail::u32_max);
+    else if (a == "--count") bad = number_in(count, a, v, 1, detail::u32_max);
+    else if (a == "--op") bad = one_of(op, a, v, reduce_ops);
+    else bad = finite_in(eps, a, v, 65504, "a number from 0 to 65504");
+    if (!bad.empty()) return bad;
+  }
+  const char* size = norm ? "-D" : "-N";
+  if (!given.has("-M") || !given.has(size) || (program == "reduce" && !given.has("--op")))
+    return std::string(program) + " needs -M (the rows), " + size + " (the row)" + (program == "reduce" ? " and --op" : "");
+  status checked{};
+  if (program == "softmax") {
+    p.what = graph_preset::family::softmax;
+    p.softmax = {.M = M, .N = N, .mask = mask};
+    checked = check_softmax(p.softmax);
+  } else if (program == "reduce") {
+    p.what = graph_preset::family::reduce;
+    p.reduce = {.op = op, .M = M, .N = N, .count = count, .mask = mask};
+    checked = check_row_reduce(p.reduce);
+  } else {
+    p.what = program == "rmsnorm" ? graph_preset::family::rms_norm : graph_preset::family::layer_norm;
+    p.norm = {.M = M, .D = N, .eps = eps, .bias = inputs.size() == 3};
+    p.gamma = std::string(inputs[1]);
+    if (inputs.size() == 3) p.beta = std::string(inputs[2]);
+    checked = check_layer_norm(p.norm);
+  }
+  if (!checked) return describe(checked.err());
+  return {};
+}
+
+// A preset's ops appended to g.
+inline status add_preset(large_graph_spec& g, const graph_preset& p, std::string_view x) {
+  const graph_name out = graph_name::of(p.prefix), in = graph_name::of(x);
+  switch (p.what) {
+    case graph_preset::family::softmax: return add_softmax(g, out, in, p.prefix, p.softmax);
+    case graph_preset::family::rms_norm: return add_rms_norm(g, out, in, p.prefix, rms_part(p.norm));
+    case graph_preset::family::layer_norm: return add_layer_norm(g, out, in, p.prefix, p.norm);
+    case graph_preset::family::reduce: return add_row_reduce(g, out, in, p.prefix, p.reduce);
+  }
+  return {};
+}
+
 // One op line's words into an op, or the problem.
 inline problem parse_op(const std::vector<std::string_view>& words, graph_op& op) {
   if (words.size() < 3 || words[1] != "=") return "an op is 'OUT = PROGRAM IN... OPTIONS'";
@@ -128,7 +251,8 @@ inline problem parse_op(const std::vector<std::string_view>& words, graph_op& op
   request r{.elementwise = program == "ew", .convolution = program == "conv", .activation = program == "act",
             .pooling = program == "pool"};
   if (program != "matmul" && !r.elementwise && !r.convolution && !r.activation && !r.pooling)
-    return "unknown program " + cli::quoted(program) + ": matmul, ew, conv, act, pool or concat";
+    return "unknown program " + cli::quoted(program) +
+           ": matmul, ew, conv, act, pool, concat, softmax, rmsnorm, layernorm or reduce";
   if (problem p = check_name(words[0], "the output"); !p.empty()) return p;
   std::size_t i = 3;
   std::vector<std::string_view> inputs;
@@ -187,6 +311,18 @@ inline graph_file parse_graph_file(std::string_view text) {
     const auto words = detail::words_of(line, f.problem);
     if (!words) return f;
     if (words->empty()) continue;
+    if (words->size() >= 3 && (*words)[1] == "=" && detail::is_preset((*words)[2])) {
+      graph_preset p;
+      if ((f.problem = detail::parse_preset(*words, p)); !f.problem.empty()) return f;
+      const std::uint32_t before = f.graph.count;
+      if (status s = detail::add_preset(f.graph, p, (*words)[3]); !s) {
+        f.problem = describe(s.err());
+        return f;
+      }
+      f.lines.insert(f.lines.end(), f.graph.count - before, number);
+      f.presets.push_back(std::move(p));
+      continue;
+    }
     graph_op op;
     if ((f.problem = detail::parse_op(*words, op)); !f.problem.empty()) return f;
     if (status s = add_op(f.graph, op); !s) {

@@ -61,7 +61,7 @@ TEST_CASE("a graph file's problems name their line") {
       {"# only a comment\n\n", 0, "holds no op (an op is 'OUT = PROGRAM IN... OPTIONS')"},
       {"y matmul x w\n", 1, "an op is 'OUT = PROGRAM IN... OPTIONS'"},
       {"y =\n", 1, "an op is 'OUT = PROGRAM IN... OPTIONS'"},
-      {"\ny = conv2d x w\n", 2, "unknown program 'conv2d': matmul, ew, conv, act, pool or concat"},
+      {"\ny = conv2d x w\n", 2, "unknown program 'conv2d': matmul, ew, conv, act, pool, concat, softmax, rmsnorm, layernorm or reduce"},
       {"y = matmul x --in fp16 -M 1 -K 64 -N 64\n", 1, "matmul reads 2 tensors, not 1"},
       {"y = act x z --fn relu -M 1 -N 8\n", 1, "act reads 1 tensor, not 2"},
       {"y = ew x z --operand immediate --value 2 -M 1 -N 8\n", 1, "ew reads 1 tensor, not 2"},
@@ -164,4 +164,52 @@ TEST_CASE("the example graph files are the blocks they say") {
                                 graph_matmul("logits", "p2", "w_fc",
                                              {.dtype = precision::fp16, .out_dtype = precision::fp16, .M = 1, .K = 64, .N = 10})));
   CHECK(build(cnn.graph).ok());
+}
+
+TEST_CASE("a graph file's norm family: one line, the preset's ops, its constants from γ and β") {
+  const auto f = cli::parse_graph_file(
+      "h = rmsnorm x g -M 2 -D 64 --eps 1e-6\n"
+      "p = softmax h -M 2 -N 64 --mask\n"
+      "n = layernorm p g2 b2 -M 2 -D 64\n"
+      "r = reduce n --op max -M 2 -N 64\n");
+  REQUIRE(f.problem.empty());
+  large_graph_spec want;
+  REQUIRE(add_rms_norm(want, "h", "x", "h", {.M = 2, .D = 64, .eps = 1e-6f}).ok());
+  REQUIRE(add_softmax(want, "p", "h", "p", {.M = 2, .N = 64, .mask = true}).ok());
+  REQUIRE(add_layer_norm(want, "n", "p", "n", {.M = 2, .D = 64}).ok());
+  REQUIRE(add_row_reduce(want, "r", "n", "r", {.op = row_reduce_op::max, .M = 2, .N = 64}).ok());
+  CHECK(f.graph == want);
+  REQUIRE(f.presets.size() == 4);
+  CHECK(f.lines.front() == 1);
+  CHECK(f.lines.back() == 4);
+  CHECK(f.presets[0].gamma == "g");
+  CHECK(f.presets[2].beta == "b2");
+  const std::vector<float> gamma(64, 1.0f);
+  const auto norm = cli::constants_of(f.presets[0], gamma, {});
+  REQUIRE(norm.ok());
+  CHECK(norm.value().size() == 3);  // S, G and ε
+  CHECK(norm.value()[1].name.view() == "h.gamma_w");
+  const auto wrong = cli::constants_of(f.presets[2], gamma, {});  // β of no values
+  CHECK_BREAKS(wrong, rules::host_size);
+  REQUIRE(build(f.graph).ok());
+
+  struct bad {
+    const char* text;
+    const char* problem;
+  };
+  const bad cases[] = {
+      {"y = softmax x -M 2\n", "softmax needs -M (the rows), -N (the row)"},
+      {"y = softmax x -M 2 -N 100\n", "softmax-shape: "},
+      {"y = rmsnorm x -M 2 -D 64\n", "rmsnorm reads X and GAMMA, not 1 tensor"},
+      {"y = rmsnorm x g -M 2 -D 64 --mask\n", "option '--mask' does not apply to rmsnorm"},
+      {"y = layernorm x g b c -M 2 -D 64\n", "layernorm reads X and GAMMA (and BETA), not 4 tensors"},
+      {"y = reduce x -M 2 -N 64\n", "reduce needs -M (the rows), -N (the row) and --op"},
+      {"y = reduce x --op min -M 2 -N 64\n", "--op takes sum | mean | max, not 'min'"},
+      {"a_long_output_name = softmax x -M 2 -N 64\n", "a softmax names its tensors after its output: at most 13 characters"},
+  };
+  for (const bad& b : cases) {
+    const auto g = cli::parse_graph_file(b.text);
+    CHECK(g.problem_line == 1);
+    CHECK_MESSAGE(g.problem.find(b.problem) == 0, g.problem);
+  }
 }

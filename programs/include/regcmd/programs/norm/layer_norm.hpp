@@ -74,23 +74,32 @@ constexpr status add_layer_norm(basic_graph_spec<MaxOps>& g, graph_name y, graph
 
 // The constants of a LayerNorm added as `prefix`: γ (D values), β (D values with s.bias,
 // else empty).
-inline status pack_layer_norm(const graph_view& g, std::string_view prefix, const layer_norm_spec& s,
-                              std::span<const float> gamma, std::span<const float> beta,
-                              std::span<std::uint8_t> weight_buffer, std::span<std::uint8_t> ew_operand_buffer) {
-  if (status c = check_layer_norm(s); !c) return c;
+inline result<std::vector<norm_constant>> layer_norm_constants(std::string_view prefix, const layer_norm_spec& s,
+                                                              std::span<const float> gamma, std::span<const float> beta) {
+  if (status c = check_layer_norm(s); !c) return c.err();
   if (beta.size() != (s.bias ? s.D : 0)) return make_error(rules::host_size, "layer_norm", "beta", beta.size());
+  auto out = detail::norm_scale_constants(prefix, rms_part(s), gamma);
+  if (!out) return out;
   const std::uint32_t C = norm::band_columns;
   const int shift = norm::ceil_log2(s.D);
   std::vector<float> A(std::size_t{s.D} * C, 0.0f), B(std::size_t{C} * s.D, 0.0f);
   for (std::uint32_t k = 0; k < s.D; ++k) A[std::size_t{k} * C] = std::ldexp(1.0f, -shift);
   for (std::uint32_t n = 0; n < s.D; ++n) B[n] = -std::ldexp(1.0f, shift) / static_cast<float>(s.D);
-  if (status c = pack_tensor<float>(g, graph_name::prefixed(prefix, "mean_w").view(), A, weight_buffer); !c) return c;
-  if (status c = pack_tensor<float>(g, graph_name::prefixed(prefix, "negmean_w").view(), B, weight_buffer); !c) return c;
-  if (status c = detail::pack_norm_scale(g, prefix, rms_part(s), gamma, weight_buffer, ew_operand_buffer); !c) return c;
-  if (!s.bias) return {};
-  std::vector<float> Bb(std::size_t{C} * s.D, 0.0f);
-  for (std::uint32_t n = 0; n < s.D; ++n) Bb[std::size_t{norm::band_constant} * s.D + n] = 2 * beta[n];
-  return pack_tensor<float>(g, graph_name::prefixed(prefix, "beta_w").view(), Bb, weight_buffer);
+  out.value().push_back({graph_name::prefixed(prefix, "mean_w"), operand_role::weight, std::move(A)});
+  out.value().push_back({graph_name::prefixed(prefix, "negmean_w"), operand_role::weight, std::move(B)});
+  if (s.bias) {
+    std::vector<float> Bb(std::size_t{C} * s.D, 0.0f);
+    for (std::uint32_t n = 0; n < s.D; ++n) Bb[std::size_t{norm::band_constant} * s.D + n] = 2 * beta[n];
+    out.value().push_back({graph_name::prefixed(prefix, "beta_w"), operand_role::weight, std::move(Bb)});
+  }
+  return out;
+}
+inline status pack_layer_norm(const graph_view& g, std::string_view prefix, const layer_norm_spec& s,
+                              std::span<const float> gamma, std::span<const float> beta,
+                              std::span<std::uint8_t> weight_buffer, std::span<std::uint8_t> ew_operand_buffer) {
+  const auto constants = layer_norm_constants(prefix, s, gamma, beta);
+  if (!constants) return constants.err();
+  return pack_constants(g, constants.value(), weight_buffer, ew_operand_buffer);
 }
 
 // y = LayerNorm(x) alone: input x (row-major [M][D]), the constants (pack_layer_norm with

@@ -17,6 +17,7 @@
 #include <regcmd/core/error.hpp>
 #include <regcmd/programs/graph/packing.hpp>
 #include <regcmd/programs/graph/spec.hpp>
+#include <regcmd/programs/norm/constants.hpp>
 #include <regcmd/programs/norm/row_max.hpp>
 #include <regcmd/rules/catalog.hpp>
 
@@ -71,13 +72,14 @@ constexpr status add_row_reduce(basic_graph_spec<MaxOps>& g, graph_name y, graph
   return c;
 }
 
-inline status pack_row_reduce(const graph_view& g, std::string_view prefix, const row_reduce_spec& s,
-                              std::span<std::uint8_t> weight_buffer) {
-  if (status c = check_row_reduce(s); !c) return c;
+// The constants of a reduction added as `prefix` (add_row_reduce): all weights.
+inline result<std::vector<norm_constant>> row_reduce_constants(std::string_view prefix, const row_reduce_spec& s) {
+  if (status c = check_row_reduce(s); !c) return c.err();
   const std::uint32_t C = norm::reduce_columns;
+  std::vector<norm_constant> out;
   std::vector<float> W;
   if (s.op == row_reduce_op::max) {
-    if (status c = detail::pack_max_tree(g, prefix, weight_buffer); !c) return c;
+    out = detail::max_tree_constants(prefix);
     const norm::tree_weights tree = norm::max_tree();
     W.assign(std::size_t{32} * C, 0.0f);
     for (std::uint32_t k = 0; k < 32; ++k)
@@ -88,7 +90,14 @@ inline status pack_row_reduce(const graph_view& g, std::string_view prefix, cons
     for (std::uint32_t k = 0; k < norm::counted(s); ++k)
       for (std::uint32_t n = 0; n < C; ++n) W[std::size_t{k} * C + n] = weight;
   }
-  return pack_tensor<float>(g, graph_name::prefixed(prefix, "w").view(), W, weight_buffer);
+  out.push_back({graph_name::prefixed(prefix, "w"), operand_role::weight, std::move(W)});
+  return out;
+}
+inline status pack_row_reduce(const graph_view& g, std::string_view prefix, const row_reduce_spec& s,
+                              std::span<std::uint8_t> weight_buffer) {
+  const auto constants = row_reduce_constants(prefix, s);
+  if (!constants) return constants.err();
+  return pack_constants(g, constants.value(), weight_buffer, {});
 }
 
 // y = reduce(x) alone: input x (row-major [M][N]), the constants (pack_row_reduce with prefix

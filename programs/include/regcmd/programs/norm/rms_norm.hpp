@@ -32,6 +32,7 @@
 #include <regcmd/programs/graph/packing.hpp>
 #include <regcmd/programs/graph/spec.hpp>
 #include <regcmd/programs/norm/band.hpp>
+#include <regcmd/programs/norm/constants.hpp>
 #include <regcmd/rules/catalog.hpp>
 
 namespace regcmd {
@@ -86,11 +87,9 @@ constexpr status add_norm_scale(basic_graph_spec<MaxOps>& g, graph_name x, std::
   return {};
 }
 
-// add_norm_scale's constants: S and G into the weight buffer, ε's [M][32] into the
-// element-wise operands' buffer.
-inline status pack_norm_scale(const graph_view& g, std::string_view prefix, const rms_norm_spec& s,
-                              std::span<const float> gamma, std::span<std::uint8_t> weight_buffer,
-                              std::span<std::uint8_t> ew_operand_buffer) {
+// add_norm_scale's constants: S and G (weights), ε's [M][32] (an element-wise operand).
+inline result<std::vector<norm_constant>> norm_scale_constants(std::string_view prefix, const rms_norm_spec& s,
+                                                              std::span<const float> gamma) {
   if (gamma.size() != s.D) return make_error(rules::host_size, "norm", "gamma", gamma.size());
   const std::uint32_t C = norm::band_columns;
   const norm::band_set bands = norm::rms_bands(s.D);
@@ -103,10 +102,11 @@ inline status pack_norm_scale(const graph_view& g, std::string_view prefix, cons
   for (std::uint32_t m = 0; m < s.M; ++m)
     for (std::uint32_t j = 0; j < norm::band_count; ++j)
       E[std::size_t{m} * C + j] = static_cast<float>(std::min(s.eps * bands.factor(j), 65504.0));
-  if (status c = pack_tensor<float>(g, graph_name::prefixed(prefix, "sum_w").view(), S, weight_buffer); !c) return c;
-  if (status c = pack_tensor<float>(g, graph_name::prefixed(prefix, "gamma_w").view(), G, weight_buffer); !c) return c;
-  if (s.eps == 0) return {};
-  return pack_tensor<float>(g, graph_name::prefixed(prefix, "eps").view(), E, ew_operand_buffer);
+  std::vector<norm_constant> out;
+  out.push_back({graph_name::prefixed(prefix, "sum_w"), operand_role::weight, std::move(S)});
+  out.push_back({graph_name::prefixed(prefix, "gamma_w"), operand_role::weight, std::move(G)});
+  if (s.eps > 0) out.push_back({graph_name::prefixed(prefix, "eps"), operand_role::ew_operand, std::move(E)});
+  return out;
 }
 }  // namespace detail
 
@@ -126,11 +126,17 @@ constexpr status add_rms_norm(basic_graph_spec<MaxOps>& g, graph_name y, graph_n
 }
 
 // The constants of an RMSNorm added as `prefix` (add_rms_norm), γ its D weights.
+inline result<std::vector<norm_constant>> rms_norm_constants(std::string_view prefix, const rms_norm_spec& s,
+                                                            std::span<const float> gamma) {
+  if (status c = check_rms_norm(s); !c) return c.err();
+  return detail::norm_scale_constants(prefix, s, gamma);
+}
 inline status pack_rms_norm(const graph_view& g, std::string_view prefix, const rms_norm_spec& s,
                             std::span<const float> gamma, std::span<std::uint8_t> weight_buffer,
                             std::span<std::uint8_t> ew_operand_buffer) {
-  if (status c = check_rms_norm(s); !c) return c;
-  return detail::pack_norm_scale(g, prefix, s, gamma, weight_buffer, ew_operand_buffer);
+  const auto constants = rms_norm_constants(prefix, s, gamma);
+  if (!constants) return constants.err();
+  return pack_constants(g, constants.value(), weight_buffer, ew_operand_buffer);
 }
 
 // y = RMSNorm(x) alone: inputs x (row-major [M][D]) and the constants (pack_rms_norm with

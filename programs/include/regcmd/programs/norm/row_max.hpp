@@ -26,6 +26,7 @@
 #include <regcmd/core/error.hpp>
 #include <regcmd/programs/graph/packing.hpp>
 #include <regcmd/programs/graph/spec.hpp>
+#include <regcmd/programs/norm/constants.hpp>
 
 namespace regcmd {
 
@@ -119,7 +120,7 @@ inline tree_weights max_tree() {
 
 namespace detail {
 // The pooling passes and the tree over z: "<prefix>.part" (".part2"), ".t1" .. ".t6", the
-// weights ".w1" .. ".w6" (pack_max_tree).
+// weights ".w1" .. ".w6" (max_tree_constants).
 template <std::size_t MaxOps>
 constexpr status add_max_tree(basic_graph_spec<MaxOps>& g, graph_name z, std::string_view prefix, std::uint32_t M,
                               std::uint32_t N) {
@@ -141,13 +142,13 @@ constexpr status add_max_tree(basic_graph_spec<MaxOps>& g, graph_name z, std::st
   return c;
 }
 
-inline status pack_max_tree(const graph_view& g, std::string_view prefix, std::span<std::uint8_t> weight_buffer) {
-  const norm::tree_weights tree = norm::max_tree();
+inline std::vector<norm_constant> max_tree_constants(std::string_view prefix) {
+  norm::tree_weights tree = norm::max_tree();
   const char* names[norm::tree_levels] = {"w1", "w2", "w3", "w4", "w5", "w6"};
+  std::vector<norm_constant> out;
   for (std::uint32_t l = 0; l < norm::tree_levels; ++l)
-    if (status c = pack_tensor<float>(g, graph_name::prefixed(prefix, names[l]).view(), tree.levels[l], weight_buffer); !c)
-      return c;
-  return {};
+    out.push_back({graph_name::prefixed(prefix, names[l]), operand_role::weight, std::move(tree.levels[l])});
+  return out;
 }
 }  // namespace detail
 

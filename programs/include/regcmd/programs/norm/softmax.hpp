@@ -31,6 +31,7 @@
 #include <regcmd/programs/graph/packing.hpp>
 #include <regcmd/programs/graph/spec.hpp>
 #include <regcmd/programs/norm/band.hpp>
+#include <regcmd/programs/norm/constants.hpp>
 #include <regcmd/programs/norm/row_max.hpp>
 #include <regcmd/rules/catalog.hpp>
 
@@ -96,11 +97,10 @@ constexpr status add_softmax(basic_graph_spec<MaxOps>& g, graph_name y, graph_na
 }
 
 
-// The constants of a softmax added as `prefix` (add_softmax) into the weight buffer.
-inline status pack_softmax(const graph_view& g, std::string_view prefix, const softmax_spec& s,
-                           std::span<std::uint8_t> weight_buffer) {
-  if (status c = check_softmax(s); !c) return c;
-  if (status c = detail::pack_max_tree(g, prefix, weight_buffer); !c) return c;
+// The constants of a softmax added as `prefix` (add_softmax): all weights.
+inline result<std::vector<norm_constant>> softmax_constants(std::string_view prefix, const softmax_spec& s) {
+  if (status c = check_softmax(s); !c) return c.err();
+  std::vector<norm_constant> out = detail::max_tree_constants(prefix);
   const norm::tree_weights tree = norm::max_tree();
   const std::uint32_t C = norm::band_columns;
   const norm::band_set bands = norm::softmax_bands();
@@ -111,9 +111,16 @@ inline status pack_softmax(const graph_view& g, std::string_view prefix, const s
     for (std::uint32_t j = 0; j < C; ++j) S[std::size_t{k} * C + j] = static_cast<float>(bands.sum_weight(j));
   for (std::uint32_t j = 0; j < C; ++j)
     for (std::uint32_t n = 0; n < s.N; ++n) inv[std::size_t{j} * s.N + n] = static_cast<float>(bands.coefficient(j));
-  if (status c = pack_tensor<float>(g, graph_name::prefixed(prefix, "neg_w").view(), neg, weight_buffer); !c) return c;
-  if (status c = pack_tensor<float>(g, graph_name::prefixed(prefix, "sum_w").view(), S, weight_buffer); !c) return c;
-  return pack_tensor<float>(g, graph_name::prefixed(prefix, "inv_w").view(), inv, weight_buffer);
+  out.push_back({graph_name::prefixed(prefix, "neg_w"), operand_role::weight, std::move(neg)});
+  out.push_back({graph_name::prefixed(prefix, "sum_w"), operand_role::weight, std::move(S)});
+  out.push_back({graph_name::prefixed(prefix, "inv_w"), operand_role::weight, std::move(inv)});
+  return out;
+}
+inline status pack_softmax(const graph_view& g, std::string_view prefix, const softmax_spec& s,
+                           std::span<std::uint8_t> weight_buffer) {
+  const auto constants = softmax_constants(prefix, s);
+  if (!constants) return constants.err();
+  return pack_constants(g, constants.value(), weight_buffer, {});
 }
 
 // y = softmax(x) alone: input x (row-major [M][N]), with s.mask "softmax.mask", and the
