@@ -1069,7 +1069,8 @@ regcmd::result<std::vector<double>> read_tensor(const regcmd::runtime::graph_buf
 // that op's bound: a wrong intermediate is that op's failure, whatever the ops after it do.
 // Then the program regcmd-gen writes (its arena shared by tensors that do not live
 // together) runs on the same inputs, and its outputs must equal the checked ones bit for bit.
-int run_graph(const regcmd::runtime::device& dev, const regcmd::large_graph_spec& spec, const run_settings& settings) {
+int run_graph(const regcmd::runtime::device& dev, const regcmd::large_graph_spec& spec,
+              const std::vector<regcmd::cli::graph_preset>& presets, const run_settings& settings) {
   using namespace regcmd;
   const auto written = build(spec);
   if (!written) return fail(written.err());
@@ -1090,9 +1091,22 @@ int run_graph(const regcmd::runtime::device& dev, const regcmd::large_graph_spec
   auto io_written = runtime::graph_buffers::create(dev, gw);
   if (!io_written) return fail(io_written.err());
 
-  // Inputs drawn and packed into both programs' buffers; every op reads whole tensors.
+  // Inputs drawn and packed into both programs' buffers; every op reads whole tensors. The
+  // norm family's constants are theirs, from γ in [0.5, 1.5] and β in [-0.5, 0.5] drawn.
   std::mt19937_64 rng(settings.seed);
   std::vector<host_tensor> host(g.tensor_count);
+  for (const cli::graph_preset& p : presets) {
+    std::uniform_real_distribution<float> around(-0.5f, 0.5f);
+    std::vector<float> gamma(p.gamma.empty() ? 0 : p.norm.D), beta(p.beta.empty() ? 0 : p.norm.D);
+    for (float& v : gamma) v = to_fp16(1.0f + around(rng));
+    for (float& v : beta) v = to_fp16(around(rng));
+    const auto constants = cli::constants_of(p, gamma, beta);
+    if (!constants) return fail(constants.err());
+    for (const norm_constant& c : constants.value())
+      if (const std::uint32_t t = detail::index_of(g, c.name); t != no_op)
+        host[t] = {std::vector<double>(c.values.begin(), c.values.end()), std::vector<double>(c.values.size(), 0.0)};
+  }
+  std::vector<bool> packed(g.tensor_count, false);
   std::vector<std::vector<double>> biases(spec.count);  // the convs' biases: int32 quantized, fp16 values
   for (std::uint32_t i = 0; i < spec.count; ++i) {
     const graph_op& op = spec.ops[i];
@@ -1106,7 +1120,8 @@ int run_graph(const regcmd::runtime::device& dev, const regcmd::large_graph_spec
       // accumulator's scale, an fp16 conv's in [-1, 1]), each conv's; every other input once, alone
       const bool with_bias = which == 1 && step.bias != no_op;
       const bool fp16_bias = with_bias && !step.conv.conv.quantized();
-      if (x.writer == no_op && (host[t].value.empty() || with_bias)) {
+      if (x.writer == no_op && (!packed[t] || with_bias)) {
+        packed[t] = true;
         if (host[t].value.empty()) host[t] = random_input(op, step, which, count, x.format, rng);
         if (with_bias) {
           biases[i].resize(op.conv.bias ? op.conv.out_channels : 0);
@@ -1230,7 +1245,7 @@ int run_graph_file(int argc, char** argv) {
   if (!file.problem.empty()) return fail(file.problem);
   auto dev = open_device(settings);
   if (!dev) return fail(describe_open(dev.err()));
-  return run_graph(dev.value(), file.spec, settings);
+  return run_graph(dev.value(), file.spec, file.presets, settings);
 }
 
 // The tool, under guarded_main.

@@ -77,10 +77,12 @@ using built = std::variant<runtime_program<matmul_geometry>, runtime_program<pla
                            runtime_program<act_geometry>, runtime_program<conv_plan>, runtime_program<pool_geometry>,
                            runtime_program<fused_geometry>, runtime_program<large_graph_geometry>>;
 
-// A built program: its kind and what the door built.
+// A built program: its kind and what the door built; a graph's norm-family lines, whose
+// constants pack from γ and β (cli::constants_of).
 struct built_program {
   std::string kind;
   built code;
+  std::vector<cli::graph_preset> presets{};
 
   program_view view() const {
     return std::visit([](const auto& p) { return p.view(); }, code);
@@ -144,7 +146,7 @@ built_program build_graph_text(const std::string& text, bool keep_intermediates)
     const std::size_t line = cli::failing_line(file, [](const large_graph_spec& g) { return build(g).ok(); });
     throw rule_broken{std::string(built.err().id()), "line " + std::to_string(line) + ": " + cli::describe(built.err())};
   }
-  return {"graph", std::move(built).value()};
+  return {"graph", std::move(built).value(), std::move(file.presets)};
 }
 
 py::dict stats_of(const built_program& p) {
@@ -476,14 +478,33 @@ const large_graph_geometry& graph_of(const built_program& p) {
 // conv's output name in `biases`: int32 quantized, fp16 values) into the bytes of their roles' buffers,
 // `bytes(role)`. With `all_inputs`, every input the graph reads must be given.
 template <class Bytes>
-void pack_graph_inputs(const large_graph_geometry& g, const py::dict& inputs, const py::dict& biases, bool all_inputs,
+void pack_graph_inputs(const built_program& p, const py::dict& inputs, const py::dict& biases, bool all_inputs,
                        Bytes&& bytes) {
+  const large_graph_geometry& g = graph_of(p);
   std::size_t used = 0;
+  // the norm family's constants, from γ and β by the names their lines give
+  std::vector<std::string> constants;
+  for (const cli::graph_preset& preset : p.presets) {
+    auto vector_of = [&](const std::string& name) {
+      if (name.empty()) return host_array<float>{};
+      if (!inputs.contains(name)) throw spec_problem{"the " + preset.prefix + " norm reads '" + name + "': give it in inputs"};
+      ++used;
+      return values_of<float>(inputs[name.c_str()], preset.norm.D, "a norm's γ or β");
+    };
+    const host_array<float> gamma = vector_of(preset.gamma), beta = vector_of(preset.beta);
+    const auto values = cli::constants_of(preset, span_of(gamma), span_of(beta));
+    if (!values) raise(values.err());
+    for (const norm_constant& c : values.value()) {
+      check(pack_tensor<float>(g, c.name.view(), c.values, bytes(c.role)));
+      constants.emplace_back(c.name.view());
+    }
+  }
   for (std::uint32_t t = 0; t < g.tensor_count; ++t) {
     const graph_tensor& x = g.tensors[t];
     // what an op writes is no input; a quantized conv's bias has no name: it packs with the conv's weights
     if (x.writer != no_op || x.name.view().empty()) continue;
     const std::string name(x.name.view());
+    if (std::find(constants.begin(), constants.end(), name) != constants.end()) continue;
     if (!inputs.contains(name)) {
       if (all_inputs) throw spec_problem{"the graph reads '" + name + "': give it in inputs"};
       continue;
@@ -523,8 +544,12 @@ void pack_graph_inputs(const large_graph_geometry& g, const py::dict& inputs, co
   }
   if (used != inputs.size()) {
     for (const auto& [k, v] : inputs) {
-      const graph_tensor* x = g.find(py::cast<std::string>(k));
-      if (!x || x->writer != no_op) throw spec_problem{"the graph reads no input '" + py::cast<std::string>(k) + "'"};
+      const std::string key = py::cast<std::string>(k);
+      const graph_tensor* x = g.find(key);
+      const bool norm_vector = std::any_of(p.presets.begin(), p.presets.end(), [&](const cli::graph_preset& n) {
+        return n.gamma == key || n.beta == key;
+      });
+      if (!norm_vector && (!x || x->writer != no_op)) throw spec_problem{"the graph reads no input '" + key + "'"};
     }
   }
 }
@@ -535,7 +560,7 @@ py::dict pack_graph(const built_program& p, const py::dict& inputs, const py::di
   const large_graph_geometry& g = graph_of(p);
   std::vector<std::vector<std::uint8_t>> buffers(operand_role_count);
   for (std::size_t r = 0; r < operand_role_count; ++r) buffers[r].resize(g.buffer_bytes[r]);
-  pack_graph_inputs(g, inputs, biases, false,
+  pack_graph_inputs(p, inputs, biases, false,
                     [&](operand_role r) { return std::span<std::uint8_t>(buffers[static_cast<std::size_t>(r)]); });
   py::dict out;
   for (std::size_t r = 0; r < operand_role_count; ++r)
@@ -550,7 +575,7 @@ py::dict run_graph(const npu_device& d, const built_program& p, const py::dict& 
   const large_graph_geometry& g = graph_of(p);
   auto io = runtime::graph_buffers::create(d.dev, g);
   if (!io) raise(io.err());
-  pack_graph_inputs(g, inputs, biases, true, [&](operand_role r) { return io.value().bytes(r); });
+  pack_graph_inputs(p, inputs, biases, true, [&](operand_role r) { return io.value().bytes(r); });
   submit(d, p, io.value().operands());
   // intermediates in bytes of their own are read back too
   const bool intermediates = g.intermediates_kept;
@@ -634,6 +659,9 @@ PYBIND11_MODULE(_regcmd, m) {
                std::to_string(p.view().entries.size()) + " entries>";
       });
 
+  m.def("softmax_row_length", &softmax_row_length, py::arg("length"),
+        "The elements a softmax row of `length` is held in on the NPU (a multiple of 32 its pooling takes); the "
+        "padding is masked.");
   m.def("build", &build_program, py::arg("kind"),
         "build(kind, **spec): a program of kind matmul, plan, ew, act, conv or pool from its spec's keywords "
         "(regcmd-gen's options: M=4, K=64, N=32, dtype='fp16', out_dtype='fp32', kernel=(3, 3), relu=True, ...).");

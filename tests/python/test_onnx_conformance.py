@@ -31,6 +31,8 @@ EXCLUDED = {
     # features: regcmd-isa-reference, "DPU output stages")
     "test_batchnorm_epsilon": "fp16 input rounding times a gain of 3.05 exceeds atol 1e-3 near 0",
     "test_identity_sequence": "a sequence value, not a tensor",
+    # 10000..10003 are one fp16 value (its spacing there is 8): the row is uniform on the NPU
+    "test_softmax_large_number": "fp16 holds the inputs 10000 to 10003 as one value",
     **{f"test_{op}_{pair}{suffix}": "bfloat16 and strings are element types numpy and the importer do not hold"
        for op, suffix in (("cast", ""), ("castlike", "_expanded"))
        for pair in ("BFLOAT16_to_FLOAT", "FLOAT_to_BFLOAT16", "FLOAT_to_STRING", "STRING_to_FLOAT")},

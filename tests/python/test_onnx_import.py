@@ -256,8 +256,8 @@ def relu_model(shape):
 
 @pytest.mark.parametrize("make, message", [
     (lambda: relu_model(["batch", 4]), "value 'x' has a dynamic dimension 0 (batch)"),
-    (lambda: model_of([helper.make_node("Softmax", ["x"], ["y"], name="sm")], [tensor("x", [2, 4])],
-                      [tensor("y", [2, 4])], {}), "node sm: operator Softmax is none the importer maps"),
+    (lambda: model_of([helper.make_node("Erf", ["x"], ["y"], name="e")], [tensor("x", [2, 4])],
+                      [tensor("y", [2, 4])], {}), "node e: operator Erf is none the importer maps"),
     (lambda: model_of([helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], strides=[0, 1], name="p")],
                       [tensor("x", [1, 1, 4, 4])], [tensor("y", [1, 1, 3, 3])], {}),
      "node p (MaxPool): strides [0, 1] must be positive"),
@@ -444,3 +444,40 @@ def test_a_qdq_conv_relu_runs_as_one_quantized_conv():
     # one step of the output's scale: the bias is quantized to x_scale w_scale, and the DPU
     # requantizes with a 15-bit multiplier
     assert np.abs(y[0] / np.float32(0.05) - (yq + 10)).max() <= 1 + 1e-3
+
+
+def test_attention_rows_softmax_layer_norm_and_reductions_run_on_the_npu():
+    """Softmax over rows of 40 (held in 64, the padding masked), LayerNormalization over rows
+    of 64 with Scale and B, and ReduceSum / ReduceMean / ReduceMax over the last axis: one
+    partition, each against the definition in float64 within the NPU's fp16 bound."""
+    rng = np.random.default_rng(36)
+    scale = (1 + 0.3 * rng.standard_normal(64)).astype(np.float32)
+    bias = (0.2 * rng.standard_normal(64)).astype(np.float32)
+    nodes = [
+        helper.make_node("Softmax", ["s"], ["p"]),
+        helper.make_node("LayerNormalization", ["x", "scale", "bias"], ["n"], epsilon=1e-5),
+        helper.make_node("ReduceSum", ["x", "axes"], ["sum"]),
+        helper.make_node("ReduceMean", ["x"], ["mean"], axes=[-1], keepdims=0),
+        helper.make_node("ReduceMax", ["s"], ["max"], axes=[1]),
+    ]
+    inits = [numpy_helper.from_array(scale, "scale"), numpy_helper.from_array(bias, "bias"),
+             numpy_helper.from_array(np.array([-1], dtype=np.int64), "axes")]
+    graph = helper.make_graph(nodes, "rows", [tensor("s", [6, 40]), tensor("x", [4, 64])],
+                              [tensor("p", [6, 40]), tensor("n", [4, 64]), tensor("sum", [4, 1]), tensor("mean", [4]),
+                               tensor("max", [6, 1])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    s = (3 * rng.standard_normal((6, 40))).astype(np.float16).astype(np.float32)
+    x = (1.5 + rng.standard_normal((4, 64))).astype(np.float16).astype(np.float32)
+    rep = backend.prepare(model)
+    assert set(rep.placement.values()) == {"npu"}, rep.placement
+    p, n, total, mean, top = rep.run([s, x])
+    d = s.astype(np.float64)
+    e = np.exp(d - d.max(1, keepdims=True))
+    assert np.abs(p - e / e.sum(1, keepdims=True)).max() < 1e-3
+    xd = x.astype(np.float64)
+    centred = xd - xd.mean(1, keepdims=True)
+    want = centred / np.sqrt((centred ** 2).mean(1, keepdims=True) + 1e-5) * scale + bias
+    assert np.abs(n - want).max() < 8e-3
+    assert np.abs(total[:, 0] - xd.sum(1)).max() < np.abs(xd).sum(1).max() * 2 ** -10
+    assert np.abs(mean - xd.mean(1)).max() < np.abs(xd).mean(1).max() * 2 ** -9
+    assert np.abs(top[:, 0] - d.max(1)).max() < 2 ** -7 * np.abs(d).max()

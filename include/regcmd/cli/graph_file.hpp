@@ -401,6 +401,7 @@ struct loaded_graph {
   large_graph_spec spec{};
   std::optional<built_graph> built;
   std::string problem;
+  std::vector<graph_preset> presets{};
 };
 inline loaded_graph load_graph_file(const std::string& path) {
   const graph_file file = read_graph_file(path);
@@ -410,7 +411,7 @@ inline loaded_graph load_graph_file(const std::string& path) {
     const std::size_t line = failing_line(file, [](const large_graph_spec& g) { return build(g).ok(); });
     return {{}, {}, located(path, line, describe(built.err()))};
   }
-  return {file.graph, std::move(built).value(), {}};
+  return {file.graph, std::move(built).value(), {}, file.presets};
 }
 
 }  // namespace regcmd::cli

@@ -316,8 +316,9 @@
     "two ops write the same tensor: give each result its own name",                                  \
     "regcmd")                                                                                        \
   X(norm_shape, "norm-shape",                                                                \
-    "an RMSNorm or a LayerNorm normalizes rows of 1 to 16384 fp16 elements with an epsilon of 0 "    \
-    "to 65504 (its sums' weights are fp16 powers of two): split a longer row or clamp epsilon",      \
+    "an RMSNorm or a LayerNorm normalizes rows of a multiple of 32 fp16 elements, at most 16384 "   \
+    "(the row sums' K, their weights fp16 powers of two), with an epsilon of 0 to 65504: pad or "   \
+    "split the row, or clamp epsilon",                                                             \
     "regcmd/programs/norm/rms_norm.hpp")                                                             \
   X(softmax_shape, "softmax-shape",                                                                  \
     "a softmax's rows hold a multiple of 32 elements, at most 8192, whose N / 32 pooling windows "  \

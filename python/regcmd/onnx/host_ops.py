@@ -368,6 +368,47 @@ def _unsqueeze(attrs, x, axes):
     return [x.reshape(unsqueeze_shape(x.shape, list(axes)))]
 
 
+# --- normalizations and reductions --------------------------------------------------------
+
+def _softmax(attrs, x):
+    axis = attrs.get("axis", -1)
+    z = x.astype(np.float64)
+    e = np.exp(z - z.max(axis=axis, keepdims=True))
+    return [_float_result(e / e.sum(axis=axis, keepdims=True), x)]
+
+
+def _layer_norm(attrs, x, scale, bias=None):
+    """Y over the axes from `axis` on, and the Mean and InvStdDev outputs (stash_type float)."""
+    axis = attrs.get("axis", -1) % x.ndim
+    axes = tuple(range(axis, x.ndim))
+    z = x.astype(np.float64)
+    mean = z.mean(axis=axes, keepdims=True)
+    inv = 1 / np.sqrt(((z - mean) ** 2).mean(axis=axes, keepdims=True) + attrs.get("epsilon", 1e-5))
+    y = (z - mean) * inv * scale
+    if bias is not None:
+        y = y + bias
+    return [_float_result(y, x), mean.astype(np.float32), inv.astype(np.float32)]
+
+
+def reduce_axes(attrs, x, axes):
+    """The axes a Reduce* node reduces (its input from opset 13 (ReduceSum) or 18, before that
+    its attribute), or None for none at all (noop_with_empty_axes)."""
+    axes = attrs.get("axes") if axes is None else axes
+    if axes is None or len(axes) == 0:
+        return None if attrs.get("noop_with_empty_axes", 0) else tuple(range(x.ndim))
+    return tuple(int(a) % x.ndim for a in np.asarray(axes).reshape(-1))
+
+
+def _reduce(fn):
+    def op(attrs, x, axes=None):
+        axes = reduce_axes(attrs, x, axes)
+        if axes is None:
+            return [x]
+        out = fn(x.astype(np.float64) if x.dtype.kind == "f" else x, axis=axes, keepdims=bool(attrs.get("keepdims", 1)))
+        return [np.asarray(out).astype(x.dtype, copy=False)]
+    return op
+
+
 HOST_OPS = {
     "Add": _binary(np.add), "Sub": _binary(np.subtract), "Mul": _binary(np.multiply),
     "Max": _variadic(np.maximum), "Min": _variadic(np.minimum),
@@ -386,6 +427,8 @@ HOST_OPS = {
     "Concat": lambda attrs, *xs: [np.concatenate(xs, axis=attrs["axis"])],
     "Cast": lambda attrs, x: [x.astype(numpy_type(attrs["to"]))],
     "ConstantOfShape": lambda attrs, shape: [_constant_of_shape(attrs, shape)],
+    "Softmax": _softmax, "LayerNormalization": _layer_norm,
+    "ReduceSum": _reduce(np.sum), "ReduceMean": _reduce(np.mean), "ReduceMax": _reduce(np.max),
 }
 
 # Ops whose output is their input's bytes under another shape: no data moves.

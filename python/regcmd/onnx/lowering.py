@@ -6,8 +6,9 @@ and a node whose ops do not build goes to the host with the rule's message.
 
 import numpy as np
 
-from .host_ops import Unsupported, pool_geometry, spatial_pads
-from .layouts import Layout, image_channels, image_surface, natural_layout, npu_type
+from .. import _regcmd
+from .host_ops import Unsupported, pool_geometry, reduce_axes, spatial_pads
+from .layouts import Layout, image_channels, image_surface, natural_layout, npu_type, rows_of
 
 FP16_MAX = 65504.0
 
@@ -669,12 +670,110 @@ def concat(ctx, node):
     return out, image_surface(pixels, shape[1], "fp16")
 
 
+# --- the norm family (docs/graph.md, "The norm family"): rows of the last axis -------------
+
+HIDDEN = -32768.0  # a mask's value that hides an element (norm/softmax.hpp)
+
+
+def _rows(ctx, name, axis, what):
+    """M x N of `name` reduced or normalized over the axes from `axis` on, in fp16."""
+    _precision(ctx, name, ("fp16",))
+    shape = tuple(ctx.info(name).shape)
+    if not shape:
+        raise Unsupported(f"{what} of a scalar")
+    axis %= len(shape)
+    M = int(np.prod(shape[:axis], dtype=np.int64))
+    return M, int(np.prod(shape[axis:], dtype=np.int64))
+
+
+def _mask(ctx, out, M, length, held):
+    """The preset's mask "<out>.mask": 0 on a row's elements, HIDDEN on its padding."""
+    mask = np.zeros((M, held))
+    mask[:, length:] = HIDDEN
+    ctx.p.consts[f"{out}.mask"] = np.ascontiguousarray(mask, dtype=np.float32)
+
+
+def softmax(ctx, node):
+    """Softmax over the last axis (rows held in softmax_row_length, the padding masked)."""
+    x = node.inputs[0]
+    rank = len(ctx.info(x).shape)
+    if node.attrs.get("axis", -1) % max(rank, 1) != rank - 1:
+        raise Unsupported("a softmax over another axis than the last (the NPU's rows are the last axis)")
+    M, L = _rows(ctx, x, -1, "softmax")
+    N = _regcmd.softmax_row_length(L)
+    if N > 8192:
+        raise Unsupported(f"a softmax row of {L} elements (the NPU's pooling takes 8192 at most)")
+    layout = Layout("flat", "rows", M, N, "fp16", L if N != L else 0)
+    a = ctx.operand(x, layout)
+    out = ctx.fresh()
+    if N != L:
+        _mask(ctx, out, M, L, N)
+    ctx.line(out, "softmax", [a], f"-M {M} -N {N}" + (" --mask" if N != L else ""))
+    return out, layout
+
+
+def layer_norm(ctx, node):
+    """LayerNormalization over the axes from `axis` on, of rows of a multiple of 32 elements,
+    its Scale and B constants; its Y only."""
+    if any(node.outputs[1:]):
+        raise Unsupported("LayerNormalization's Mean and InvStdDev outputs are not computed on the NPU")
+    x = node.inputs[0]
+    M, D = _rows(ctx, x, node.attrs.get("axis", -1), "LayerNormalization")
+    if D % 32:
+        raise Unsupported(f"rows of {D} elements: the NPU's norms take a multiple of 32 (rule norm-shape)")
+    vectors = []
+    for name in node.inputs[1:3]:
+        if not name:
+            continue
+        info = ctx.info(name)
+        if info.const is None:
+            raise Unsupported(f"{name}: LayerNormalization's Scale and B are constants on the NPU")
+        vectors.append(np.broadcast_to(np.asarray(info.const, dtype=np.float64).reshape(-1), (D,)))
+    layout = Layout("flat", "rows", M, D, "fp16")
+    a = ctx.operand(x, layout)
+    out = ctx.fresh()
+    names = [ctx.const(v) for v in vectors]
+    ctx.line(out, "layernorm", [a, *names], f"-M {M} -D {D} --eps {_float_text(node.attrs.get('epsilon', 1e-5))}")
+    return out, layout
+
+
+REDUCE_OPS = {"ReduceSum": "sum", "ReduceMean": "mean", "ReduceMax": "max"}
+
+
+def reduce(ctx, node):
+    """ReduceSum, ReduceMean and ReduceMax over the last axis alone, rows held in multiples of
+    32 (the padding weighed 0, or hidden for the maximum)."""
+    x = node.inputs[0]
+    shape = tuple(ctx.info(x).shape)
+    axes_name = node.inputs[1] if len(node.inputs) > 1 else ""
+    axes = None
+    if axes_name:
+        if ctx.info(axes_name).const is None:
+            raise Unsupported("axes computed at run time")
+        axes = ctx.info(axes_name).const
+    if not shape or reduce_axes(node.attrs, np.empty(shape), axes) != (len(shape) - 1,):
+        raise Unsupported("a reduction over other axes than the last alone (the NPU's rows are the last axis)")
+    M, L = _rows(ctx, x, -1, node.op_type)
+    op = REDUCE_OPS[node.op_type]
+    N = _regcmd.softmax_row_length(L) if op == "max" else -(-L // 32) * 32
+    layout = Layout("flat", "rows", M, N, "fp16", L if N != L else 0)
+    a = ctx.operand(x, layout)
+    out = ctx.fresh()
+    masked = op == "max" and N != L
+    if masked:
+        _mask(ctx, out, M, L, N)
+    ctx.line(out, "reduce", [a], f"--op {op} -M {M} -N {N}" + (f" --count {L}" if N != L else "") +
+             (" --mask" if masked else ""))
+    return out, Layout("flat", "rows", M, 16, "fp16", 1)
+
+
 LOWERINGS = {
     **{op: binary for op in ("Add", "Sub", "Mul", "Max", "Min", "PRelu")},
     **{op: unary for op in ("Relu", "LeakyRelu", "Clip", "HardSigmoid", "Elu", "Selu", *TABLES)},
     "MatMul": matmul, "Gemm": matmul, "Conv": conv, "QLinearConv": qlinear_conv, "MatMulInteger": matmul_integer,
     **{op: pool for op in ("MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool")},
     "BatchNormalization": batchnorm, "Concat": concat,
+    "Softmax": softmax, "LayerNormalization": layer_norm, **{op: reduce for op in REDUCE_OPS},
 }
 
 __all__ = ["LOWERINGS"]

@@ -89,9 +89,10 @@ TEST_CASE("rms norm: six ops, five without epsilon, one task each at M = 4, D = 
 
 TEST_CASE("rule norm-shape: the row's length and epsilon") {
   CHECK(check_rms_norm({.M = 1, .D = 16384}).ok());
+  CHECK_BREAKS(check_rms_norm({.M = 1, .D = 40}), rules::norm_shape);
   CHECK_BREAKS(check_rms_norm({.M = 1, .D = 16385}), rules::norm_shape);
-  CHECK_BREAKS(check_rms_norm({.M = 1, .D = 8, .eps = -1}), rules::norm_shape);
-  CHECK_BREAKS(check_rms_norm({.M = 1, .D = 8, .eps = std::nanf("")}), rules::norm_shape);
+  CHECK_BREAKS(check_rms_norm({.M = 1, .D = 32, .eps = -1}), rules::norm_shape);
+  CHECK_BREAKS(check_rms_norm({.M = 1, .D = 32, .eps = std::nanf("")}), rules::norm_shape);
   CHECK_BREAKS(check_rms_norm({.M = 0, .D = 8}), rules::shape_nonzero);
   large_graph_spec g;
   CHECK_BREAKS(add_rms_norm(g, "y", "x", "n", {.M = 1, .D = 16385}), rules::norm_shape);

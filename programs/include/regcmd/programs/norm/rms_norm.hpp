@@ -50,10 +50,11 @@ inline constexpr std::uint32_t max_D = 1u << 14;
 inline band_set rms_bands(std::uint32_t D) { return {band_function::rsqrt, 7, D}; }
 }  // namespace norm
 
-// The rule of an RMSNorm request: rows of D = 1 to 2^14 elements, M ≥ 1, ε in [0, 65504].
+// The rule of an RMSNorm request: rows of D = 32 to 2^14 elements, a multiple of 32 (the
+// row sums' K), M ≥ 1, ε in [0, 65504].
 constexpr status check_rms_norm(const rms_norm_spec& s) {
   if (s.M == 0 || s.D == 0) return make_error(rules::shape_nonzero, "rms_norm");
-  if (s.D > norm::max_D) return make_error(rules::norm_shape, "rms_norm", "D", s.D);
+  if (s.D > norm::max_D || s.D % 32 != 0) return make_error(rules::norm_shape, "rms_norm", "D", s.D);
   if (!(s.eps >= 0) || s.eps > 65504.0f) return make_error(rules::norm_shape, "rms_norm", "eps");
   return {};
 }
