@@ -329,6 +329,10 @@
     "maximum pools them as softmax does, its padding hidden by a mask: hold the row padded and "   \
     "give count (and the mask)",                                                                   \
     "regcmd/programs/norm/reduce.hpp")                                                               \
+  X(rope_shape, "rope-shape",                                                                        \
+    "a rotary embedding rotates heads of an even dimension whose row (heads x dimension) is a "    \
+    "multiple of 32, at most 4096, with a base above 1: rotate a wider row head by head",           \
+    "regcmd/programs/norm/rope.hpp")                                                                 \
   X(concat_shape, "concat-shape",                                                                    \
     "a concatenation joins two fp16 or int8 surfaces of some pixels and channels: give the dtype, "  \
     "the pixels and both parts' channels",                                                           \

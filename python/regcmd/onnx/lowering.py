@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import _regcmd
 from .host_ops import Unsupported, pool_geometry, reduce_axes, spatial_pads
-from .layouts import Layout, image_channels, image_surface, natural_layout, npu_type, rows_of
+from .layouts import Layout, image_channels, image_surface, natural_layout, npu_type
 
 FP16_MAX = 65504.0
 

@@ -1,0 +1,65 @@
+// RoPE: its rule and the program on the model against LLaMA's rotate-half in double.
+#include <regcmd/testing/doctest.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include <regcmd/programs/graph/graph.hpp>
+#include <regcmd/programs/graph/packing.hpp>
+#include <regcmd/programs/norm/rope.hpp>
+
+#include "model_board.hpp"
+
+using namespace regcmd;
+
+TEST_CASE("rule rope-shape: even heads, rows a multiple of 32 up to 4096") {
+  CHECK(check_rope({.M = 1, .heads = 8, .head_dim = 32}).ok());
+  CHECK_BREAKS(check_rope({.M = 1, .heads = 2, .head_dim = 31}), rules::rope_shape);
+  CHECK_BREAKS(check_rope({.M = 1, .heads = 3, .head_dim = 10}), rules::rope_shape);
+  CHECK_BREAKS(check_rope({.M = 1, .heads = 64, .head_dim = 128}), rules::rope_shape);
+  CHECK_BREAKS(check_rope({.M = 1, .heads = 2, .head_dim = 16, .base = 1.0f}), rules::rope_shape);
+  CHECK_BREAKS(check_rope({.M = 0, .heads = 2, .head_dim = 16}), rules::shape_nonzero);
+  CHECK_BREAKS(build(rope({.M = 1, .heads = 2, .head_dim = 31})), rules::rope_shape);
+  CHECK(build(rope({.M = 2, .heads = 4, .head_dim = 16})).value().view().tasks.size() == 4);
+}
+
+TEST_CASE("rope on the model: three tokens from position 37, four heads of 16, within fp16's roundings") {
+  const rope_spec s{.M = 3, .heads = 4, .head_dim = 16};
+  constexpr std::uint32_t first = 37, W = 64, d = 16;
+  const auto built = build(rope(s));
+  REQUIRE(built.ok());
+  const graph_geometry& g = built.value().geometry;
+  testing::model_board board;
+  for (std::size_t r = 0; r < operand_role_count; ++r)
+    if (g.buffer_bytes[r] > 0) board.allocate(static_cast<operand_role>(r), g.buffer_bytes[r], 0x5a);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-2, 2);
+  std::vector<float> x(s.M * W);
+  for (float& v : x) v = half_to_float(float_to_half(u(rng)));
+  REQUIRE(pack_tensor<float>(g, "x", x, board[operand_role::feature]).ok());
+  const auto constants = rope_constants("rope", s, first);
+  REQUIRE(constants.ok());
+  REQUIRE(pack_constants(g, constants.value(), board[operand_role::weight], board[operand_role::ew_operand]).ok());
+  const auto r = board.run(built.value().view());
+  REQUIRE(r.faults.empty());
+  std::vector<float> y(s.M * W);
+  REQUIRE(unpack_tensor<float>(g, "y", board[operand_role::output], y).ok());
+  double worst = 0;
+  for (std::uint32_t m = 0; m < s.M; ++m)
+    for (std::uint32_t h = 0; h < 4; ++h)
+      for (std::uint32_t i = 0; i < d; ++i) {
+        // x_h[i] cos(p θ_j) + rotate_half(x_h)[i] sin(p θ_j), θ_j = 10000^(-2j/d), j = i mod d/2
+        const std::uint32_t j = i % (d / 2);
+        const double angle = (first + m) * std::pow(10000.0, -2.0 * j / d);
+        const double xi = x[m * W + h * d + i];
+        const double rotated = i < d / 2 ? -double(x[m * W + h * d + i + d / 2]) : double(x[m * W + h * d + i - d / 2]);
+        const double want = xi * std::cos(angle) + rotated * std::sin(angle);
+        worst = std::max(worst, std::abs(y[m * W + h * d + i] - want));
+      }
+  MESSAGE("rope, 3 tokens x 4 heads of 16: worst absolute error " << worst);
+  // cos and sin rounded to fp16 (2^-12), two products and the sum rounded (2^-11 of ≤ 2.8)
+  CHECK(worst <= 4e-3);
+  CHECK(worst > 0);
+}
