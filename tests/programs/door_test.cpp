@@ -10,6 +10,7 @@
 #include <regcmd/programs/conv/packing.hpp>
 #include <regcmd/programs/graph.hpp>
 #include <regcmd/programs/matmul.hpp>
+#include <regcmd/programs/norm.hpp>
 #include <regcmd/programs/pooling.hpp>
 #include <regcmd/programs/sdp.hpp>
 

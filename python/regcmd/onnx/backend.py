@@ -21,7 +21,8 @@ def _tensor_type(dtype):
 # conformance tests give them, the model is built for their values at its first run with them.
 PARAMETERS = {"Clip": (1, 2), "Conv": (2,), "BatchNormalization": (1, 2, 3, 4), "QLinearConv": (1, 2, 4, 5, 6, 7, 8), "QLinearMatMul": (1, 2, 4, 5, 6, 7),
               "QuantizeLinear": (1, 2), "DequantizeLinear": (1, 2), "ConvInteger": (2, 3), "MatMulInteger": (2, 3),
-              "Reshape": (1,), "Squeeze": (1,), "Unsqueeze": (1,)}
+              "Reshape": (1,), "Squeeze": (1,), "Unsqueeze": (1,), "ReduceSum": (1,), "ReduceMean": (1,), "ReduceMax": (1,),
+              "LayerNormalization": (1, 2)}
 
 
 class BackendRep(onnx.backend.base.BackendRep):

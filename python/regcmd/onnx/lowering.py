@@ -741,8 +741,9 @@ REDUCE_OPS = {"ReduceSum": "sum", "ReduceMean": "mean", "ReduceMax": "max"}
 
 
 def reduce(ctx, node):
-    """ReduceSum, ReduceMean and ReduceMax over the last axis alone, rows held in multiples of
-    32 (the padding weighed 0, or hidden for the maximum)."""
+    """ReduceSum, ReduceMean and ReduceMax over trailing axes (the last, the last few, all):
+    rows of what they reduce, held in multiples of 32 (the padding weighed 0, or hidden for
+    the maximum)."""
     x = node.inputs[0]
     shape = tuple(ctx.info(x).shape)
     axes_name = node.inputs[1] if len(node.inputs) > 1 else ""
@@ -751,9 +752,10 @@ def reduce(ctx, node):
         if ctx.info(axes_name).const is None:
             raise Unsupported("axes computed at run time")
         axes = ctx.info(axes_name).const
-    if not shape or reduce_axes(node.attrs, np.empty(shape), axes) != (len(shape) - 1,):
-        raise Unsupported("a reduction over other axes than the last alone (the NPU's rows are the last axis)")
-    M, L = _rows(ctx, x, -1, node.op_type)
+    reduced = reduce_axes(node.attrs, np.empty(shape), axes) if shape else None
+    if reduced is None or sorted(reduced) != list(range(len(shape) - len(reduced), len(shape))):
+        raise Unsupported("a reduction over other axes than trailing ones (the NPU's rows are the last axes)")
+    M, L = _rows(ctx, x, len(shape) - len(reduced), node.op_type)
     op = REDUCE_OPS[node.op_type]
     N = _regcmd.softmax_row_length(L) if op == "max" else -(-L // 32) * 32
     layout = Layout("flat", "rows", M, N, "fp16", L if N != L else 0)
