@@ -35,6 +35,12 @@ class model_board {
     return b;
   }
   std::vector<std::uint8_t>& operator[](operand_role role) { return buffers_[order(role)]; }
+  // A buffer for every role of `bytes_by_role` (a graph's buffer_bytes) that has bytes.
+  template <class Bytes>
+  void allocate_each(const Bytes& bytes_by_role, std::uint8_t fill = 0) {
+    for (std::size_t r = 0; r < operand_role_count; ++r)
+      if (bytes_by_role[r] > 0) allocate(static_cast<operand_role>(r), bytes_by_role[r], fill);
+  }
 
   model::run_result run(std::vector<entry> code, std::span<const slot> slots, std::span<const task> tasks,
                         bool pingpong = true) {

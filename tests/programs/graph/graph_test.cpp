@@ -25,10 +25,7 @@ using namespace regcmd;
 
 namespace {
 // A board with a buffer for every role the graph's tensors live in, each byte 0x5a.
-void allocate_graph(testing::model_board& board, const graph_geometry& g) {
-  for (std::size_t r = 0; r < operand_role_count; ++r)
-    if (g.buffer_bytes[r] > 0) board.allocate(static_cast<operand_role>(r), g.buffer_bytes[r], 0x5a);
-}
+void allocate_graph(testing::model_board& board, const graph_geometry& g) { board.allocate_each(g.buffer_bytes, 0x5a); }
 // n values uniform in [-scale, scale], rounded to fp16.
 std::vector<float> random_fp16(std::mt19937& rng, std::size_t n, float scale) {
   std::uniform_real_distribution<float> d(-scale, scale);

@@ -43,8 +43,7 @@ TEST_CASE("layer norm on the model: offset rows of several spreads, within 2^-9 
   REQUIRE(built.ok());
   const graph_geometry& g = built.value().geometry;
   testing::model_board board;
-  for (std::size_t r = 0; r < operand_role_count; ++r)
-    if (g.buffer_bytes[r] > 0) board.allocate(static_cast<operand_role>(r), g.buffer_bytes[r], 0x5a);
+  board.allocate_each(g.buffer_bytes, 0x5a);
   REQUIRE(pack_tensor<float>(g, "x", x, board[operand_role::feature]).ok());
   REQUIRE(pack_layer_norm(g, "norm", s, gamma, beta, board[operand_role::weight], board[operand_role::ew_operand]).ok());
   const auto r = board.run(built.value().view());

@@ -23,8 +23,7 @@ std::vector<float> reduce_on_model(const row_reduce_spec& s, const std::vector<f
   REQUIRE(built.ok());
   const graph_geometry& g = built.value().geometry;
   testing::model_board board;
-  for (std::size_t r = 0; r < operand_role_count; ++r)
-    if (g.buffer_bytes[r] > 0) board.allocate(static_cast<operand_role>(r), g.buffer_bytes[r], 0x5a);
+  board.allocate_each(g.buffer_bytes, 0x5a);
   REQUIRE(pack_tensor<float>(g, "x", x, board[operand_role::feature]).ok());
   if (s.mask) {
     std::vector<float> mask(x.size(), 0.0f);

@@ -34,8 +34,7 @@ norm_run run_on_model(const rms_norm_spec& s, const std::vector<float>& x, const
   REQUIRE(built.ok());
   const graph_geometry& g = built.value().geometry;
   testing::model_board board;
-  for (std::size_t r = 0; r < operand_role_count; ++r)
-    if (g.buffer_bytes[r] > 0) board.allocate(static_cast<operand_role>(r), g.buffer_bytes[r], 0x5a);
+  board.allocate_each(g.buffer_bytes, 0x5a);
   REQUIRE(pack_tensor<float>(g, "x", x, board[operand_role::feature]).ok());
   REQUIRE(pack_rms_norm(g, "norm", s, gamma, board[operand_role::weight], board[operand_role::ew_operand]).ok());
   const auto r = board.run(built.value().view());

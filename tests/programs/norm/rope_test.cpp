@@ -32,8 +32,7 @@ TEST_CASE("rope on the model: three tokens from position 37, four heads of 16, w
   REQUIRE(built.ok());
   const graph_geometry& g = built.value().geometry;
   testing::model_board board;
-  for (std::size_t r = 0; r < operand_role_count; ++r)
-    if (g.buffer_bytes[r] > 0) board.allocate(static_cast<operand_role>(r), g.buffer_bytes[r], 0x5a);
+  board.allocate_each(g.buffer_bytes, 0x5a);
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> u(-2, 2);
   std::vector<float> x(s.M * W);

@@ -52,8 +52,7 @@ softmax_errors run_on_model(const softmax_case& c, std::uint32_t seed) {
   REQUIRE(built.ok());
   const graph_geometry& g = built.value().geometry;
   testing::model_board board;
-  for (std::size_t r = 0; r < operand_role_count; ++r)
-    if (g.buffer_bytes[r] > 0) board.allocate(static_cast<operand_role>(r), g.buffer_bytes[r], 0x5a);
+  board.allocate_each(g.buffer_bytes, 0x5a);
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> d(-c.spread, c.spread);
   std::vector<float> x(std::size_t{c.M} * N, 0.0f), mask(std::size_t{c.M} * N, 0.0f);

@@ -197,6 +197,13 @@ constexpr graph_spec make_graph(const Ops&... ops) {
   return g;
 }
 
+// A preset's check: a broken rule marks g refused with it (and is returned).
+template <std::size_t MaxOps>
+constexpr status refuse_unless(basic_graph_spec<MaxOps>& g, status checked) {
+  if (!checked) g.refused = checked.err().violated;
+  return checked;
+}
+
 template <std::size_t MaxOps>
 constexpr status add_op(basic_graph_spec<MaxOps>& g, const graph_op& op) {
   if (g.count == MaxOps) return make_error(rules::graph_capacity, "graph", "ops", g.count + 1);

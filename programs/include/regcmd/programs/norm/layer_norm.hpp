@@ -47,10 +47,7 @@ constexpr status check_layer_norm(const layer_norm_spec& s) { return check_rms_n
 template <std::size_t MaxOps>
 constexpr status add_layer_norm(basic_graph_spec<MaxOps>& g, graph_name y, graph_name x, std::string_view prefix,
                                 const layer_norm_spec& s) {
-  if (status c = check_layer_norm(s); !c) {
-    g.refused = c.err().violated;
-    return c;
-  }
+  if (status c = refuse_unless(g, check_layer_norm(s)); !c) return c;
   auto name = [&](std::string_view what) { return graph_name::prefixed(prefix, what); };
   using detail::flat_ew, detail::norm_matmul;
   constexpr auto none = output_activation::none;

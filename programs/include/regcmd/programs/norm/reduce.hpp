@@ -55,10 +55,7 @@ constexpr status check_row_reduce(const row_reduce_spec& s) {
 template <std::size_t MaxOps>
 constexpr status add_row_reduce(basic_graph_spec<MaxOps>& g, graph_name y, graph_name x, std::string_view prefix,
                                 const row_reduce_spec& s) {
-  if (status c = check_row_reduce(s); !c) {
-    g.refused = c.err().violated;
-    return c;
-  }
+  if (status c = refuse_unless(g, check_row_reduce(s)); !c) return c;
   auto name = [&](std::string_view what) { return graph_name::prefixed(prefix, what); };
   const auto fp16 = [](std::uint32_t M, std::uint32_t K) {
     return matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp16, .M = M, .K = K, .N = norm::reduce_columns};

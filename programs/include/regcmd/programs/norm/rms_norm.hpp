@@ -118,10 +118,7 @@ inline result<std::vector<norm_constant>> norm_scale_constants(std::string_view 
 template <std::size_t MaxOps>
 constexpr status add_rms_norm(basic_graph_spec<MaxOps>& g, graph_name y, graph_name x, std::string_view prefix,
                               const rms_norm_spec& s) {
-  if (status c = check_rms_norm(s); !c) {
-    g.refused = c.err().violated;
-    return c;
-  }
+  if (status c = refuse_unless(g, check_rms_norm(s)); !c) return c;
   if (status c = detail::add_norm_scale(g, x, prefix, s); !c) return c;
   return add_op(g, graph_ew(y, x, graph_name::prefixed(prefix, "scale"), detail::flat_ew(ew_op::mul, s.M, s.D)));
 }

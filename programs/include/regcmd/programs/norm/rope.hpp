@@ -56,10 +56,7 @@ constexpr status check_rope(const rope_spec& s) {
 template <std::size_t MaxOps>
 constexpr status add_rope(basic_graph_spec<MaxOps>& g, graph_name y, graph_name x, std::string_view prefix,
                           const rope_spec& s) {
-  if (status c = check_rope(s); !c) {
-    g.refused = c.err().violated;
-    return c;
-  }
+  if (status c = refuse_unless(g, check_rope(s)); !c) return c;
   auto name = [&](std::string_view what) { return graph_name::prefixed(prefix, what); };
   const std::uint32_t W = s.heads * s.head_dim;
   const auto flat = [&](ew_op op) { return ew_spec{.op = op, .M = s.M, .N = W, .layout = operand_layout::row_major}; };

@@ -71,10 +71,7 @@ constexpr status check_softmax(const softmax_spec& s) {
 template <std::size_t MaxOps>
 constexpr status add_softmax(basic_graph_spec<MaxOps>& g, graph_name y, graph_name x, std::string_view prefix,
                              const softmax_spec& s) {
-  if (status c = check_softmax(s); !c) {
-    g.refused = c.err().violated;
-    return c;
-  }
+  if (status c = refuse_unless(g, check_softmax(s)); !c) return c;
   auto name = [&](std::string_view what) { return graph_name::prefixed(prefix, what); };
   const auto flat = [&](ew_op op) { return ew_spec{.op = op, .M = s.M, .N = s.N, .layout = operand_layout::row_major}; };
   const auto fp16 = [](std::uint32_t M, std::uint32_t K, std::uint32_t N, output_activation a) {
