@@ -333,6 +333,11 @@
     "a rotary embedding rotates heads of an even dimension whose row (heads x dimension) is a "    \
     "multiple of 32, at most 4096, with a base above 1: rotate a wider row head by head",           \
     "regcmd/programs/norm/rope.hpp")                                                                 \
+  X(attention_shape, "attention-shape",                                                              \
+    "attention's query heads are a multiple of its key/value heads, heads of a multiple of 32 "     \
+    "elements (the scores' K), a cache of a multiple of 32 positions whose rows (key/value heads x " \
+    "positions) softmax takes whole (softmax-shape): round the context up",                          \
+    "regcmd/programs/llm/attention.hpp")                                                             \
   X(concat_shape, "concat-shape",                                                                    \
     "a concatenation joins two fp16 or int8 surfaces of some pixels and channels: give the dtype, "  \
     "the pixels and both parts' channels",                                                           \
@@ -360,6 +365,10 @@
     "a matmul reads its weights through CNA_DCOMP_ADDR0 from the weight buffer in tiles the host "   \
     "packs: they must be a graph input, not another op's result",                                    \
     "regcmd-isa-reference \"Operand tile layouts\"")                                                 \
+  X(graph_read_back, "graph-read-back",                                                              \
+    "a tensor the host reads back after the run is one an op of the graph writes, whole (not a "    \
+    "concatenation's part): name an op's result",                                                    \
+    "docs/graph.md")                                                                                 \
   X(graph_conv_operands, "graph-conv-operands",                                                      \
     "a conv in a graph names a residual tensor exactly when its spec adds one (residual_add): "      \
     "give it as graph_conv's fifth argument, or drop residual_add",                                  \
@@ -499,7 +508,8 @@
     "docs/graph.md")                                                                                 \
   X(tensor_direction, "tensor-direction",                                                            \
     "the host packs a graph's inputs and weights and unpacks its outputs; an intermediate is read "  \
-    "back only from a graph built with keep_intermediates (else a later tensor may reuse its bytes)", \
+    "back only when the graph keeps it (keep_intermediates, or named in read_back): else a later "  \
+    "tensor may reuse its bytes",                                                                    \
     "docs/graph.md")                                                                                 \
   X(conv_weights_with_bias, "conv-weights-with-bias",                                                \
     "a quantized conv's weights pack together with its bias operand, which carries the input "       \

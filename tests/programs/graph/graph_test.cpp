@@ -166,6 +166,31 @@ TEST_CASE("kept intermediates: each in bytes of its own, and read back by name")
   CHECK_BREAKS(unpack_tensor<float>(g, "x", arena, out), rules::tensor_direction);  // still an input
 }
 
+TEST_CASE("an intermediate read back keeps its bytes to the end, and only an op's result is read back") {
+  // The FFN block's [4][96] intermediates of 768 bytes: h takes gate's place once act has
+  // read gate; named in read_back, gate keeps it and h goes past act (3 x 768).
+  const auto arena_of = [](const graph_spec& spec) { return build(spec).value().geometry.arena_bytes(); };
+  graph_spec spec = llama_ffn(4, 64, 96);
+  CHECK(arena_of(spec) == 3 * 768);
+  spec.read_back[0] = "gate";
+  const auto built = build(spec);
+  REQUIRE(built.ok());
+  const graph_geometry& g = built.value().geometry;
+  CHECK(tensor(g, "gate").offset == 0);
+  CHECK(tensor(g, "gate").kind == tensor_kind::intermediate);
+  CHECK(tensor(g, "h").offset == 3 * 768);
+  CHECK(g.arena_bytes() == 4 * 768);
+  std::vector<std::uint8_t> arena(g.arena_bytes());
+  std::vector<float> out(4 * 96);
+  CHECK(unpack_tensor<float>(g, "gate", arena, out).ok());
+  CHECK_BREAKS(unpack_tensor<float>(g, "up", arena, out), rules::tensor_direction);  // not kept
+  for (const graph_name& wrong : {graph_name("x"), graph_name("w_up"), graph_name("nothing")}) {
+    graph_spec bad = llama_ffn(4, 64, 96);
+    bad.read_back[1] = wrong;
+    CHECK_BREAKS(build(bad), rules::graph_read_back);
+  }
+}
+
 TEST_CASE("a graph matmul whose K fits one op keeps it whole where its slices could not be summed") {
   // int8 M 8 K 8192 N 64 (issue 32, N14): the cheapest grid splits K, but int32 partials have
   // no SDP add; K = 8192 is within one op (10752), so every tile keeps it whole, as librknnrt

@@ -74,6 +74,7 @@ struct graph_tensor {
   // A concatenation's part: the tensor whose bytes hold it (no_op: none), and where in them.
   std::uint32_t parent = no_op;
   std::uint32_t parent_offset = 0;
+  bool read_back = false;  // basic_graph_spec::read_back: the host may unpack it after the run
   friend constexpr bool operator==(const graph_tensor&, const graph_tensor&) = default;
 };
 
@@ -362,6 +363,15 @@ constexpr result<basic_graph_geometry<MaxOps>> resolve_graph(const basic_graph_s
         s.sums[k] = sum.value();
       }
     }
+  }
+  for (const graph_name& name : spec.read_back) {
+    if (name.empty()) continue;
+    const std::uint32_t t = detail::index_of(g, name);
+    if (t == no_op || g.tensors[t].writer == no_op || g.tensors[t].parent != no_op)
+      return make_error(rules::graph_read_back, "graph", "tensor").with_note(name.view());
+    // an intermediate read back lives to the end: no later tensor takes its bytes
+    g.tensors[t].read_back = true;
+    g.tensors[t].last_use = spec.count;
   }
   if (status r = detail::place<Soc>(g); !r) return r.err();
   return g;

@@ -28,7 +28,7 @@ constexpr result<const graph_tensor*> tensor_named(const graph_view& g, std::str
   const bool npu_written = x->kind == tensor_kind::intermediate || x->kind == tensor_kind::output;
   if (npu_written != written) return make_error(rules::tensor_direction, "graph", "tensor").with_note(name);
   // an intermediate's bytes hold it after the run only when no later tensor reuses them
-  if (x->kind == tensor_kind::intermediate && !g.intermediates_kept)
+  if (x->kind == tensor_kind::intermediate && !g.intermediates_kept && !x->read_back)
     return make_error(rules::tensor_direction, "graph", "tensor").with_note(name);
   return x;
 }

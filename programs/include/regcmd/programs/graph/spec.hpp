@@ -168,6 +168,11 @@ struct basic_graph_spec {
   // Every intermediate in bytes of its own, none reused when its lifetime ends: each can be
   // read back after the run (to check every op, as regcmd-run does), for a larger arena.
   bool keep_intermediates = false;
+  // Tensors the host reads back after the run though later ops read them too (a decoder
+  // layer's residual stream, which the next layer's norm reads): an intermediate among them
+  // keeps its bytes in the arena to the end of the run. Each must be written by an op.
+  static constexpr std::size_t max_read_back = 4;
+  std::array<graph_name, max_read_back> read_back{};
   // The rule a preset's request broke (add_rms_norm, ...), which building the graph reports
   // before anything else: a preset that could not add its ops leaves a graph that says why.
   const rule* refused = nullptr;
@@ -178,7 +183,9 @@ struct basic_graph_spec {
 template <std::size_t A, std::size_t B>
   requires(A != B)
 constexpr bool operator==(const basic_graph_spec<A>& x, const basic_graph_spec<B>& y) {
-  if (x.count != y.count || x.keep_intermediates != y.keep_intermediates || x.refused != y.refused) return false;
+  if (x.count != y.count || x.keep_intermediates != y.keep_intermediates || x.read_back != y.read_back ||
+      x.refused != y.refused)
+    return false;
   for (std::uint32_t i = 0; i < x.count; ++i)
     if (!(x.ops[i] == y.ops[i])) return false;
   return true;

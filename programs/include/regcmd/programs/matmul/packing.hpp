@@ -142,6 +142,16 @@ constexpr status pack_weights(const plan_shape& p, std::span<const T> b, std::sp
   return {};
 }
 
+// The byte offset of B's element (k, n) in a plan's weight buffer (fp16 and int8: whole
+// bytes): a host writes a few weights in place (llm/attention.hpp appends a token to a cache).
+template <class Soc = soc::rk3588>
+constexpr std::size_t weight_offset(const plan_shape& p, std::uint32_t k, std::uint32_t n) {
+  const std::uint32_t j = n / p.n_tile, s = k / p.k_slice;
+  const soc::weight_tile tile = soc::weight_tile_of<Soc>(p.whole.in);
+  return p.weight_block_offset(j, s) +
+         bytes_of(p.whole.in, detail::weight_index(tile, p.depth(s), n - p.n0(j), k - p.k0(s)));
+}
+
 // The output buffer of one op into C[M][N] (logical; padding stripped).
 template <class T>
 constexpr status unpack_output(const matmul_geometry& g, std::span<const std::uint8_t> in, std::span<T> c) {

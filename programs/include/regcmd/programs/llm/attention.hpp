@@ -1,0 +1,173 @@
+#pragma once
+// Causal attention over a key/value cache, grouped-query, as graph ops: M query tokens at
+// positions p0 .. p0 + M - 1, H query heads and G key/value heads (H a multiple of G) of d
+// elements, a cache of T positions per key/value head:
+//
+//   out[m][h] = Σ_t softmax_t(q[m][h] · K_g[t]) V_g[t]     g = h / (H / G), t ≤ p0 + m
+//
+//   scores = q · Kᵀ       [M·H][d] · [d][G·T]    CNA: q's bytes [M][H·d] read as M·H rows of
+//                                                one head each; every query row against every
+//                                                cached key of every group
+//   p      = softmax(scores + mask)              norm/softmax.hpp: the mask hides the other
+//                                                groups' columns and the future (t > p0 + m)
+//   out    = p · V        [M·H][G·T] · [G·T][d]  CNA: [M·H][d] is [M][H·d], what W_o reads
+//
+// The caches' columns hold the groups' positions interleaved in runs of 8 (norm::cache_column:
+// the row maximum needs a real element where it starts). q comes scaled by 1/√d (fold it into
+// W_q). The caches are weights (the CNA reads a matmul's
+// B only from the weight buffer, in tiles: regcmd-isa-reference "Operand tile layouts"): K as
+// the scores' B [d][G·T], V as the values' B [G·T][d]. In the fp16 tile [N/16][K/32][16][32]
+// a token's key is one 2·d-byte run of K's B (d = 32: row-major [G·T][32]), but its value is d
+// elements 64 bytes apart in V's B: the DPU writes 16-byte atoms of consecutive channels, so no
+// output layout lands a token's value in place. The host appends both (append_kv: 2·G·d
+// fp16 stores a layer a token) between submits. A hidden element weighs exp(-16) = 1.1e-7
+// (softmax's floor): the cache's unused positions must hold finite values (zeros:
+// attention_constants).
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include <regcmd/core/error.hpp>
+#include <regcmd/core/half.hpp>
+#include <regcmd/programs/graph/graph.hpp>
+#include <regcmd/programs/graph/spec.hpp>
+#include <regcmd/programs/matmul/packing.hpp>
+#include <regcmd/programs/norm/constants.hpp>
+#include <regcmd/programs/norm/softmax.hpp>
+#include <regcmd/rules/catalog.hpp>
+
+namespace regcmd {
+
+struct attention_spec {
+  std::uint32_t M = 0;         // query tokens: 1 at decode, the prompt's at prefill
+  std::uint32_t heads = 0;     // H
+  std::uint32_t kv_heads = 0;  // G: H / G query heads share a key/value head
+  std::uint32_t head_dim = 0;  // d
+  std::uint32_t context = 0;   // T: positions the cache holds
+  friend constexpr bool operator==(const attention_spec&, const attention_spec&) = default;
+
+  constexpr std::uint32_t rows() const { return M * heads; }           // the scores' rows
+  constexpr std::uint32_t keys() const { return kv_heads * context; }  // the scores' columns
+  constexpr softmax_spec scores() const { return {.M = rows(), .N = keys(), .mask = true}; }
+};
+
+constexpr status check_attention(const attention_spec& s) {
+  if (s.M == 0 || s.heads == 0 || s.kv_heads == 0 || s.head_dim == 0 || s.context == 0)
+    return make_error(rules::shape_nonzero, "attention");
+  if (s.heads % s.kv_heads != 0) return make_error(rules::attention_shape, "attention", "heads", s.heads);
+  if (s.head_dim % 32 != 0) return make_error(rules::attention_shape, "attention", "head_dim", s.head_dim);
+  const std::uint64_t keys = std::uint64_t{s.kv_heads} * s.context;
+  if (s.context % 32 != 0 || keys > norm::row_max_N || softmax_row_length(static_cast<std::uint32_t>(keys)) != keys)
+    return make_error(rules::attention_shape, "attention", "context", s.context);
+  if (std::uint64_t{s.M} * s.heads > UINT32_MAX) return make_error(rules::attention_shape, "attention", "M", s.M);
+  return {};
+}
+
+namespace detail {
+constexpr matmul_spec attention_matmul(std::uint32_t M, std::uint32_t K, std::uint32_t N) {
+  return {.dtype = precision::fp16, .out_dtype = precision::fp16, .M = M, .K = K, .N = N};
+}
+}  // namespace detail
+
+// The ops of out = attention(q) appended to g (q and out by name, row-major [M][H·d]); the
+// op's own tensors "<prefix>.scores", ".p", the caches ".k_cache" and ".v_cache" (weights),
+// and the softmax's as "<prefix>.sm.*" (its mask ".sm.mask": attention_mask). A request that
+// breaks a rule adds nothing and marks g refused with it.
+template <std::size_t MaxOps>
+constexpr status add_attention(basic_graph_spec<MaxOps>& g, graph_name out, graph_name q, std::string_view prefix,
+                               const attention_spec& s) {
+  if (status c = refuse_unless(g, check_attention(s)); !c) return c;
+  auto name = [&](std::string_view what) { return graph_name::prefixed(prefix, what); };
+  if (status c = add_op(g, graph_matmul(name("scores"), q, name("k_cache"),
+                                        detail::attention_matmul(s.rows(), s.head_dim, s.keys())));
+      !c)
+    return c;
+  const graph_name sm = graph_name::prefixed(prefix, "sm");  // the softmax's own tensors
+  if (sm.empty()) return make_error(rules::graph_operands, "attention", "prefix").with_note(prefix);
+  if (status c = add_softmax(g, name("p"), name("scores"), sm.view(), s.scores()); !c) return c;
+  return add_op(g, graph_matmul(out, name("p"), name("v_cache"), detail::attention_matmul(s.rows(), s.keys(), s.head_dim)));
+}
+
+namespace norm {
+// The cache's column of (group, position t): the groups' positions in runs of 8, interleaved
+// (positions 0..7 of group 0, of group 1, ..., then 8..15 of each). The row maximum's first
+// partial maximum (row_max.hpp) is over elements 0, 8, 16, ... of the first window, which then
+// holds every group's position 0: a real element of every row, never a hidden one.
+constexpr std::uint32_t cache_column(const attention_spec& s, std::uint32_t group, std::uint32_t t) {
+  return t / 8 * 8 * s.kv_heads + group * 8 + t % 8;
+}
+// Whether query row (token m, head h) sees the key of (group, position t).
+constexpr bool attends(const attention_spec& s, std::uint32_t first_position, std::uint32_t m, std::uint32_t h,
+                       std::uint32_t group, std::uint32_t t) {
+  return group == h / (s.heads / s.kv_heads) && t <= first_position + m;
+}
+}  // namespace norm
+
+// The mask of a run whose tokens sit at positions first .. first + M - 1: 0 where a query row
+// sees a cached key (its group's, not after it), softmax's hidden value elsewhere.
+inline result<norm_constant> attention_mask(std::string_view prefix, const attention_spec& s, std::uint32_t first) {
+  if (status c = check_attention(s); !c) return c.err();
+  if (std::uint64_t{first} + s.M > s.context) return make_error(rules::attention_shape, "attention", "position", first);
+  std::vector<float> mask(std::size_t{s.rows()} * s.keys());
+  for (std::uint32_t m = 0; m < s.M; ++m)
+    for (std::uint32_t h = 0; h < s.heads; ++h)
+      for (std::uint32_t group = 0; group < s.kv_heads; ++group)
+        for (std::uint32_t t = 0; t < s.context; ++t)
+          mask[(std::size_t{m} * s.heads + h) * s.keys() + norm::cache_column(s, group, t)] =
+              norm::attends(s, first, m, h, group, t) ? 0.0f : norm::softmax_hidden;
+  return norm_constant{graph_name::prefixed(graph_name::prefixed(prefix, "sm").view(), "mask"), operand_role::ew_operand,
+                       std::move(mask)};
+}
+
+// The constants packed once: the softmax's, and both caches empty (zeros: a hidden
+// position's weight reaches its value).
+inline result<std::vector<norm_constant>> attention_constants(std::string_view prefix, const attention_spec& s) {
+  if (status c = check_attention(s); !c) return c.err();
+  auto out = softmax_constants(graph_name::prefixed(prefix, "sm").view(), s.scores());
+  if (!out) return out.err();
+  const std::size_t cache = std::size_t{s.keys()} * s.head_dim;
+  out.value().push_back({graph_name::prefixed(prefix, "k_cache"), operand_role::weight, std::vector<float>(cache)});
+  out.value().push_back({graph_name::prefixed(prefix, "v_cache"), operand_role::weight, std::vector<float>(cache)});
+  return out;
+}
+
+// One token's key and value ([G][d] each, row-major) into the caches of the graph's attention
+// `prefix` at `position`, in place in its weight buffer: 2·G·d fp16 stores.
+inline status append_kv(const graph_view& g, std::span<std::uint8_t> weight_buffer, std::string_view prefix,
+                        const attention_spec& s, std::uint32_t position, std::span<const float> key,
+                        std::span<const float> value) {
+  if (status c = check_attention(s); !c) return c;
+  if (position >= s.context) return make_error(rules::attention_shape, "attention", "position", position);
+  const std::size_t row = std::size_t{s.kv_heads} * s.head_dim;
+  if (key.size() != row || value.size() != row) return make_error(rules::host_size, "append_kv", "key", key.size());
+  for (const bool is_key : {true, false}) {
+    const graph_name cache = graph_name::prefixed(prefix, is_key ? "k_cache" : "v_cache");
+    const graph_tensor* x = g.find(cache.view());
+    if (!x || x->kind != tensor_kind::weight) return make_error(rules::unknown_tensor, "append_kv", "cache").with_note(cache.view());
+    const plan_shape& p = g.steps[x->packer_op].matmul;
+    for (std::uint32_t group = 0; group < s.kv_heads; ++group)
+      for (std::uint32_t i = 0; i < s.head_dim; ++i) {
+        const std::uint32_t column = norm::cache_column(s, group, position);
+        // K's B is [d][G·T]: (i, column); V's B is [G·T][d]: (column, i)
+        const std::size_t at = x->offset + (is_key ? matmul::weight_offset(p, i, column) : matmul::weight_offset(p, column, i));
+        if (at + 2 > weight_buffer.size()) return make_error(rules::buffer_size, "append_kv", "", weight_buffer.size());
+        const float v = (is_key ? key : value)[std::size_t{group} * s.head_dim + i];
+        detail::store_le(weight_buffer, at, float_to_half(v), 2);
+      }
+  }
+  return {};
+}
+
+// out = attention(q) alone: inputs q (row-major [M][H·d], scaled by 1/√d), the caches and
+// the softmax's constants (attention_constants with prefix "attn", appended by append_kv),
+// the mask (attention_mask); output out.
+constexpr large_graph_spec attention(const attention_spec& s) {
+  large_graph_spec g;
+  (void)add_attention(g, "out", "q", "attn", s);
+  return g;
+}
+
+}  // namespace regcmd
