@@ -338,6 +338,10 @@
     "elements (the scores' K), a cache of a multiple of 32 positions whose rows (key/value heads x " \
     "positions) softmax takes whole (softmax-shape): round the context up",                          \
     "regcmd/programs/llm/attention.hpp")                                                             \
+  X(llama_shape, "llama-shape",                                                                      \
+    "a LLaMA decoder layer splits its dimension evenly over its query heads (and its key/value "    \
+    "heads, its norms and rotary embeddings follow their own rules): give dim a multiple of heads", \
+    "regcmd/programs/llm/decoder_layer.hpp")                                                         \
   X(concat_shape, "concat-shape",                                                                    \
     "a concatenation joins two fp16 or int8 surfaces of some pixels and channels: give the dtype, "  \
     "the pixels and both parts' channels",                                                           \

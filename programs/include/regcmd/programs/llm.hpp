@@ -3,3 +3,4 @@
 // as graph ops over the norm family's (docs/graph.md, "The LLM family").
 
 #include <regcmd/programs/llm/attention.hpp>
+#include <regcmd/programs/llm/decoder_layer.hpp>
