@@ -1,0 +1,301 @@
+// A tiny LLaMA generating tokens on the NPU: 4 decoder layers of dimension 256, 8 query heads
+// and 2 key/value heads of 32, a feed-forward of 688, a vocabulary of 1024, a context of 256,
+// seeded random weights in fp16. A 16-token prompt in one prefill (M = 16), then greedy
+// decoding (M = 1), every op of every layer on the NPU: per run, one submit for the first
+// layer's q, k, v and one per layer (llm/decoder_layer.hpp), the host appending each layer's
+// new keys and values to its caches between submits (llm/attention.hpp says why).
+//
+// The same model in double (regcmd/reference/llama.hpp) decodes alongside: at every step the
+// logits' cosine similarity must be at least 0.999 and both must choose the same token.
+//
+//   regcmd-tiny-llama [--tokens N]   (default 64; 3 ≤ N ≤ 240: the context holds 256)
+//
+// Exit status: 0 agreed, 1 disagreed, 2 an error, 3 no NPU device here.
+#include <algorithm>
+#include <chrono>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <regcmd/core/roofline.hpp>
+#include <regcmd/decode/accounting.hpp>
+#include <regcmd/decode/format.hpp>
+#include <regcmd/programs/llm.hpp>
+#include <regcmd/reference/llama.hpp>
+#include <regcmd/runtime/graph_buffers.hpp>
+#include <regcmd/runtime/session.hpp>
+
+#include "example_device.hpp"
+
+using namespace regcmd;
+
+namespace {
+
+constexpr std::uint32_t layers = 4, dim = 256, heads = 8, kv_heads = 2, ffn = 688, vocab = 1024, context = 256,
+                        prompt_length = 16;
+
+llama_layer_spec spec_of(std::uint32_t M) {
+  return {.M = M, .dim = dim, .heads = heads, .kv_heads = kv_heads, .ffn = ffn, .context = context, .vocab = vocab};
+}
+
+// Seeded weights, each rounded to fp16 (what the NPU holds): linear maps of variance 1/in,
+// norms' γ around 1, embeddings in ±1.
+reference::llama_params random_model(std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  const auto draw = [&](std::size_t n, double half_width, double centre = 0) {
+    std::uniform_real_distribution<double> u(centre - half_width, centre + half_width);
+    std::vector<float> v(n);
+    for (float& x : v) x = half_to_float(float_to_half(static_cast<float>(u(rng))));
+    return v;
+  };
+  const auto linear = [&](std::uint32_t in, std::uint32_t out) { return draw(std::size_t{in} * out, std::sqrt(3.0 / in)); };
+  const std::uint32_t kv = kv_heads * (dim / heads);
+  reference::llama_params p;
+  p.embedding = draw(std::size_t{vocab} * dim, 1);
+  for (std::uint32_t l = 0; l < layers; ++l)
+    p.layers.push_back({.attention_norm = draw(dim, 0.2, 1), .wq = linear(dim, dim), .wk = linear(dim, kv),
+                        .wv = linear(dim, kv), .wo = linear(dim, dim), .ffn_norm = draw(dim, 0.2, 1),
+                        .w_gate = linear(dim, ffn), .w_up = linear(dim, ffn), .w_down = linear(ffn, dim)});
+  p.final_norm = draw(dim, 0.2, 1);
+  p.lm_head = draw(std::size_t{dim} * vocab, 3 * std::sqrt(3.0 / dim));  // logits of a few units
+  return p;
+}
+
+llama_layer_weights weights_of(const reference::llama_layer_params& r) {
+  return {r.attention_norm, r.wq, r.wk, r.wv, r.wo, r.ffn_norm, r.w_gate, r.w_up, r.w_down};
+}
+
+// One program on the device with its own buffers, bound once.
+struct on_device {
+  large_graph_geometry geometry;
+  runtime::prepared_program prepared;
+  runtime::graph_buffers io{};
+};
+
+struct run_totals {
+  unsigned submits = 0;
+  double append_us = 0;  // the host appending keys and values to the caches
+};
+
+// Every program of one run size M: the first layer's inputs, then each layer (the last with
+// the logits), each with its weights packed.
+class stack {
+ public:
+  status create(runtime::session& npu, const runtime::device& dev, std::uint32_t M, const reference::llama_params& p) {
+    s_ = spec_of(M);
+    for (std::uint32_t l = 0; l <= layers; ++l) {
+      const large_graph_spec g = l == 0        ? llama_layer_inputs(s_)
+                                 : l < layers ? llama_decoder_layer(s_, layer_tail::next_layer)
+                                              : llama_decoder_layer(s_, layer_tail::logits);
+      const auto built = build(g);
+      if (!built) return built.err();
+      bound_ns_ += roofline(account(built.value().view()), soc_roofline()).ns();
+      tasks_ += built.value().view().tasks.size();
+      auto prepared = npu.prepare(built.value().view());
+      if (!prepared) return prepared.err();
+      on_device& d = programs_.emplace_back(on_device{built.value().geometry, std::move(prepared).value()});
+      auto io = runtime::graph_buffers::create(dev, d.geometry);
+      if (!io) return io.err();
+      d.io = std::move(io).value();
+      const auto constants = constants_of(l, p);
+      if (!constants) return constants.err();
+      if (status st = pack_constants(d.geometry, constants.value(), d.io.bytes(operand_role::weight),
+                                     d.io.bytes(operand_role::ew_operand));
+          !st)
+        return st;
+      if (status st = npu.bind(d.prepared, d.io.operands()); !st) return st;
+    }
+    return {};
+  }
+
+  // Tokens at positions first .. first + M - 1 (their embeddings [M][dim]) through every
+  // layer: the logits [M][vocab]. The keys and values go to this stack's caches and to
+  // `other`'s (the other run size's programs).
+  result<std::vector<float>> run(runtime::session& npu, const std::vector<float>& x_in, std::uint32_t first, stack& other,
+                                 run_totals& totals) {
+    const std::uint32_t M = s_.M, d = dim / heads;
+    std::vector<float> x = x_in, q(std::size_t{M} * heads * d), k(std::size_t{M} * kv_heads * d), v(k.size());
+    std::vector<float> logits(std::size_t{M} * vocab);
+    for (std::uint32_t l = 0; l <= layers; ++l) {
+      on_device& p = programs_[l];
+      if (status st = p.io.pack<float>("x", x); !st) return st.err();
+      if (l > 0) {
+        if (status st = p.io.pack<float>("q", q); !st) return st.err();
+        // this layer's new keys and values, computed by the last submit, into its caches
+        const auto start = std::chrono::steady_clock::now();
+        if (status st = append(l, first, k, v); !st) return st.err();
+        if (status st = other.append(l, first, k, v); !st) return st.err();
+        totals.append_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+      }
+      const auto run_constants = llama_run_constants(s_, first, l > 0, l < layers);
+      if (!run_constants) return run_constants.err();
+      if (status st = pack_constants(p.geometry, run_constants.value(), {}, p.io.bytes(operand_role::ew_operand)); !st)
+        return st.err();
+      const auto report = npu.run(p.prepared);
+      if (!report) return report.err();
+      totals.submits += report.value().submits;
+      if (l == layers) {
+        if (status st = p.io.unpack<float>("logits", logits); !st) return st.err();
+        break;
+      }
+      for (const auto& [name, host] : {std::pair{"q_next", &q}, std::pair{"k_next", &k}, std::pair{"v_next", &v}})
+        if (status st = p.io.unpack<float>(name, *host); !st) return st.err();
+      if (l > 0) {  // the residual stream, read back from the arena
+        if (status st = p.io.read_back(operand_role::intermediate); !st) return st.err();
+        if (status st = p.io.unpack<float>("x_out", x); !st) return st.err();
+      }
+    }
+    return logits;
+  }
+
+  double bound_ns() const { return bound_ns_; }
+  std::size_t tasks() const { return tasks_; }
+  std::size_t programs() const { return programs_.size(); }
+
+ private:
+  result<std::vector<norm_constant>> constants_of(std::uint32_t l, const reference::llama_params& p) const {
+    if (l == 0) return llama_inputs_constants(s_, weights_of(p.layers[0]));
+    if (l == layers) return llama_layer_constants(s_, weights_of(p.layers[l - 1]), nullptr, p.final_norm, p.lm_head);
+    const llama_layer_weights next = weights_of(p.layers[l]);
+    return llama_layer_constants(s_, weights_of(p.layers[l - 1]), &next);
+  }
+  // Layer l's (l ≥ 1: program l runs layer l - 1) new keys and values at first ...
+  status append(std::uint32_t l, std::uint32_t first, const std::vector<float>& k, const std::vector<float>& v) {
+    on_device& p = programs_[l];
+    const std::size_t row = std::size_t{kv_heads} * (dim / heads);
+    for (std::size_t m = 0; m < k.size() / row; ++m)
+      if (status st = append_kv(p.geometry, p.io.bytes(operand_role::weight), "attn", s_.attention(),
+                                first + static_cast<std::uint32_t>(m), std::span<const float>(k).subspan(m * row, row),
+                                std::span<const float>(v).subspan(m * row, row));
+          !st)
+        return st;
+    return {};
+  }
+
+  llama_layer_spec s_{};
+  std::deque<on_device> programs_;  // stable addresses: each io views its geometry
+  double bound_ns_ = 0;
+  std::size_t tasks_ = 0;
+};
+
+std::uint32_t argmax(std::span<const float> row) {
+  return static_cast<std::uint32_t>(std::max_element(row.begin(), row.end()) - row.begin());
+}
+std::uint32_t argmax(std::span<const double> row) {
+  return static_cast<std::uint32_t>(std::max_element(row.begin(), row.end()) - row.begin());
+}
+double cosine(std::span<const float> a, std::span<const double> b) {
+  double ab = 0, aa = 0, bb = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    ab += a[i] * b[i];
+    aa += double(a[i]) * a[i];
+    bb += b[i] * b[i];
+  }
+  return ab / std::sqrt(aa * bb);
+}
+
+std::vector<float> embed(const reference::llama_params& p, std::span<const std::uint32_t> tokens) {
+  std::vector<float> x(tokens.size() * dim);
+  for (std::size_t m = 0; m < tokens.size(); ++m)
+    std::copy_n(p.embedding.begin() + std::ptrdiff_t(std::size_t{tokens[m]} * dim), dim, x.begin() + std::ptrdiff_t(m * dim));
+  return x;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::uint32_t new_tokens = 64;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    bool ok = a == "--tokens" && i + 1 < argc;
+    if (ok) {
+      const std::string_view n = argv[++i];
+      const auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), new_tokens);
+      ok = ec == std::errc{} && end == n.data() + n.size() && new_tokens >= 3 && new_tokens + prompt_length <= context;
+    }
+    if (!ok) {
+      std::fprintf(stderr, "usage: regcmd-tiny-llama [--tokens N] (3 to %u)\n", context - prompt_length);
+      return 2;
+    }
+  }
+  int exit_status = 0;
+  std::optional<runtime::device> device = example::open_device("tiny-llama", exit_status);
+  if (!device) return exit_status;
+  std::printf("device %s: %s\n", device.value().path().c_str(), device.value().driver_version().c_str());
+  const auto fail = [](const error& e) {
+    std::fprintf(stderr, "tiny-llama: %s\n", to_string(e).c_str());
+    return 2;
+  };
+
+  const reference::llama_params model = random_model(2026);
+  reference::llama_reference host({.dim = dim, .heads = heads, .kv_heads = kv_heads, .ffn = ffn, .context = context,
+                                   .vocab = vocab, .layers = layers},
+                                  model);
+  runtime::session npu{device.value()};
+  stack prefill, decode;
+  if (status s = prefill.create(npu, device.value(), prompt_length, model); !s) return fail(s.err());
+  if (status s = decode.create(npu, device.value(), 1, model); !s) return fail(s.err());
+  std::printf("tiny LLaMA: %u layers, dim %u, %u heads (%u key/value), ffn %u, vocab %u, context %u, fp16\n", layers, dim,
+              heads, kv_heads, ffn, vocab, context);
+  std::printf("programs: prefill (M=%u) %zu tasks, decode (M=1) %zu tasks, in %zu submits a run\n", prompt_length,
+              prefill.tasks(), decode.tasks(), decode.programs());
+
+  std::vector<std::uint32_t> prompt(prompt_length);
+  std::mt19937 rng(7);
+  for (std::uint32_t& t : prompt) t = std::uniform_int_distribution<std::uint32_t>(0, vocab - 1)(rng);
+
+  // The prompt: both sides' logits of every row, the next token from the last.
+  run_totals prompt_totals;
+  const auto first_logits = prefill.run(npu, embed(model, prompt), 0, decode, prompt_totals);
+  if (!first_logits) return fail(first_logits.err());
+  const std::vector<double> want = host.forward(prompt, 0);
+  double worst = 1;
+  for (std::uint32_t m = 0; m < prompt_length; ++m)
+    worst = std::min(worst, cosine(std::span(first_logits.value()).subspan(m * vocab, vocab), std::span(want).subspan(m * vocab, vocab)));
+  std::uint32_t token = argmax(std::span(first_logits.value()).last(vocab));
+  bool same = token == argmax(std::span(want).last(vocab));
+  std::printf("prefill: %u tokens, 1 - cosine of the logits at most %.2e over its %u rows\n", prompt_length, 1 - worst,
+              prompt_length);
+
+  // Greedy decoding, the device's token fed to both. The first step's runs are each program's
+  // first on its buffers (with a warm-up submit: runtime/session.hpp); the figures are the
+  // other steps'.
+  std::vector<std::uint32_t> generated{token};
+  run_totals totals, warm_up;
+  double device_us = 0;
+  std::uint32_t first_disagreement = 0;
+  for (std::uint32_t step = 1; step < new_tokens; ++step) {
+    const std::uint32_t position = prompt_length + step - 1;
+    const auto start = std::chrono::steady_clock::now();
+    const auto logits = decode.run(npu, embed(model, std::span(&token, 1)), position, prefill, step == 1 ? warm_up : totals);
+    if (step > 1) device_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    if (!logits) return fail(logits.err());
+    const std::vector<double> host_logits = host.forward(std::span(&token, 1), position);
+    worst = std::min(worst, cosine(logits.value(), host_logits));
+    token = argmax(logits.value());
+    if (token != argmax(host_logits) && same) first_disagreement = step;
+    same = same && token == argmax(host_logits);
+    generated.push_back(token);
+  }
+  const unsigned steps = new_tokens - 1, measured = std::max(steps - 1, 1u);
+  std::printf("generated:");
+  for (std::uint32_t t : generated) std::printf(" %u", t);
+  std::printf("\n");
+  std::printf("decode: %u tokens, %.1f tokens/s on this device (%.0f us a token, the host's appends %.1f us of it), "
+              "%.2f submits a token; bound %.0f tokens/s (%.1f us a token at the SoC's peak rates, one core)\n",
+              steps, measured / (device_us * 1e-6), device_us / measured, totals.append_us / measured,
+              double(totals.submits) / measured,
+              1e9 / decode.bound_ns(), decode.bound_ns() / 1e3);
+  const bool agreed = same && worst >= 0.999;
+  std::printf("against float64: 1 - cosine at most %.2e over every step, %s tokens%s: %s\n", 1 - worst,
+              same ? "the same" : "different", same ? "" : (" from step " + std::to_string(first_disagreement)).c_str(),
+              agreed ? "PASS" : "FAIL");
+  return agreed ? 0 : 1;
+}
