@@ -285,8 +285,8 @@
     "sources): average fp16 data, or use max pooling",                                              \
     "ops-reference §8 (RECIP_KERNEL), §9")                                                           \
   X(pool_size, "pool-size",                                                                          \
-    "the PPU's cube registers hold W, H and the padded C minus 1 in 13 bits (at most 8192), and a "  \
-    "row task writes 8191 / W output rows (W at most 8191): make the image smaller",                \
+    "the PPU's cube registers hold W, a row task's H and the padded C minus 1 in 13 bits, and a "   \
+    "row task writes 8191 / W output rows (W at most 8191, C at most 8192): make the image narrower", \
     "ops-reference §5.1, §5.2 (row tiling)")                                                         \
   X(pool_kernel, "pool-kernel",                                                                      \
     "the kernel and the stride are 1 to 16 (POOLING_KERNEL_CFG's 4-bit fields; a global pool's "    \
@@ -331,7 +331,8 @@
     "regcmd/programs/norm/reduce.hpp")                                                               \
   X(rope_shape, "rope-shape",                                                                        \
     "a rotary embedding rotates heads of an even dimension whose row (heads x dimension) is a "    \
-    "multiple of 32, at most 4096, with a base above 1: rotate a wider row head by head",           \
+    "multiple of 32, with a base above 1; heads not a multiple of 32 wide take a block-diagonal "   \
+    "rotation of the whole row, at most 4096: rotate a wider row in parts",                          \
     "regcmd/programs/norm/rope.hpp")                                                                 \
   X(attention_shape, "attention-shape",                                                              \
     "attention's query heads are a multiple of its key/value heads, heads of a multiple of 32 "     \

@@ -102,6 +102,21 @@ TEST_CASE("AB-POOL's row tiling: 3000 x 6 in tasks of 1365, 1365 and 269 output 
   CHECK(output_slots == 3);
 }
 
+TEST_CASE("an image of 20000 rows: row tasks each reading at most 8192 (CUBE_IN_HEIGHT's 13 bits)") {
+  // 20000 x 1, kernel 16 x 1 stride 16: 1250 output rows; a task of r rows reads 16 r, so
+  // 512 a task (8192 input rows): 512, 512 and 226 rows (3616 input rows)
+  const auto p = built({.op = pool_op::max, .H = 20000, .W = 1, .C = 8, .kernel_h = 16, .kernel_w = 1, .stride_y = 16,
+                        .stride_x = 1});
+  const program_view v = p.view();
+  REQUIRE(v.tasks.size() == 3);
+  const std::uint32_t rows[] = {512, 512, 226};
+  for (std::size_t t = 0; t < 3; ++t) {
+    CHECK_REGISTER(v, reg::PPU_DATA_CUBE_OUT_HEIGHT::from_bits(rows[t] - 1), testing::in_task{t});
+    CHECK_REGISTER(v, reg::PPU_DATA_CUBE_IN_HEIGHT::from_bits(16 * rows[t] - 1), testing::in_task{t});
+    CHECK_REGISTER(v, reg::PPU_RDMA_RDMA_CUBE_IN_HEIGHT::from_bits(16 * rows[t] - 1), testing::in_task{t});
+  }
+}
+
 TEST_CASE("padding: SAME max pooling pads with -inf, on the edge tasks only") {
   // 5 x 5, 3 x 3 stride 2, SAME: out 3 x 3, total padding 2 per axis (1 before, 1 after).
   const auto p = built({.op = pool_op::max, .H = 5, .W = 5, .C = 8, .kernel_h = 3, .kernel_w = 3, .stride_y = 2,

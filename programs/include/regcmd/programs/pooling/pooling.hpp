@@ -110,8 +110,6 @@ constexpr result<pool_geometry> resolve_pool(const pool_spec& s) {
   if (g.averages() && s.dtype != precision::fp16) return make_error(rules::pool_int8_average, "pool");
   if (!detail::fits_field<decltype(PPU_DATA_CUBE_IN_WIDTH::CUBE_IN_WIDTH)>(s.W - 1))
     return make_error(rules::pool_size, "pool", "W", s.W);
-  if (!detail::fits_field<decltype(PPU_DATA_CUBE_IN_HEIGHT::CUBE_IN_HEIGHT)>(s.H - 1))
-    return make_error(rules::pool_size, "pool", "H", s.H);
   // C padded to whole atoms, bounded before it is rounded (core/math.hpp)
   if (!detail::fits_field<decltype(PPU_DATA_CUBE_IN_CHANNEL::CUBE_IN_CHANNEL)>(round_up(s.C, g.atom) - 1))
     return make_error(rules::pool_size, "pool", "C", s.C);
@@ -143,9 +141,11 @@ constexpr result<pool_geometry> resolve_pool(const pool_spec& s) {
   g.out_w = static_cast<std::uint32_t>((span_w - g.kernel_w) / g.stride_x + 1);
   if (!fits_address_space<Soc>(std::uint64_t{g.surfaces()} * s.H * s.W * 16))
     return make_error(rules::operand_size, "pool", "H*W*C", std::uint64_t{s.H} * s.W * s.C);
-  // Rows per task: AB-POOL's row tiling, at most 8191 / W output rows.
+  // Rows per task: AB-POOL's row tiling, at most 8191 / W output rows, and as many as keep the
+  // rows a task reads within CUBE_IN_HEIGHT's 13 bits: an image of any height is row tasks.
   if (s.W > pool_task_pixels) return make_error(rules::pool_size, "pool", "W", s.W);
-  g.rows_per_task = pool_task_pixels / s.W;
+  constexpr std::uint32_t max_in_rows = std::uint32_t{1} << 13;
+  g.rows_per_task = std::min(pool_task_pixels / s.W, (max_in_rows - g.kernel_h) / g.stride_y + 1);
   return g;
 }
 
