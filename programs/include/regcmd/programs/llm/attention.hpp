@@ -8,9 +8,16 @@
 //   scores = q · Kᵀ       [M·H][d] · [d][G·T]    CNA: q's bytes [M][H·d] read as M·H rows of
 //                                                one head each; every query row against every
 //                                                cached key of every group
-//   p      = softmax(scores + mask)              norm/softmax.hpp: the mask hides the other
-//                                                groups' columns and the future (t > p0 + m)
-//   out    = p · V        [M·H][G·T] · [G·T][d]  CNA: [M·H][d] is [M][H·d], what W_o reads
+//   e, band                                      softmax's terms (norm/softmax.hpp) of
+//                                                scores + mask: e = exp(· - shift), the mask
+//                                                hiding the other groups' columns and the
+//                                                future (t > p0 + m); band: 1/Σe in bands
+//   u      = e · V        [M·H][G·T] · [G·T][d]  CNA
+//   inv    = band · G     [M·H][32] · [32][d]    CNA: 1/Σe in d columns
+//   out    = u ⊙ inv                             SDP: [M·H][d] is [M][H·d], what W_o reads
+//
+// Normalizing after the values, on [M·H][d], spares softmax's last broadcast and product over
+// [M·H][G·T]: a quarter of the attention's traffic.
 //
 // The caches' columns hold the groups' positions interleaved in runs of 8 (norm::cache_column:
 // the row maximum needs a real element where it starts). q comes scaled by 1/√d (fold it into
@@ -73,9 +80,9 @@ constexpr matmul_spec attention_matmul(std::uint32_t M, std::uint32_t K, std::ui
 }  // namespace detail
 
 // The ops of out = attention(q) appended to g (q and out by name, row-major [M][H·d]); the
-// op's own tensors "<prefix>.scores", ".p", the caches ".k_cache" and ".v_cache" (weights),
-// and the softmax's as "<prefix>.sm.*" (its mask ".sm.mask": attention_mask). A request that
-// breaks a rule adds nothing and marks g refused with it.
+// op's own tensors "<prefix>.scores", ".u", ".inv", the weights ".k_cache", ".v_cache",
+// ".inv_w", and the softmax's as "<prefix>.sm.*" (its mask ".sm.mask": attention_mask). A
+// request that breaks a rule adds nothing and marks g refused with it.
 template <std::size_t MaxOps>
 constexpr status add_attention(basic_graph_spec<MaxOps>& g, graph_name out, graph_name q, std::string_view prefix,
                                const attention_spec& s) {
@@ -87,8 +94,14 @@ constexpr status add_attention(basic_graph_spec<MaxOps>& g, graph_name out, grap
     return c;
   const graph_name sm = graph_name::prefixed(prefix, "sm");  // the softmax's own tensors
   if (sm.empty()) return make_error(rules::graph_operands, "attention", "prefix").with_note(prefix);
-  if (status c = add_softmax(g, name("p"), name("scores"), sm.view(), s.scores()); !c) return c;
-  return add_op(g, graph_matmul(out, name("p"), name("v_cache"), detail::attention_matmul(s.rows(), s.keys(), s.head_dim)));
+  const auto sm_name = [&](std::string_view what) { return graph_name::prefixed(sm.view(), what); };
+  status c = detail::add_softmax_terms(g, name("scores"), sm.view(), s.scores());
+  if (c) c = add_op(g, graph_matmul(name("u"), sm_name("e"), name("v_cache"), detail::attention_matmul(s.rows(), s.keys(), s.head_dim)));
+  if (c) c = add_op(g, graph_matmul(name("inv"), sm_name("band"), name("inv_w"),
+                                    detail::attention_matmul(s.rows(), norm::band_columns, s.head_dim)));
+  if (c) c = add_op(g, graph_ew(out, name("u"), name("inv"),
+                                {.op = ew_op::mul, .M = s.rows(), .N = s.head_dim, .layout = operand_layout::row_major}));
+  return c;
 }
 
 namespace norm {
@@ -122,15 +135,15 @@ inline result<norm_constant> attention_mask(std::string_view prefix, const atten
                        std::move(mask)};
 }
 
-// The constants packed once: the softmax's, and both caches empty (zeros: a hidden
+// The constants packed once: the softmax's terms', 1/Σe's broadcast, and both caches empty (zeros: a hidden
 // position's weight reaches its value).
 inline result<std::vector<norm_constant>> attention_constants(std::string_view prefix, const attention_spec& s) {
   if (status c = check_attention(s); !c) return c.err();
-  auto out = softmax_constants(graph_name::prefixed(prefix, "sm").view(), s.scores());
-  if (!out) return out.err();
+  std::vector<norm_constant> out = detail::softmax_term_constants(graph_name::prefixed(prefix, "sm").view(), s.scores());
+  out.push_back(detail::reciprocal_broadcast(graph_name::prefixed(prefix, "inv_w"), s.head_dim));
   const std::size_t cache = std::size_t{s.keys()} * s.head_dim;
-  out.value().push_back({graph_name::prefixed(prefix, "k_cache"), operand_role::weight, std::vector<float>(cache)});
-  out.value().push_back({graph_name::prefixed(prefix, "v_cache"), operand_role::weight, std::vector<float>(cache)});
+  out.push_back({graph_name::prefixed(prefix, "k_cache"), operand_role::weight, std::vector<float>(cache)});
+  out.push_back({graph_name::prefixed(prefix, "v_cache"), operand_role::weight, std::vector<float>(cache)});
   return out;
 }
 

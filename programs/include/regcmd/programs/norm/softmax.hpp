@@ -65,6 +65,55 @@ constexpr status check_softmax(const softmax_spec& s) {
   return {};
 }
 
+namespace detail {
+// Softmax's terms: "<prefix>.e" = exp(x - shift) and "<prefix>.band", from which a matmul
+// broadcasts 1/Σe (the ops above up to band; add_softmax and attention normalize after).
+template <std::size_t MaxOps>
+constexpr status add_softmax_terms(basic_graph_spec<MaxOps>& g, graph_name x, std::string_view prefix, const softmax_spec& s) {
+  auto name = [&](std::string_view what) { return graph_name::prefixed(prefix, what); };
+  const auto flat = [&](ew_op op) { return ew_spec{.op = op, .M = s.M, .N = s.N, .layout = operand_layout::row_major}; };
+  const auto fp16 = [](std::uint32_t M, std::uint32_t K, std::uint32_t N, output_activation a) {
+    return matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp16, .M = M, .K = K, .N = N, .activation = a};
+  };
+  const graph_name z = s.mask ? name("masked") : x;
+  auto add = [&](const graph_op& op) { return add_op(g, op); };
+  status c{};
+  if (s.mask) c = add(graph_ew(z, x, name("mask"), flat(ew_op::add)));
+  if (c) c = detail::add_max_tree(g, z, prefix, s.M, s.N);
+  if (c) c = add(graph_matmul(name("neg"), name("t6"), name("neg_w"), fp16(s.M, 32, s.N, output_activation::none)));
+  if (c) c = add(graph_ew(name("d"), z, name("neg"), flat(ew_op::add)));
+  if (c) c = add(graph_act(name("e"), name("d"), {.fn = activation::exp, .M = s.M, .N = s.N}));
+  if (c) c = add(graph_matmul(name("sum"), name("e"), name("sum_w"), fp16(s.M, s.N, norm::band_columns, output_activation::relu6)));
+  if (c) c = add(graph_act(name("band"), name("sum"), {.fn = activation::reciprocal_band, .M = s.M, .N = norm::band_columns}));
+  return c;
+}
+
+// The terms' constants: the tree's, neg_w and sum_w.
+inline std::vector<norm_constant> softmax_term_constants(std::string_view prefix, const softmax_spec& s) {
+  std::vector<norm_constant> out = detail::max_tree_constants(prefix);
+  const norm::tree_weights tree = norm::max_tree();
+  const std::uint32_t C = norm::band_columns;
+  const norm::band_set bands = norm::softmax_bands();
+  std::vector<float> neg(std::size_t{32} * s.N), S(std::size_t{s.N} * C);
+  for (std::uint32_t k = 0; k < 32; ++k)
+    for (std::uint32_t n = 0; n < s.N; ++n) neg[std::size_t{k} * s.N + n] = tree.shift[k];
+  for (std::uint32_t k = 0; k < s.N; ++k)
+    for (std::uint32_t j = 0; j < C; ++j) S[std::size_t{k} * C + j] = static_cast<float>(bands.sum_weight(j));
+  out.push_back({graph_name::prefixed(prefix, "neg_w"), operand_role::weight, std::move(neg)});
+  out.push_back({graph_name::prefixed(prefix, "sum_w"), operand_role::weight, std::move(S)});
+  return out;
+}
+
+// G [32][columns]: band · G is 1/Σe in each of `columns` columns.
+inline norm_constant reciprocal_broadcast(graph_name name, std::uint32_t columns) {
+  const norm::band_set bands = norm::softmax_bands();
+  std::vector<float> G(std::size_t{norm::band_columns} * columns);
+  for (std::uint32_t j = 0; j < norm::band_columns; ++j)
+    for (std::uint32_t n = 0; n < columns; ++n) G[std::size_t{j} * columns + n] = static_cast<float>(bands.coefficient(j));
+  return {name, operand_role::weight, std::move(G)};
+}
+}  // namespace detail
+
 // The ops of y = softmax(x) appended to g (x and y by name; with s.mask, "<prefix>.mask" the
 // mask). The constants "<prefix>.w1" .. ".w6", ".neg_w", ".sum_w", ".inv_w": pack_softmax. A
 // request that breaks a rule adds nothing and marks g refused with it.
@@ -73,44 +122,18 @@ constexpr status add_softmax(basic_graph_spec<MaxOps>& g, graph_name y, graph_na
                              const softmax_spec& s) {
   if (status c = refuse_unless(g, check_softmax(s)); !c) return c;
   auto name = [&](std::string_view what) { return graph_name::prefixed(prefix, what); };
-  const auto flat = [&](ew_op op) { return ew_spec{.op = op, .M = s.M, .N = s.N, .layout = operand_layout::row_major}; };
-  const auto fp16 = [](std::uint32_t M, std::uint32_t K, std::uint32_t N, output_activation a) {
-    return matmul_spec{.dtype = precision::fp16, .out_dtype = precision::fp16, .M = M, .K = K, .N = N, .activation = a};
-  };
-  constexpr auto none = output_activation::none, relu6 = output_activation::relu6;
-  const graph_name z = s.mask ? name("masked") : x;
-  auto add = [&](const graph_op& op) { return add_op(g, op); };
-  status c{};
-  if (s.mask) c = add(graph_ew(z, x, name("mask"), flat(ew_op::add)));
-  if (c) c = detail::add_max_tree(g, z, prefix, s.M, s.N);
-  if (c) c = add(graph_matmul(name("neg"), name("t6"), name("neg_w"), fp16(s.M, 32, s.N, none)));
-  if (c) c = add(graph_ew(name("d"), z, name("neg"), flat(ew_op::add)));
-  if (c) c = add(graph_act(name("e"), name("d"), {.fn = activation::exp, .M = s.M, .N = s.N}));
-  if (c) c = add(graph_matmul(name("sum"), name("e"), name("sum_w"), fp16(s.M, s.N, norm::band_columns, relu6)));
-  if (c) c = add(graph_act(name("band"), name("sum"), {.fn = activation::reciprocal_band, .M = s.M, .N = norm::band_columns}));
-  if (c) c = add(graph_matmul(name("inv"), name("band"), name("inv_w"), fp16(s.M, norm::band_columns, s.N, none)));
-  if (c) c = add(graph_ew(y, name("e"), name("inv"), flat(ew_op::mul)));
+  status c = detail::add_softmax_terms(g, x, prefix, s);
+  if (c) c = add_op(g, graph_matmul(name("inv"), name("band"), name("inv_w"),
+                                    {.dtype = precision::fp16, .out_dtype = precision::fp16, .M = s.M, .K = norm::band_columns, .N = s.N}));
+  if (c) c = add_op(g, graph_ew(y, name("e"), name("inv"), {.op = ew_op::mul, .M = s.M, .N = s.N, .layout = operand_layout::row_major}));
   return c;
 }
-
 
 // The constants of a softmax added as `prefix` (add_softmax): all weights.
 inline result<std::vector<norm_constant>> softmax_constants(std::string_view prefix, const softmax_spec& s) {
   if (status c = check_softmax(s); !c) return c.err();
-  std::vector<norm_constant> out = detail::max_tree_constants(prefix);
-  const norm::tree_weights tree = norm::max_tree();
-  const std::uint32_t C = norm::band_columns;
-  const norm::band_set bands = norm::softmax_bands();
-  std::vector<float> neg(std::size_t{32} * s.N), S(std::size_t{s.N} * C), inv(std::size_t{C} * s.N);
-  for (std::uint32_t k = 0; k < 32; ++k)
-    for (std::uint32_t n = 0; n < s.N; ++n) neg[std::size_t{k} * s.N + n] = tree.shift[k];
-  for (std::uint32_t k = 0; k < s.N; ++k)
-    for (std::uint32_t j = 0; j < C; ++j) S[std::size_t{k} * C + j] = static_cast<float>(bands.sum_weight(j));
-  for (std::uint32_t j = 0; j < C; ++j)
-    for (std::uint32_t n = 0; n < s.N; ++n) inv[std::size_t{j} * s.N + n] = static_cast<float>(bands.coefficient(j));
-  out.push_back({graph_name::prefixed(prefix, "neg_w"), operand_role::weight, std::move(neg)});
-  out.push_back({graph_name::prefixed(prefix, "sum_w"), operand_role::weight, std::move(S)});
-  out.push_back({graph_name::prefixed(prefix, "inv_w"), operand_role::weight, std::move(inv)});
+  std::vector<norm_constant> out = detail::softmax_term_constants(prefix, s);
+  out.push_back(detail::reciprocal_broadcast(graph_name::prefixed(prefix, "inv_w"), s.N));
   return out;
 }
 inline status pack_softmax(const graph_view& g, std::string_view prefix, const softmax_spec& s,
