@@ -188,7 +188,7 @@ int main(int argc, char** argv) {
   const std::vector<double> want = host.forward(prompt, 0);
   double worst = 1;
   for (std::uint32_t m = 0; m < prompt_length; ++m)
-    worst = std::min(worst, cosine(std::span(first_logits.value()).subspan(m * vocab, vocab), std::span(want).subspan(m * vocab, vocab)));
+    worst = std::min(worst, reference::cosine_similarity(std::span(first_logits.value()).subspan(m * vocab, vocab), std::span(want).subspan(m * vocab, vocab)));
   std::uint32_t token = argmax(std::span(first_logits.value()).last(vocab));
   bool same = token == argmax(std::span(want).last(vocab));
   std::printf("prefill: %u tokens, 1 - cosine of the logits at most %.2e over its %u rows\n", prompt_length, 1 - worst,
@@ -208,7 +208,7 @@ int main(int argc, char** argv) {
     if (step > 1) device_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
     if (!logits) return fail(logits.err());
     const std::vector<double> host_logits = host.forward(std::span(&token, 1), position);
-    worst = std::min(worst, cosine(logits.value(), host_logits));
+    worst = std::min(worst, reference::cosine_similarity(logits.value(), host_logits));
     token = argmax(logits.value());
     if (token != argmax(host_logits) && same) first_disagreement = step;
     same = same && token == argmax(host_logits);
@@ -243,7 +243,7 @@ int main(int argc, char** argv) {
     auto logits = int8.step(npu, embed(model, std::span(&input, 1)), position, position == 0 ? warm_up8 : submits8);
     if (!logits) return fail(logits.err());
     const std::vector<double> want8 = host8.forward(std::span(&input, 1), position);
-    worst8 = std::min(worst8, cosine(logits.value(), want8));
+    worst8 = std::min(worst8, reference::cosine_similarity(logits.value(), want8));
     if (position + 1 >= prompt_length) {
       token = argmax(logits.value());
       chosen_alike += token == argmax(want8);

@@ -69,16 +69,6 @@ inline std::uint32_t argmax(std::span<const float> row) {
 inline std::uint32_t argmax(std::span<const double> row) {
   return static_cast<std::uint32_t>(std::max_element(row.begin(), row.end()) - row.begin());
 }
-inline double cosine(std::span<const float> a, std::span<const double> b) {
-  double ab = 0, aa = 0, bb = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    ab += a[i] * b[i];
-    aa += double(a[i]) * a[i];
-    bb += b[i] * b[i];
-  }
-  return ab / std::sqrt(aa * bb);
-}
-
 inline std::vector<float> embed(const reference::llama_params& p, std::span<const std::uint32_t> tokens) {
   std::vector<float> x(tokens.size() * dim);
   for (std::size_t m = 0; m < tokens.size(); ++m)

@@ -34,6 +34,17 @@ struct llama_params {
   std::vector<float> lm_head;     // [dim][vocab]
 };
 
+// How closely a device's logits follow the reference's: their cosine similarity.
+inline double cosine_similarity(std::span<const float> device, std::span<const double> reference) {
+  double dr = 0, dd = 0, rr = 0;
+  for (std::size_t i = 0; i < device.size() && i < reference.size(); ++i) {
+    dr += device[i] * reference[i];
+    dd += double(device[i]) * device[i];
+    rr += reference[i] * reference[i];
+  }
+  return dr / std::sqrt(dd * rr);
+}
+
 class llama_reference {
  public:
   llama_reference(const llama_config& c, const llama_params& p)

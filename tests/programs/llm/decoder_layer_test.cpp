@@ -125,15 +125,6 @@ struct one_layer {
   }
 };
 
-double cosine(const std::vector<float>& a, const std::vector<double>& b) {
-  double ab = 0, aa = 0, bb = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    ab += a[i] * b[i];
-    aa += double(a[i]) * a[i];
-    bb += b[i] * b[i];
-  }
-  return ab / std::sqrt(aa * bb);
-}
 }  // namespace
 
 TEST_CASE("one decoder layer on the model, a prompt of 4 then a token, against the float64 model") {
@@ -166,10 +157,10 @@ TEST_CASE("one decoder layer on the model, a prompt of 4 then a token, against t
   prefill.run({x.begin(), x.begin() + 4 * D}, 0, k, v, logits, x_out);
   decode.append(0, k, v);  // the prompt's keys and values, into the other program's caches
   const std::vector<double> x0(x.begin(), x.begin() + 4 * D), want0 = model.logits(model.layer(0, x0, 0));
-  const double prompt_cos = cosine(logits, want0);
+  const double prompt_cos = reference::cosine_similarity(logits, want0);
   decode.run({x.begin() + 4 * D, x.end()}, 4, k, v, logits, x_out);
   const std::vector<double> x1(x.begin() + 4 * D, x.end()), x1_out = model.layer(0, x1, 4), want1 = model.logits(x1_out);
-  const double token_cos = cosine(logits, want1);
+  const double token_cos = reference::cosine_similarity(logits, want1);
   double stream = 0;
   for (std::uint32_t i = 0; i < D; ++i) stream = std::max(stream, std::abs(x_out[i] - x1_out[i]));
   MESSAGE("one layer: logits' 1 - cosine " << 1 - prompt_cos << " (prompt of 4), " << 1 - token_cos
