@@ -7,13 +7,17 @@
 // Counts, not timings: exact for the programs as emitted.
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include <regcmd/core/roofline.hpp>
 #include <regcmd/decode/accounting.hpp>
 #include <regcmd/decode/format.hpp>
 #include <regcmd/programs/graph/graph.hpp>
 #include <regcmd/programs/llm.hpp>
+
+#include "harness.hpp"
 
 using namespace regcmd;
 
@@ -72,5 +76,30 @@ int main() {
                   bound.ns() / 1e3, std::string(bound.limited_by()).c_str(), 100.0 * attention_bound.ns() / bound.ns(),
                   M / (m.layers * bound.ns() * 1e-9));
     }
+  // The host's append between submits, at decode (the caches' layout does not depend on M).
+  for (const model_shape& m : {models[0], models[2]}) {
+    llama_layer_spec s = m.layer;
+    s.M = 1;
+    const auto layer = build(llama_decoder_layer(s, layer_tail::next_layer));
+    if (!layer) return 1;
+    const large_graph_geometry& g = layer.value().geometry;
+    std::vector<std::uint8_t> weights(g.buffer_bytes[static_cast<std::size_t>(operand_role::weight)]);
+    const std::size_t row = std::size_t{s.kv_heads} * s.head_dim();
+    const std::vector<float> key(row, 0.5f), value(row, -0.25f);
+    std::uint32_t position = 0;
+    const bench::timing append = bench::measure([&] {
+      bench::keep(append_kv(g, weights, "attn", s.attention(), position, key, value).ok());
+      position = (position + 1) % s.context;
+    });
+    std::vector<std::uint8_t> from(4 * row), to(4 * row);
+    const bench::timing copy = bench::measure([&] {
+      std::memcpy(to.data(), bench::opaque(from.data()), from.size());
+      bench::keep(to.data());
+    });
+    const std::string group = std::string("append_kv, ") + m.name;
+    bench::row(group, "fp16 stores a layer a token (2 G d)", std::to_string(2 * row));
+    bench::row(group, "append_kv, ns", std::to_string(append.median_ns));
+    bench::row(group, "append_kv / memcpy of its bytes", std::to_string(append.median_ns / copy.median_ns));
+  }
   return 0;
 }

@@ -160,13 +160,14 @@ inline status append_kv(const graph_view& g, std::span<std::uint8_t> weight_buff
     const graph_name cache = graph_name::prefixed(prefix, is_key ? "k_cache" : "v_cache");
     const graph_tensor* x = g.find(cache.view());
     if (!x || x->kind != tensor_kind::weight) return make_error(rules::unknown_tensor, "append_kv", "cache").with_note(cache.view());
+    if (std::size_t{x->offset} + x->bytes > weight_buffer.size())
+      return make_error(rules::buffer_size, "append_kv", "", weight_buffer.size());
     const plan_shape& p = g.steps[x->packer_op].matmul;
     for (std::uint32_t group = 0; group < s.kv_heads; ++group)
       for (std::uint32_t i = 0; i < s.head_dim; ++i) {
         const std::uint32_t column = norm::cache_column(s, group, position);
         // K's B is [d][G·T]: (i, column); V's B is [G·T][d]: (column, i)
         const std::size_t at = x->offset + (is_key ? matmul::weight_offset(p, i, column) : matmul::weight_offset(p, column, i));
-        if (at + 2 > weight_buffer.size()) return make_error(rules::buffer_size, "append_kv", "", weight_buffer.size());
         const float v = (is_key ? key : value)[std::size_t{group} * s.head_dim + i];
         detail::store_le(weight_buffer, at, float_to_half(v), 2);
       }
