@@ -69,8 +69,10 @@ class w8a8_model {
     for (std::uint32_t l = 0; l < layers; ++l) {
       const reference::llama_layer_params& w = p.layers[l];
       layer_programs L;
-      auto put = [&](const large_graph_spec& g, const std::vector<norm_constant>& k) -> result<on_device*> {
-        return place(npu, dev, g, k, programs_);
+      auto put = [&](const large_graph_spec& g, const std::vector<norm_constant>& k) -> result<on_device<>*> {
+        on_device<>& d = programs_.emplace_back();
+        if (status st = place(d, npu, dev, g, k); !st) return st.err();
+        return &d;
       };
       auto norm = rms_norm_constants("an", s_.norm(), w.attention_norm);
       auto ffn_norm = rms_norm_constants("fn", s_.norm(), w.ffn_norm);
@@ -84,8 +86,8 @@ class w8a8_model {
           if (k.role == operand_role::weight) rotations.push_back(std::move(k));
       }
       const struct {
-        on_device** at;
-        result<on_device*> made;
+        on_device<>** at;
+        result<on_device<>*> made;
       } segments[] = {
           {&L.norm, put(norm_graph("an", l > 0), norm.value())},
           {&L.qkv, put(int8_matmul(D, Hd + 2 * Gd), {})},
@@ -115,12 +117,10 @@ class w8a8_model {
     }
     auto fin = rms_norm_constants("fin", s_.norm(), p.final_norm);
     if (!fin) return fin.err();
-    auto final_norm = place(npu, dev, norm_graph("fin", true), fin.value(), programs_);
-    if (!final_norm) return final_norm.err();
-    final_norm_ = final_norm.value();
-    auto lm_head = place(npu, dev, int8_matmul(D, vocab), {}, programs_);
-    if (!lm_head) return lm_head.err();
-    lm_head_ = lm_head.value();
+    final_norm_ = &programs_.emplace_back();
+    if (status st = place(*final_norm_, npu, dev, norm_graph("fin", true), fin.value()); !st) return st;
+    lm_head_ = &programs_.emplace_back();
+    if (status st = place(*lm_head_, npu, dev, int8_matmul(D, vocab), {}); !st) return st;
     return pack_weights(*lm_head_, p.lm_head, D, vocab, s_lm_);
   }
 
@@ -129,7 +129,7 @@ class w8a8_model {
                                   unsigned& submits) {
     const std::uint32_t D = dim, d = dim / heads, Hd = heads * d, Gd = kv_heads * d, Fp = s_.ffn_padded();
     std::vector<float> x = embedded, h, f, xn(D), q(Hd), k(Gd), v(Gd), a(Hd), o(D), hn(D), gate(Fp), up(Fp), m(Fp);
-    const auto run = [&](on_device& p) -> status {
+    const auto run = [&](on_device<>& p) -> status {
       const auto report = npu.run(p.prepared);
       if (!report) return report.err();
       submits += report.value().submits;
@@ -190,7 +190,7 @@ class w8a8_model {
 
  private:
   struct layer_programs {
-    on_device *norm = nullptr, *qkv = nullptr, *rope = nullptr, *attention = nullptr, *wo = nullptr,
+    on_device<> *norm = nullptr, *qkv = nullptr, *rope = nullptr, *attention = nullptr, *wo = nullptr,
               *residual_norm = nullptr, *gate_up = nullptr, *swiglu = nullptr, *down = nullptr;
     std::vector<float> s_qkv, s_o, s_gate_up, s_down;  // the weights' scales, per output channel
   };
@@ -233,22 +233,22 @@ class w8a8_model {
     return g;
   }
 
-  static status pack_weights(on_device& p, std::span<const float> w, std::uint32_t K, std::uint32_t N, std::vector<float>& scales) {
+  static status pack_weights(on_device<>& p, std::span<const float> w, std::uint32_t K, std::uint32_t N, std::vector<float>& scales) {
     quantized qw = quantize(w, K, N, false);
     scales = std::move(qw.scale);
     return p.io.pack<std::int8_t>("w", qw.q);
   }
-  static status pack_all(on_device& p, std::initializer_list<std::pair<const char*, const std::vector<float>*>> inputs) {
+  static status pack_all(on_device<>& p, std::initializer_list<std::pair<const char*, const std::vector<float>*>> inputs) {
     for (const auto& [name, host] : inputs)
       if (status st = p.io.pack<float>(name, *host); !st) return st;
     return {};
   }
-  static status read_back(on_device& p, const char* name, std::vector<float>& host) {
+  static status read_back(on_device<>& p, const char* name, std::vector<float>& host) {
     if (status st = p.io.read_back(operand_role::intermediate); !st) return st;
     return p.io.unpack<float>(name, host);
   }
   // y = x · W on the NPU in int8: x quantized per token, the int32 sums scaled back.
-  static status linear(runtime::session& npu, on_device& p, std::span<const float> x, const std::vector<float>& w_scale,
+  static status linear(runtime::session& npu, on_device<>& p, std::span<const float> x, const std::vector<float>& w_scale,
                        std::vector<float>& y, unsigned& submits) {
     const quantized qx = quantize(x, 1, static_cast<std::uint32_t>(x.size()), true);
     if (status st = p.io.pack<std::int8_t>("x", qx.q); !st) return st;
@@ -263,9 +263,9 @@ class w8a8_model {
   }
 
   llama_layer_spec s_{};
-  std::deque<on_device> programs_;
+  std::deque<on_device<>> programs_;
   std::vector<layer_programs> layers_;
-  on_device *final_norm_ = nullptr, *lm_head_ = nullptr;
+  on_device<> *final_norm_ = nullptr, *lm_head_ = nullptr;
   std::vector<float> s_lm_;
 };
 

@@ -54,9 +54,10 @@ inline llama_layer_weights weights_of(const reference::llama_layer_params& r) {
   return {r.attention_norm, r.wq, r.wk, r.wv, r.wo, r.ffn_norm, r.w_gate, r.w_up, r.w_down};
 }
 
-// One program on the device with its own buffers, bound once.
+// One program on the device with its own buffers, bound once (place).
+template <std::size_t MaxOps = large_graph_max_ops>
 struct on_device {
-  large_graph_geometry geometry;
+  basic_graph_geometry<MaxOps> geometry;
   runtime::prepared_program prepared;
   runtime::graph_buffers io{};
   double bound_ns = 0;  // at the SoC's peak rates (core/roofline.hpp)
@@ -76,25 +77,25 @@ inline std::vector<float> embed(const reference::llama_params& p, std::span<cons
   return x;
 }
 
-// g built, prepared, given buffers of its own with `constants` packed, and bound, at the end
-// of `programs` (a deque: each buffer set views its geometry, which must not move).
-inline result<on_device*> place(runtime::session& npu, const runtime::device& dev, const large_graph_spec& g,
-                                const std::vector<norm_constant>& constants, std::deque<on_device>& programs) {
+// g built, prepared and bound into d, with buffers of its own and `constants` packed (d must
+// not move afterwards: its buffers view its geometry).
+template <std::size_t MaxOps>
+status place(on_device<MaxOps>& d, runtime::session& npu, const runtime::device& dev, const basic_graph_spec<MaxOps>& g,
+             const std::vector<norm_constant>& constants) {
   const auto built = build(g);
   if (!built) return built.err();
   auto prepared = npu.prepare(built.value().view());
   if (!prepared) return prepared.err();
-  on_device& d = programs.emplace_back(on_device{built.value().geometry, std::move(prepared).value()});
+  d.geometry = built.value().geometry;
+  d.prepared = std::move(prepared).value();
   d.bound_ns = roofline(account(built.value().view()), soc_roofline()).ns();
   d.tasks = built.value().view().tasks.size();
   auto io = runtime::graph_buffers::create(dev, d.geometry);
   if (!io) return io.err();
   d.io = std::move(io).value();
-  if (status st = pack_constants(d.geometry, constants, d.io.bytes(operand_role::weight), d.io.bytes(operand_role::ew_operand));
-      !st)
-    return st.err();
-  if (status st = npu.bind(d.prepared, d.io.operands()); !st) return st.err();
-  return &d;
+  if (status st = pack_constants(d.geometry, constants, d.io.bytes(operand_role::weight), d.io.bytes(operand_role::ew_operand)); !st)
+    return st;
+  return npu.bind(d.prepared, d.io.operands());
 }
 
 }  // namespace tiny_llama

@@ -114,7 +114,9 @@ namespace detail {
 template <class T>
 class [[nodiscard]] result {
  public:
-  constexpr result(T value) : value_{std::move(value)}, ok_{true} {}
+  // By reference: a large value (a graph's geometry) is not copied onto the stack on its way in.
+  constexpr result(const T& value) : value_{value}, ok_{true} {}
+  constexpr result(T&& value) : value_{std::move(value)}, ok_{true} {}
   constexpr result(error e) : error_{e}, ok_{false} {}
 
   constexpr bool ok() const { return ok_; }

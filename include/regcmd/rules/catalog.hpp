@@ -340,8 +340,9 @@
     "positions) softmax takes whole (softmax-shape): round the context up",                          \
     "regcmd/programs/llm/attention.hpp")                                                             \
   X(llama_shape, "llama-shape",                                                                      \
-    "a LLaMA decoder layer splits its dimension evenly over its query heads (and its key/value "    \
-    "heads, its norms and rotary embeddings follow their own rules): give dim a multiple of heads", \
+    "a LLaMA decoder layer splits its dimension evenly over its query heads (its attention, norms " \
+    "and rotary embeddings follow their own rules); a whole token in one submit is decode's (M = 1), " \
+    "of 1 to 8 layers (each reads back its key and value): give dim a multiple of heads",           \
     "regcmd/programs/llm/decoder_layer.hpp")                                                         \
   X(concat_shape, "concat-shape",                                                                    \
     "a concatenation joins two fp16 or int8 surfaces of some pixels and channels: give the dtype, "  \

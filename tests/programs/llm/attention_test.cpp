@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <regcmd/programs/graph/graph.hpp>
@@ -32,8 +33,12 @@ TEST_CASE("rule attention-shape: grouped heads, heads and cache in 32s, a row so
   CHECK_BREAKS(check_attention({.M = 1, .heads = 2, .kv_heads = 2, .head_dim = 32, .context = 8192}), rules::attention_shape);
   CHECK_BREAKS(check_attention({.M = 0, .heads = 2, .kv_heads = 2, .head_dim = 32, .context = 64}), rules::shape_nonzero);
   CHECK_BREAKS(build(attention({.M = 1, .heads = 6, .kv_heads = 4, .head_dim = 32, .context = 64})), rules::attention_shape);
-  // scores, the masked softmax of 2 x 256 = 512 keys (15 tasks), the values
+  // scores, the masked softmax's terms of 2 x 256 = 512 keys (13 tasks), the values, 1/Σe
+  // broadcast, the product; a self slot adds 8
   CHECK(build(attention(tiny)).value().view().tasks.size() == 17);
+  attention_spec self = tiny;
+  self.self_slot = true;
+  CHECK(build(attention(self)).value().view().tasks.size() == 25);
 }
 
 TEST_CASE("attention's mask: each query row sees its own group's keys up to its position") {
@@ -57,6 +62,20 @@ TEST_CASE("attention's mask: each query row sees its own group's keys up to its 
   CHECK(norm::cache_column(s, 1, 9) == 25);
   CHECK(norm::cache_column(s, 0, 31) == 55);
   CHECK_BREAKS(attention_mask("attn", s, 31), rules::attention_shape);  // positions 31, 32: past the cache
+
+  // a self slot: slot 0 is the token's own, position p in slot p + 1; at position 3 a head of
+  // group 1 sees slots 0..3 of group 1 (columns 8..11), and position 30 is the last that fits
+  attention_spec self = s;
+  self.M = 1;
+  self.self_slot = true;
+  const auto self_mask = attention_mask("attn", self, 3);
+  REQUIRE(self_mask.ok());
+  for (std::uint32_t c = 0; c < 64; ++c) CHECK(self_mask.value().values[2 * 64 + c] == (c >= 8 && c <= 11 ? 0.0f : -32768.0f));
+  CHECK(attention_mask("attn", self, 30).ok());
+  CHECK_BREAKS(attention_mask("attn", self, 31), rules::attention_shape);
+  CHECK(norm::cache_slot(self, 5) == 6);
+  self.M = 2;
+  CHECK_BREAKS(check_attention(self), rules::attention_shape);  // a self slot is decode's alone
 }
 
 TEST_CASE("append_kv stores a token's key and value where the weight packer puts them") {
@@ -123,7 +142,12 @@ double attention_error(const attention_case& c, std::uint32_t seed) {
         key[group * d + i] = static_cast<float>(K[group * s.context + t][i]);
         value[group * d + i] = static_cast<float>(V[group * s.context + t][i]);
       }
-    REQUIRE(append_kv(g, board[operand_role::weight], "attn", s, t, key, value).ok());
+    if (s.self_slot && t == c.first) {  // the token's own: tensors of the graph, not in the cache
+      REQUIRE(pack_tensor<float>(g, "key", key, board[g.find("key")->role]).ok());
+      REQUIRE(pack_tensor<float>(g, "value", value, board[g.find("value")->role]).ok());
+    } else {
+      REQUIRE(append_kv(g, board[operand_role::weight], "attn", s, t, key, value).ok());
+    }
   }
   // q already scaled by 1/√d, as W_q makes it
   std::vector<float> q(std::size_t{s.M} * H * d);
@@ -165,12 +189,16 @@ TEST_CASE("attention on the model: grouped heads, causal, against float64") {
       {{.M = 1, .heads = 8, .kv_heads = 2, .head_dim = 32, .context = 64}, 40},
       // a whole prompt of 16 from position 0, one group: its first row attends to itself alone
       {{.M = 16, .heads = 2, .kv_heads = 1, .head_dim = 64, .context = 32}, 0},
+      // decode with the token's own key and value as graph tensors (slot 0), at 40 and at 0
+      {{.M = 1, .heads = 8, .kv_heads = 2, .head_dim = 32, .context = 64, .self_slot = true}, 40},
+      {{.M = 1, .heads = 4, .kv_heads = 2, .head_dim = 32, .context = 32, .self_slot = true}, 0},
   };
   std::uint32_t seed = 1;
   for (const attention_case& c : cases) {
     const double worst = attention_error(c, seed++);
     MESSAGE("attention M " << c.s.M << " H " << c.s.heads << " G " << c.s.kv_heads << " d " << c.s.head_dim << " T "
-                           << c.s.context << " from " << c.first << ": worst absolute error " << worst);
+                           << c.s.context << (c.s.self_slot ? std::string(" (self slot)") : std::string()) << " from " << c.first
+                           << ": worst absolute error " << worst);
     // softmax's 4e-4 per weight over up to 45 values of |v| ≤ 1 in a random walk, the scores'
     // fp16 rounding (2^-11 of |q·k| ≤ 2), out's own (2^-11)
     CHECK(worst <= 4e-3);

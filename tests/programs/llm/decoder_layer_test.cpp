@@ -169,3 +169,70 @@ TEST_CASE("one decoder layer on the model, a prompt of 4 then a token, against t
   CHECK(token_cos >= 0.999);
   CHECK(stream <= 2e-2);
 }
+
+TEST_CASE("a whole token in one submit: two layers on the model, three tokens from position 0, against the float64 model") {
+  const reference::llama_config c{.dim = 64, .heads = 2, .kv_heads = 1, .ffn = 80, .context = 32, .vocab = 64, .layers = 2};
+  const llama_layer_spec s{.M = 1, .dim = 64, .heads = 2, .kv_heads = 1, .ffn = 80, .context = 32, .vocab = 64};
+  std::mt19937 rng(11);
+  const auto random = [&](std::size_t n, double scale, double offset = 0) {
+    std::uniform_real_distribution<double> u(-scale, scale);
+    std::vector<float> out(n);
+    for (float& x : out) x = half_to_float(float_to_half(static_cast<float>(offset + u(rng))));
+    return out;
+  };
+  const double w = 1 / std::sqrt(64.0);
+  reference::llama_params p;
+  std::vector<llama_layer_weights> layers;
+  for (int l = 0; l < 2; ++l) {
+    p.layers.push_back({.attention_norm = random(64, 0.2, 1), .wq = random(64 * 64, w), .wk = random(64 * 32, w),
+                        .wv = random(64 * 32, w), .wo = random(64 * 64, w), .ffn_norm = random(64, 0.2, 1),
+                        .w_gate = random(64 * 80, w), .w_up = random(64 * 80, w), .w_down = random(80 * 64, 1 / std::sqrt(80.0))});
+    const reference::llama_layer_params& r = p.layers.back();
+    layers.push_back({r.attention_norm, r.wq, r.wk, r.wv, r.wo, r.ffn_norm, r.w_gate, r.w_up, r.w_down});
+  }
+  p.final_norm = random(64, 0.2, 1);
+  p.lm_head = random(64 * 64, w);
+  reference::llama_reference model(c, p);
+
+  // 2 layers: inputs 17, 2 x 39, the second layer's inputs 17, the logits 7
+  const basic_graph_spec<128> spec = llama_decode_token<128>(s, 2);
+  CHECK(spec.count == 119);
+  const auto built = build(spec);
+  REQUIRE_MESSAGE(built.ok(), to_string(built.err()));
+  const basic_graph_geometry<128>& g = built.value().geometry;
+  testing::model_board board;
+  board.allocate_each(g.buffer_bytes, 0x5a);
+  const auto constants = llama_token_constants(s, layers, p.final_norm, p.lm_head);
+  REQUIRE(constants.ok());
+  REQUIRE(pack_constants(g, constants.value(), board[operand_role::weight], board[operand_role::ew_operand]).ok());
+  attention_spec a = s.attention();
+  a.self_slot = true;
+  const std::vector<float> x = random(3 * 64, 1);
+  double worst = 1;
+  for (std::uint32_t position = 0; position < 3; ++position) {
+    const std::vector<float> token(x.begin() + position * 64, x.begin() + (position + 1) * 64);
+    REQUIRE(pack_tensor<float>(g, "x", token, board[g.find("x")->role]).ok());
+    const auto run = llama_token_run_constants(s, 2, position);
+    REQUIRE(run.ok());
+    REQUIRE(pack_constants(g, run.value(), {}, board[operand_role::ew_operand]).ok());
+    REQUIRE(board.run(built.value().view()).faults.empty());
+    std::vector<float> logits(64), k(32), v(32);
+    REQUIRE(unpack_tensor<float>(g, "logits", board[operand_role::output], logits).ok());
+    // each layer's key and value, read back, into its caches for the next token
+    for (const char* layer : {"l0", "l1"}) {
+      REQUIRE(unpack_tensor<float>(g, graph_name::prefixed(layer, "k").view(), board[operand_role::intermediate], k).ok());
+      REQUIRE(unpack_tensor<float>(g, graph_name::prefixed(layer, "v").view(), board[operand_role::intermediate], v).ok());
+      REQUIRE(append_kv(g, board[operand_role::weight], graph_name::prefixed(layer, "attn").view(), a, position, k, v).ok());
+    }
+    std::vector<double> h(token.begin(), token.end());
+    for (std::uint32_t l = 0; l < 2; ++l) h = model.layer(l, h, position);
+    worst = std::min(worst, reference::cosine_similarity(logits, model.logits(h)));
+  }
+  MESSAGE("a whole token in one submit, 2 layers, 3 tokens: " << built.value().view().tasks.size()
+                                                                << " tasks, logits' 1 - cosine at most " << 1 - worst);
+  CHECK(worst >= 0.999);
+  CHECK_BREAKS(build(llama_decode_token<128>(llama_layer_spec{.M = 2, .dim = 64, .heads = 2, .kv_heads = 1, .ffn = 80,
+                                                                .context = 32, .vocab = 64}, 2)),
+               rules::llama_shape);
+  CHECK_BREAKS(build(llama_decode_token<512>(s, 9)), rules::llama_shape);  // 18 keys and values to read back
+}

@@ -27,6 +27,7 @@
 //     static constexpr program_checks checks = ...;
 //   };
 
+#include <memory>
 #include <concepts>
 #include <cstddef>
 #include <string_view>
@@ -96,12 +97,14 @@ result<runtime_program<typename Kind::geometry>> build_kind(const typename Kind:
   if constexpr (!soc::programs_known<Soc>) {
     return soc_refusal<Kind, Soc>();
   } else {
-    const result<typename Kind::geometry> g = Kind::template resolve<Soc>(spec);
-    if (!g) return g.err();
-    result<heap_code> code = write_on_heap(Kind::size(g.value()), Kind::options(g.value()),
-                                           [&](program_writer& w) { return emit_checked<Kind, Soc>(w, g.value()); });
+    // on the heap: a graph's geometry of hundreds of ops is megabytes
+    const auto g = std::unique_ptr<const result<typename Kind::geometry>>(
+        new result<typename Kind::geometry>(Kind::template resolve<Soc>(spec)));
+    if (!*g) return g->err();
+    result<heap_code> code = write_on_heap(Kind::size(g->value()), Kind::options(g->value()),
+                                           [&](program_writer& w) { return emit_checked<Kind, Soc>(w, g->value()); });
     if (!code) return code.err();
-    return runtime_program<typename Kind::geometry>{g.value(), std::move(code).value()};
+    return runtime_program<typename Kind::geometry>{g->value(), std::move(code).value()};
   }
 }
 

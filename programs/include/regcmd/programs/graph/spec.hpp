@@ -171,7 +171,7 @@ struct basic_graph_spec {
   // Tensors the host reads back after the run though later ops read them too (a decoder
   // layer's residual stream, which the next layer's norm reads): an intermediate among them
   // keeps its bytes in the arena to the end of the run. Each must be written by an op.
-  static constexpr std::size_t max_read_back = 4;
+  static constexpr std::size_t max_read_back = 16;
   std::array<graph_name, max_read_back> read_back{};
   // The rule a preset's request broke (add_rms_norm, ...), which building the graph reports
   // before anything else: a preset that could not add its ops leaves a graph that says why.

@@ -53,7 +53,11 @@ struct attention_spec {
   std::uint32_t heads = 0;     // H
   std::uint32_t kv_heads = 0;  // G: H / G query heads share a key/value head
   std::uint32_t head_dim = 0;  // d
-  std::uint32_t context = 0;   // T: positions the cache holds
+  std::uint32_t context = 0;   // T: slots the cache holds
+  // Decode (M = 1) with the token's own key and value as tensors of the graph (the layer
+  // computed them in the same submit): slot 0 of each group stands for them (its cache
+  // entries stay zero), positions 0, 1, ... in slots 1, 2, ... (add_attention's self terms).
+  bool self_slot = false;
   friend constexpr bool operator==(const attention_spec&, const attention_spec&) = default;
 
   constexpr std::uint32_t rows() const { return M * heads; }           // the scores' rows
@@ -69,7 +73,8 @@ constexpr status check_attention(const attention_spec& s) {
   const std::uint64_t keys = std::uint64_t{s.kv_heads} * s.context;
   if (s.context % 32 != 0 || keys > norm::row_max_N || softmax_row_length(static_cast<std::uint32_t>(keys)) != keys)
     return make_error(rules::attention_shape, "attention", "context", s.context);
-  if (std::uint64_t{s.M} * s.heads > UINT32_MAX) return make_error(rules::attention_shape, "attention", "M", s.M);
+  if (std::uint64_t{s.M} * s.heads > UINT32_MAX || (s.self_slot && s.M != 1))
+    return make_error(rules::attention_shape, "attention", "M", s.M);
   return {};
 }
 
@@ -81,26 +86,47 @@ constexpr matmul_spec attention_matmul(std::uint32_t M, std::uint32_t K, std::ui
 
 // The ops of out = attention(q) appended to g (q and out by name, row-major [M][H·d]); the
 // op's own tensors "<prefix>.scores", ".u", ".inv", the weights ".k_cache", ".v_cache",
-// ".inv_w", and the softmax's as "<prefix>.sm.*" (its mask ".sm.mask": attention_mask). A
-// request that breaks a rule adds nothing and marks g refused with it.
+// ".inv_w", and the softmax's as "<prefix>.sm.*" (its mask ".sm.mask": attention_mask). With
+// s.self_slot, `key` and `value` name the token's own ([1][G·d] each) and 8 more ops add
+// them: its score into slot 0's columns, its value weighed by slot 0's e (the weights
+// ".expand", ".self_w", ".pick_w"). A request that breaks a rule adds nothing and marks g
+// refused with it.
 template <std::size_t MaxOps>
 constexpr status add_attention(basic_graph_spec<MaxOps>& g, graph_name out, graph_name q, std::string_view prefix,
-                               const attention_spec& s) {
+                               const attention_spec& s, graph_name key = {}, graph_name value = {}) {
   if (status c = refuse_unless(g, check_attention(s)); !c) return c;
   auto name = [&](std::string_view what) { return graph_name::prefixed(prefix, what); };
-  if (status c = add_op(g, graph_matmul(name("scores"), q, name("k_cache"),
-                                        detail::attention_matmul(s.rows(), s.head_dim, s.keys())));
-      !c)
-    return c;
   const graph_name sm = graph_name::prefixed(prefix, "sm");  // the softmax's own tensors
-  if (sm.empty()) return make_error(rules::graph_operands, "attention", "prefix").with_note(prefix);
+  if (sm.empty() || s.self_slot == key.empty() || s.self_slot == value.empty())
+    return make_error(rules::graph_operands, "attention", "prefix, key or value").with_note(prefix);
   const auto sm_name = [&](std::string_view what) { return graph_name::prefixed(sm.view(), what); };
-  status c = detail::add_softmax_terms(g, name("scores"), sm.view(), s.scores());
-  if (c) c = add_op(g, graph_matmul(name("u"), sm_name("e"), name("v_cache"), detail::attention_matmul(s.rows(), s.keys(), s.head_dim)));
+  const auto flat = [&](ew_op op, std::uint32_t rows, std::uint32_t N) {
+    return ew_spec{.op = op, .M = rows, .N = N, .layout = operand_layout::row_major};
+  };
+  const std::uint32_t H = s.heads, d = s.head_dim, width = H * d, kv = s.kv_heads * d;
+  status c = add_op(g, graph_matmul(name(s.self_slot ? "cached" : "scores"), q, name("k_cache"),
+                                    detail::attention_matmul(s.rows(), d, s.keys())));
+  if (c && s.self_slot) {
+    // the token's own score q_h · k_g(h) in each group's slot 0: k repeated per head, the
+    // product with q, its rows summed into those columns
+    c = add_op(g, graph_matmul(name("krep"), key, name("expand"), detail::attention_matmul(1, kv, width)));
+    if (c) c = add_op(g, graph_ew(name("qk"), q, name("krep"), flat(ew_op::mul, 1, width)));
+    if (c) c = add_op(g, graph_matmul(name("own"), name("qk"), name("self_w"), detail::attention_matmul(H, d, s.keys())));
+    if (c) c = add_op(g, graph_ew(name("scores"), name("cached"), name("own"), flat(ew_op::add, H, s.keys())));
+  }
+  if (c) c = detail::add_softmax_terms(g, name("scores"), sm.view(), s.scores());
+  if (c) c = add_op(g, graph_matmul(name(s.self_slot ? "uc" : "u"), sm_name("e"), name("v_cache"),
+                                    detail::attention_matmul(s.rows(), s.keys(), d)));
+  if (c && s.self_slot) {
+    // its own value weighed by slot 0's e: e picked into d columns, v repeated per head
+    c = add_op(g, graph_matmul(name("eown"), sm_name("e"), name("pick_w"), detail::attention_matmul(H, s.keys(), d)));
+    if (c) c = add_op(g, graph_matmul(name("vrep"), value, name("expand"), detail::attention_matmul(1, kv, width)));
+    if (c) c = add_op(g, graph_ew(name("vown"), name("eown"), name("vrep"), flat(ew_op::mul, H, d)));
+    if (c) c = add_op(g, graph_ew(name("u"), name("uc"), name("vown"), flat(ew_op::add, H, d)));
+  }
   if (c) c = add_op(g, graph_matmul(name("inv"), sm_name("band"), name("inv_w"),
-                                    detail::attention_matmul(s.rows(), norm::band_columns, s.head_dim)));
-  if (c) c = add_op(g, graph_ew(out, name("u"), name("inv"),
-                                {.op = ew_op::mul, .M = s.rows(), .N = s.head_dim, .layout = operand_layout::row_major}));
+                                    detail::attention_matmul(s.rows(), norm::band_columns, d)));
+  if (c) c = add_op(g, graph_ew(out, name("u"), name("inv"), flat(ew_op::mul, s.rows(), d)));
   return c;
 }
 
@@ -112,10 +138,13 @@ namespace norm {
 constexpr std::uint32_t cache_column(const attention_spec& s, std::uint32_t group, std::uint32_t t) {
   return t / 8 * 8 * s.kv_heads + group * 8 + t % 8;
 }
-// Whether query row (token m, head h) sees the key of (group, position t).
+// The cache slot of a position (attention_spec::self_slot keeps slot 0 for the token's own).
+constexpr std::uint32_t cache_slot(const attention_spec& s, std::uint32_t position) { return position + (s.self_slot ? 1 : 0); }
+// Whether query row (token m, head h) sees slot `slot` of `group`: its own group's, up to its
+// own position (with a self slot: slot 0, then the positions before it).
 constexpr bool attends(const attention_spec& s, std::uint32_t first_position, std::uint32_t m, std::uint32_t h,
-                       std::uint32_t group, std::uint32_t t) {
-  return group == h / (s.heads / s.kv_heads) && t <= first_position + m;
+                       std::uint32_t group, std::uint32_t slot) {
+  return group == h / (s.heads / s.kv_heads) && slot <= first_position + m;
 }
 }  // namespace norm
 
@@ -123,7 +152,8 @@ constexpr bool attends(const attention_spec& s, std::uint32_t first_position, st
 // sees a cached key (its group's, not after it), softmax's hidden value elsewhere.
 inline result<norm_constant> attention_mask(std::string_view prefix, const attention_spec& s, std::uint32_t first) {
   if (status c = check_attention(s); !c) return c.err();
-  if (std::uint64_t{first} + s.M > s.context) return make_error(rules::attention_shape, "attention", "position", first);
+  if (std::uint64_t{norm::cache_slot(s, first)} + s.M > s.context)
+    return make_error(rules::attention_shape, "attention", "position", first);
   std::vector<float> mask(std::size_t{s.rows()} * s.keys());
   for (std::uint32_t m = 0; m < s.M; ++m)
     for (std::uint32_t h = 0; h < s.heads; ++h)
@@ -144,6 +174,20 @@ inline result<std::vector<norm_constant>> attention_constants(std::string_view p
   const std::size_t cache = std::size_t{s.keys()} * s.head_dim;
   out.push_back({graph_name::prefixed(prefix, "k_cache"), operand_role::weight, std::vector<float>(cache)});
   out.push_back({graph_name::prefixed(prefix, "v_cache"), operand_role::weight, std::vector<float>(cache)});
+  if (!s.self_slot) return out;
+  // E [G·d][H·d]: head h's d columns copy its group's; slot 0's columns (rows) of every group
+  const std::uint32_t d = s.head_dim, width = s.heads * d, kv = s.kv_heads * d, N = s.keys();
+  std::vector<float> E(std::size_t{kv} * width, 0.0f), own(std::size_t{d} * N, 0.0f), pick(std::size_t{N} * d, 0.0f);
+  for (std::uint32_t h = 0; h < s.heads; ++h)
+    for (std::uint32_t i = 0; i < d; ++i) E[std::size_t{h / (s.heads / s.kv_heads) * d + i} * width + h * d + i] = 1;
+  for (std::uint32_t group = 0; group < s.kv_heads; ++group)
+    for (std::uint32_t i = 0; i < d; ++i) {
+      own[std::size_t{i} * N + norm::cache_column(s, group, 0)] = 1;
+      pick[std::size_t{norm::cache_column(s, group, 0)} * d + i] = 1;
+    }
+  out.push_back({graph_name::prefixed(prefix, "expand"), operand_role::weight, std::move(E)});
+  out.push_back({graph_name::prefixed(prefix, "self_w"), operand_role::weight, std::move(own)});
+  out.push_back({graph_name::prefixed(prefix, "pick_w"), operand_role::weight, std::move(pick)});
   return out;
 }
 
@@ -153,7 +197,7 @@ inline status append_kv(const graph_view& g, std::span<std::uint8_t> weight_buff
                         const attention_spec& s, std::uint32_t position, std::span<const float> key,
                         std::span<const float> value) {
   if (status c = check_attention(s); !c) return c;
-  if (position >= s.context) return make_error(rules::attention_shape, "attention", "position", position);
+  if (norm::cache_slot(s, position) >= s.context) return make_error(rules::attention_shape, "attention", "position", position);
   const std::size_t row = std::size_t{s.kv_heads} * s.head_dim;
   if (key.size() != row || value.size() != row) return make_error(rules::host_size, "append_kv", "key", key.size());
   for (const bool is_key : {true, false}) {
@@ -165,7 +209,7 @@ inline status append_kv(const graph_view& g, std::span<std::uint8_t> weight_buff
     const plan_shape& p = g.steps[x->packer_op].matmul;
     for (std::uint32_t group = 0; group < s.kv_heads; ++group)
       for (std::uint32_t i = 0; i < s.head_dim; ++i) {
-        const std::uint32_t column = norm::cache_column(s, group, position);
+        const std::uint32_t column = norm::cache_column(s, group, norm::cache_slot(s, position));
         // K's B is [d][G·T]: (i, column); V's B is [G·T][d]: (column, i)
         const std::size_t at = x->offset + (is_key ? matmul::weight_offset(p, i, column) : matmul::weight_offset(p, column, i));
         const float v = (is_key ? key : value)[std::size_t{group} * s.head_dim + i];
@@ -175,12 +219,13 @@ inline status append_kv(const graph_view& g, std::span<std::uint8_t> weight_buff
   return {};
 }
 
-// out = attention(q) alone: inputs q (row-major [M][H·d], scaled by 1/√d), the caches and
-// the softmax's constants (attention_constants with prefix "attn", appended by append_kv),
-// the mask (attention_mask); output out.
+// out = attention(q) alone: inputs q (row-major [M][H·d], scaled by 1/√d) and, with a self
+// slot, the token's "key" and "value"; the caches and the constants (attention_constants with
+// prefix "attn", appended by append_kv), the mask (attention_mask); output out.
 constexpr large_graph_spec attention(const attention_spec& s) {
   large_graph_spec g;
-  (void)add_attention(g, "out", "q", "attn", s);
+  (void)add_attention(g, "out", "q", "attn", s, s.self_slot ? graph_name("key") : graph_name{},
+                      s.self_slot ? graph_name("value") : graph_name{});
   return g;
 }
 

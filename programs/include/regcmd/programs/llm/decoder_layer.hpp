@@ -89,18 +89,71 @@ constexpr matmul_spec llama_matmul(std::uint32_t M, std::uint32_t K, std::uint32
 constexpr ew_spec llama_add(std::uint32_t M, std::uint32_t N) {
   return {.op = ew_op::add, .M = M, .N = N, .layout = operand_layout::row_major};
 }
+// A tensor of a layer: "<layer>.<what>", or `what` alone in a graph of one layer.
+constexpr graph_name layer_name(std::string_view layer, std::string_view what) {
+  return layer.empty() ? graph_name::of(what) : graph_name::prefixed(layer, what);
+}
+// "l<i>": layer i's tensors in a graph of several layers.
+constexpr graph_name layer_prefix(std::uint32_t i) {
+  char text[12] = {'l'};
+  std::size_t n = 1;
+  char digits[10] = {};
+  std::size_t count = 0;
+  do digits[count++] = static_cast<char>('0' + i % 10);
+  while ((i /= 10) > 0);
+  while (count > 0) text[n++] = digits[--count];
+  return graph_name::of(std::string_view(text, n));
+}
 
-// xn = RMSNorm(x) (prefix "an"), then q_next, k_next, v_next.
+// A layer's inputs from x: xn = RMSNorm(x) (its "an"), then q, k, v (RoPE's "rq", "rk").
 template <std::size_t MaxOps>
-constexpr status add_layer_inputs(basic_graph_spec<MaxOps>& g, graph_name x, const llama_layer_spec& s) {
+constexpr status add_layer_inputs(basic_graph_spec<MaxOps>& g, graph_name x, const llama_layer_spec& s,
+                                  std::string_view layer, graph_name q, graph_name k, graph_name v) {
   const std::uint32_t D = s.dim, d = s.head_dim();
-  status c = add_rms_norm(g, "xn", x, "an", s.norm());
-  if (c) c = add_op(g, graph_matmul("qp", "xn", "wq", llama_matmul(s.M, D, s.heads * d)));
-  if (c) c = add_op(g, graph_matmul("kp", "xn", "wk", llama_matmul(s.M, D, s.kv_heads * d)));
-  if (c) c = add_op(g, graph_matmul("v_next", "xn", "wv", llama_matmul(s.M, D, s.kv_heads * d)));
-  if (c) c = add_rope(g, "q_next", "qp", "rq", s.rope(s.heads));
-  if (c) c = add_rope(g, "k_next", "kp", "rk", s.rope(s.kv_heads));
+  const auto n = [&](std::string_view what) { return layer_name(layer, what); };
+  const graph_name an = n("an"), rq = n("rq"), rk = n("rk");
+  status c = add_rms_norm(g, n("xn"), x, an.view(), s.norm());
+  if (c) c = add_op(g, graph_matmul(n("qp"), n("xn"), n("wq"), llama_matmul(s.M, D, s.heads * d)));
+  if (c) c = add_op(g, graph_matmul(n("kp"), n("xn"), n("wk"), llama_matmul(s.M, D, s.kv_heads * d)));
+  if (c) c = add_op(g, graph_matmul(v, n("xn"), n("wv"), llama_matmul(s.M, D, s.kv_heads * d)));
+  if (c) c = add_rope(g, q, n("qp"), rq.view(), s.rope(s.heads));
+  if (c) c = add_rope(g, k, n("kp"), rk.view(), s.rope(s.kv_heads));
   return c;
+}
+
+// A layer from x and its q (and, with a self slot, its own key and value) to x_out: attention
+// ("attn"), W_o, the residual, RMSNorm ("fn"), SwiGLU, the residual.
+template <std::size_t MaxOps>
+constexpr status add_layer_body(basic_graph_spec<MaxOps>& g, const llama_layer_spec& s, const attention_spec& a,
+                                std::string_view layer, graph_name x, graph_name q, graph_name key, graph_name value,
+                                graph_name x_out) {
+  const std::uint32_t D = s.dim, F = s.ffn_padded(), M = s.M, width = s.heads * s.head_dim();
+  const auto n = [&](std::string_view what) { return layer_name(layer, what); };
+  const graph_name attn = n("attn"), fn = n("fn");
+  status c = add_attention(g, n("a"), q, attn.view(), a, key, value);
+  if (c) c = add_op(g, graph_matmul(n("o"), n("a"), n("wo"), llama_matmul(M, width, D)));
+  if (c) c = add_op(g, graph_ew(n("h"), x, n("o"), llama_add(M, D)));
+  if (c) c = add_rms_norm(g, n("hn"), n("h"), fn.view(), s.norm());
+  if (c) c = add_op(g, graph_matmul(n("gate"), n("hn"), n("w_gate"), llama_matmul(M, D, F)));
+  if (c) c = add_op(g, graph_matmul(n("up"), n("hn"), n("w_up"), llama_matmul(M, D, F)));
+  if (c) c = add_op(g, graph_act(n("act"), n("gate"), {.fn = activation::silu, .M = M, .N = F}));
+  if (c) c = add_op(g, graph_ew(n("mul"), n("act"), n("up"), {.op = ew_op::mul, .M = M, .N = F, .layout = operand_layout::row_major}));
+  if (c) c = add_op(g, graph_matmul(n("f"), n("mul"), n("w_down"), llama_matmul(M, F, D)));
+  if (c) c = add_op(g, graph_ew(x_out, n("h"), n("f"), llama_add(M, D)));
+  return c;
+}
+
+// The logits of x: RMSNorm ("fin"), the LM head.
+template <std::size_t MaxOps>
+constexpr status add_logits(basic_graph_spec<MaxOps>& g, const llama_layer_spec& s, graph_name x) {
+  status c = add_rms_norm(g, "xn_final", x, "fin", s.norm());
+  if (c) c = add_op(g, graph_matmul("logits", "xn_final", "lm_head", llama_matmul(s.M, s.dim, s.vocab)));
+  return c;
+}
+
+template <std::size_t MaxOps>
+constexpr void refuse_on(basic_graph_spec<MaxOps>& g, const status& c) {
+  if (!c && !g.refused) g.refused = c.err().violated;
 }
 }  // namespace detail
 
@@ -109,7 +162,7 @@ constexpr status add_layer_inputs(basic_graph_spec<MaxOps>& g, graph_name x, con
 constexpr large_graph_spec llama_layer_inputs(const llama_layer_spec& s) {
   large_graph_spec g;
   if (!refuse_unless(g, check_llama_layer(s))) return g;
-  if (status c = detail::add_layer_inputs(g, "x", s); !c && !g.refused) g.refused = c.err().violated;
+  detail::refuse_on(g, detail::add_layer_inputs(g, "x", s, "", "q_next", "k_next", "v_next"));
   return g;
 }
 
@@ -117,24 +170,47 @@ constexpr large_graph_spec llama_layer_inputs(const llama_layer_spec& s) {
 constexpr large_graph_spec llama_decoder_layer(const llama_layer_spec& s, layer_tail tail) {
   large_graph_spec g;
   if (!refuse_unless(g, check_llama_layer(s))) return g;
-  const std::uint32_t D = s.dim, F = s.ffn_padded(), M = s.M, width = s.heads * s.head_dim();
-  status c = add_attention(g, "a", "q", "attn", s.attention());
-  if (c) c = add_op(g, graph_matmul("o", "a", "wo", detail::llama_matmul(M, width, D)));
-  if (c) c = add_op(g, graph_ew("h", "x", "o", detail::llama_add(M, D)));
-  if (c) c = add_rms_norm(g, "hn", "h", "fn", s.norm());
-  if (c) c = add_op(g, graph_matmul("gate", "hn", "w_gate", detail::llama_matmul(M, D, F)));
-  if (c) c = add_op(g, graph_matmul("up", "hn", "w_up", detail::llama_matmul(M, D, F)));
-  if (c) c = add_op(g, graph_act("act", "gate", {.fn = activation::silu, .M = M, .N = F}));
-  if (c) c = add_op(g, graph_ew("mul", "act", "up", {.op = ew_op::mul, .M = M, .N = F, .layout = operand_layout::row_major}));
-  if (c) c = add_op(g, graph_matmul("f", "mul", "w_down", detail::llama_matmul(M, F, D)));
-  if (c) c = add_op(g, graph_ew("x_out", "h", "f", detail::llama_add(M, D)));
-  if (c && tail == layer_tail::next_layer) c = detail::add_layer_inputs(g, "x_out", s);
-  if (c && tail == layer_tail::logits) {
-    c = add_rms_norm(g, "xn", "x_out", "fin", s.norm());
-    if (c) c = add_op(g, graph_matmul("logits", "xn", "lm_head", detail::llama_matmul(M, D, s.vocab)));
-  }
+  status c = detail::add_layer_body(g, s, s.attention(), "", "x", "q", {}, {}, "x_out");
+  if (c && tail == layer_tail::next_layer) c = detail::add_layer_inputs(g, "x_out", s, "", "q_next", "k_next", "v_next");
+  if (c && tail == layer_tail::logits) c = detail::add_logits(g, s, "x_out");
   g.read_back[0] = "x_out";
-  if (!c && !g.refused) g.refused = c.err().violated;
+  detail::refuse_on(g, c);
+  return g;
+}
+
+// A whole token at decode (s.M = 1), every layer, one submit: x, then layer i's q, k, v
+// ("l<i>.q", "l<i>.k", "l<i>.v"), its attention over its caches and its own key and value
+// (attention_spec::self_slot: computed in this submit, so not yet in the cache), its
+// feed-forward, the next layer's q, k, v, ..., the logits. The host appends each layer's k and
+// v (read back) after the run, for the next token. Its tensors and constants are a layer
+// graph's under "l<i>." (llama_token_constants); MaxOps the graph's capacity (the tiny
+// LLaMA's 4 layers take 231 ops: 17 for the first layer's inputs, 39 a layer, 17 a next layer's
+// inputs, 7 for the logits).
+template <std::size_t MaxOps>
+constexpr basic_graph_spec<MaxOps> llama_decode_token(const llama_layer_spec& s, std::uint32_t layers) {
+  basic_graph_spec<MaxOps> g;
+  if (!refuse_unless(g, check_llama_layer(s))) return g;
+  if (s.M != 1 || layers == 0 || 2 * layers > g.read_back.size()) {
+    g.refused = &rules::llama_shape;
+    return g;
+  }
+  attention_spec a = s.attention();
+  a.self_slot = true;
+  const auto n = [](std::uint32_t i, std::string_view what) { return graph_name::prefixed(detail::layer_prefix(i).view(), what); };
+  status c = detail::add_layer_inputs(g, "x", s, detail::layer_prefix(0).view(), n(0, "q"), n(0, "k"), n(0, "v"));
+  for (std::uint32_t i = 0; c && i < layers; ++i) {
+    const graph_name layer = detail::layer_prefix(i);
+    c = detail::add_layer_body(g, s, a, layer.view(), i == 0 ? graph_name("x") : n(i - 1, "x_out"), n(i, "q"), n(i, "k"),
+                               n(i, "v"), n(i, "x_out"));
+    if (c && i + 1 < layers) {
+      const graph_name next = detail::layer_prefix(i + 1);
+      c = detail::add_layer_inputs(g, n(i, "x_out"), s, next.view(), n(i + 1, "q"), n(i + 1, "k"), n(i + 1, "v"));
+    }
+    g.read_back[2 * i] = n(i, "k");
+    g.read_back[2 * i + 1] = n(i, "v");
+  }
+  if (c) c = detail::add_logits(g, s, n(layers - 1, "x_out"));
+  detail::refuse_on(g, c);
   return g;
 }
 
@@ -161,26 +237,71 @@ inline status check_size(std::span<const float> v, std::size_t n, const char* wh
   return v.size() == n ? status{} : make_error(rules::host_size, "llama", what, v.size());
 }
 
-// The tail's (or the inputs graph's) constants: the attention norm's, W_q / √d, W_k, W_v, R.
-inline status add_inputs_constants(std::vector<norm_constant>& out, const llama_layer_spec& s, const llama_layer_weights& w) {
+// A layer's inputs' constants: the attention norm's, W_q / √d, W_k, W_v, RoPE's rotations.
+inline status add_inputs_constants(std::vector<norm_constant>& out, const llama_layer_spec& s, const llama_layer_weights& w,
+                                   std::string_view layer) {
   const std::uint32_t D = s.dim, d = s.head_dim(), Hd = s.heads * d, Gd = s.kv_heads * d;
   for (const auto& [v, n, what] : {std::tuple{&w.wq, std::size_t{D} * Hd, "wq"}, std::tuple{&w.wk, std::size_t{D} * Gd, "wk"},
                                    std::tuple{&w.wv, std::size_t{D} * Gd, "wv"}})
     if (status c = check_size(*v, n, what); !c) return c;
-  auto norm = rms_norm_constants("an", s.norm(), w.attention_norm);
+  auto norm = rms_norm_constants(layer_name(layer, "an").view(), s.norm(), w.attention_norm);
   if (!norm) return norm.err();
   out.insert(out.end(), norm.value().begin(), norm.value().end());
   std::vector<float> wq = w.wq;
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
   for (float& v : wq) v *= scale;
-  out.push_back({"wq", operand_role::weight, std::move(wq)});
-  out.push_back({"wk", operand_role::weight, w.wk});
-  out.push_back({"wv", operand_role::weight, w.wv});
-  for (const auto& [prefix, heads] : {std::pair{"rq", s.heads}, std::pair{"rk", s.kv_heads}}) {
-    auto rope = rope_constants(prefix, s.rope(heads), 0);
+  out.push_back({layer_name(layer, "wq"), operand_role::weight, std::move(wq)});
+  out.push_back({layer_name(layer, "wk"), operand_role::weight, w.wk});
+  out.push_back({layer_name(layer, "wv"), operand_role::weight, w.wv});
+  for (const auto& [what, heads] : {std::pair{"rq", s.heads}, std::pair{"rk", s.kv_heads}}) {
+    auto rope = rope_constants(layer_name(layer, what).view(), s.rope(heads), 0);
     if (!rope) return rope.err();
     for (norm_constant& k : rope.value())
       if (k.role == operand_role::weight) out.push_back(std::move(k));  // R; the angles are a run's
+  }
+  return {};
+}
+
+// A layer body's constants: its attention's (empty caches), W_o, the feed-forward norm's and
+// its weights (padded to a multiple of 32).
+inline status add_body_constants(std::vector<norm_constant>& out, const llama_layer_spec& s, const attention_spec& a,
+                                 const llama_layer_weights& w, std::string_view layer) {
+  const std::uint32_t D = s.dim, Hd = s.heads * s.head_dim(), F = s.ffn, Fp = s.ffn_padded();
+  for (const auto& [v, n, what] : {std::tuple{&w.wo, std::size_t{Hd} * D, "wo"}, std::tuple{&w.w_gate, std::size_t{D} * F, "w_gate"},
+                                   std::tuple{&w.w_up, std::size_t{D} * F, "w_up"}, std::tuple{&w.w_down, std::size_t{F} * D, "w_down"}})
+    if (status c = check_size(*v, n, what); !c) return c;
+  auto attention = attention_constants(layer_name(layer, "attn").view(), a);
+  if (!attention) return attention.err();
+  out.insert(out.end(), attention.value().begin(), attention.value().end());
+  out.push_back({layer_name(layer, "wo"), operand_role::weight, w.wo});
+  auto ffn_norm = rms_norm_constants(layer_name(layer, "fn").view(), s.norm(), w.ffn_norm);
+  if (!ffn_norm) return ffn_norm.err();
+  out.insert(out.end(), ffn_norm.value().begin(), ffn_norm.value().end());
+  out.push_back({layer_name(layer, "w_gate"), operand_role::weight, zero_padded(w.w_gate, D, F, D, Fp)});
+  out.push_back({layer_name(layer, "w_up"), operand_role::weight, zero_padded(w.w_up, D, F, D, Fp)});
+  out.push_back({layer_name(layer, "w_down"), operand_role::weight, zero_padded(w.w_down, F, D, Fp, D)});
+  return {};
+}
+
+// The final norm's γ [D] and the LM head [D][vocab].
+inline status add_logits_constants(std::vector<norm_constant>& out, const llama_layer_spec& s, std::span<const float> final_norm,
+                                   std::span<const float> lm_head) {
+  if (status c = check_size(lm_head, std::size_t{s.dim} * s.vocab, "lm_head"); !c) return c;
+  auto fin = rms_norm_constants("fin", s.norm(), final_norm);
+  if (!fin) return fin.err();
+  out.insert(out.end(), fin.value().begin(), fin.value().end());
+  out.push_back({"lm_head", operand_role::weight, std::vector<float>(lm_head.begin(), lm_head.end())});
+  return {};
+}
+
+// A run's RoPE angles for a layer's inputs at positions first ...
+inline status add_angles(std::vector<norm_constant>& out, const llama_layer_spec& s, std::uint32_t first, std::string_view layer) {
+  if (std::uint64_t{first} + s.M > s.context) return make_error(rules::attention_shape, "llama", "position", first);
+  for (const auto& [what, heads] : {std::pair{"rq", s.heads}, std::pair{"rk", s.kv_heads}}) {
+    auto rope = rope_constants(layer_name(layer, what).view(), s.rope(heads), first);
+    if (!rope) return rope.err();
+    for (norm_constant& k : rope.value())
+      if (k.role == operand_role::ew_operand) out.push_back(std::move(k));
   }
   return {};
 }
@@ -190,7 +311,7 @@ inline status add_inputs_constants(std::vector<norm_constant>& out, const llama_
 inline result<std::vector<norm_constant>> llama_inputs_constants(const llama_layer_spec& s, const llama_layer_weights& first) {
   if (status c = check_llama_layer(s); !c) return c.err();
   std::vector<norm_constant> out;
-  if (status c = detail::add_inputs_constants(out, s, first); !c) return c.err();
+  if (status c = detail::add_inputs_constants(out, s, first, ""); !c) return c.err();
   return out;
 }
 
@@ -202,29 +323,10 @@ inline result<std::vector<norm_constant>> llama_layer_constants(const llama_laye
                                                                std::span<const float> final_norm = {},
                                                                std::span<const float> lm_head = {}) {
   if (status c = check_llama_layer(s); !c) return c.err();
-  const std::uint32_t D = s.dim, Hd = s.heads * s.head_dim(), F = s.ffn, Fp = s.ffn_padded();
-  for (const auto& [v, n, what] : {std::tuple{&layer.wo, std::size_t{Hd} * D, "wo"}, std::tuple{&layer.w_gate, std::size_t{D} * F, "w_gate"},
-                                   std::tuple{&layer.w_up, std::size_t{D} * F, "w_up"}, std::tuple{&layer.w_down, std::size_t{F} * D, "w_down"}})
-    if (status c = detail::check_size(*v, n, what); !c) return c.err();
-  auto out = attention_constants("attn", s.attention());
-  if (!out) return out.err();
-  std::vector<norm_constant>& k = out.value();
-  k.push_back({"wo", operand_role::weight, layer.wo});
-  auto ffn_norm = rms_norm_constants("fn", s.norm(), layer.ffn_norm);
-  if (!ffn_norm) return ffn_norm.err();
-  k.insert(k.end(), ffn_norm.value().begin(), ffn_norm.value().end());
-  k.push_back({"w_gate", operand_role::weight, detail::zero_padded(layer.w_gate, D, F, D, Fp)});
-  k.push_back({"w_up", operand_role::weight, detail::zero_padded(layer.w_up, D, F, D, Fp)});
-  k.push_back({"w_down", operand_role::weight, detail::zero_padded(layer.w_down, F, D, Fp, D)});
-  if (next) {
-    if (status c = detail::add_inputs_constants(k, s, *next); !c) return c.err();
-    return out;
-  }
-  if (status c = detail::check_size(lm_head, std::size_t{D} * s.vocab, "lm_head"); !c) return c.err();
-  auto fin = rms_norm_constants("fin", s.norm(), final_norm);
-  if (!fin) return fin.err();
-  k.insert(k.end(), fin.value().begin(), fin.value().end());
-  k.push_back({"lm_head", operand_role::weight, std::vector<float>(lm_head.begin(), lm_head.end())});
+  std::vector<norm_constant> out;
+  status c = detail::add_body_constants(out, s, s.attention(), layer, "");
+  if (c) c = next ? detail::add_inputs_constants(out, s, *next, "") : detail::add_logits_constants(out, s, final_norm, lm_head);
+  if (!c) return c.err();
   return out;
 }
 
@@ -240,13 +342,45 @@ inline result<std::vector<norm_constant>> llama_run_constants(const llama_layer_
     if (!mask) return mask.err();
     out.push_back(std::move(mask).value());
   }
-  if (!with_inputs) return out;
-  if (std::uint64_t{first} + s.M > s.context) return make_error(rules::attention_shape, "llama", "position", first);
-  for (const auto& [prefix, heads] : {std::pair{"rq", s.heads}, std::pair{"rk", s.kv_heads}}) {
-    auto rope = rope_constants(prefix, s.rope(heads), first);
-    if (!rope) return rope.err();
-    for (norm_constant& k : rope.value())
-      if (k.role == operand_role::ew_operand) out.push_back(std::move(k));
+  if (with_inputs)
+    if (status c = detail::add_angles(out, s, first, ""); !c) return c.err();
+  return out;
+}
+
+// The constants of llama_decode_token(s, layers.size()), packed once: every layer's under
+// "l<i>.", the final norm's and the LM head.
+inline result<std::vector<norm_constant>> llama_token_constants(const llama_layer_spec& s,
+                                                               std::span<const llama_layer_weights> layers,
+                                                               std::span<const float> final_norm, std::span<const float> lm_head) {
+  if (status c = check_llama_layer(s); !c) return c.err();
+  attention_spec a = s.attention();
+  a.self_slot = true;
+  std::vector<norm_constant> out;
+  status c{};
+  for (std::uint32_t i = 0; c && i < layers.size(); ++i) {
+    const graph_name layer = detail::layer_prefix(i);
+    c = detail::add_inputs_constants(out, s, layers[i], layer.view());
+    if (c) c = detail::add_body_constants(out, s, a, layers[i], layer.view());
+  }
+  if (c) c = detail::add_logits_constants(out, s, final_norm, lm_head);
+  if (!c) return c.err();
+  return out;
+}
+
+// The run's constants of llama_decode_token for the token at `position`: every layer's mask
+// and RoPE angles.
+inline result<std::vector<norm_constant>> llama_token_run_constants(const llama_layer_spec& s, std::uint32_t layers,
+                                                                   std::uint32_t position) {
+  if (status c = check_llama_layer(s); !c) return c.err();
+  attention_spec a = s.attention();
+  a.self_slot = true;
+  std::vector<norm_constant> out;
+  for (std::uint32_t i = 0; i < layers; ++i) {
+    const graph_name layer = detail::layer_prefix(i);
+    auto mask = attention_mask(detail::layer_name(layer.view(), "attn").view(), a, position);
+    if (!mask) return mask.err();
+    out.push_back(std::move(mask).value());
+    if (status c = detail::add_angles(out, s, position, layer.view()); !c) return c.err();
   }
   return out;
 }
