@@ -76,6 +76,33 @@ int main() {
                   bound.ns() / 1e3, std::string(bound.limited_by()).c_str(), 100.0 * attention_bound.ns() / bound.ns(),
                   M / (m.layers * bound.ns() * 1e-9));
     }
+  // A whole token of the tiny LLaMA in one submit (llama_decode_token) against its five
+  // submits of a layer each (the first layer's inputs, four layers).
+  {
+    const llama_layer_spec s = {.M = 1, .dim = 256, .heads = 8, .kv_heads = 2, .ffn = 688, .context = 256, .vocab = 1024};
+    const auto token = build(llama_decode_token<256>(s, 4));
+    if (!token) return 1;
+    double per_layer_ns = 0, per_layer_bytes = 0;
+    std::size_t per_layer_tasks = 0;
+    for (std::uint32_t l = 0; l <= 4; ++l) {
+      const auto program = build(l == 0  ? llama_layer_inputs(s)
+                                 : l < 4 ? llama_decoder_layer(s, layer_tail::next_layer)
+                                         : llama_decoder_layer(s, layer_tail::logits));
+      const program_cost c = account(program.value().view());
+      per_layer_ns += roofline(c, soc_roofline()).ns();
+      per_layer_bytes += double(c.traffic());
+      per_layer_tasks += program.value().view().tasks.size();
+    }
+    const program_cost cost = account(token.value().view());
+    const double ns = roofline(cost, soc_roofline()).ns();
+    std::printf("\n| tiny LLaMA decode, 4 layers | tasks | submits | traffic MB | bound us | tokens/s at the bound |\n");
+    std::printf("|---|---|---|---|---|---|\n");
+    std::printf("| a submit a layer (and the first layer's inputs) | %zu | 5 | %.1f | %.0f | %.0f |\n", per_layer_tasks,
+                per_layer_bytes / 1e6, per_layer_ns / 1e3, 1e9 / per_layer_ns);
+    std::printf("| the whole token in one submit | %zu | 1 | %.1f | %.0f | %.0f |\n", token.value().view().tasks.size(),
+                double(cost.traffic()) / 1e6, ns / 1e3, 1e9 / ns);
+  }
+
   // The host's append between submits, at decode (the caches' layout does not depend on M).
   for (const model_shape& m : {models[0], models[2]}) {
     llama_layer_spec s = m.layer;
