@@ -53,6 +53,18 @@ struct run_totals {
   double append_us = 0;  // the host appending keys and values to the caches
 };
 
+// One run of p with a run's constants (the masks and angles of its positions) packed.
+template <std::size_t MaxOps>
+status run_with(runtime::session& npu, on_device<MaxOps>& p, const result<std::vector<norm_constant>>& constants,
+                run_totals& totals) {
+  if (!constants) return constants.err();
+  if (status st = pack_constants(p.geometry, constants.value(), {}, p.io.bytes(operand_role::ew_operand)); !st) return st;
+  const auto report = npu.run(p.prepared);
+  if (!report) return report.err();
+  totals.submits += report.value().submits;
+  return {};
+}
+
 // Where a run's keys and values go besides its own caches: (layer, first position, k, v).
 using kv_sink = std::function<status(std::uint32_t, std::uint32_t, const std::vector<float>&, const std::vector<float>&)>;
 
@@ -109,13 +121,7 @@ class stack {
         if (status st = other(l - 1, first, k, v); !st) return st.err();
         totals.append_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
       }
-      const auto run_constants = llama_run_constants(s_, first, l > 0, l < layers);
-      if (!run_constants) return run_constants.err();
-      if (status st = pack_constants(p.geometry, run_constants.value(), {}, p.io.bytes(operand_role::ew_operand)); !st)
-        return st.err();
-      const auto report = npu.run(p.prepared);
-      if (!report) return report.err();
-      totals.submits += report.value().submits;
+      if (status st = run_with(npu, p, llama_run_constants(s_, first, l > 0, l < layers), totals); !st) return st.err();
       if (l == layers) {
         if (status st = p.io.unpack<float>("logits", logits); !st) return st.err();
         break;
@@ -182,13 +188,7 @@ class token_program {
   result<std::vector<float>> run(runtime::session& npu, const std::vector<float>& x, std::uint32_t position, run_totals& totals) {
     on_device<capacity>& p = *program_;
     if (status st = p.io.pack<float>("x", x); !st) return st.err();
-    const auto run_constants = llama_token_run_constants(s_, layers, position);
-    if (!run_constants) return run_constants.err();
-    if (status st = pack_constants(p.geometry, run_constants.value(), {}, p.io.bytes(operand_role::ew_operand)); !st)
-      return st.err();
-    const auto report = npu.run(p.prepared);
-    if (!report) return report.err();
-    totals.submits += report.value().submits;
+    if (status st = run_with(npu, p, llama_token_run_constants(s_, layers, position), totals); !st) return st.err();
     std::vector<float> logits(vocab), k(std::size_t{kv_heads} * (dim / heads)), v(k.size());
     if (status st = p.io.unpack<float>("logits", logits); !st) return st.err();
     // every layer's key and value, read back, into its caches for the next token

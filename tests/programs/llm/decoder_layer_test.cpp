@@ -21,6 +21,14 @@ namespace {
 constexpr llama_layer_spec tiny_decode{.M = 1, .dim = 256, .heads = 8, .kv_heads = 2, .ffn = 688, .context = 256, .vocab = 1024};
 
 std::uint32_t op_count(const large_graph_spec& g) { return g.count; }
+
+// n values uniform in offset ± scale, each an fp16 value.
+std::vector<float> random_fp16(std::mt19937& rng, std::size_t n, double scale, double offset) {
+  std::uniform_real_distribution<double> u(-scale, scale);
+  std::vector<float> out(n);
+  for (float& x : out) x = half_to_float(float_to_half(static_cast<float>(offset + u(rng))));
+  return out;
+}
 }  // namespace
 
 TEST_CASE("rule llama-shape: the dimension split evenly over the heads, and the parts' own rules") {
@@ -131,12 +139,7 @@ struct one_layer {
 TEST_CASE("one decoder layer on the model, a prompt of 4 then a token, against the float64 model") {
   const reference::llama_config c{.dim = 64, .heads = 2, .kv_heads = 1, .ffn = 80, .context = 32, .vocab = 64, .layers = 1};
   std::mt19937 rng(7);
-  const auto random = [&](std::size_t n, double scale, double offset = 0) {
-    std::uniform_real_distribution<double> u(-scale, scale);
-    std::vector<float> out(n);
-    for (float& x : out) x = half_to_float(float_to_half(static_cast<float>(offset + u(rng))));
-    return out;
-  };
+  const auto random = [&](std::size_t n, double scale, double offset = 0) { return random_fp16(rng, n, scale, offset); };
   const std::uint32_t D = 64, F = 80, V = 64;
   const double s = 1 / std::sqrt(double(D));
   reference::llama_params p;
@@ -175,12 +178,7 @@ TEST_CASE("a whole token in one submit: two layers on the model, three tokens fr
   const reference::llama_config c{.dim = 64, .heads = 2, .kv_heads = 1, .ffn = 80, .context = 32, .vocab = 64, .layers = 2};
   const llama_layer_spec s{.M = 1, .dim = 64, .heads = 2, .kv_heads = 1, .ffn = 80, .context = 32, .vocab = 64};
   std::mt19937 rng(11);
-  const auto random = [&](std::size_t n, double scale, double offset = 0) {
-    std::uniform_real_distribution<double> u(-scale, scale);
-    std::vector<float> out(n);
-    for (float& x : out) x = half_to_float(float_to_half(static_cast<float>(offset + u(rng))));
-    return out;
-  };
+  const auto random = [&](std::size_t n, double scale, double offset = 0) { return random_fp16(rng, n, scale, offset); };
   const double w = 1 / std::sqrt(64.0);
   reference::llama_params p;
   std::vector<llama_layer_weights> layers;
