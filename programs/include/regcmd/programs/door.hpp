@@ -27,9 +27,9 @@
 //     static constexpr program_checks checks = ...;
 //   };
 
-#include <memory>
 #include <concepts>
 #include <cstddef>
+#include <memory>
 #include <string_view>
 #include <type_traits>
 #include <utility>
